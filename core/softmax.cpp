@@ -14,8 +14,9 @@ Mat<T> softmax_columns(const Mat<T>& A) {
       out.col(c).setZero();
       continue;
     }
-    // exp(−∞ − max) = 0 exactly, so masked entries get weight 0.
-    out.col(c) = (A.col(c).array() - mx).exp().matrix();
+    // Masked (−∞) entries get weight exactly 0. (Eigen's vectorised exp clamps its input, so
+    // exp(−∞) comes out as 2.9e-39 in float and 5.6e-309 in double: select 0 explicitly.)
+    out.col(c) = (A.col(c).array() == neg_inf<T>()).select(T(0), (A.col(c).array() - mx).exp()).matrix();
     out.col(c) /= out.col(c).sum();
   }
   return out;
