@@ -1,0 +1,353 @@
+#include "app/app.hpp"
+
+#define GLFW_INCLUDE_NONE
+#include <GLFW/glfw3.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "app/panels/callstack_panel.hpp"
+#include "app/panels/panel.hpp"
+#include "app/panels/pseudocode_panel.hpp"
+#include "app/panels/toolbar_panel.hpp"
+#include "imgui.h"
+
+namespace sf {
+
+// Every panel, one struct each (one file each under app/panels/).
+struct App::Panels {
+  ToolbarPanel toolbar;
+  PseudocodePanel pseudocode;
+  CallStackPanel callstack;
+};
+
+const std::vector<std::string>& PanelVisibility::names() {
+  static const std::vector<std::string> n{"pseudocode", "callstack", "variables", "tensor", "attention", "layernorm",
+                                          "sampling",   "training",  "gpu",       "about",  "files"};
+  return n;
+}
+
+bool* PanelVisibility::by_name(const std::string& name) {
+  if (name == "pseudocode") return &pseudocode;
+  if (name == "callstack") return &callstack;
+  if (name == "variables") return &variables;
+  if (name == "tensor") return &tensor;
+  if (name == "attention") return &attention;
+  if (name == "layernorm") return &layernorm;
+  if (name == "sampling") return &sampling;
+  if (name == "training") return &training;
+  if (name == "gpu") return &gpu;
+  if (name == "about") return &about;
+  if (name == "files") return &files;
+  return nullptr;
+}
+
+App::App() : panels(std::make_unique<Panels>()) {}
+App::~App() = default;
+
+size_t App::shown_event() const {
+  const size_t n = session.trace().size();
+  if (ui.viewed_event < n) return ui.viewed_event;
+  return std::min(session.cursor(), n ? n - 1 : 0);
+}
+
+void App::notify(std::string text, bool error) {
+  ui.notice = std::move(text);
+  ui.notice_is_error = error;
+}
+
+void App::open_model(const std::string& path) {
+  std::string error;
+  if (!session.load_model(path, error)) {
+    notify("Could not open " + path + ": " + error, true);
+    return;
+  }
+  auto& r = settings.recent_files;
+  r.erase(std::remove(r.begin(), r.end(), path), r.end());
+  r.insert(r.begin(), path);
+  if (r.size() > 8) r.resize(8);
+  ui.viewed_event = SIZE_MAX;
+  notify("Opened " + path + " (" + std::to_string(session.model().table.total()) + " parameters)");
+  session.restart();
+}
+
+// The fixed, projector-friendly layout (ImGui 1.86 has no docking): toolbar on top,
+// pseudocode and call stack on the left, variables in the middle, the inspector on the right.
+void App::layout_windows() {
+  const ImGuiViewport* vp = ImGui::GetMainViewport();
+  const ImVec2 o = vp->WorkPos, sz = vp->WorkSize;
+  const float fs = ImGui::GetFontSize();
+  const float status_h = fs * 1.9f;
+  const float top_h = fs * (session.prompt_error().empty() ? 4.6f : 6.0f);
+  const float body_h = sz.y - top_h - status_h;
+  const float left_w = sz.x * 0.38f, mid_w = sz.x * 0.24f, right_w = sz.x - left_w - mid_w;
+  const ImGuiCond cond = ui.reset_layout ? ImGuiCond_Always : ImGuiCond_FirstUseEver;
+  auto place = [&](const char* name, float x, float y, float w, float h) {
+    (void)name;
+    ImGui::SetNextWindowPos(ImVec2(o.x + x, o.y + y), cond);
+    ImGui::SetNextWindowSize(ImVec2(w, h), cond);
+  };
+  // The toolbar always spans the top.
+  ImGui::SetNextWindowPos(o, ImGuiCond_Always);
+  ImGui::SetNextWindowSize(ImVec2(sz.x, top_h), ImGuiCond_Always);
+  ImGui::Begin("Toolbar", nullptr,
+               ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoMove |
+                   ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoSavedSettings |
+                   ImGuiWindowFlags_NoBringToFrontOnFocus);
+  panels->toolbar.draw(*this);
+  ImGui::End();
+
+  if (ui.show.pseudocode) {
+    place("Pseudocode", 0, top_h, left_w, body_h * 0.68f);
+    if (ImGui::Begin("Pseudocode", &ui.show.pseudocode)) panels->pseudocode.draw(*this);
+    ImGui::End();
+  }
+  if (ui.show.callstack) {
+    place("Call stack", 0, top_h + body_h * 0.68f, left_w, body_h * 0.32f);
+    if (ImGui::Begin("Call stack", &ui.show.callstack)) panels->callstack.draw(*this);
+    ImGui::End();
+  }
+  // Variables panel (middle column). [panel registration: variables]
+  // Inspector (right column): one window, a tab per view, so that a projector shows one
+  // large view at a time. [panel registration: inspector tabs]
+  place("Inspector", left_w + mid_w, top_h, right_w, body_h);
+  if (ImGui::Begin("Inspector")) {
+    if (ImGui::BeginTabBar("views")) {
+      auto tab = [&](const char* label, bool& open, auto&& body) {
+        if (ImGui::BeginTabItem(label, nullptr, open ? ImGuiTabItemFlags_SetSelected : 0)) {
+          body();
+          ImGui::EndTabItem();
+        }
+        open = false;  // "open:NAME" selects the tab once; the user's clicks decide after that
+      };
+      (void)tab;
+      ImGui::EndTabBar();
+    }
+  }
+  ImGui::End();
+  (void)mid_w;
+  ui.reset_layout = false;
+}
+
+void App::draw_menu_bar() {
+  if (!ImGui::BeginMainMenuBar()) return;
+  if (ImGui::BeginMenu("File")) {
+    if (ImGui::MenuItem("Open checkpoint…", "Ctrl+O")) ui.show.files = true;
+    if (ImGui::BeginMenu("Open recent", !settings.recent_files.empty())) {
+      for (const auto& r : settings.recent_files)
+        if (ImGui::MenuItem(r.c_str())) open_model(r);
+      ImGui::EndMenu();
+    }
+    ImGui::Separator();
+    if (ImGui::MenuItem("Quit", "Ctrl+Q")) ui.want_quit = true;
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu("Run")) {
+    Session& s = session;
+    if (ImGui::MenuItem("Step into", "F11")) s.step_into();
+    if (ImGui::MenuItem("Step over", "F10")) s.step_over();
+    if (ImGui::MenuItem("Step out", "Shift+F11")) s.step_out();
+    if (ImGui::MenuItem("Step back", "Shift+F9")) s.step_back();
+    if (ImGui::MenuItem("Step back over", "Shift+F10")) s.step_back_over();
+    if (ImGui::MenuItem("Continue to breakpoint", "F5")) s.continue_run();
+    if (ImGui::MenuItem("Restart", "Ctrl+R")) s.restart();
+    ImGui::Separator();
+    if (ImGui::MenuItem("Trace the forward pass (Algorithm 10)", nullptr, s.run_kind() == RunKind::Forward))
+      s.trace_forward();
+    if (ImGui::MenuItem("Generate one token (Algorithm 14)", "Ctrl+G")) s.trace_generate(1, true);
+    if (ImGui::MenuItem("Generate ℓ_gen tokens (Algorithm 14)")) s.trace_generate(s.sampling.l_gen, false);
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu("View")) {
+    for (const auto& n : PanelVisibility::names()) {
+      if (n == "about" || n == "files") continue;
+      bool* v = ui.show.by_name(n);
+      std::string label = n;
+      label[0] = static_cast<char>(std::toupper(label[0]));
+      ImGui::MenuItem(label.c_str(), nullptr, v);
+    }
+    ImGui::Separator();
+    if (ImGui::MenuItem("Larger text", "Ctrl+=")) {
+      settings.font_px = std::min(48.0f, settings.font_px + 2);
+      ui.font_dirty = true;
+    }
+    if (ImGui::MenuItem("Smaller text", "Ctrl+-")) {
+      settings.font_px = std::max(10.0f, settings.font_px - 2);
+      ui.font_dirty = true;
+    }
+    if (ImGui::MenuItem("Default text size", "Ctrl+0")) {
+      settings.font_px = 17;
+      ui.font_dirty = true;
+    }
+    if (ImGui::MenuItem("Dark theme", nullptr, settings.dark)) {
+      settings.dark = true;
+      ui.font_dirty = true;
+    }
+    if (ImGui::MenuItem("Light theme", nullptr, !settings.dark)) {
+      settings.dark = false;
+      ui.font_dirty = true;
+    }
+    ImGui::Separator();
+    if (ImGui::MenuItem("Reset layout")) ui.reset_layout = true;
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu("Help")) {
+    if (ImGui::MenuItem("About Stepformer", "F1")) ui.show.about = true;
+    ImGui::EndMenu();
+  }
+  ImGui::EndMainMenuBar();
+}
+
+void App::draw_status_bar() {
+  const ImGuiViewport* vp = ImGui::GetMainViewport();
+  const float h = ImGui::GetFontSize() * 1.9f;
+  ImGui::SetNextWindowPos(ImVec2(vp->WorkPos.x, vp->WorkPos.y + vp->WorkSize.y - h));
+  ImGui::SetNextWindowSize(ImVec2(vp->WorkSize.x, h));
+  ImGui::Begin("##status", nullptr,
+               ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings |
+                   ImGuiWindowFlags_NoBringToFrontOnFocus);
+  const ModelConfig& c = session.model().config;
+  ImGui::TextDisabled("%s  ·  L=%d H=%d d_e=%d d_attn=%d d_mid=%d d_mlp=%d ℓ_max=%d N_V=%d ε=%g  ·  trace %.2f ms  ·  %s",
+                      session.model_label().c_str(), c.L, c.H, c.d_e, c.d_attn, c.d_mid, c.d_mlp, c.l_max, c.N_V(),
+                      c.eps, session.last_trace_ms(), ui.gl43 ? "OpenGL 4.3" : "no OpenGL 4.3 (CPU only)");
+  if (!ui.notice.empty()) {
+    ImGui::SameLine();
+    ImGui::TextColored(ui.notice_is_error ? ImVec4(1, 0.4f, 0.35f, 1) : ImVec4(0.5f, 0.85f, 0.5f, 1), "  %s",
+                       ui.notice.c_str());
+  }
+  ImGui::End();
+}
+
+void App::handle_shortcuts() {
+  const ImGuiIO& io = ImGui::GetIO();
+  if (io.WantTextInput) return;  // typing in a text field: keys belong to it
+  auto pressed = [](int key) { return ImGui::IsKeyPressed(key, true); };
+  Session& s = session;
+  const size_t before = s.cursor();
+  if (io.KeyShift && pressed(GLFW_KEY_F11)) s.step_out();
+  else if (pressed(GLFW_KEY_F11)) s.step_into();
+  if (io.KeyShift && pressed(GLFW_KEY_F10)) s.step_back_over();
+  else if (pressed(GLFW_KEY_F10)) s.step_over();
+  if (io.KeyShift && pressed(GLFW_KEY_F9)) s.step_back();
+  if (pressed(GLFW_KEY_F5)) s.continue_run();
+  if (pressed(GLFW_KEY_RIGHT) && !io.KeyCtrl) s.step_into();
+  if (pressed(GLFW_KEY_LEFT) && !io.KeyCtrl) s.step_back();
+  if (pressed(GLFW_KEY_HOME)) s.restart();
+  if (pressed(GLFW_KEY_END)) s.jump(s.trace().size());
+  if (pressed(GLFW_KEY_F1)) ui.show.about = true;
+  if (io.KeyCtrl) {
+    if (pressed(GLFW_KEY_EQUAL) || pressed(GLFW_KEY_KP_ADD)) {
+      settings.font_px = std::min(48.0f, settings.font_px + 2);
+      ui.font_dirty = true;
+    }
+    if (pressed(GLFW_KEY_MINUS) || pressed(GLFW_KEY_KP_SUBTRACT)) {
+      settings.font_px = std::max(10.0f, settings.font_px - 2);
+      ui.font_dirty = true;
+    }
+    if (pressed(GLFW_KEY_0)) {
+      settings.font_px = 17;
+      ui.font_dirty = true;
+    }
+    if (pressed(GLFW_KEY_O)) ui.show.files = true;
+    if (pressed(GLFW_KEY_Q)) ui.want_quit = true;
+    if (pressed(GLFW_KEY_R)) s.restart();
+    if (pressed(GLFW_KEY_G)) s.trace_generate(1, true);
+  }
+  if (s.cursor() != before) ui.viewed_event = SIZE_MAX;
+}
+
+void App::draw() {
+  handle_shortcuts();
+  draw_menu_bar();
+  layout_windows();
+  draw_status_bar();
+}
+
+bool App::apply_action(const std::string& action, std::string& error) {
+  const size_t colon = action.find(':');
+  const std::string verb = action.substr(0, colon);
+  const std::string arg = colon == std::string::npos ? "" : action.substr(colon + 1);
+  Session& s = session;
+  auto ints = [&](std::vector<int>& out) {
+    out.clear();
+    std::string cur;
+    for (char c : arg + ":") {
+      if (c == ':') {
+        try {
+          out.push_back(std::stoi(cur));
+        } catch (...) {
+          return false;
+        }
+        cur.clear();
+      } else {
+        cur += c;
+      }
+    }
+    return true;
+  };
+  std::vector<int> v;
+  if (verb == "step-into") s.step_into();
+  else if (verb == "step-over") s.step_over();
+  else if (verb == "step-out") s.step_out();
+  else if (verb == "step-back") s.step_back();
+  else if (verb == "step-back-over") s.step_back_over();
+  else if (verb == "continue") s.continue_run();
+  else if (verb == "restart") s.restart();
+  else if (verb == "wait") {
+  } else if (verb == "jump") {
+    if (!ints(v) || v.size() != 1) return error = "jump needs a step number", false;
+    s.jump(static_cast<size_t>(std::max(1, v[0]) - 1));
+  } else if (verb == "goto") {
+    if (!ints(v) || v.size() < 2) return error = "goto needs ALG:LINE[:l:h:t]", false;
+    v.resize(5, 0);
+    if (!s.jump_to(v[0], v[1], v[2], v[3], v[4])) return error = "no such line in the trace", false;
+  } else if (verb == "breakpoint") {
+    if (!ints(v) || v.size() != 2) return error = "breakpoint needs ALG:LINE", false;
+    s.toggle_breakpoint(v[0], v[1]);
+  } else if (verb == "prompt") {
+    s.set_prompt(arg);
+  } else if (verb == "open" || verb == "close") {
+    bool* p = ui.show.by_name(arg);
+    if (!p) return error = "unknown panel \"" + arg + "\"", false;
+    *p = verb == "open";
+  } else if (verb == "select") {
+    ui.selected_value = arg;
+    ui.show.tensor = true;
+  } else if (verb == "frame") {
+    if (!ints(v) || v.size() != 1) return error = "frame needs a depth (0 = outermost)", false;
+    const auto stack = s.trace().call_stack(s.cursor());
+    if (v[0] < 0 || v[0] >= static_cast<int>(stack.size())) return error = "no frame at that depth", false;
+    ui.viewed_event = v[0] + 1 == static_cast<int>(stack.size()) ? SIZE_MAX : stack[v[0]];
+  } else if (verb == "generate-one") {
+    s.trace_generate(1, true);
+  } else if (verb == "generate-all") {
+    s.trace_generate(s.sampling.l_gen, false);
+  } else if (verb == "tau") {
+    try {
+      s.sampling.tau = std::clamp(std::stod(arg), 0.0, 100.0);
+    } catch (...) {
+      return error = "tau needs a number", false;
+    }
+  } else if (verb == "gen") {
+    if (!ints(v) || v.size() != 1) return error = "gen needs a whole number", false;
+    s.sampling.l_gen = std::clamp(v[0], 1, 4096);
+  } else if (verb == "seed") {
+    if (!ints(v) || v.size() != 1) return error = "seed needs a whole number", false;
+    s.sampling.seed = static_cast<uint64_t>(v[0]);
+  } else if (verb == "theme") {
+    if (arg != "dark" && arg != "light") return error = "theme is dark or light", false;
+    settings.dark = arg == "dark";
+    ui.font_dirty = true;
+  } else if (verb == "font") {
+    if (!ints(v) || v.size() != 1) return error = "font needs a size in pixels", false;
+    settings.font_px = static_cast<float>(std::clamp(v[0], 10, 48));
+    ui.font_dirty = true;
+  } else if (verb == "load") {
+    open_model(arg);
+  } else {
+    return error = "unknown action (see --help)", false;
+  }
+  return true;
+}
+
+}  // namespace sf

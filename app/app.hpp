@@ -1,0 +1,81 @@
+// The application: one Session, the UI state, the panels, and the per-frame drawing.
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "app/session.hpp"
+
+struct GLFWwindow;
+struct ImFont;
+
+namespace sf {
+
+// Settings persisted in imgui.ini (section [Stepformer][Settings]).
+struct Settings {
+  float font_px = 17.0f;  // projector-friendly; Ctrl+= / Ctrl+- change it
+  bool dark = true;
+  std::vector<std::string> recent_files;
+};
+
+struct Fonts {
+  ImFont* text = nullptr;   // DejaVu Sans, math glyphs included
+  ImFont* small = nullptr;  // sub- and superscripts
+  ImFont* mono = nullptr;   // DejaVu Sans Mono, numbers and tensors
+  bool from_ttf = false;    // false: the TTF was missing and ImGui's default font is used
+};
+
+// Which panels are open (View menu, --actions open:NAME / close:NAME).
+struct PanelVisibility {
+  bool pseudocode = true, callstack = true, variables = true, tensor = true, attention = false, layernorm = false,
+       sampling = false, training = false, about = false, files = false, gpu = false;
+  bool* by_name(const std::string& name);
+  static const std::vector<std::string>& names();
+};
+
+struct UiState {
+  PanelVisibility show;
+  std::string selected_value;  // the value shown in the tensor view (a name in scope)
+  size_t viewed_event = SIZE_MAX;  // call-stack frame being viewed; SIZE_MAX: the cursor
+  std::string notice;          // one-line message in the status bar (errors, hints)
+  bool notice_is_error = false;
+  bool reset_layout = true;    // lay the windows out again on the next frame
+  bool font_dirty = false;     // rebuild the font atlas before the next frame
+  bool gl43 = false;           // OpenGL 4.3 (compute shaders) available
+  std::string gl_version;
+  bool want_quit = false;
+  size_t frame_index = 0;
+};
+
+class App {
+ public:
+  App();
+  ~App();
+  Session session;
+  Settings settings;
+  UiState ui;
+  Fonts fonts;
+  GLFWwindow* window = nullptr;
+
+  // One frame of UI (between ImGui::NewFrame and ImGui::Render).
+  void draw();
+  // Applies a scripted action (--actions); returns false with `error` on a bad action.
+  bool apply_action(const std::string& action, std::string& error);
+  // The event the panels show: the cursor, or a call-stack frame the user clicked.
+  size_t shown_event() const;
+  void notify(std::string text, bool error = false);
+  // Opens a checkpoint (file browser, drop, --model, load: action); errors go to the notice.
+  void open_model(const std::string& path);
+
+  struct Panels;
+  std::unique_ptr<Panels> panels;
+
+ private:
+  void handle_shortcuts();
+  void draw_menu_bar();
+  void draw_status_bar();
+  void layout_windows();
+};
+
+}  // namespace sf

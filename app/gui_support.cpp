@@ -1,0 +1,192 @@
+#include "app/gui_support.hpp"
+
+#include <glad/gl.h>
+#define GLFW_INCLUDE_NONE
+#include <GLFW/glfw3.h>
+#include <stb/stb_image_write.h>
+
+#include <filesystem>
+#include <map>
+
+#include "backends/imgui_impl_glfw.h"
+#include "backends/imgui_impl_opengl3.h"
+#include "imgui.h"
+#include "imgui_internal.h"
+
+namespace sf {
+
+namespace {
+
+std::string config_dir() {
+  if (const char* x = std::getenv("XDG_CONFIG_HOME"); x && *x) return std::string(x) + "/stepformer";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.config/stepformer";
+  return ".";
+}
+
+App* settings_app = nullptr;
+std::string ini_path;
+
+void* settings_open(ImGuiContext*, ImGuiSettingsHandler*, const char* name) {
+  return std::string(name) == "Settings" ? settings_app : nullptr;
+}
+
+void settings_read_line(ImGuiContext*, ImGuiSettingsHandler*, void* entry, const char* line) {
+  App* app = static_cast<App*>(entry);
+  float f;
+  int i;
+  char buf[4096];
+  if (std::sscanf(line, "FontPx=%f", &f) == 1 && f >= 8 && f <= 64) app->settings.font_px = f;
+  else if (std::sscanf(line, "Dark=%d", &i) == 1) app->settings.dark = i != 0;
+  else if (std::sscanf(line, "Recent=%4095[^\n]", buf) == 1 && app->settings.recent_files.size() < 10)
+    app->settings.recent_files.push_back(buf);
+}
+
+void settings_write_all(ImGuiContext*, ImGuiSettingsHandler* h, ImGuiTextBuffer* out) {
+  const Settings& s = settings_app->settings;
+  out->appendf("[%s][Settings]\n", h->TypeName);
+  out->appendf("FontPx=%.0f\n", s.font_px);
+  out->appendf("Dark=%d\n", s.dark ? 1 : 0);
+  for (const auto& r : s.recent_files) out->appendf("Recent=%s\n", r.c_str());
+  out->append("\n");
+}
+
+// Greek, math and arrows as the pseudocode needs them (DejaVu Sans covers all of these).
+const ImWchar kTextRanges[] = {
+    0x0020, 0x00FF,  // Basic Latin, Latin-1 (× ·)
+    0x0100, 0x017F,  // Latin Extended-A
+    0x0300, 0x036F,  // combining marks (X̃)
+    0x0370, 0x03FF,  // Greek (α β γ ε η θ τ)
+    0x1D00, 0x1DBF,  // phonetic extensions (ᵀ ᵢ)
+    0x1E00, 0x1EFF,  // Latin Extended Additional (Ṽ ẽ)
+    0x2000, 0x206F,  // punctuation (…, ‖)
+    0x2070, 0x209F,  // super- and subscripts (¹ ² ³ ⁴ ⁵)
+    0x2100, 0x214F,  // letterlike (ℝ ℓ ℕ ℙ)
+    0x2190, 0x21FF,  // arrows (← → ↑)
+    0x2200, 0x22FF,  // math operators (∀ ∈ √ ∞ ≤ ⊙ Σ)
+    0x2300, 0x23FF,  // misc technical (⌈ ⌉)
+    0x2400, 0x243F,  // control pictures (␣)
+    0x2C60, 0x2C7F,  // Latin Extended-C (ⱼ)
+    0x25A0, 0x25FF,  // shapes (▶ ● ■)
+    0x27E6, 0x27FF,  // brackets and arrows (⟦ ⟧ ⟲)
+    0,
+};
+
+}  // namespace
+
+void install_settings(App& app, bool no_ini) {
+  settings_app = &app;
+  ImGuiIO& io = ImGui::GetIO();
+  if (no_ini) {
+    io.IniFilename = nullptr;
+  } else {
+    std::error_code ec;
+    std::filesystem::create_directories(config_dir(), ec);
+    ini_path = config_dir() + "/imgui.ini";
+    io.IniFilename = ini_path.c_str();
+  }
+  ImGuiSettingsHandler h;
+  h.TypeName = "Stepformer";
+  h.TypeHash = ImHashStr("Stepformer");
+  h.ReadOpenFn = settings_open;
+  h.ReadLineFn = settings_read_line;
+  h.WriteAllFn = settings_write_all;
+  ImGui::GetCurrentContext()->SettingsHandlers.push_back(h);
+  if (io.IniFilename) ImGui::LoadIniSettingsFromDisk(io.IniFilename);
+}
+
+void build_fonts(App& app, bool rebuild) {
+  ImGuiIO& io = ImGui::GetIO();
+  io.Fonts->Clear();
+  const float px = app.settings.font_px;
+  const std::string dir = "/usr/share/fonts/truetype/dejavu/";
+  const std::string sans = dir + "DejaVuSans.ttf", mono = dir + "DejaVuSansMono.ttf";
+  app.fonts = {};
+  if (std::filesystem::exists(sans) && std::filesystem::exists(mono)) {
+    app.fonts.text = io.Fonts->AddFontFromFileTTF(sans.c_str(), px, nullptr, kTextRanges);
+    app.fonts.small = io.Fonts->AddFontFromFileTTF(sans.c_str(), std::round(px * 0.72f), nullptr, kTextRanges);
+    app.fonts.mono = io.Fonts->AddFontFromFileTTF(mono.c_str(), px, nullptr, kTextRanges);
+    app.fonts.from_ttf = app.fonts.text && app.fonts.small && app.fonts.mono;
+  }
+  if (!app.fonts.from_ttf) {
+    io.Fonts->Clear();
+    app.fonts.text = app.fonts.small = app.fonts.mono = io.Fonts->AddFontDefault();
+    app.notify("DejaVu fonts not found (install fonts-dejavu-core): math symbols will show as boxes", true);
+  }
+  io.Fonts->Build();
+  if (rebuild) {
+    ImGui_ImplOpenGL3_DestroyFontsTexture();
+    ImGui_ImplOpenGL3_CreateFontsTexture();
+  }
+  app.ui.font_dirty = false;
+}
+
+void apply_style(App& app) {
+  ImGuiStyle& style = ImGui::GetStyle();
+  style = ImGuiStyle();
+  if (app.settings.dark) ImGui::StyleColorsDark();
+  else ImGui::StyleColorsLight();
+  style.WindowRounding = 3.0f;
+  style.FrameRounding = 2.0f;
+  style.ScaleAllSizes(app.settings.font_px / 15.0f);
+}
+
+bool save_screenshot(const std::string& path, int w, int h, std::string& error) {
+  std::vector<unsigned char> px(static_cast<size_t>(w) * h * 4);
+  glPixelStorei(GL_PACK_ALIGNMENT, 1);
+  glReadBuffer(GL_BACK);
+  glReadPixels(0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, px.data());
+  stbi_flip_vertically_on_write(1);
+  if (!stbi_write_png(path.c_str(), w, h, 4, px.data(), w * 4)) {
+    error = "cannot write the screenshot " + path;
+    return false;
+  }
+  return true;
+}
+
+static int key_code(const std::string& name, int& mods) {
+  static const std::map<std::string, int> keys{
+      {"F1", GLFW_KEY_F1},       {"F5", GLFW_KEY_F5},         {"F10", GLFW_KEY_F10},     {"F11", GLFW_KEY_F11},
+      {"Space", GLFW_KEY_SPACE}, {"Left", GLFW_KEY_LEFT},     {"Right", GLFW_KEY_RIGHT}, {"Home", GLFW_KEY_HOME},
+      {"End", GLFW_KEY_END},     {"=", GLFW_KEY_EQUAL},       {"-", GLFW_KEY_MINUS},     {"0", GLFW_KEY_0},
+      {"O", GLFW_KEY_O},         {"Q", GLFW_KEY_Q},           {"G", GLFW_KEY_G},         {"R", GLFW_KEY_R},
+      {"Escape", GLFW_KEY_ESCAPE}, {"B", GLFW_KEY_B}};
+  std::string k = name;
+  mods = 0;
+  while (k.size() > 2 && k[1] == '-') {
+    if (k[0] == 'C') mods |= GLFW_MOD_CONTROL;
+    if (k[0] == 'S') mods |= GLFW_MOD_SHIFT;
+    k = k.substr(2);
+  }
+  auto it = keys.find(k);
+  return it == keys.end() ? -1 : it->second;
+}
+
+void ScriptRunner::step(int frame) {
+  // Release what the previous action pressed.
+  for (int key : held_keys_) ImGui_ImplGlfw_KeyCallback(app_.window, key, 0, GLFW_RELEASE, 0);
+  held_keys_.clear();
+  if (frame % 2 == 0) return;
+  const size_t i = static_cast<size_t>(frame / 2);
+  if (i >= actions_.size()) return;
+  const std::string& a = actions_[i];
+  if (a.rfind("key:", 0) == 0) {
+    int mods = 0;
+    const int key = key_code(a.substr(4), mods);
+    if (key < 0) {
+      errors_.push_back("action " + a + ": unknown key");
+      return;
+    }
+    auto press = [&](int k) {
+      ImGui_ImplGlfw_KeyCallback(app_.window, k, 0, GLFW_PRESS, mods);
+      held_keys_.push_back(k);
+    };
+    if (mods & GLFW_MOD_CONTROL) press(GLFW_KEY_LEFT_CONTROL);
+    if (mods & GLFW_MOD_SHIFT) press(GLFW_KEY_LEFT_SHIFT);
+    press(key);
+    return;
+  }
+  std::string error;
+  if (!app_.apply_action(a, error)) errors_.push_back("action " + a + ": " + error);
+}
+
+}  // namespace sf

@@ -1,0 +1,35 @@
+// Window-level support for the app: settings persistence, fonts, style, screenshots and
+// the scripted-actions runner used by tests (--actions).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "app/app.hpp"
+
+namespace sf {
+
+// imgui.ini under $XDG_CONFIG_HOME/stepformer (or ~/.config/stepformer), holding the window
+// layout and a [Stepformer][Settings] section (font size, theme, recent files).
+void install_settings(App& app, bool no_ini);
+// (Re)builds the font atlas at settings.font_px; `rebuild` also recreates the GL texture.
+void build_fonts(App& app, bool rebuild);
+void apply_style(App& app);
+// Reads the back buffer and writes a PNG.
+bool save_screenshot(const std::string& path, int w, int h, std::string& error);
+
+// Applies --actions one by one, a frame apart; key:KEY presses a key through the GLFW
+// backend's own callback on one frame and releases it on the next.
+class ScriptRunner {
+ public:
+  ScriptRunner(App& app, std::vector<std::string> actions) : app_(app), actions_(std::move(actions)) {}
+  void step(int frame);
+  const std::vector<std::string>& errors() const { return errors_; }
+
+ private:
+  App& app_;
+  std::vector<std::string> actions_;
+  std::vector<std::string> errors_;
+  std::vector<int> held_keys_;
+};
+
+}  // namespace sf

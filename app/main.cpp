@@ -1,0 +1,156 @@
+// stepformer: the desktop app. Opens a window (GLFW + OpenGL), runs the ImGui frame loop,
+// and supports scripted runs for tests: --frames, --actions, --screenshot.
+#include <glad/gl.h>
+// glad first, then GLFW (which must not include its own GL header).
+#define GLFW_INCLUDE_NONE
+#include <GLFW/glfw3.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "app/app.hpp"
+#include "app/gui_support.hpp"
+#include "app/options.hpp"
+#include "backends/imgui_impl_glfw.h"
+#include "backends/imgui_impl_opengl3.h"
+#include "imgui.h"
+
+namespace {
+
+sf::App* g_app = nullptr;
+
+void on_drop(GLFWwindow*, int count, const char** paths) {
+  if (g_app && count > 0) g_app->open_model(paths[0]);
+}
+
+void on_glfw_error(int code, const char* text) {
+  if (g_app) return;  // before the window exists, main() reports the failure itself
+  (void)code;
+  (void)text;
+}
+
+// Tries OpenGL 4.3 core (compute shaders); falls back to 3.3 core for the UI alone.
+GLFWwindow* open_window(const sf::AppOptions& opt, bool& gl43) {
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 4);
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
+  glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+  glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
+  GLFWwindow* w = glfwCreateWindow(opt.width, opt.height, "Stepformer", nullptr, nullptr);
+  gl43 = w != nullptr;
+  if (!w) {
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
+    w = glfwCreateWindow(opt.width, opt.height, "Stepformer", nullptr, nullptr);
+  }
+  return w;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  sf::AppOptions opt;
+  std::string error;
+  if (!sf::parse_app_options(argc, argv, opt, error)) {
+    std::fprintf(stderr, "stepformer: error: %s\n", error.c_str());
+    return 2;
+  }
+  if (opt.help) {
+    std::fputs(sf::app_usage(), stdout);
+    return 0;
+  }
+  glfwSetErrorCallback(on_glfw_error);
+  const char* display = std::getenv("DISPLAY");
+  const char* wayland = std::getenv("WAYLAND_DISPLAY");
+  if ((!display || !*display) && (!wayland || !*wayland)) {
+    std::fprintf(stderr,
+                 "stepformer: error: no display (DISPLAY is not set): run it under `xvfb-run -a build/app/stepformer`, "
+                 "or set DISPLAY; the command line `stepformer-cli` works without one\n");
+    return 1;
+  }
+  if (!glfwInit()) {
+    std::fprintf(stderr,
+                 "stepformer: error: cannot open the display \"%s\": run it under `xvfb-run -a build/app/stepformer`, "
+                 "or set DISPLAY to a running X server\n",
+                 display ? display : "");
+    return 1;
+  }
+  bool gl43 = false;
+  GLFWwindow* window = open_window(opt, gl43);
+  if (!window) {
+    std::fprintf(stderr,
+                 "stepformer: error: this display offers neither OpenGL 4.3 nor 3.3 core; install Mesa "
+                 "(libgl1-mesa-dri) or update the graphics driver\n");
+    glfwTerminate();
+    return 1;
+  }
+  glfwMakeContextCurrent(window);
+  glfwSwapInterval(opt.frames > 0 ? 0 : 1);
+  const int glv = gladLoadGL(glfwGetProcAddress);
+  if (!glv) gl43 = false;
+
+  sf::App app;
+  g_app = &app;
+  app.window = window;
+  app.ui.gl43 = gl43 && GLAD_VERSION_MAJOR(glv) * 10 + GLAD_VERSION_MINOR(glv) >= 43;
+  app.ui.gl_version = reinterpret_cast<const char*>(glGetString(GL_VERSION) ? glGetString(GL_VERSION)
+                                                                             : reinterpret_cast<const GLubyte*>("?"));
+  if (!app.ui.gl43)
+    app.notify("OpenGL 4.3 is not available (" + app.ui.gl_version +
+               "): GPU attention is off; everything else works on the CPU");
+
+  IMGUI_CHECKVERSION();
+  ImGui::CreateContext();
+  sf::install_settings(app, opt.no_ini);
+  sf::build_fonts(app, false);
+  sf::apply_style(app);
+  glfwSetDropCallback(window, on_drop);  // before ImGui's backend, which chains callbacks
+  ImGui_ImplGlfw_InitForOpenGL(window, true);
+  ImGui_ImplOpenGL3_Init(app.ui.gl43 ? "#version 430" : "#version 330");
+
+  if (!opt.model.empty()) app.open_model(opt.model);
+  if (!opt.prompt.empty()) app.session.set_prompt(opt.prompt);
+
+  sf::ScriptRunner script(app, opt.actions);
+  const int frames = opt.frames > 0 ? std::max<int>(opt.frames, static_cast<int>(opt.actions.size()) * 2 + 2) : -1;
+  int exit_code = 0;
+  for (int f = 0; frames < 0 || f < frames; ++f) {
+    if (glfwWindowShouldClose(window) || app.ui.want_quit) break;
+    if (frames < 0) glfwWaitEventsTimeout(0.25);
+    else glfwPollEvents();
+    script.step(f);
+    if (app.ui.font_dirty) {
+      sf::build_fonts(app, true);
+      sf::apply_style(app);
+    }
+    ImGui_ImplOpenGL3_NewFrame();
+    ImGui_ImplGlfw_NewFrame();
+    ImGui::NewFrame();
+    app.draw();
+    ImGui::Render();
+    int w = 0, h = 0;
+    glfwGetFramebufferSize(window, &w, &h);
+    glViewport(0, 0, w, h);
+    const bool dark = app.settings.dark;
+    glClearColor(dark ? 0.08f : 0.92f, dark ? 0.08f : 0.92f, dark ? 0.09f : 0.93f, 1.0f);
+    glClear(GL_COLOR_BUFFER_BIT);
+    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+    const bool last = frames > 0 && f == frames - 1;
+    if (last && !opt.screenshot.empty() && !sf::save_screenshot(opt.screenshot, w, h, error)) {
+      std::fprintf(stderr, "stepformer: error: %s\n", error.c_str());
+      exit_code = 1;
+    }
+    glfwSwapBuffers(window);
+    ++app.ui.frame_index;
+  }
+  if (!script.errors().empty()) {
+    for (const auto& e : script.errors()) std::fprintf(stderr, "stepformer: error: %s\n", e.c_str());
+    exit_code = 3;
+  }
+  ImGui_ImplOpenGL3_Shutdown();
+  ImGui_ImplGlfw_Shutdown();
+  ImGui::DestroyContext();
+  g_app = nullptr;
+  glfwDestroyWindow(window);
+  glfwTerminate();
+  return exit_code;
+}

@@ -1,0 +1,100 @@
+#include "app/options.hpp"
+
+#include <cstdio>
+#include <sstream>
+
+namespace sf {
+
+const char* app_usage() {
+  return "usage: stepformer [options]\n"
+         "  Steps through the pseudocode of \"Formal Algorithms for Transformers\" while a real model computes.\n"
+         "  --model FILE.safetensors   open this checkpoint (default: assets/default.safetensors)\n"
+         "  --prompt TEXT              the prompt to trace (default: \"hello world\")\n"
+         "  --size WxH                 window size in pixels (default 1600x1000)\n"
+         "  --frames N                 run N frames, then exit (for tests and screenshots)\n"
+         "  --actions A,B,...          apply scripted actions in order, one per frame:\n"
+         "                               step-into, step-over, step-out, step-back, step-back-over,\n"
+         "                               continue, restart, jump:K, goto:ALG:LINE[:l:h:t], prompt:TEXT,\n"
+         "                               open:PANEL, close:PANEL, select:NAME, frame:DEPTH,\n"
+         "                               breakpoint:ALG:LINE, key:KEY (F5 F10 F11 S-F11 C-= C-- ...),\n"
+         "                               generate-one, generate-all, tau:T, gen:N, seed:S,\n"
+         "                               theme:dark|light, font:PX, load:FILE, wait\n"
+         "                             PANEL is one of pseudocode, callstack, variables, tensor, attention,\n"
+         "                             layernorm, sampling, training, gpu, about, files\n"
+         "                             (a comma inside prompt:TEXT is written \\,)\n"
+         "  --screenshot FILE.png      save a screenshot after the last frame\n"
+         "  --no-ini                   do not read or write the settings file\n"
+         "  --help                     this text\n";
+}
+
+static std::vector<std::string> split_actions(const std::string& s) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\\' && i + 1 < s.size() && s[i + 1] == ',') {
+      cur += ',';
+      ++i;
+    } else if (s[i] == ',') {
+      out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += s[i];
+    }
+  }
+  if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+bool parse_app_options(int argc, char** argv, AppOptions& o, std::string& error) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&](std::string& dst) {
+      if (i + 1 >= argc) {
+        error = a + " needs a value";
+        return false;
+      }
+      dst = argv[++i];
+      return true;
+    };
+    std::string v;
+    if (a == "--help" || a == "-h") {
+      o.help = true;
+    } else if (a == "--frames") {
+      if (!value(v)) return false;
+      try {
+        o.frames = std::stoi(v);
+      } catch (...) {
+        error = "--frames needs a whole number, not \"" + v + "\"";
+        return false;
+      }
+      if (o.frames < 1) {
+        error = "--frames must be at least 1";
+        return false;
+      }
+    } else if (a == "--actions") {
+      if (!value(v)) return false;
+      o.actions = split_actions(v);
+    } else if (a == "--screenshot") {
+      if (!value(o.screenshot)) return false;
+    } else if (a == "--model") {
+      if (!value(o.model)) return false;
+    } else if (a == "--prompt") {
+      if (!value(o.prompt)) return false;
+    } else if (a == "--size") {
+      if (!value(v)) return false;
+      if (std::sscanf(v.c_str(), "%dx%d", &o.width, &o.height) != 2 || o.width < 320 || o.height < 240 ||
+          o.width > 16384 || o.height > 16384) {
+        error = "--size needs WxH, e.g. 1600x1000 (at least 320x240)";
+        return false;
+      }
+    } else if (a == "--no-ini") {
+      o.no_ini = true;
+    } else {
+      error = "unknown option " + a + " (see --help)";
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace sf

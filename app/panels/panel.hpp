@@ -1,0 +1,28 @@
+// Shared helpers for panels: colours and small widgets used by more than one panel.
+#pragma once
+#include <string>
+
+#include "app/app.hpp"
+#include "imgui.h"
+
+namespace sf {
+
+// The paper's names for the algorithms ("DTransformer", "Attention", …).
+const char* algorithm_name(int alg);
+// "DTransformer line 6 (l=2)" or "Attention line 5 (l=1, h=3)".
+std::string describe_event(const Event& e);
+// "l=2, h=3" (only the indices in force); empty when none.
+std::string describe_indices(const Indices& idx);
+// The value's shape in the paper's notation with numbers filled in: "ℝ^{16×7}", "ℝ^{64}".
+std::string paper_shape(const Value& v);
+// A token's label for axes: its character, with space shown as "␣".
+std::string token_label(const CharTokenizer& tok, int id);
+// "(?)" marker with a tooltip, as in ImGui's demo.
+void help_marker(const char* text);
+// A tooltip for the last item (1.86 has no SetItemTooltip).
+void item_tooltip(const std::string& text);
+// Accent colours that read well on both themes.
+ImU32 accent_color(bool dark);
+ImU32 highlight_bg(bool dark);
+
+}  // namespace sf

@@ -1,0 +1,116 @@
+#include "app/panels/pseudocode_panel.hpp"
+
+#include "app/mathtext.hpp"
+#include "app/panels/panel.hpp"
+#include "core/explanations.hpp"
+#include "core/pseudocode.hpp"
+
+namespace sf {
+
+namespace {
+
+// Where Stepformer departs from the letter of the paper, shown under the algorithm.
+const char* implementer_note(int alg) {
+  switch (alg) {
+    case 6: return "The paper divides by √v, which is 0 for a constant e. Stepformer uses √(v + ε) with the ε of the model's configuration.";
+    case 8: return "Line 13 loops over i but the body uses l: a slip in the paper; read it as l.";
+    case 9: return "After line 10, X has d_f rows, so W_u must be N_V×d_f; the paper's W_u ∈ ℝ^{N_V×d_e} only works when d_f = d_e.";
+    case 10: return "Line 2 is shown stepping into Algorithms 1 and 2 for each token t. Line 9 (end) computes nothing and has no step.";
+    case 14: return "τ = 0 means argmax (q ∝ p^{1/τ} is undefined at 0). When x outgrows ℓ_max, the model sees only its last ℓ_max tokens (a labelled option, as Carpenter's COMPLETE_TEXT).";
+    case 15: return "Nothing bounds the loop if eos_token is never drawn: a real implementation caps the length at ℓ_max and says so.";
+    default: return nullptr;
+  }
+}
+
+}  // namespace
+
+void PseudocodePanel::draw(App& app) {
+  Session& s = app.session;
+  if (s.trace().size() == 0) {
+    ImGui::TextDisabled("No trace.");
+    return;
+  }
+  const size_t k = app.shown_event();
+  const Event& ev = s.trace().events[k];
+  const PseudoAlgorithm* alg = pseudocode(ev.alg);
+  if (!alg) {
+    ImGui::Text("Algorithm %d", ev.alg);
+    return;
+  }
+  const bool dark = app.settings.dark;
+  const ImU32 dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+  const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
+  ImGui::PushFont(app.fonts.text);
+  math_text(app.fonts, "Algorithm " + std::to_string(alg->number) + ": " + (alg->signature.empty() ? alg->name : alg->signature),
+            accent_color(dark));
+  for (const auto& h : alg->header) math_text(app.fonts, h, dim);
+  ImGui::Separator();
+
+  const int cur_line = ev.kind == EventKind::Enter ? 0 : ev.line;
+  const float line_h = ImGui::GetTextLineHeightWithSpacing() * 1.15f;
+  const float gutter = ImGui::GetFontSize() * 3.6f;
+  for (const auto& pl : alg->lines) {
+    ImGui::PushID(&pl);
+    const ImVec2 p0 = ImGui::GetCursorScreenPos();
+    const float width = ImGui::GetContentRegionAvail().x;
+    const bool is_cur = pl.number != 0 && pl.number == cur_line;
+    const bool ran = pl.number != 0 && !is_cur && s.line_ran(k, pl.number);
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    if (is_cur) {
+      dl->AddRectFilled(p0, ImVec2(p0.x + width, p0.y + line_h), highlight_bg(dark), 3.0f);
+      dl->AddText(app.fonts.text, app.fonts.text->FontSize, ImVec2(p0.x + gutter - ImGui::GetFontSize() * 1.05f, p0.y),
+                  accent_color(dark), "▶");
+    }
+    // Gutter: click to toggle a breakpoint.
+    if (pl.number != 0) {
+      ImGui::InvisibleButton("gutter", ImVec2(gutter, line_h));
+      if (ImGui::IsItemClicked()) s.toggle_breakpoint(ev.alg, pl.number);
+      item_tooltip("Click to toggle a breakpoint on line " + std::to_string(pl.number) + " (F5 continues to it)");
+      if (s.has_breakpoint(ev.alg, pl.number))
+        dl->AddCircleFilled(ImVec2(p0.x + ImGui::GetFontSize() * 0.5f, p0.y + line_h * 0.5f), ImGui::GetFontSize() * 0.32f,
+                            IM_COL32(220, 50, 50, 255));
+      char num[8];
+      std::snprintf(num, sizeof num, "%2d", pl.number);
+      dl->AddText(app.fonts.mono, app.fonts.mono->FontSize, ImVec2(p0.x + ImGui::GetFontSize() * 0.95f, p0.y),
+                  ran ? accent_color(dark) : dim, num);
+      ImGui::SameLine(0, 0);
+    } else {
+      ImGui::Dummy(ImVec2(gutter, line_h));
+      ImGui::SameLine(0, 0);
+    }
+    const float indent = ImGui::GetFontSize() * 1.4f * pl.indent;
+    const ImVec2 tp(ImGui::GetCursorScreenPos().x + indent, p0.y);
+    const bool comment = pl.number == 0;
+    ImGui::InvisibleButton("line", ImVec2(std::max(1.0f, width - gutter), line_h));
+    draw_math(app.fonts, tp, pl.text, comment ? dim : (ran || is_cur ? text : dim));
+    if (const char* why = explain_line(ev.alg, pl.number); *why) item_tooltip(why);
+    if (ImGui::IsItemClicked() && pl.number != 0) {
+      // Jump to this line's next execution in the current frame (or the first one).
+      const Trace& t = s.trace();
+      for (size_t j = s.cursor() + 1; j < t.size(); ++j)
+        if (t.events[j].alg == ev.alg && t.events[j].line == pl.number && t.events[j].kind == EventKind::Line) {
+          s.jump(j);
+          app.ui.viewed_event = SIZE_MAX;
+          break;
+        }
+    }
+    ImGui::PopID();
+  }
+  if (ev.kind == EventKind::SubStep) {
+    ImGui::Spacing();
+    ImGui::TextColored(ImColor(accent_color(dark)), "Inside line %d:", ev.line);
+    ImGui::SameLine();
+    math_text(app.fonts, ev.label);
+  }
+  if (const char* note = implementer_note(ev.alg)) {
+    ImGui::Spacing();
+    ImGui::Separator();
+    ImGui::TextDisabled("Note (Stepformer vs the paper):");
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextUnformatted(note);
+    ImGui::PopTextWrapPos();
+  }
+  ImGui::PopFont();
+}
+
+}  // namespace sf

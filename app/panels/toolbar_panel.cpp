@@ -1,0 +1,100 @@
+#include "app/panels/toolbar_panel.hpp"
+
+#include "app/panels/panel.hpp"
+#include "core/utf8.hpp"
+#include "imgui_stdlib.h"
+
+namespace sf {
+
+namespace {
+
+bool step_button(const char* label, const char* tip, bool enabled = true) {
+  ImGui::BeginDisabled(!enabled);
+  const bool clicked = ImGui::Button(label);
+  ImGui::EndDisabled();
+  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) {
+    ImGui::BeginTooltip();
+    ImGui::TextUnformatted(tip);
+    ImGui::EndTooltip();
+  }
+  ImGui::SameLine();
+  return clicked;
+}
+
+// Red underlines under the characters that are not in the vocabulary.
+void mark_unknown(const App& app, const std::string& text, ImVec2 frame_min) {
+  const auto& bad = app.session.unknown_chars();
+  if (bad.empty()) return;
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImVec2 pad = ImGui::GetStyle().FramePadding;
+  const float y = frame_min.y + pad.y + ImGui::GetFontSize() + 1.0f;
+  for (const auto& u : bad) {
+    if (u.byte > text.size()) continue;
+    const float x0 = ImGui::CalcTextSize(text.c_str(), text.c_str() + u.byte).x;
+    const float x1 = ImGui::CalcTextSize(text.c_str(), text.c_str() + u.byte + u.chr.size()).x;
+    dl->AddRectFilled(ImVec2(frame_min.x + pad.x + x0, y), ImVec2(frame_min.x + pad.x + std::max(x1, x0 + 4), y + 2.5f),
+                      IM_COL32(240, 60, 60, 255));
+  }
+}
+
+}  // namespace
+
+void ToolbarPanel::draw(App& app) {
+  Session& s = app.session;
+  const Trace& t = s.trace();
+  const size_t n = t.size();
+  const size_t k = s.cursor();
+  if (step_button("⟲ Restart", "Restart: back to the first line (Ctrl+R)")) s.restart();
+  if (step_button("◀◀ Back over", "Step back over: the previous step at this depth or above (Shift+F10)", k > 0))
+    s.step_back_over();
+  if (step_button("◀ Back", "Step back one event (Shift+F9)", k > 0)) s.step_back();
+  if (step_button("Into ▶", "Step into (F11): the next event, entering calls and sub-steps", k + 1 < n)) s.step_into();
+  if (step_button("Over ▶▶", "Step over (F10): the next line at this depth, running calls inside it", k + 1 < n))
+    s.step_over();
+  if (step_button("Out ▲", "Step out (Shift+F11): finish this algorithm and return to the calling line", k + 1 < n))
+    s.step_out();
+  if (step_button("Continue ▶|", "Continue (F5) to the next breakpoint (click a line number to set one)", k + 1 < n))
+    s.continue_run();
+  app.ui.viewed_event = s.cursor() == k ? app.ui.viewed_event : SIZE_MAX;
+
+  ImGui::SameLine(0, ImGui::GetFontSize());
+  int step = static_cast<int>(k) + 1;
+  ImGui::SetNextItemWidth(std::max(120.0f, ImGui::GetContentRegionAvail().x * 0.45f));
+  const std::string fmt = "step %d of " + std::to_string(n);
+  if (ImGui::SliderInt("##timeline", &step, 1, static_cast<int>(std::max<size_t>(n, 1)), fmt.c_str())) {
+    s.jump(static_cast<size_t>(step - 1));
+    app.ui.viewed_event = SIZE_MAX;
+  }
+  item_tooltip("Timeline: drag to jump to any step (Ctrl+click to type a step number)");
+  ImGui::SameLine();
+  ImGui::TextDisabled("%s", describe_event(s.current()).c_str());
+
+  // The prompt: editing it re-runs the traced forward pass at once.
+  if (!synced_ || (!ImGui::IsAnyItemActive() && prompt_buf_ != s.prompt())) {
+    prompt_buf_ = s.prompt();
+    synced_ = true;
+  }
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted(s.run_kind() == RunKind::Forward ? "Prompt x:" : "Prompt x (generating):");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 22.0f);
+  if (ImGui::InputText("##prompt", &prompt_buf_)) s.set_prompt(prompt_buf_);
+  mark_unknown(app, prompt_buf_, ImGui::GetItemRectMin());
+  item_tooltip("The prompt is tokenized as [<bos>, its characters…] (the paper's §4). Characters outside the "
+               "model's vocabulary are underlined in red.");
+  ImGui::SameLine();
+  std::string toks;
+  for (int id : s.tokens()) toks += token_label(s.tokenizer(), id) + " ";
+  ImGui::TextDisabled("ℓ = %zu  tokens: %s", s.tokens().size(), toks.c_str());
+  if (!s.prompt_error().empty()) {
+    ImGui::TextColored(ImVec4(1.0f, 0.4f, 0.35f, 1.0f), "%s", s.prompt_error().c_str());
+    if (!s.unknown_chars().empty()) {
+      ImGui::SameLine();
+      std::string list;
+      for (const auto& u : s.unknown_chars()) list += describe_char(u.chr) + " at " + std::to_string(u.position) + "  ";
+      ImGui::TextDisabled("%s", list.c_str());
+    }
+  }
+}
+
+}  // namespace sf

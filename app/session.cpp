@@ -1,0 +1,187 @@
+#include "app/session.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+
+#include "core/checkpoint.hpp"
+#include "core/error.hpp"
+
+namespace sf {
+
+std::string assets_dir() {
+  if (const char* env = std::getenv("STEPFORMER_ASSETS")) return env;
+  return STEPFORMER_ASSETS;
+}
+
+static const char* kDefaultPrompt = "hello world";
+
+Session::Session() {
+  const std::string path = assets_dir() + "/default.safetensors";
+  std::string error;
+  if (!std::filesystem::exists(path) || !load_model(path, error))
+    set_model(Model::initialised(ModelConfig{}, 1), "built-in untrained model (seed 1)");
+  set_prompt(kDefaultPrompt);
+  restart();
+}
+
+bool Session::load_model(const std::string& path, std::string& error) {
+  try {
+    Checkpoint ck = load_checkpoint(path);
+    set_model(std::move(ck.model), std::filesystem::path(path).filename().string());
+    return true;
+  } catch (const std::exception& ex) {
+    error = ex.what();
+    return false;
+  }
+}
+
+void Session::set_model(Model m, std::string label) {
+  model_ = std::make_unique<Model>(std::move(m));
+  tok_ = std::make_unique<CharTokenizer>(model_->config);
+  model_label_ = std::move(label);
+  generated_.clear();
+  generation_ = {};
+  run_kind_ = RunKind::Forward;
+  if (!prompt_.empty() || tokens_.empty()) set_prompt(prompt_.empty() ? kDefaultPrompt : prompt_);
+}
+
+void Session::set_prompt(const std::string& text) {
+  prompt_ = text;
+  unknown_ = tok_->unknown(text);
+  prompt_error_.clear();
+  if (!unknown_.empty()) {
+    prompt_error_ = std::to_string(unknown_.size()) + " character" + (unknown_.size() > 1 ? "s are" : " is") +
+                    " not in the vocabulary (marked); the trace shows the last prompt that could be encoded";
+    return;
+  }
+  Tokens t = tok_->encode_sequence(text, false);
+  if (static_cast<int>(t.size()) > model_->config.l_max) {
+    prompt_error_ = "the prompt is " + std::to_string(t.size()) + " tokens with <bos>, but ℓ_max = " +
+                    std::to_string(model_->config.l_max) + ": shorten it (the trace shows the last prompt that fits)";
+    return;
+  }
+  tokens_ = std::move(t);
+  if (run_kind_ == RunKind::Generate) generated_.clear();
+  retrace_keep_cursor();
+}
+
+void Session::retrace_keep_cursor() {
+  const bool had = cursor_ < trace_.size();
+  const Event old = had ? trace_.events[cursor_] : Event{};
+  run_trace();
+  cursor_ = had ? trace_.find_matching(old) : 0;
+}
+
+void Session::run_trace() {
+  const auto t0 = std::chrono::steady_clock::now();
+  Trace fresh;
+  Tracer tracer(fresh);
+  if (run_kind_ == RunKind::Forward) {
+    dtransformer<float>(tokens_, model_->config, model_->weights(), &tracer);
+  } else {
+    InferenceOptions opt;
+    opt.l_gen = gen_count_;
+    opt.tau = sampling.tau;
+    opt.seed = sampling.seed + generated_.size();
+    opt.trim_context = sampling.trim_context;
+    Tokens x = tokens_;
+    x.insert(x.end(), generated_.begin(), generated_.end());
+    generation_ = dinference(x, *model_, opt, &tracer);
+  }
+  trace_ = std::move(fresh);
+  last_trace_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void Session::trace_forward() {
+  run_kind_ = RunKind::Forward;
+  run_trace();
+  restart();
+}
+
+void Session::trace_generate(int n, bool append) {
+  if (!append) generated_.clear();
+  run_kind_ = RunKind::Generate;
+  gen_count_ = std::max(0, n);
+  try {
+    run_trace();
+  } catch (const Error& e) {
+    prompt_error_ = e.what();
+    run_kind_ = RunKind::Forward;
+    run_trace();
+  }
+  if (run_kind_ == RunKind::Generate) generated_.insert(generated_.end(), generation_.y.begin(), generation_.y.end());
+  restart();
+}
+
+void Session::clear_generation() {
+  generated_.clear();
+  generation_ = {};
+  trace_forward();
+}
+
+void Session::jump(size_t k) {
+  if (trace_.size() == 0) return;
+  cursor_ = std::min(k, trace_.size() - 1);
+}
+
+void Session::restart() { cursor_ = trace_.size() > 1 ? 1 : 0; }
+
+bool Session::jump_to(int alg, int line, int l, int h, int t) {
+  for (size_t k = 0; k < trace_.size(); ++k) {
+    const Event& e = trace_.events[k];
+    if (e.alg != alg || e.line != line || e.kind == EventKind::SubStep) continue;
+    if ((l && e.idx.l != l) || (h && e.idx.h != h) || (t && e.idx.t != t)) continue;
+    cursor_ = k;
+    return true;
+  }
+  return false;
+}
+
+bool Session::has_breakpoint(int alg, int line) const {
+  return std::find(breakpoints_.begin(), breakpoints_.end(), alg * 1000 + line) != breakpoints_.end();
+}
+
+void Session::toggle_breakpoint(int alg, int line) {
+  const int key = alg * 1000 + line;
+  auto it = std::find(breakpoints_.begin(), breakpoints_.end(), key);
+  if (it == breakpoints_.end()) breakpoints_.push_back(key);
+  else breakpoints_.erase(it);
+}
+
+const Tokens& Session::tokens_at(size_t k) const {
+  // The innermost enclosing DTransformer frame's x: walk frames outward from k.
+  size_t cur = k;
+  while (cur < trace_.size()) {
+    const size_t start = trace_.frame_start(cur);
+    const Event& enter = trace_.events[start];
+    if (enter.alg == 10)
+      for (const auto& v : enter.values)
+        if (v.kind == ValueKind::Tokens && v.name == "x") return v.tokens;
+    cur = trace_.caller_line(cur);
+  }
+  return tokens_;
+}
+
+bool Session::line_ran(size_t k, int line) const {
+  if (k >= trace_.size()) return false;
+  const size_t start = trace_.frame_start(k);
+  const int d = trace_.events[start].depth;
+  const int alg = trace_.events[start].alg;
+  for (size_t j = start; j < k; ++j) {
+    const Event& e = trace_.events[j];
+    if (e.depth == d && e.alg == alg && e.line == line && e.kind == EventKind::Line) return true;
+  }
+  return false;
+}
+
+std::vector<const Value*> Session::scope_for_view(size_t k) const {
+  if (k >= trace_.size()) return {};
+  if (k <= cursor_) return trace_.scope(k);
+  const int d = trace_.events[k].depth;
+  for (size_t j = k; j-- > 0;)
+    if (trace_.events[j].depth == d) return trace_.scope(j);
+  return {};
+}
+
+}  // namespace sf

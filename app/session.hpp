@@ -1,0 +1,112 @@
+// The Session: the model, the current trace, the cursor and the settings. Panels only read
+// it and send it commands; it owns no window and no GL, so tests can drive it headless.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/algorithms.hpp"
+#include "core/tokenizer.hpp"
+
+namespace sf {
+
+// Which run is traced: Algorithm 10 on the prompt, or Algorithm 14 generating from it.
+enum class RunKind { Forward, Generate };
+
+struct SamplingSettings {
+  double tau = 0.8;        // τ (0 = argmax)
+  int l_gen = 12;          // ℓ_gen
+  uint64_t seed = 1;
+  bool trim_context = true;
+};
+
+class Session {
+ public:
+  Session();  // the built-in default model and prompt
+
+  // --- model ---
+  // Loads a checkpoint; on failure keeps the current model and returns false with `error`.
+  bool load_model(const std::string& path, std::string& error);
+  void set_model(Model m, std::string label);
+  const Model& model() const { return *model_; }
+  const CharTokenizer& tokenizer() const { return *tok_; }
+  const std::string& model_label() const { return model_label_; }
+
+  // --- the prompt (tokenized as [bos_token, characters…]) ---
+  // Re-traces and keeps the cursor at the same algorithm, line and indices where they still
+  // exist. Unknown characters or a prompt longer than ℓ_max keep the last good trace and set
+  // prompt_error() / unknown_chars().
+  void set_prompt(const std::string& text);
+  const std::string& prompt() const { return prompt_; }
+  const Tokens& tokens() const { return tokens_; }
+  const std::string& prompt_error() const { return prompt_error_; }
+  const std::vector<UnknownChar>& unknown_chars() const { return unknown_; }
+
+  // --- the traced run ---
+  RunKind run_kind() const { return run_kind_; }
+  // Traces Algorithm 10 on the prompt (the default).
+  void trace_forward();
+  // Traces Algorithm 14 generating `n` tokens (n = settings.l_gen for "all at once");
+  // `append` continues from the text generated so far (one token at a time).
+  void trace_generate(int n, bool append);
+  const InferenceResult& generation() const { return generation_; }
+  const Tokens& generated() const { return generated_; }
+  void clear_generation();
+  SamplingSettings sampling;
+
+  const Trace& trace() const { return trace_; }
+  size_t cursor() const { return cursor_; }
+  const Event& current() const { return trace_.events[cursor_]; }
+  void jump(size_t k);
+  void step_into() { jump(trace_.step_into(cursor_)); }
+  void step_over() { jump(trace_.step_over(cursor_)); }
+  void step_out() { jump(trace_.step_out(cursor_)); }
+  void step_back() { jump(trace_.step_back(cursor_)); }
+  void step_back_over() { jump(trace_.step_back_over(cursor_)); }
+  void continue_run() { jump(trace_.continue_to(cursor_, breakpoints_)); }
+  void restart();
+  // The first Line event of `alg` at `line` whose indices match the given nonzero ones.
+  bool jump_to(int alg, int line, int l = 0, int h = 0, int t = 0);
+
+  // Breakpoints on (algorithm, line).
+  bool has_breakpoint(int alg, int line) const;
+  void toggle_breakpoint(int alg, int line);
+  const std::vector<int>& breakpoints() const { return breakpoints_; }
+
+  // Token labels for the rows/columns of value axes at event k: the x of the enclosing
+  // DTransformer frame (so each generation step has its own labels).
+  const Tokens& tokens_at(size_t k) const;
+  // Whether `line` already ran in the frame of event k, before k (for "already run" marks).
+  bool line_ran(size_t k, int line) const;
+  // The variables in scope for viewing event k: for the cursor, its scope; for a caller
+  // frame's waiting line (k after the cursor), what that frame had bound before the call.
+  std::vector<const Value*> scope_for_view(size_t k) const;
+
+  // Milliseconds the last re-trace took (prompt edit → new trace).
+  double last_trace_ms() const { return last_trace_ms_; }
+
+ private:
+  void retrace_keep_cursor();
+  void run_trace();
+
+  std::unique_ptr<Model> model_;
+  std::unique_ptr<CharTokenizer> tok_;
+  std::string model_label_;
+  std::string prompt_;
+  Tokens tokens_;
+  std::string prompt_error_;
+  std::vector<UnknownChar> unknown_;
+  RunKind run_kind_ = RunKind::Forward;
+  int gen_count_ = 0;
+  Tokens generated_;
+  InferenceResult generation_;
+  Trace trace_;
+  size_t cursor_ = 0;
+  std::vector<int> breakpoints_;
+  double last_trace_ms_ = 0;
+};
+
+// Where the built-in assets live (the default model, fonts fallback).
+std::string assets_dir();
+
+}  // namespace sf
