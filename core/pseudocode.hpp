@@ -1,0 +1,37 @@
+// The pseudocode of the paper's 15 algorithms as a data table, transcribed from
+// reference/algorithms.md ("Formal Algorithms for Transformers", Phuong & Hutter 2022;
+// adapted from [PH22]). Line numbers are the paper's, so that the line a trace event names
+// (Event::alg, Event::line) is the line a learner holding the PDF sees.
+//
+// Used by the CLI's --trace and by the desktop app's pseudocode panel. Pure data: no
+// Eigen, no I/O.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace sf {
+
+struct PseudoLine {
+  int number;        // the paper's line number; 0 for an unnumbered comment line (Alg. 8)
+  std::string text;  // the line as printed, without its number or leading indentation
+  int indent;        // nesting level (0 = the algorithm's body)
+};
+
+struct PseudoAlgorithm {
+  int number;                       // 1 … 15
+  std::string name;                 // "DTransformer", "layer_norm", "Token embedding", …
+  std::string signature;            // "P ← DTransformer(x | θ)"; "" where the paper gives none
+  std::vector<std::string> header;  // the /* comment */, Input/Output/Parameters/… lines
+  std::vector<PseudoLine> lines;    // in order, comment lines included
+};
+
+// The algorithm with that number, or nullptr when there is none (outside 1 … 15).
+const PseudoAlgorithm* pseudocode(int alg);
+
+// The numbered line `line` of algorithm `alg`, or nullptr (line 0 and unknown lines).
+const PseudoLine* pseudocode_line(int alg, int line);
+
+// All 15 algorithms, in order.
+const std::vector<PseudoAlgorithm>& pseudocode_all();
+
+}  // namespace sf
