@@ -294,6 +294,9 @@ bool App::apply_action(const std::string& action, std::string& error) {
   else if (verb == "continue") s.continue_run();
   else if (verb == "restart") s.restart();
   else if (verb == "wait") {
+  } else if (verb == "focus") {
+    if (arg != "prompt") return error = "focus takes prompt", false;
+    ui.focus_prompt = true;
   } else if (verb == "jump") {
     if (!ints(v) || v.size() != 1) return error = "jump needs a step number", false;
     s.jump(static_cast<size_t>(std::max(1, v[0]) - 1));

@@ -45,7 +45,9 @@ struct UiState {
   bool gl43 = false;           // OpenGL 4.3 (compute shaders) available
   std::string gl_version;
   bool want_quit = false;
+  bool focus_prompt = false;   // give the prompt field the keyboard on the next frame
   size_t frame_index = 0;
+  float highlight_rect[4] = {0, 0, 0, 0};  // the current pseudocode line on screen (x, y, w, h)
 };
 
 class App {
@@ -67,6 +69,8 @@ class App {
   void notify(std::string text, bool error = false);
   // Opens a checkpoint (file browser, drop, --model, load: action); errors go to the notice.
   void open_model(const std::string& path);
+  // Writes the state tests check against a screenshot (see --dump-state).
+  bool write_state(const std::string& path, std::string& error) const;
 
   struct Panels;
   std::unique_ptr<Panels> panels;

@@ -139,6 +139,10 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "stepformer: error: %s\n", error.c_str());
       exit_code = 1;
     }
+    if (last && !opt.dump_state.empty() && !app.write_state(opt.dump_state, error)) {
+      std::fprintf(stderr, "stepformer: error: %s\n", error.c_str());
+      exit_code = 1;
+    }
     glfwSwapBuffers(window);
     ++app.ui.frame_index;
   }

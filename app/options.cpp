@@ -18,12 +18,14 @@ const char* app_usage() {
          "                               open:PANEL, close:PANEL, select:NAME, frame:DEPTH,\n"
          "                               breakpoint:ALG:LINE, key:KEY (F5 F10 F11 S-F11 C-= C-- ...),\n"
          "                               generate-one, generate-all, tau:T, gen:N, seed:S,\n"
-         "                               theme:dark|light, font:PX, load:FILE, wait\n"
+         "                               theme:dark|light, font:PX, load:FILE, focus:prompt, wait\n"
          "                             PANEL is one of pseudocode, callstack, variables, tensor, attention,\n"
          "                             layernorm, sampling, training, gpu, about, files\n"
          "                             (a comma inside prompt:TEXT is written \\,)\n"
          "  --screenshot FILE.png      save a screenshot after the last frame\n"
          "  --no-ini                   do not read or write the settings file\n"
+         "  --dump-state FILE.json     after the last frame, write the cursor, the open windows' rectangles\n"
+         "                             and the highlighted line's rectangle (for tests)\n"
          "  --help                     this text\n";
 }
 
@@ -87,6 +89,8 @@ bool parse_app_options(int argc, char** argv, AppOptions& o, std::string& error)
         error = "--size needs WxH, e.g. 1600x1000 (at least 320x240)";
         return false;
       }
+    } else if (a == "--dump-state") {
+      if (!value(o.dump_state)) return false;
     } else if (a == "--no-ini") {
       o.no_ini = true;
     } else {

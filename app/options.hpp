@@ -13,6 +13,7 @@ struct AppOptions {
   std::string prompt;                // --prompt TEXT
   int width = 1600, height = 1000;   // --size WxH
   bool no_ini = false;               // --no-ini: neither read nor write imgui.ini (tests)
+  std::string dump_state;            // --dump-state FILE.json: cursor, windows, highlight (tests)
   bool help = false;
 };
 

@@ -57,6 +57,8 @@ void PseudocodePanel::draw(App& app) {
     const bool ran = pl.number != 0 && !is_cur && s.line_ran(k, pl.number);
     ImDrawList* dl = ImGui::GetWindowDrawList();
     if (is_cur) {
+      const float r[4] = {p0.x, p0.y, width, line_h};
+      std::copy(r, r + 4, app.ui.highlight_rect);
       dl->AddRectFilled(p0, ImVec2(p0.x + width, p0.y + line_h), highlight_bg(dark), 3.0f);
       dl->AddText(app.fonts.text, app.fonts.text->FontSize, ImVec2(p0.x + gutter - ImGui::GetFontSize() * 1.05f, p0.y),
                   accent_color(dark), "▶");

@@ -78,6 +78,10 @@ void ToolbarPanel::draw(App& app) {
   ImGui::TextUnformatted(s.run_kind() == RunKind::Forward ? "Prompt x:" : "Prompt x (generating):");
   ImGui::SameLine();
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 22.0f);
+  if (app.ui.focus_prompt) {
+    ImGui::SetKeyboardFocusHere();
+    app.ui.focus_prompt = false;
+  }
   if (ImGui::InputText("##prompt", &prompt_buf_)) s.set_prompt(prompt_buf_);
   mark_unknown(app, prompt_buf_, ImGui::GetItemRectMin());
   item_tooltip("The prompt is tokenized as [<bos>, its characters…] (the paper's §4). Characters outside the "

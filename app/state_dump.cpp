@@ -1,0 +1,49 @@
+// --dump-state: what a test needs to check a screenshot's structure without golden images.
+#include <nlohmann/json.hpp>
+
+#include "app/app.hpp"
+#include "core/fileio.hpp"
+#include "imgui.h"
+#include "imgui_internal.h"
+
+namespace sf {
+
+bool App::write_state(const std::string& path, std::string& error) const {
+  nlohmann::ordered_json j;
+  const Trace& t = session.trace();
+  const size_t k = session.cursor();
+  j["cursor"] = k;
+  j["steps"] = t.size();
+  if (k < t.size()) {
+    const Event& e = t.events[k];
+    j["event"] = {{"alg", e.alg},       {"line", e.line},   {"depth", e.depth},
+                  {"kind", static_cast<int>(e.kind)},       {"l", e.idx.l},
+                  {"h", e.idx.h},       {"t", e.idx.t},     {"i", e.idx.i}};
+  }
+  j["shown_event"] = shown_event();
+  j["prompt"] = session.prompt();
+  j["prompt_error"] = session.prompt_error();
+  j["unknown_chars"] = session.unknown_chars().size();
+  j["notice"] = ui.notice;
+  j["font_px"] = settings.font_px;
+  j["dark"] = settings.dark;
+  j["gl43"] = ui.gl43;
+  j["model"] = session.model_label();
+  j["generated"] = session.generated().size();
+  j["highlight"] = {ui.highlight_rect[0], ui.highlight_rect[1], ui.highlight_rect[2], ui.highlight_rect[3]};
+  nlohmann::ordered_json windows = nlohmann::ordered_json::object();
+  for (ImGuiWindow* w : ImGui::GetCurrentContext()->Windows) {
+    if (!w->WasActive || w->Hidden || (w->Flags & ImGuiWindowFlags_Tooltip)) continue;
+    windows[w->Name] = {w->Pos.x, w->Pos.y, w->Size.x, w->Size.y};
+  }
+  j["windows"] = windows;
+  try {
+    write_file_atomic(path, j.dump(2));
+  } catch (const std::exception& ex) {
+    error = ex.what();
+    return false;
+  }
+  return true;
+}
+
+}  // namespace sf

@@ -1,0 +1,197 @@
+// The real app under Xvfb (Mesa's software renderer): scripted actions and key presses go
+// in, a screenshot and the --dump-state report come out, and both are checked.
+#include <gtest/gtest.h>
+#include <stb/stb_image.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "app/session.hpp"
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+struct AppRun {
+  int exit_code = -1;
+  std::string output;  // stdout + stderr
+  json state;
+  std::vector<unsigned char> rgba;
+  int w = 0, h = 0;
+
+  // RGB at (x, y) in screen pixels.
+  std::array<int, 3> px(int x, int y) const {
+    const size_t i = (static_cast<size_t>(y) * w + x) * 4;
+    return {rgba[i], rgba[i + 1], rgba[i + 2]};
+  }
+};
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+AppRun run_app(const std::string& args, const std::string& actions = "", bool with_display = true) {
+  static int counter = 0;
+  const fs::path dir = fs::temp_directory_path() / ("stepformer-gui-" + std::to_string(::getpid()) + "-" +
+                                                    std::to_string(counter++));
+  fs::create_directories(dir);
+  const std::string png = (dir / "shot.png").string(), state = (dir / "state.json").string();
+  std::string cmd = std::string(STEPFORMER_APP) + " --no-ini --size 1280x800 --frames 4 --screenshot " + png +
+                    " --dump-state " + state + " " + args;
+  if (!actions.empty()) cmd += " --actions " + quote(actions);
+  if (with_display)
+    cmd = std::string(XVFB_RUN) + " -a -s '-screen 0 1280x800x24' " + cmd;
+  else
+    cmd = "env -u DISPLAY -u WAYLAND_DISPLAY " + cmd;
+  cmd = "cd " + dir.string() + " && XDG_CONFIG_HOME=" + dir.string() + " " + cmd + " 2>&1";
+  AppRun r;
+  FILE* p = popen(cmd.c_str(), "r");
+  char buf[512];
+  while (p && fgets(buf, sizeof buf, p)) r.output += buf;
+  const int status = p ? pclose(p) : -1;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (fs::exists(state)) {
+    std::ifstream f(state);
+    r.state = json::parse(f);
+  }
+  int comp = 0;
+  if (unsigned char* data = stbi_load(png.c_str(), &r.w, &r.h, &comp, 4)) {
+    r.rgba.assign(data, data + static_cast<size_t>(r.w) * r.h * 4);
+    stbi_image_free(data);
+  }
+  fs::remove_all(dir);
+  return r;
+}
+
+// Standard deviation of the luminance: a blank or single-colour frame is near 0.
+double luminance_std(const AppRun& r) {
+  double s = 0, s2 = 0;
+  const size_t n = static_cast<size_t>(r.w) * r.h;
+  for (size_t i = 0; i < n; ++i) {
+    const double y = 0.3 * r.rgba[i * 4] + 0.59 * r.rgba[i * 4 + 1] + 0.11 * r.rgba[i * 4 + 2];
+    s += y;
+    s2 += y * y;
+  }
+  return std::sqrt(std::max(0.0, s2 / n - (s / n) * (s / n)));
+}
+
+bool inside(const json& rect, const json& outer) {
+  return rect[0].get<float>() >= outer[0].get<float>() - 1 && rect[1].get<float>() >= outer[1].get<float>() - 1 &&
+         rect[0].get<float>() + rect[2].get<float>() <= outer[0].get<float>() + outer[2].get<float>() + 1 &&
+         rect[1].get<float>() + rect[3].get<float>() <= outer[1].get<float>() + outer[3].get<float>() + 1;
+}
+
+}  // namespace
+
+TEST(Gui, StartsOnAlgorithm10Line1WithTheLineHighlighted) {
+  const AppRun r = run_app("");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_EQ(r.w, 1280);
+  ASSERT_EQ(r.h, 800);
+  EXPECT_GT(luminance_std(r), 20.0) << "the screenshot looks blank";
+  EXPECT_EQ(r.state["event"]["alg"], 10);
+  EXPECT_EQ(r.state["event"]["line"], 1);
+  const json& win = r.state["windows"];
+  for (const char* name : {"Pseudocode", "Call stack", "Toolbar"}) EXPECT_TRUE(win.contains(name)) << name;
+  const json& hl = r.state["highlight"];
+  ASSERT_GT(hl[2].get<float>(), 50.0f);
+  EXPECT_TRUE(inside(hl, win["Pseudocode"])) << hl << " not in " << win["Pseudocode"];
+  // The highlight's right end (no text there) has the highlight colour: amber on the dark theme.
+  const auto c = r.px(static_cast<int>(hl[0].get<float>() + hl[2].get<float>() - 8),
+                      static_cast<int>(hl[1].get<float>() + hl[3].get<float>() / 2));
+  EXPECT_GT(c[0], c[2] + 30) << "pixel " << c[0] << "," << c[1] << "," << c[2];
+  EXPECT_GT(c[0], 60);
+}
+
+TEST(Gui, KeyboardStepsMoveTheCursorLikeTheSession) {
+  const AppRun r = run_app("", "key:F10,key:F10,key:F11,key:F11,key:S-F11");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  sf::Session s;
+  s.step_over();
+  s.step_over();
+  s.step_into();
+  s.step_into();
+  s.step_out();
+  EXPECT_EQ(r.state["cursor"].get<size_t>(), s.cursor());
+  EXPECT_EQ(r.state["event"]["alg"], s.current().alg);
+  EXPECT_EQ(r.state["event"]["line"], s.current().line);
+}
+
+TEST(Gui, ScriptedActionsReachAnAttentionHeadAndTheHighlightFollows) {
+  const AppRun start = run_app("");
+  const AppRun r = run_app("", "goto:4:5:2:3,step-back,step-into");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.state["event"]["alg"], 4);
+  EXPECT_EQ(r.state["event"]["line"], 5);
+  EXPECT_EQ(r.state["event"]["l"], 2);
+  EXPECT_EQ(r.state["event"]["h"], 3);
+  // Line 5 of Attention is lower on the panel than line 1 of DTransformer.
+  EXPECT_GT(r.state["highlight"][1].get<float>(), start.state["highlight"][1].get<float>());
+}
+
+TEST(Gui, EditingThePromptKeepsTheCursorAndMarksUnknownCharacters) {
+  AppRun r = run_app("", "goto:4:5:1:2,prompt:the cat");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.state["event"]["alg"], 4);
+  EXPECT_EQ(r.state["event"]["h"], 2);
+  EXPECT_EQ(r.state["prompt"], "the cat");
+  r = run_app("", "prompt:caf\xC3\xA9!");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.state["unknown_chars"], 1);
+  EXPECT_NE(r.state["prompt_error"].get<std::string>().find("not in the vocabulary"), std::string::npos);
+}
+
+TEST(Gui, FontSizeShortcutAndLightTheme) {
+  const AppRun r = run_app("", "key:C-=,key:C-=,theme:light");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_FLOAT_EQ(r.state["font_px"].get<float>(), 21.0f);
+  EXPECT_FALSE(r.state["dark"].get<bool>());
+  EXPECT_GT(luminance_std(r), 20.0);
+  // Light theme: the window background near the bottom-left is light.
+  const auto c = r.px(20, r.h - 60);
+  EXPECT_GT(c[0] + c[1] + c[2], 3 * 170);
+}
+
+TEST(Gui, KeysAreIgnoredWhileTypingInTheTextField) {
+  AppRun r = run_app("", "key:F10");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.state["event"]["line"], 2);
+  r = run_app("", "focus:prompt,wait,key:F10");  // F10 goes to the text field, not the stepper
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.state["event"]["line"], 1);
+}
+
+TEST(Gui, BadCheckpointGivesANoticeNotACrash) {
+  const fs::path bad = fs::temp_directory_path() / "stepformer-bad.safetensors";
+  std::ofstream(bad) << "this is not a checkpoint";
+  const AppRun r = run_app("--model " + bad.string());
+  fs::remove(bad);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.state["notice"].get<std::string>().find("Could not open"), std::string::npos);
+  EXPECT_EQ(r.state["event"]["alg"], 10);
+}
+
+TEST(Gui, NoDisplayIsAOneLineErrorNamingTheFix) {
+  const AppRun r = run_app("", "", false);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("xvfb-run"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("DISPLAY"), std::string::npos) << r.output;
+  EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1);
+}
+
+TEST(Gui, BadOptionsAndActionsAreRefused) {
+  AppRun r = run_app("--frames zero");
+  EXPECT_EQ(r.exit_code, 2);
+  r = run_app("", "frobnicate");
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.output.find("unknown action"), std::string::npos);
+}
