@@ -9,6 +9,7 @@
 #include <cstdlib>
 
 #include "app/app.hpp"
+#include "app/frame_bench.hpp"
 #include "app/gui_support.hpp"
 #include "app/options.hpp"
 #include "backends/imgui_impl_glfw.h"
@@ -35,7 +36,7 @@ GLFWwindow* open_window(const sf::AppOptions& opt, bool& gl43) {
   glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
   glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
   glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
-  GLFWwindow* w = glfwCreateWindow(opt.width, opt.height, "Stepformer", nullptr, nullptr);
+  GLFWwindow* w = opt.gl33 ? nullptr : glfwCreateWindow(opt.width, opt.height, "Stepformer", nullptr, nullptr);
   gl43 = w != nullptr;
   if (!w) {
     glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
@@ -111,13 +112,19 @@ int main(int argc, char** argv) {
   if (!opt.prompt.empty()) app.session.set_prompt(opt.prompt);
 
   sf::ScriptRunner script(app, opt.actions);
-  const int frames = opt.frames > 0 ? std::max<int>(opt.frames, static_cast<int>(opt.actions.size()) * 2 + 2) : -1;
+  sf::FrameBench bench(opt.bench);
+  int frames = opt.frames > 0 ? std::max<int>(opt.frames, static_cast<int>(opt.actions.size()) * 2 + 2) : -1;
+  if (bench.active()) frames = bench.total_frames();
   int exit_code = 0;
   for (int f = 0; frames < 0 || f < frames; ++f) {
     if (glfwWindowShouldClose(window) || app.ui.want_quit) break;
     if (frames < 0) glfwWaitEventsTimeout(0.25);
     else glfwPollEvents();
     script.step(f);
+    if (bench.active()) {
+      bench.begin_frame();
+      if (const std::string p = bench.prompt_for(f); !p.empty()) app.session.set_prompt(p);
+    }
     if (app.ui.font_dirty) {
       sf::build_fonts(app, true);
       sf::apply_style(app);
@@ -144,8 +151,13 @@ int main(int argc, char** argv) {
       exit_code = 1;
     }
     glfwSwapBuffers(window);
+    if (bench.active()) {
+      glFinish();
+      bench.end_frame(f);
+    }
     ++app.ui.frame_index;
   }
+  if (bench.active()) std::fputs(bench.report().c_str(), stdout);
   if (!script.errors().empty()) {
     for (const auto& e : script.errors()) std::fprintf(stderr, "stepformer: error: %s\n", e.c_str());
     exit_code = 3;

@@ -23,6 +23,9 @@ const char* app_usage() {
          "                             layernorm, sampling, training, gpu, about, files\n"
          "                             (a comma inside prompt:TEXT is written \\,)\n"
          "  --screenshot FILE.png      save a screenshot after the last frame\n"
+         "  --bench N                  time N frames with the default panels and the prompt-edit-to-screen\n"
+         "                             latency (every 4th frame edits the prompt), print the medians, exit\n"
+         "  --gl33                     use an OpenGL 3.3 context, as on a machine without 4.3 (no compute)\n"
          "  --no-ini                   do not read or write the settings file\n"
          "  --dump-state FILE.json     after the last frame, write the cursor, the open windows' rectangles\n"
          "                             and the highlighted line's rectangle (for tests)\n"
@@ -89,8 +92,21 @@ bool parse_app_options(int argc, char** argv, AppOptions& o, std::string& error)
         error = "--size needs WxH, e.g. 1600x1000 (at least 320x240)";
         return false;
       }
+    } else if (a == "--bench") {
+      if (!value(v)) return false;
+      try {
+        o.bench = std::stoi(v);
+      } catch (...) {
+        o.bench = 0;
+      }
+      if (o.bench < 1) {
+        error = "--bench needs a number of frames, e.g. --bench 200";
+        return false;
+      }
     } else if (a == "--dump-state") {
       if (!value(o.dump_state)) return false;
+    } else if (a == "--gl33") {
+      o.gl33 = true;
     } else if (a == "--no-ini") {
       o.no_ini = true;
     } else {

@@ -13,6 +13,8 @@ struct AppOptions {
   std::string prompt;                // --prompt TEXT
   int width = 1600, height = 1000;   // --size WxH
   bool no_ini = false;               // --no-ini: neither read nor write imgui.ini (tests)
+  bool gl33 = false;                 // --gl33: ask for OpenGL 3.3 only (tests the no-4.3 fallback)
+  int bench = 0;                     // --bench N: time N frames and prompt edits, print, exit
   std::string dump_state;            // --dump-state FILE.json: cursor, windows, highlight (tests)
   bool help = false;
 };

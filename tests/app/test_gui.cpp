@@ -180,6 +180,15 @@ TEST(Gui, BadCheckpointGivesANoticeNotACrash) {
   EXPECT_EQ(r.state["event"]["alg"], 10);
 }
 
+TEST(Gui, WithoutOpenGL43TheAppRunsWithANotice) {
+  const AppRun r = run_app("--gl33", "step-over");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(r.state["gl43"].get<bool>());
+  EXPECT_NE(r.state["notice"].get<std::string>().find("OpenGL 4.3 is not available"), std::string::npos);
+  EXPECT_EQ(r.state["event"]["line"], 2);
+  EXPECT_GT(luminance_std(r), 20.0);
+}
+
 TEST(Gui, NoDisplayIsAOneLineErrorNamingTheFix) {
   const AppRun r = run_app("", "", false);
   EXPECT_EQ(r.exit_code, 1);
