@@ -45,10 +45,7 @@ Mat<T> attention(const Mat<T>& X, const Mat<T>& Z, const AttentionHeadW<const T>
   r.S.noalias() = r.K.transpose() * r.Q;  // (ℓ_z, ℓ_x)
   if (tr) tr->line(4, 4, {tv("S", r.S, Axis::TokenZ, Axis::TokenX)});
   // L5: ∀t_z, t_x, if ¬Mask[t_z, t_x] then S[t_z, t_x] ← −∞
-  r.S_masked = r.S;  // (ℓ_z, ℓ_x)
-  for (Eigen::Index tx = 0; tx < r.S.cols(); ++tx)
-    for (Eigen::Index tz = 0; tz < r.S.rows(); ++tz)
-      if (!mask(tz, tx)) r.S_masked(tz, tx) = neg_inf<T>();
+  r.S_masked = (mask.array() != 0).select(r.S, neg_inf<T>());  // (ℓ_z, ℓ_x)
   if (tr) tr->line(4, 5, {tv("S", r.S_masked, Axis::TokenZ, Axis::TokenX)});
   // L6: return Ṽ = V · softmax(S / √d_attn)
   const Mat<T> S_scaled = r.S_masked / std::sqrt(d_attn);  // (ℓ_z, ℓ_x)
