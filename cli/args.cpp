@@ -75,12 +75,13 @@ void Args::require_one_of(const std::vector<std::string>& names) const {
 
 Args parse_args(const CommandSpec& spec, const std::vector<std::string>& argv) {
   Args args;
-  for (size_t i = 0; i < argv.size(); ++i) {
-    const std::string& a = argv[i];
+  for (const auto& a : argv)  // help wins over any other mistake on the line
     if (a == "-h" || a == "--help") {
       args.help = true;
-      continue;
+      return args;
     }
+  for (size_t i = 0; i < argv.size(); ++i) {
+    const std::string& a = argv[i];
     if (a.rfind("--", 0) != 0 || a.size() == 2)
       throw UsageError("unexpected argument \"" + a + "\" (options start with --)");
     const size_t eq = a.find('=');
@@ -105,9 +106,8 @@ Args parse_args(const CommandSpec& spec, const std::vector<std::string>& argv) {
     args.values_[name] = v;
     ++i;
   }
-  if (!args.help)
-    for (const auto& o : spec.options)
-      if (o.required && !args.has(o.name)) throw UsageError("missing option --" + o.name + " " + o.value);
+  for (const auto& o : spec.options)
+    if (o.required && !args.has(o.name)) throw UsageError("missing option --" + o.name + " " + o.value);
   return args;
 }
 

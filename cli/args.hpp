@@ -57,7 +57,7 @@ class Args {
 };
 
 // Parses the arguments after the command name; throws UsageError naming the problem.
-// Required options are not checked when help is asked for.
+// When -h or --help is among them, nothing else is looked at: only `help` is set.
 Args parse_args(const CommandSpec& spec, const std::vector<std::string>& argv);
 
 // The full help of a command: usage line, description, every option, examples.
