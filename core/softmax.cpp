@@ -14,9 +14,10 @@ Mat<T> softmax_columns(const Mat<T>& A) {
       out.col(c).setZero();
       continue;
     }
+    out.col(c) = (A.col(c).array() - mx).exp().matrix();  // vectorised exp
     // Masked (−∞) entries get weight exactly 0. (Eigen's vectorised exp clamps its input, so
-    // exp(−∞) comes out as 2.9e-39 in float and 5.6e-309 in double: select 0 explicitly.)
-    out.col(c) = (A.col(c).array() == neg_inf<T>()).select(T(0), (A.col(c).array() - mx).exp()).matrix();
+    // exp(−∞) comes out as 2.9e-39 in float and 5.6e-309 in double: set 0 explicitly.)
+    out.col(c) = (A.col(c).array() == neg_inf<T>()).select(T(0), out.col(c).array()).matrix();
     out.col(c) /= out.col(c).sum();
   }
   return out;
