@@ -69,8 +69,9 @@ void Session::set_prompt(const std::string& text) {
 void Session::retrace_keep_cursor() {
   const bool had = cursor_ < trace_.size();
   const Event old = had ? trace_.events[cursor_] : Event{};
+  const int caller = had ? trace_.caller_key(cursor_) : 0;
   run_trace();
-  cursor_ = had ? trace_.find_matching(old) : 0;
+  cursor_ = had ? trace_.find_matching(old, caller) : 0;
 }
 
 void Session::run_trace() {

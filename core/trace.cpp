@@ -121,10 +121,15 @@ std::vector<const Value*> Trace::scope(size_t k) const {
       }
     out.push_back(&v);
   };
+  // At a sub-step, the earlier sub-steps of the same line are in scope too.
+  size_t first_sub = k + 1;
+  if (events[k].kind == EventKind::SubStep)
+    for (first_sub = k; first_sub > start && events[first_sub - 1].kind == EventKind::SubStep &&
+                        events[first_sub - 1].depth == events[k].depth;)
+      --first_sub;
   for (size_t j = start; j <= k; ++j) {
     const Event& e = events[j];
-    const bool own = e.depth == d || (j == k && e.kind == EventKind::SubStep);
-    if (own)
+    if (e.depth == d || j >= first_sub)
       for (const auto& v : e.values) bind(v);
   }
   return out;
@@ -168,7 +173,12 @@ size_t Trace::continue_to(size_t k, const std::vector<int>& breakpoints) const {
   return size() ? size() - 1 : 0;
 }
 
-size_t Trace::find_matching(const Event& e) const {
+int Trace::caller_key(size_t k) const {
+  const size_t c = caller_line(k);
+  return c < size() ? events[c].alg * 1000 + events[c].line : 0;
+}
+
+size_t Trace::find_matching(const Event& e, int caller) const {
   size_t best = 0;
   int best_score = -1;
   for (size_t j = 0; j < size(); ++j) {
@@ -181,6 +191,8 @@ size_t Trace::find_matching(const Event& e) const {
     if (c.label == e.label) score += 1;
     if (c.idx == e.idx) score += 16;
     else if (c.idx.l == e.idx.l && c.idx.h == e.idx.h && c.idx.i == e.idx.i) score += 4;
+    // Only candidates that already match well pay for the caller lookup (a forward scan).
+    if (score >= 36 && caller && caller_key(j) == caller) score += 4;
     if (score > best_score) {
       best_score = score;
       best = j;

@@ -84,9 +84,11 @@ class Trace {
   // First event after k whose (alg, line) is in `breakpoints` (pairs alg*1000+line); else last.
   size_t continue_to(size_t k, const std::vector<int>& breakpoints) const;
   // The event in this trace that best matches event `e` of another trace: same algorithm,
-  // line, kind, depth and indices if present; else the closest by (alg, line). Used to keep
-  // the cursor in place when the prompt changes.
-  size_t find_matching(const Event& e) const;
+  // line, kind, depth, indices and calling line (alg*1000+line, 0 at top level) if present;
+  // else the closest by (alg, line). Keeps the cursor in place when the prompt changes.
+  size_t find_matching(const Event& e, int caller_key = 0) const;
+  // alg*1000+line of the line that called the frame of event k; 0 at top level.
+  int caller_key(size_t k) const;
 };
 
 class Tracer {

@@ -51,6 +51,18 @@ TEST(Session, PromptEditKeepsColumnIndexWhereItStillExists) {
   EXPECT_LE(ev(s).idx.t, 3);
 }
 
+TEST(Session, PromptEditTellsTheTwoLayerNormCallsOfALayerApart) {
+  Session s;
+  ASSERT_TRUE(s.jump_to(10, 7, 2));
+  s.step_back();  // the last layer_norm line of line 7's calls (t = ℓ)
+  ASSERT_EQ(s.current().alg, 6);
+  ASSERT_EQ(s.trace().caller_key(s.cursor()), 10007);
+  s.set_prompt("hello world!");
+  EXPECT_EQ(s.current().alg, 6);
+  EXPECT_EQ(s.current().idx.l, 2);
+  EXPECT_EQ(s.trace().caller_key(s.cursor()), 10007);  // still line 7's call, not line 5's
+}
+
 TEST(Session, UnknownCharactersAreReportedAndKeepTheLastTrace) {
   Session s;
   const size_t steps = s.trace().size();
