@@ -6,9 +6,13 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "app/panels/about_panel.hpp"
 #include "app/panels/callstack_panel.hpp"
+#include "app/panels/file_browser.hpp"
+#include "app/panels/layernorm_panel.hpp"
 #include "app/panels/panel.hpp"
 #include "app/panels/pseudocode_panel.hpp"
+#include "app/panels/sampling_panel.hpp"
 #include "app/panels/toolbar_panel.hpp"
 #include "imgui.h"
 
@@ -19,6 +23,10 @@ struct App::Panels {
   ToolbarPanel toolbar;
   PseudocodePanel pseudocode;
   CallStackPanel callstack;
+  LayerNormPanel layernorm;
+  SamplingPanel sampling;
+  FileBrowser files;
+  AboutPanel about;
 };
 
 const std::vector<std::string>& PanelVisibility::names() {
@@ -120,12 +128,16 @@ void App::layout_windows() {
         }
         open = false;  // "open:NAME" selects the tab once; the user's clicks decide after that
       };
-      (void)tab;
+      tab("LayerNorm", ui.show.layernorm, [&] { panels->layernorm.draw(*this); });
+      tab("Sampling", ui.show.sampling, [&] { panels->sampling.draw(*this); });
       ImGui::EndTabBar();
     }
   }
   ImGui::End();
   (void)mid_w;
+  // Floating windows, on top of the layout.
+  if (ui.show.files) panels->files.draw(*this);
+  if (ui.show.about) panels->about.draw(*this);
   ui.reset_layout = false;
 }
 

@@ -1,0 +1,342 @@
+#include "app/panels/sampling_panel.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <numeric>
+#include <vector>
+
+#include "app/mathtext.hpp"
+#include "app/panels/panel.hpp"
+
+namespace sf {
+
+namespace {
+
+constexpr int kTopK = 20;
+
+std::string prob(float x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, x != 0.0f && x < 0.0005f ? "%.1e" : "%.3f", x);
+  return buf;
+}
+
+// A probability in the monospace font, then its bar in the rest of the cell (full width = `scale`).
+void prob_cell(const App& app, float x, float scale, ImU32 color) {
+  const float x0 = ImGui::GetCursorScreenPos().x;
+  ImGui::PushFont(app.fonts.mono);
+  ImGui::TextUnformatted(prob(x).c_str());
+  const float num_w = ImGui::CalcTextSize("0.000 ").x;
+  ImGui::PopFont();
+  ImGui::SameLine();
+  ImGui::SetCursorScreenPos(ImVec2(x0 + num_w, ImGui::GetCursorScreenPos().y));
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  const float w = ImGui::GetContentRegionAvail().x, h = ImGui::GetTextLineHeight();
+  if (w < 4) return;
+  const float len = scale > 0 ? std::max(x / scale * w, x > 0 ? 1.0f : 0.0f) : 0.0f;
+  ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(p.x, p.y + h * 0.15f), ImVec2(p.x + len, p.y + h * 0.85f), color);
+  ImGui::Dummy(ImVec2(w, h));
+}
+
+// The first event of `alg` (kind, line) whose generation step is i; size() when none.
+size_t find_event(const Trace& tr, int alg, EventKind kind, int line, int i) {
+  for (size_t j = 0; j < tr.size(); ++j) {
+    const Event& e = tr.events[j];
+    if (e.alg == alg && e.kind == kind && e.line == line && e.idx.i == i) return j;
+  }
+  return tr.size();
+}
+
+// Puts the next item (`w` wide) on the current line when it fits there, else on a new line.
+void same_line_if_fits(float w) {
+  const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+  if (ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + w <= right) ImGui::SameLine();
+}
+
+float button_width(const std::string& label) {
+  return ImGui::CalcTextSize(label.c_str()).x + ImGui::GetStyle().FramePadding.x * 2.0f;
+}
+
+const Value* find_value(const Event& e, const char* name) {
+  for (const auto& v : e.values)
+    if (v.name == name) return &v;
+  return nullptr;
+}
+
+}  // namespace
+
+void SamplingPanel::draw(App& app) {
+  Session& s = app.session;
+  SamplingSettings& st = s.sampling;
+  const ModelConfig& c = s.model().config;
+  const CharTokenizer& tok = s.tokenizer();
+  const Trace& tr = s.trace();
+  const bool dark = app.settings.dark;
+  const float fs = ImGui::GetFontSize();
+  const ImU32 accent = accent_color(dark);
+
+  // --- the hyperparameters of Algorithm 14 ---
+  float tau = static_cast<float>(st.tau);
+  ImGui::SetNextItemWidth(fs * 13.0f);
+  if (ImGui::SliderFloat("τ (temperature)", &tau, 0.0f, 5.0f, "%.2f", ImGuiSliderFlags_Logarithmic))
+    st.tau = std::clamp(static_cast<double>(tau), 0.0, 100.0);
+  item_tooltip("q ∝ p^(1/τ). τ = 0 is argmax (the most likely token every time; the formula is undefined at 0), "
+               "τ = 1 samples from the model's p as it is, and a large τ flattens q towards uniform (§7). "
+               "Ctrl+click the slider to type a value.");
+  ImGui::SameLine();
+  ImGui::TextDisabled("%s", st.tau <= 0   ? "argmax"
+                            : st.tau == 1 ? "sample from p itself"
+                            : st.tau < 1  ? "sharper than p"
+                                          : "flatter than p");
+  int l_gen = st.l_gen;
+  ImGui::SetNextItemWidth(fs * 7.0f);
+  if (ImGui::InputInt("ℓ_gen", &l_gen)) st.l_gen = std::clamp(l_gen, 1, 4096);
+  item_tooltip("How many tokens \"Generate ℓ_gen tokens\" draws (Algorithm 14's loop, line 2).");
+  ImGui::SameLine(0, fs * 1.5f);
+  const uint64_t one = 1;
+  ImGui::SetNextItemWidth(fs * 8.0f);
+  ImGui::InputScalar("seed", ImGuiDataType_U64, &st.seed, &one);
+  item_tooltip("The sampling generator's seed: the same seed and settings give the same tokens. A run that "
+               "continues after k generated tokens seeds it with seed + k.");
+  ImGui::Checkbox("Trim context to ℓ_max", &st.trim_context);
+  item_tooltip("When the prompt and the generated text outgrow ℓ_max = " + std::to_string(c.l_max) +
+               ", feed only the last ℓ_max tokens to DTransformer. Off: generation stops at ℓ_max, because the "
+               "paper's DTransformer cannot take a longer x.");
+  ImGui::SameLine();
+  ImGui::TextDisabled("(Carpenter's COMPLETE_TEXT, not in the paper)");
+
+  // --- commands ---
+  auto ran = [&] {
+    app.ui.viewed_event = SIZE_MAX;
+    step_ = -1;
+  };
+  if (ImGui::Button("Generate next token")) {
+    s.trace_generate(1, true);
+    ran();
+  }
+  item_tooltip("Ctrl+G. Traces Algorithm 14 with ℓ_gen = 1, continuing the text generated so far.");
+  const std::string gen_all = "Generate ℓ_gen = " + std::to_string(st.l_gen) + " tokens";
+  same_line_if_fits(button_width(gen_all));
+  if (ImGui::Button(gen_all.c_str())) {
+    s.trace_generate(st.l_gen, false);
+    ran();
+  }
+  item_tooltip("Starts again from the prompt and traces Algorithm 14 drawing ℓ_gen tokens.");
+  same_line_if_fits(button_width("Clear"));
+  if (ImGui::Button("Clear")) {
+    s.clear_generation();
+    ran();
+  }
+  item_tooltip("Forgets the generated text and traces the forward pass (Algorithm 10) on the prompt.");
+  same_line_if_fits(button_width("Back to the forward pass"));
+  ImGui::BeginDisabled(s.run_kind() == RunKind::Forward);
+  if (ImGui::Button("Back to the forward pass")) {
+    s.trace_forward();
+    ran();
+  }
+  ImGui::EndDisabled();
+  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+    item_tooltip("Traces Algorithm 10 on the prompt again. The generated text is kept: \"Generate next token\" "
+                 "continues it.");
+
+  const bool generating = s.run_kind() == RunKind::Generate;
+  const InferenceResult& gen = s.generation();
+  const size_t n_steps = generating ? gen.steps.size() : 0;
+  if (s.generated().size() != generated_seen_) {
+    generated_seen_ = s.generated().size();
+    step_ = -1;
+  }
+  const size_t shown = app.shown_event();
+  if (shown != followed_) {
+    followed_ = shown;
+    const int i = shown < tr.size() ? tr.events[shown].idx.i : 0;
+    if (generating && i >= 1 && static_cast<size_t>(i) <= n_steps) step_ = i - 1;
+  }
+  const int sel = n_steps == 0 ? -1 : step_ < 0 || static_cast<size_t>(step_) >= n_steps ? static_cast<int>(n_steps) - 1 : step_;
+
+  // --- the text so far: prompt, earlier tokens, and this run's tokens (click one) ---
+  ImGui::Separator();
+  ImGui::TextUnformatted("Text so far");
+  ImGui::SameLine();
+  ImGui::TextDisabled(n_steps ? "(prompt dim; click a token generated in this trace to see its p and q)"
+                              : "(prompt dim)");
+  {
+    const Tokens& gtoks = s.generated();
+    const size_t first_traced = gtoks.size() - n_steps;  // generated() ends with this run's tokens
+    const ImVec2 pad(fs * 0.12f, fs * 0.1f);
+    ImGui::PushFont(app.fonts.mono);
+    ImGui::PushStyleVar(ImGuiStyleVar_ItemSpacing, ImVec2(1.0f, fs * 0.25f));
+    bool first = true;
+    auto chip = [&](int id, int kind, size_t k) {  // kind: 0 prompt, 1 earlier, 2 this run (k = step)
+      const std::string label = token_label(tok, id);
+      const ImVec2 ts = ImGui::CalcTextSize(label.c_str());
+      const ImVec2 size(ts.x + pad.x * 2, ts.y + pad.y * 2);
+      if (!first) same_line_if_fits(size.x);
+      first = false;
+      const ImVec2 p = ImGui::GetCursorScreenPos();
+      ImGui::PushID(static_cast<int>(k) + kind * 100000);
+      ImDrawList* dl = ImGui::GetWindowDrawList();
+      if (kind == 2) {
+        if (ImGui::InvisibleButton("tok", size)) {
+          step_ = static_cast<int>(k);
+          followed_ = shown;
+        }
+        item_tooltip("Step i = " + std::to_string(k + 1) + ": “" + label + "” (id " + std::to_string(id) +
+                     "). Click to see the p and q it was drawn from.");
+        dl->AddRectFilled(p, ImVec2(p.x + size.x, p.y + size.y),
+                          static_cast<int>(k) == sel ? highlight_bg(dark) : ImGui::GetColorU32(ImGuiCol_FrameBg), 3.0f);
+        if (ImGui::IsItemHovered())
+          dl->AddRect(p, ImVec2(p.x + size.x, p.y + size.y), accent, 3.0f);
+      } else {
+        ImGui::Dummy(size);
+      }
+      dl->AddText(ImVec2(p.x + pad.x, p.y + pad.y),
+                  kind == 0 ? ImGui::GetColorU32(ImGuiCol_TextDisabled) : kind == 2 ? accent : ImGui::GetColorU32(ImGuiCol_Text),
+                  label.c_str());
+      ImGui::PopID();
+    };
+    for (size_t k = 0; k < s.tokens().size(); ++k) chip(s.tokens()[k], 0, k);
+    for (size_t k = 0; k < gtoks.size(); ++k)
+      chip(gtoks[k], k >= first_traced ? 2 : 1, k >= first_traced ? k - first_traced : k);
+    ImGui::PopStyleVar();
+    ImGui::PopFont();
+    if (gtoks.empty()) ImGui::TextDisabled("Nothing generated yet.");
+    else if (first_traced > 0) {
+      ImGui::PushTextWrapPos(0.0f);
+      ImGui::TextDisabled("The %zu token%s without a box came from earlier runs: part of x now, but not traced in "
+                          "this run.",
+                          first_traced, first_traced > 1 ? "s" : "");
+      ImGui::PopTextWrapPos();
+    }
+  }
+
+  ImGui::Separator();
+  if (!generating) {
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextDisabled("The trace is the forward pass (Algorithm 10) on the prompt. Generate to trace Algorithm 14: "
+                        "each generation step is then a traced run of DTransformer you can step into (F11 on "
+                        "Algorithm 14 line 2 enters line 3's call).");
+    ImGui::PopTextWrapPos();
+    return;
+  }
+  if (!gen.stopped.empty()) ImGui::TextColored(ImColor(accent), "Generation %s.", gen.stopped.c_str());
+  // τ as traced (Algorithm 14's input) against τ as set now.
+  const size_t enter = find_event(tr, 14, EventKind::Enter, 0, 0);
+  const Value* tau_v = enter < tr.size() ? find_value(tr.events[enter], "τ") : nullptr;
+  if (tau_v && tau_v->m(0, 0) != static_cast<float>(st.tau)) {
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextColored(ImColor(accent), "τ is now %.3g, but this trace drew with τ = %.3g: q will change on the next "
+                                        "generation.",
+                       st.tau, tau_v->m(0, 0));
+    ImGui::PopTextWrapPos();
+  }
+  if (sel < 0) return;
+
+  // --- the selected step ---
+  const InferenceStep& step = gen.steps[sel];
+  const int i = sel + 1;
+  const size_t call = find_event(tr, 10, EventKind::Enter, 0, i);
+  const Value* x_in = call < tr.size() ? find_value(tr.events[call], "x") : nullptr;
+  const int fed = x_in ? static_cast<int>(x_in->tokens.size()) : 0;
+  const std::string y = token_label(tok, step.y);
+  const int N = static_cast<int>(step.p.size());
+  std::vector<int> order(N);  // token indices (0-based) by decreasing p
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return step.p(a) > step.p(b); });
+  const int y_rank = static_cast<int>(std::find(order.begin(), order.end(), step.y - 1) - order.begin());
+  math_text(app.fonts,
+            "Step i = " + std::to_string(i) + " of " + std::to_string(n_steps) + ": P ← DTransformer(x) on " +
+                std::to_string(fed) + " tokens, p = P[:, " + std::to_string(step.context_start - 1 + fed) + "]",
+            accent);
+  math_text(app.fonts, "sampled y = “" + y + "” (id " + std::to_string(step.y) + ", rank " +
+                           std::to_string(y_rank + 1) + " by p):  p(y) = " + prob(step.p(step.y - 1)) +
+                           ",  q(y) = " + prob(step.q(step.y - 1)),
+            accent);
+  if (step.context_start > 1)
+    ImGui::TextDisabled("Context trimmed: the model saw only x[%d:%d], the last ℓ_max tokens.", step.context_start,
+                        step.context_start - 1 + fed);
+  ImGui::BeginDisabled(call >= tr.size());
+  if (ImGui::SmallButton("Go to line 3's DTransformer call")) {
+    s.jump(call);
+    app.ui.viewed_event = SIZE_MAX;
+    followed_ = app.shown_event();
+  }
+  ImGui::EndDisabled();
+  ImGui::SameLine();
+  const size_t line5 = find_event(tr, 14, EventKind::Line, 5, i);
+  ImGui::BeginDisabled(line5 >= tr.size());
+  if (ImGui::SmallButton("Go to line 5 (the draw)")) {
+    s.jump(line5);
+    app.ui.viewed_event = SIZE_MAX;
+    followed_ = app.shown_event();
+  }
+  ImGui::EndDisabled();
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextDisabled("Each generation step is a traced run of DTransformer (Algorithm 10): with the cursor on "
+                      "Algorithm 14 line 2, F11 steps into line 3's call and F10 steps over it.");
+  ImGui::PopTextWrapPos();
+
+  // --- p and q over the vocabulary, sorted by p ---
+  const int shown_rows = all_ ? N : std::min(kTopK, N);
+  ImGui::Spacing();
+  const ImU32 p_col = dark ? IM_COL32(90, 160, 230, 255) : IM_COL32(40, 100, 190, 255);
+  const ImU32 q_col = dark ? IM_COL32(230, 140, 70, 255) : IM_COL32(200, 100, 30, 255);
+  ImGui::Checkbox(("all N_V = " + std::to_string(N) + " tokens").c_str(), &all_);
+  ImGui::SameLine(0, fs * 1.5f);
+  const ImVec2 sw(fs * 0.7f, fs * 0.7f);
+  auto swatch = [&](ImU32 col) {
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(p.x, p.y + fs * 0.25f), ImVec2(p.x + sw.x, p.y + fs * 0.25f + sw.y), col);
+    ImGui::Dummy(ImVec2(sw.x, fs));
+    ImGui::SameLine();
+  };
+  swatch(p_col);
+  math_text(app.fonts, "p (line 4)");
+  ImGui::SameLine(0, fs);
+  swatch(q_col);
+  math_text(app.fonts, "q ∝ p^{1/τ} (line 5)" + std::string(tau_v && tau_v->m(0, 0) <= 0 ? ": τ = 0, argmax" : ""));
+  if (!all_) {
+    ImGui::SameLine(0, fs);
+    ImGui::TextDisabled("top %d by p", shown_rows);
+  }
+
+  const float scale = std::max(step.p.maxCoeff(), step.q.maxCoeff());
+  const ImGuiTableFlags tf = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_BordersOuter |
+                             ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingFixedFit;
+  if (ImGui::BeginTable("pq", 4, tf, ImVec2(0, std::max(fs * 8.0f, ImGui::GetContentRegionAvail().y)))) {
+    ImGui::TableSetupScrollFreeze(0, 1);
+    ImGui::TableSetupColumn("rank", ImGuiTableColumnFlags_WidthFixed, fs * 2.6f);
+    ImGui::TableSetupColumn("token", ImGuiTableColumnFlags_WidthFixed, fs * 4.2f);
+    ImGui::TableSetupColumn("p", ImGuiTableColumnFlags_WidthStretch);
+    ImGui::TableSetupColumn("q", ImGuiTableColumnFlags_WidthStretch);
+    ImGui::TableHeadersRow();
+    auto row = [&](int rank) {
+      const int v = order[rank];
+      const bool sampled = v == step.y - 1;
+      ImGui::TableNextRow();
+      if (sampled) ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, highlight_bg(dark));
+      ImGui::TableNextColumn();
+      ImGui::Text("%d", rank + 1);
+      ImGui::TableNextColumn();
+      ImGui::PushFont(app.fonts.mono);
+      const std::string label = token_label(tok, v + 1);
+      if (sampled) ImGui::TextColored(ImColor(accent), "%s ◀", label.c_str());
+      else ImGui::TextUnformatted(label.c_str());
+      ImGui::PopFont();
+      item_tooltip("“" + label + "” (id " + std::to_string(v + 1) + ")" + (sampled ? ": the sampled token y" : ""));
+      ImGui::TableNextColumn();
+      prob_cell(app, step.p(v), scale, p_col);
+      ImGui::TableNextColumn();
+      prob_cell(app, step.q(v), scale, q_col);
+    };
+    for (int r = 0; r < shown_rows; ++r) row(r);
+    if (y_rank >= shown_rows) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextDisabled("…");
+      row(y_rank);
+    }
+    ImGui::EndTable();
+  }
+}
+
+}  // namespace sf
