@@ -40,6 +40,7 @@ void Session::set_model(Model m, std::string label) {
   model_ = std::make_unique<Model>(std::move(m));
   tok_ = std::make_unique<CharTokenizer>(model_->config);
   model_label_ = std::move(label);
+  gen_prefix_.clear();
   generated_.clear();
   generation_ = {};
   run_kind_ = RunKind::Forward;
@@ -62,7 +63,9 @@ void Session::set_prompt(const std::string& text) {
     return;
   }
   tokens_ = std::move(t);
-  if (run_kind_ == RunKind::Generate) generated_.clear();
+  gen_prefix_.clear();  // a continuation belongs to the prompt it continued
+  generated_.clear();
+  generation_ = {};
   retrace_keep_cursor();
 }
 
@@ -84,11 +87,13 @@ void Session::run_trace() {
     InferenceOptions opt;
     opt.l_gen = gen_count_;
     opt.tau = sampling.tau;
-    opt.seed = sampling.seed + generated_.size();
     opt.trim_context = sampling.trim_context;
+    opt.seed = sampling.seed + gen_prefix_.size();
     Tokens x = tokens_;
-    x.insert(x.end(), generated_.begin(), generated_.end());
+    x.insert(x.end(), gen_prefix_.begin(), gen_prefix_.end());
     generation_ = dinference(x, *model_, opt, &tracer);
+    generated_ = gen_prefix_;
+    generated_.insert(generated_.end(), generation_.y.begin(), generation_.y.end());
   }
   trace_ = std::move(fresh);
   last_trace_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -101,7 +106,7 @@ void Session::trace_forward() {
 }
 
 void Session::trace_generate(int n, bool append) {
-  if (!append) generated_.clear();
+  gen_prefix_ = append ? generated_ : Tokens{};
   run_kind_ = RunKind::Generate;
   gen_count_ = std::max(0, n);
   try {
@@ -111,11 +116,11 @@ void Session::trace_generate(int n, bool append) {
     run_kind_ = RunKind::Forward;
     run_trace();
   }
-  if (run_kind_ == RunKind::Generate) generated_.insert(generated_.end(), generation_.y.begin(), generation_.y.end());
   restart();
 }
 
 void Session::clear_generation() {
+  gen_prefix_.clear();
   generated_.clear();
   generation_ = {};
   trace_forward();

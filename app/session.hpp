@@ -98,7 +98,8 @@ class Session {
   std::vector<UnknownChar> unknown_;
   RunKind run_kind_ = RunKind::Forward;
   int gen_count_ = 0;
-  Tokens generated_;
+  Tokens gen_prefix_;  // text generated before the traced run (one token at a time)
+  Tokens generated_;   // gen_prefix_ + what the traced run generated
   InferenceResult generation_;
   Trace trace_;
   size_t cursor_ = 0;

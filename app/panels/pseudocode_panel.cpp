@@ -16,7 +16,7 @@ const char* implementer_note(int alg) {
     case 8: return "Line 13 loops over i but the body uses l: a slip in the paper; read it as l.";
     case 9: return "After line 10, X has d_f rows, so W_u must be N_V×d_f; the paper's W_u ∈ ℝ^{N_V×d_e} only works when d_f = d_e.";
     case 10: return "Line 2 is shown stepping into Algorithms 1 and 2 for each token t. Line 9 (end) computes nothing and has no step.";
-    case 14: return "τ = 0 means argmax (q ∝ p^{1/τ} is undefined at 0). When x outgrows ℓ_max, the model sees only its last ℓ_max tokens (a labelled option, as Carpenter's COMPLETE_TEXT).";
+    case 14: return "τ = 0 means argmax (q ∝ p^(1/τ) is undefined at 0). When x outgrows ℓ_max, the model sees only its last ℓ_max tokens (a labelled option, as Carpenter's COMPLETE_TEXT).";
     case 15: return "Nothing bounds the loop if eos_token is never drawn: a real implementation caps the length at ℓ_max and says so.";
     default: return nullptr;
   }

@@ -138,6 +138,21 @@ TEST(Session, GenerationOneTokenAtATimeIsTracedAndAppends) {
   EXPECT_EQ(all.tokens_at(second).size(), all.tokens().size() + 1);
 }
 
+TEST(Session, EditingThePromptRestartsTheContinuation) {
+  Session s;
+  s.sampling.tau = 0;
+  s.trace_generate(1, true);
+  s.trace_generate(1, true);
+  ASSERT_EQ(s.generated().size(), 2u);
+  s.set_prompt("abc");  // in generation mode: the trace generates again, from the new prompt
+  EXPECT_EQ(s.run_kind(), RunKind::Generate);
+  EXPECT_EQ(s.generated().size(), 1u);
+  EXPECT_EQ(s.generated(), s.generation().y);
+  s.trace_forward();
+  s.set_prompt("abcd");
+  EXPECT_TRUE(s.generated().empty());
+}
+
 TEST(Session, ScopeForACallerFrameHoldsWhatItBoundBeforeTheCall) {
   Session s;
   ASSERT_TRUE(s.jump_to(4, 5, 1, 1));
