@@ -44,7 +44,13 @@ void Session::set_model(Model m, std::string label) {
   generated_.clear();
   generation_ = {};
   run_kind_ = RunKind::Forward;
-  if (!prompt_.empty() || tokens_.empty()) set_prompt(prompt_.empty() ? kDefaultPrompt : prompt_);
+  tokens_.clear();
+  set_prompt(prompt_.empty() ? kDefaultPrompt : prompt_);
+  if (tokens_.empty()) {  // the prompt does not fit this model: trace [bos_token] alone
+    tokens_ = {tok_->bos_token()};
+    run_trace();
+    restart();
+  }
 }
 
 void Session::set_prompt(const std::string& text) {

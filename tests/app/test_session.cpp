@@ -153,6 +153,24 @@ TEST(Session, EditingThePromptRestartsTheContinuation) {
   EXPECT_TRUE(s.generated().empty());
 }
 
+TEST(Session, AModelWhoseVocabularyLacksThePromptStillTraces) {
+  Session s;
+  ModelConfig c;
+  c.vocab = {"0", "1"};
+  c.d_e = 8;
+  c.d_attn = c.d_mid = 4;
+  c.d_mlp = 16;
+  c.l_max = 8;
+  s.set_model(Model::initialised(c, 3), "tiny");
+  EXPECT_FALSE(s.prompt_error().empty());  // "hello world" has no 0/1 characters
+  ASSERT_EQ(s.tokens().size(), 1u);
+  EXPECT_EQ(s.tokens()[0], 4);  // bos_token = N_V − 1 with N_V = 5
+  EXPECT_GT(s.trace().size(), 1u);
+  s.set_prompt("0110");
+  EXPECT_TRUE(s.prompt_error().empty());
+  EXPECT_EQ(s.tokens().size(), 5u);
+}
+
 TEST(Session, ScopeForACallerFrameHoldsWhatItBoundBeforeTheCall) {
   Session s;
   ASSERT_TRUE(s.jump_to(4, 5, 1, 1));
