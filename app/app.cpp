@@ -7,13 +7,16 @@
 #include <filesystem>
 
 #include "app/panels/about_panel.hpp"
+#include "app/panels/attention_panel.hpp"
 #include "app/panels/callstack_panel.hpp"
 #include "app/panels/file_browser.hpp"
 #include "app/panels/layernorm_panel.hpp"
 #include "app/panels/panel.hpp"
 #include "app/panels/pseudocode_panel.hpp"
 #include "app/panels/sampling_panel.hpp"
+#include "app/panels/tensor_panel.hpp"
 #include "app/panels/toolbar_panel.hpp"
+#include "app/panels/variables_panel.hpp"
 #include "imgui.h"
 
 namespace sf {
@@ -23,6 +26,9 @@ struct App::Panels {
   ToolbarPanel toolbar;
   PseudocodePanel pseudocode;
   CallStackPanel callstack;
+  VariablesPanel variables;
+  TensorPanel tensor;
+  AttentionPanel attention;
   LayerNormPanel layernorm;
   SamplingPanel sampling;
   FileBrowser files;
@@ -116,6 +122,11 @@ void App::layout_windows() {
     ImGui::End();
   }
   // Variables panel (middle column). [panel registration: variables]
+  if (ui.show.variables) {
+    place("Variables", left_w, top_h, mid_w, body_h);
+    if (ImGui::Begin("Variables", &ui.show.variables)) panels->variables.draw(*this);
+    ImGui::End();
+  }
   // Inspector (right column): one window, a tab per view, so that a projector shows one
   // large view at a time. [panel registration: inspector tabs]
   place("Inspector", left_w + mid_w, top_h, right_w, body_h);
@@ -128,13 +139,14 @@ void App::layout_windows() {
         }
         open = false;  // "open:NAME" selects the tab once; the user's clicks decide after that
       };
+      tab("Tensor", ui.show.tensor, [&] { panels->tensor.draw(*this); });
+      tab("Attention", ui.show.attention, [&] { panels->attention.draw(*this); });
       tab("LayerNorm", ui.show.layernorm, [&] { panels->layernorm.draw(*this); });
       tab("Sampling", ui.show.sampling, [&] { panels->sampling.draw(*this); });
       ImGui::EndTabBar();
     }
   }
   ImGui::End();
-  (void)mid_w;
   // Floating windows, on top of the layout.
   if (ui.show.files) panels->files.draw(*this);
   if (ui.show.about) panels->about.draw(*this);
@@ -359,6 +371,9 @@ bool App::apply_action(const std::string& action, std::string& error) {
     ui.font_dirty = true;
   } else if (verb == "load") {
     open_model(arg);
+  } else if (verb == "mouse") {
+    if (!ints(v) || v.size() != 2) return error = "mouse needs X:Y (window pixels)", false;
+    glfwSetCursorPos(window, v[0], v[1]);
   } else {
     return error = "unknown action (see --help)", false;
   }

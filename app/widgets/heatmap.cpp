@@ -1,0 +1,553 @@
+#include "app/widgets/heatmap.hpp"
+
+#include <glad/gl.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <utility>
+
+#include "app/app.hpp"
+#include "app/mathtext.hpp"
+#include "app/panels/panel.hpp"
+
+namespace sf {
+
+namespace {
+
+struct Rgb {
+  float r, g, b;
+};
+
+// Moreland's cool-warm (matplotlib's "coolwarm"), evenly spaced over [lo, hi] = [−a, a].
+constexpr Rgb kCoolWarm[] = {{59, 76, 192},   {98, 130, 234},  {141, 176, 254}, {184, 208, 249}, {221, 221, 221},
+                             {245, 196, 173}, {244, 154, 123}, {222, 96, 77},   {180, 4, 38}};
+// viridis, evenly spaced over [lo, hi].
+constexpr Rgb kViridis[] = {{68, 1, 84},    {71, 44, 122}, {59, 81, 139},  {44, 113, 142}, {33, 144, 141},
+                            {39, 173, 129}, {92, 200, 99}, {170, 220, 50}, {253, 231, 37}};
+constexpr ImU32 kInfColor = IM_COL32(52, 52, 58, 255);
+constexpr ImU32 kHatchColor = IM_COL32(150, 150, 162, 255);
+constexpr ImU32 kNanColor = IM_COL32(255, 0, 255, 255);
+
+// Matrices up to this size in both dimensions may be drawn cell by cell.
+constexpr int kMaxCellByCell = 128;
+
+template <size_t N>
+ImU32 lerp_stops(const Rgb (&s)[N], float t) {
+  t = std::clamp(t, 0.0f, 1.0f) * static_cast<float>(N - 1);
+  const size_t i = std::min(static_cast<size_t>(t), N - 2);
+  const float f = t - static_cast<float>(i);
+  auto mix = [f](float a, float b) { return static_cast<int>(a + (b - a) * f + 0.5f); };
+  return IM_COL32(mix(s[i].r, s[i + 1].r), mix(s[i].g, s[i + 1].g), mix(s[i].b, s[i + 1].b), 255);
+}
+
+// The resolved colour scale and the counts of the cells it cannot colour.
+struct Scale {
+  bool diverging = false;
+  float lo = 0, hi = 1;
+  int neg_inf = 0, pos_inf = 0, nan = 0;
+
+  ImU32 color_at(float t) const { return diverging ? lerp_stops(kCoolWarm, t) : lerp_stops(kViridis, t); }
+  ImU32 color(float x) const {
+    if (std::isnan(x)) return kNanColor;
+    if (std::isinf(x)) return kInfColor;
+    return color_at(hi > lo ? (x - lo) / (hi - lo) : 0.5f);
+  }
+};
+
+Scale resolve_scale(const MatF& m, const HeatmapOptions& o) {
+  Scale s;
+  float mn = INFINITY, mx = -INFINITY;
+  for (Eigen::Index i = 0; i < m.size(); ++i) {
+    const float x = m.data()[i];
+    if (std::isnan(x))
+      ++s.nan;
+    else if (x == -INFINITY)
+      ++s.neg_inf;
+    else if (x == INFINITY)
+      ++s.pos_inf;
+    else {
+      mn = std::min(mn, x);
+      mx = std::max(mx, x);
+    }
+  }
+  const bool any = mn <= mx;
+  s.diverging = o.scale == ColorScale::Diverging || (o.scale == ColorScale::Auto && !(any && mn >= 0 && mx > 0));
+  if (s.diverging) {
+    const float a = any ? std::max(std::abs(mn), std::abs(mx)) : 0.0f;
+    s.lo = a > 0 ? -a : -1.0f;
+    s.hi = a > 0 ? a : 1.0f;
+  } else {
+    s.lo = 0;
+    s.hi = any && mx > 0 ? mx : 1.0f;
+  }
+  if (!std::isnan(o.lo)) s.lo = o.lo;
+  if (!std::isnan(o.hi)) s.hi = o.hi;
+  return s;
+}
+
+// --- textures for large matrices, cached per matrix object -------------------------------
+
+struct CachedTexture {
+  const MatF* key = nullptr;
+  const float* data = nullptr;
+  Eigen::Index rows = 0, cols = 0;
+  uint64_t hash = 0;
+  ColorScale requested = ColorScale::Auto;
+  float req_lo = NAN, req_hi = NAN;
+  Scale scale;
+  GLuint tex = 0;
+  int last_frame = 0;
+};
+
+std::vector<CachedTexture>& texture_cache() {
+  static std::vector<CachedTexture> cache;
+  return cache;
+}
+
+// FNV-1a over the entries (evenly spaced samples past 65536 of them): a new trace can reuse a
+// freed matrix's address, so the address alone does not say the contents are the same.
+uint64_t content_hash(const MatF& m) {
+  const Eigen::Index n = m.size();
+  const Eigen::Index stride = std::max<Eigen::Index>(1, n / 65536);
+  uint64_t h = 1469598103934665603ull ^ static_cast<uint64_t>(n);
+  for (Eigen::Index i = 0; i < n; i += stride) {
+    uint32_t bits;
+    std::memcpy(&bits, m.data() + i, sizeof bits);
+    h = (h ^ bits) * 1099511628211ull;
+  }
+  return h;
+}
+
+bool same_request(float a, float b) { return (std::isnan(a) && std::isnan(b)) || a == b; }
+
+// Frees textures no heatmap has drawn for a while (once a frame).
+void sweep_textures(int frame) {
+  static int swept = -1;
+  if (swept == frame) return;
+  swept = frame;
+  auto& cache = texture_cache();
+  for (auto it = cache.begin(); it != cache.end();) {
+    if (it->last_frame < frame - 120) {
+      glDeleteTextures(1, &it->tex);
+      it = cache.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+const CachedTexture& texture_for(const MatF& m, const HeatmapOptions& o) {
+  const int frame = ImGui::GetFrameCount();
+  sweep_textures(frame);
+  auto& cache = texture_cache();
+  // One entry per matrix and colour request (a thumbnail and a large view may differ).
+  auto it = std::find_if(cache.begin(), cache.end(), [&](const CachedTexture& c) {
+    return c.key == &m && c.requested == o.scale && same_request(c.req_lo, o.lo) && same_request(c.req_hi, o.hi);
+  });
+  if (it == cache.end()) {
+    cache.push_back({});
+    it = cache.end() - 1;
+    it->key = &m;
+    it->requested = o.scale;
+    it->req_lo = o.lo;
+    it->req_hi = o.hi;
+    glGenTextures(1, &it->tex);
+  }
+  CachedTexture& c = *it;
+  c.last_frame = frame;
+  const uint64_t hash = content_hash(m);
+  if (c.data == m.data() && c.rows == m.rows() && c.cols == m.cols() && c.hash == hash) return c;
+  c.data = m.data();
+  c.rows = m.rows();
+  c.cols = m.cols();
+  c.hash = hash;
+  c.scale = resolve_scale(m, o);
+  // One texel per entry; a matrix beyond the GL limit is sampled (the tooltip still reads m).
+  GLint max_size = 4096;
+  glGetIntegerv(GL_MAX_TEXTURE_SIZE, &max_size);
+  const Eigen::Index cap = std::min<Eigen::Index>(max_size, 8192);
+  const Eigen::Index tw = std::min(c.cols, cap), th = std::min(c.rows, cap);
+  std::vector<ImU32> px(static_cast<size_t>(tw * th));
+  for (Eigen::Index y = 0; y < th; ++y) {
+    const Eigen::Index r = y * c.rows / th;
+    for (Eigen::Index x = 0; x < tw; ++x) px[static_cast<size_t>(y * tw + x)] = c.scale.color(m(r, x * c.cols / tw));
+  }
+  GLint bound = 0;
+  glGetIntegerv(GL_TEXTURE_BINDING_2D, &bound);
+  glBindTexture(GL_TEXTURE_2D, c.tex);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+  glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
+  glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+  // ImU32 from IM_COL32 is R, G, B, A in memory order.
+  glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, static_cast<GLsizei>(tw), static_cast<GLsizei>(th), 0, GL_RGBA,
+               GL_UNSIGNED_BYTE, px.data());
+  glBindTexture(GL_TEXTURE_2D, static_cast<GLuint>(bound));
+  return c;
+}
+
+// --- drawing helpers -----------------------------------------------------------------------
+
+float text_w(const ImFont* font, const std::string& s) {
+  return font->CalcTextSizeA(font->FontSize, FLT_MAX, 0.0f, s.c_str()).x;
+}
+
+// The smallest of 1, 2, 5, 10, 20, 50, … that is at least n.
+int nice_step(float n) {
+  for (int decade = 1;; decade *= 10)
+    for (int m : {1, 2, 5})
+      if (static_cast<float>(m * decade) >= n) return m * decade;
+}
+
+ImU32 ink_on(ImU32 bg) {
+  const float r = static_cast<float>((bg >> IM_COL32_R_SHIFT) & 0xFF),
+              g = static_cast<float>((bg >> IM_COL32_G_SHIFT) & 0xFF),
+              b = static_cast<float>((bg >> IM_COL32_B_SHIFT) & 0xFF);
+  return 0.299f * r + 0.587f * g + 0.114f * b > 150.0f ? IM_COL32(0, 0, 0, 255) : IM_COL32(255, 255, 255, 255);
+}
+
+void hatch(ImDrawList* dl, ImVec2 a, ImVec2 b) {
+  dl->AddRectFilled(a, b, kInfColor);
+  dl->AddLine(ImVec2(a.x, b.y), ImVec2(b.x, a.y), kHatchColor, 1.0f);
+}
+
+std::string value_text(float x) { return x == -INFINITY ? "−∞ (masked)" : exact_number(x); }
+
+std::string number(float x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", static_cast<double>(x));
+  return buf;
+}
+
+// "t_z = 3" (paper notation) then " “l”" in plain text, on one tooltip line.
+void axis_line(const Fonts& f, const HeatmapAxis& ax, bool is_row, int i) {
+  const std::string name = ax.index.empty() ? (is_row ? "row" : "column") : ax.index;
+  math_text(f, name + " = " + std::to_string(i + 1));
+  if (static_cast<size_t>(i) < ax.labels.size()) {
+    ImGui::SameLine(0, 0);
+    ImGui::Text("  “%s”", ax.labels[static_cast<size_t>(i)].c_str());
+  }
+}
+
+}  // namespace
+
+std::string exact_number(float x) {
+  if (std::isnan(x)) return "NaN";
+  if (std::isinf(x)) return x < 0 ? "−∞" : "+∞";
+  char buf[32];
+  for (int digits = 6; digits <= 9; ++digits) {
+    std::snprintf(buf, sizeof buf, "%.*g", digits, static_cast<double>(x));
+    if (std::strtof(buf, nullptr) == x) break;
+  }
+  return buf;
+}
+
+HeatmapHover heatmap(const char* id, const MatF& m, const Fonts& f, const HeatmapOptions& o) {
+  HeatmapHover out;
+  const int R = static_cast<int>(m.rows()), C = static_cast<int>(m.cols());
+  if (R == 0 || C == 0) {
+    ImGui::TextDisabled("(empty)");
+    return out;
+  }
+  const ImFont* big = f.text;
+  const ImFont* small = f.small;
+  const float F = big->FontSize, Fs = small->FontSize, gap = std::round(F * 0.3f);
+  const bool full = !o.thumbnail;
+  const bool row_chars = full && o.rows.labels.size() == static_cast<size_t>(R);
+  const bool col_chars = full && o.cols.labels.size() == static_cast<size_t>(C);
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+
+  // Label and legend extents (full mode).
+  float row_chr_w = 0;
+  if (row_chars)
+    for (const auto& l : o.rows.labels) row_chr_w = std::max(row_chr_w, text_w(big, l));
+  const float row_idx_w = text_w(small, std::to_string(R));
+  const float row_w = full ? row_idx_w + gap + (row_chars ? row_chr_w + gap : 0.0f) : 0.0f;
+  const bool titles = full && (!o.rows.title.empty() || !o.cols.title.empty());
+  const float title_h = titles ? std::round(F * 1.35f) : 0.0f;
+  const float col_h = full ? Fs + (col_chars ? F : 0.0f) + gap : 0.0f;
+  const float legend_h = full ? std::round(F * 1.6f) : 0.0f;
+
+  // Cell size: square where it fits; a very tall or wide matrix gets cells stretched up to
+  // a label's size along its short side, so that its columns (or rows) stay readable.
+  float cell_w, cell_h;
+  if (full) {
+    const float W = o.max_width > 0 ? o.max_width : avail.x;
+    const float H = o.max_height > 0 ? o.max_height : std::max(avail.y, F * 10.0f);
+    const float cw = std::max(W - row_w, F) / static_cast<float>(C);
+    const float ch = std::max(H - title_h - col_h - legend_h, F * 2.0f) / static_cast<float>(R);
+    const float c = std::min({cw, ch, F * 3.0f});
+    cell_w = std::max(c, std::min(cw, F * 1.5f));
+    cell_h = std::max(c, std::min(ch, F * 1.5f));
+  } else {
+    const float W = o.max_width > 0 ? o.max_width : std::min(avail.x, 96.0f);
+    const float H = o.max_height > 0 ? o.max_height : 48.0f;
+    const float h = std::clamp(W * static_cast<float>(R) / static_cast<float>(C), std::min(12.0f, H), H);
+    const float w = std::clamp(h * static_cast<float>(C) / static_cast<float>(R), std::min(16.0f, W), W);
+    cell_w = w / static_cast<float>(C);
+    cell_h = h / static_cast<float>(R);
+  }
+  const bool use_texture = R > kMaxCellByCell || C > kMaxCellByCell || cell_w < 2.0f || cell_h < 2.0f;
+  const CachedTexture* tex = use_texture ? &texture_for(m, o) : nullptr;
+  const Scale sc = tex ? tex->scale : resolve_scale(m, o);
+
+  const ImVec2 p0 = ImGui::GetCursorScreenPos();
+  const float gx = std::round(p0.x + row_w), gy = std::round(p0.y + title_h + col_h);
+  const float gw = cell_w * static_cast<float>(C), gh = cell_h * static_cast<float>(R);
+  // Legend, on one line: lo, the colour bar, hi, then the cells the scale cannot colour.
+  const std::string lo = number(sc.lo), hi = number(sc.hi);
+  std::vector<std::pair<bool, std::string>> swatches;  // (hatched, text)
+  if (sc.neg_inf) swatches.emplace_back(true, "−∞ masked: " + std::to_string(sc.neg_inf));
+  if (sc.pos_inf) swatches.emplace_back(true, "+∞: " + std::to_string(sc.pos_inf));
+  if (sc.nan) swatches.emplace_back(false, "NaN: " + std::to_string(sc.nan));
+  const float lo_w = text_w(big, lo), hi_w = text_w(big, hi), bh = std::round(F * 0.85f);
+  const float bar_w = std::clamp(gw - lo_w - hi_w - 2 * gap, F * 5.0f, F * 12.0f);
+  const float scale_w = lo_w + bar_w + hi_w + 2 * gap;
+  float swatch_w = 0;
+  for (const auto& sw : swatches) swatch_w += F + bh + gap + text_w(big, sw.second);
+  // The swatches go on a second line where one line would be wider than the space.
+  const bool wrap_swatches = !swatches.empty() && row_w + scale_w + swatch_w > std::max(avail.x, row_w + gw);
+  const float legend_w = wrap_swatches ? std::max(row_w + scale_w, swatch_w - F) : row_w + scale_w + swatch_w;
+  const float total_w = std::max(row_w + gw, full ? legend_w : 0.0f);
+  const ImVec2 total(std::max(total_w, 1.0f),
+                     title_h + col_h + gh + legend_h + (full && wrap_swatches ? std::round(F * 1.3f) : 0.0f));
+
+  ImGui::PushID(id);
+  ImGui::InvisibleButton("##heatmap", total);
+  const bool item_hovered = ImGui::IsItemHovered();
+  const bool clicked = ImGui::IsItemClicked();
+  ImGui::PopID();
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  if (item_hovered && mouse.x >= gx && mouse.x < gx + gw && mouse.y >= gy && mouse.y < gy + gh) {
+    out.hovered = true;
+    out.col = std::clamp(static_cast<int>((mouse.x - gx) / cell_w), 0, C - 1);
+    out.row = std::clamp(static_cast<int>((mouse.y - gy) / cell_h), 0, R - 1);
+  }
+
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImU32 text_col = ImGui::GetColorU32(ImGuiCol_Text), dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+
+  // Cells.
+  if (tex) {
+    dl->AddImage(reinterpret_cast<ImTextureID>(static_cast<intptr_t>(tex->tex)), ImVec2(gx, gy),
+                 ImVec2(gx + gw, gy + gh));
+  } else {
+    const float sep = cell_w >= 8 && cell_h >= 8 ? 1.0f : 0.0f;  // a hairline between large cells
+    const ImVec2 cmin = dl->GetClipRectMin(), cmax = dl->GetClipRectMax();
+    const int c0 = std::max(0, static_cast<int>((cmin.x - gx) / cell_w)),
+              c1 = std::min(C, static_cast<int>((cmax.x - gx) / cell_w) + 1);
+    const int r0 = std::max(0, static_cast<int>((cmin.y - gy) / cell_h)),
+              r1 = std::min(R, static_cast<int>((cmax.y - gy) / cell_h) + 1);
+    const bool fits_h = cell_h >= Fs;
+    auto centred = [&](ImVec2 a, const char* text, ImU32 ink) {
+      const float w = text_w(small, text);
+      if (!fits_h || w + 2 > cell_w) return false;
+      dl->AddText(small, Fs, ImVec2(a.x + (cell_w - sep - w) * 0.5f, a.y + (cell_h - sep - Fs) * 0.5f), ink, text);
+      return true;
+    };
+    for (int c = c0; c < c1; ++c)
+      for (int r = r0; r < r1; ++r) {
+        const float x = m(r, c);
+        const ImVec2 a(gx + static_cast<float>(c) * cell_w, gy + static_cast<float>(r) * cell_h);
+        const ImVec2 b(a.x + cell_w - sep, a.y + cell_h - sep);
+        if (std::isnan(x)) {
+          dl->AddRectFilled(a, b, kNanColor);
+          centred(a, "NaN", IM_COL32(0, 0, 0, 255));
+          continue;
+        }
+        if (std::isinf(x)) {
+          // Written "−∞" where it fits, else hatched.
+          dl->AddRectFilled(a, b, kInfColor);
+          if (!centred(a, x < 0 ? "−∞" : "+∞", kHatchColor))
+            dl->AddLine(ImVec2(a.x, b.y), ImVec2(b.x, a.y), kHatchColor);
+          continue;
+        }
+        const ImU32 col = sc.color(x);
+        dl->AddRectFilled(a, b, col);
+        if (o.cell_values) {
+          char buf[16];
+          // Whole numbers (mask entries, a softmax weight of exactly 0 or 1) are written without
+          // decimals, so that "0.00" always means a rounded small number.
+          std::snprintf(buf, sizeof buf, x == std::round(x) ? "%.0f" : "%.2f", static_cast<double>(x));
+          centred(a, buf, ink_on(col));
+        }
+      }
+  }
+  if (o.frame_color)
+    dl->AddRect(ImVec2(gx - 2, gy - 2), ImVec2(gx + gw + 2, gy + gh + 2), o.frame_color, 0.0f, 0, 2.0f);
+  auto outline = [&](int r, int c) {
+    if (r < 0 || r >= R || c < 0 || c >= C) return;
+    const ImVec2 a(gx + static_cast<float>(c) * cell_w - 1, gy + static_cast<float>(r) * cell_h - 1);
+    const ImVec2 b(a.x + cell_w + 2, a.y + cell_h + 2);
+    dl->AddRect(a, b, IM_COL32(0, 0, 0, 255), 0.0f, 0, 3.0f);
+    dl->AddRect(a, b, IM_COL32(255, 255, 255, 255), 0.0f, 0, 1.5f);
+  };
+  outline(o.mark_row, o.mark_col);
+  if (out.hovered) outline(out.row, out.col);
+
+  if (full) {
+    // Axis titles: rows run down, columns across.
+    if (titles) {
+      float x = p0.x;
+      if (!o.rows.title.empty()) x += draw_math(f, ImVec2(x, p0.y), "↓ " + o.rows.title, dim) + F;
+      if (!o.cols.title.empty()) draw_math(f, ImVec2(std::max(x, gx), p0.y), o.cols.title + " →", dim);
+    }
+    // Column labels: the 1-based index every few columns, as far apart as the numbers need;
+    // above them the token characters, as densely as a typical character allows. Characters
+    // go first; a wider label (<bos>) only where it overlaps none of them.
+    auto col_x = [&](int c) { return gx + (static_cast<float>(c) + 0.5f) * cell_w; };
+    const int nstep = nice_step((text_w(small, std::to_string(C)) + gap) / cell_w);
+    for (int c = 0; c < C; c += nstep) {
+      const std::string n = std::to_string(c + 1);
+      dl->AddText(small, Fs, ImVec2(col_x(c) - text_w(small, n) * 0.5f, p0.y + title_h + (col_chars ? F : 0.0f)), dim,
+                  n.c_str());
+    }
+    if (col_chars) {
+      const float typical = text_w(big, "m");
+      const int lstep = nice_step((typical + gap * 0.5f) / cell_w);
+      std::vector<std::pair<float, float>> drawn;  // extents of the characters drawn
+      for (int pass = 0; pass < 2; ++pass)
+        for (int c = 0; c < C; c += lstep) {
+          const std::string& l = o.cols.labels[static_cast<size_t>(c)];
+          const float w = text_w(big, l), x0 = col_x(c) - w * 0.5f, x1 = x0 + w;
+          if ((w > typical) != (pass == 1)) continue;
+          const bool overlaps = std::any_of(drawn.begin(), drawn.end(), [&](const auto& d) {
+            return x0 < d.second + gap * 0.5f && d.first < x1 + gap * 0.5f;
+          });
+          if (overlaps) continue;
+          dl->AddText(big, F, ImVec2(x0, p0.y + title_h), text_col, l.c_str());
+          drawn.emplace_back(x0, x1);
+        }
+    }
+    // Row labels: the 1-based index, then the token character.
+    const int rstep = nice_step((row_chars ? F * 0.85f : Fs) / cell_h);
+    for (int r = 0; r < R; r += rstep) {
+      const float cy = gy + (static_cast<float>(r) + 0.5f) * cell_h;
+      const std::string n = std::to_string(r + 1);
+      dl->AddText(small, Fs, ImVec2(p0.x + row_idx_w - text_w(small, n), cy - Fs * 0.5f), dim, n.c_str());
+      if (row_chars) {
+        const std::string& l = o.rows.labels[static_cast<size_t>(r)];
+        dl->AddText(big, F, ImVec2(p0.x + row_idx_w + gap + (row_chr_w - text_w(big, l)) * 0.5f, cy - F * 0.5f),
+                    text_col, l.c_str());
+      }
+    }
+    // Legend (0 is written on the bar of a diverging scale).
+    const float ly = gy + gh + std::round(F * 0.4f), by = ly + (F - bh) * 0.5f;
+    float x = gx;
+    dl->AddText(big, F, ImVec2(x, ly), text_col, lo.c_str());
+    x += lo_w + gap;
+    constexpr int kSegments = 32;
+    for (int i = 0; i < kSegments; ++i) {
+      const float t0 = static_cast<float>(i) / kSegments, t1 = static_cast<float>(i + 1) / kSegments;
+      const ImU32 a = sc.color_at(t0), b = sc.color_at(t1);
+      dl->AddRectFilledMultiColor(ImVec2(x + bar_w * t0, by), ImVec2(x + bar_w * t1, by + bh), a, b, b, a);
+    }
+    if (sc.diverging && sc.lo < 0 && sc.hi > 0) {
+      const float zx = x + bar_w * (-sc.lo / (sc.hi - sc.lo));
+      dl->AddText(small, Fs, ImVec2(zx - text_w(small, "0") * 0.5f, by + (bh - Fs) * 0.5f), IM_COL32(0, 0, 0, 255),
+                  "0");
+    }
+    x += bar_w + gap;
+    dl->AddText(big, F, ImVec2(x, ly), text_col, hi.c_str());
+    x += hi_w + F;
+    float sy = ly;
+    if (wrap_swatches) {
+      x = p0.x;
+      sy += std::round(F * 1.3f);
+    }
+    for (const auto& [hatched, what] : swatches) {
+      const ImVec2 a(x, sy + (F - bh) * 0.5f), b(x + bh, sy + (F + bh) * 0.5f);
+      if (hatched)
+        hatch(dl, a, b);
+      else
+        dl->AddRectFilled(a, b, kNanColor);
+      dl->AddText(big, F, ImVec2(b.x + gap, sy), text_col, what.c_str());
+      x = b.x + gap + text_w(big, what) + F;
+    }
+  }
+
+  if (out.hovered) {
+    ImGui::BeginTooltip();
+    std::string name = o.value_name.empty() ? "value" : o.value_name;
+    if (name.find(' ') != std::string::npos) name = "(" + name + ")";
+    char at[48];
+    if (C == 1)
+      std::snprintf(at, sizeof at, "[%d] = ", out.row + 1);
+    else
+      std::snprintf(at, sizeof at, "[%d, %d] = ", out.row + 1, out.col + 1);
+    math_text(f, name + at);
+    ImGui::SameLine(0, 0);
+    ImGui::PushFont(f.mono);
+    ImGui::TextUnformatted(value_text(m(out.row, out.col)).c_str());
+    ImGui::PopFont();
+    axis_line(f, o.rows, true, out.row);
+    if (C > 1) axis_line(f, o.cols, false, out.col);
+    ImGui::EndTooltip();
+  }
+  if (clicked && out.hovered && o.on_click) o.on_click(out.row, out.col);
+  return out;
+}
+
+HeatmapOptions heatmap_options(const App& app, size_t k, const Value& v) {
+  const Session& s = app.session;
+  const Trace& t = s.trace();
+  HeatmapOptions o;
+  o.value_name = v.name;
+  if (k >= t.size()) return o;
+  const int alg = t.events[k].alg;
+  const bool attention = alg == 3 || alg == 4 || alg == 5;
+  // The tokens behind a token axis of length n: the sequence at k, else (Algorithm 14's P of a
+  // later generation step) the x of the latest DTransformer call before k with that length.
+  auto tokens = [&](Eigen::Index n) -> const Tokens* {
+    const Tokens& at = s.tokens_at(k);
+    if (static_cast<Eigen::Index>(at.size()) == n) return &at;
+    for (size_t j = k + 1; j-- > 0;) {
+      const Event& e = t.events[j];
+      if (e.kind == EventKind::Enter && e.alg == 10)
+        for (const auto& x : e.values)
+          if (x.kind == ValueKind::Tokens && x.name == "x" && static_cast<Eigen::Index>(x.tokens.size()) == n)
+            return &x.tokens;
+    }
+    return nullptr;
+  };
+  auto axis = [&](Axis a, Eigen::Index n) {
+    HeatmapAxis ax;
+    switch (a) {
+      case Axis::TokenX:
+      case Axis::TokenZ: {
+        const bool z = a == Axis::TokenZ;
+        ax = attention ? HeatmapAxis{z ? "t_z (keys)" : "t_x (queries)", z ? "t_z" : "t_x", {}}
+                       : HeatmapAxis{"t (tokens)", "t", {}};
+        if (const Tokens* toks = tokens(n))
+          for (int id : *toks) ax.labels.push_back(token_label(s.tokenizer(), id));
+        break;
+      }
+      case Axis::Vocab:
+        ax = HeatmapAxis{"token id", "token id", {}};
+        for (int id = 1; id <= n; ++id) ax.labels.push_back(token_label(s.tokenizer(), id));
+        break;
+      case Axis::Head:
+        ax = HeatmapAxis{"h (heads)", "h", {}};
+        break;
+      case Axis::Feature:
+        break;
+    }
+    return ax;
+  };
+  o.rows = axis(v.rows, v.m.rows());
+  o.cols = axis(v.cols, v.m.cols());
+  if (v.kind == ValueKind::Mask) {
+    o.scale = ColorScale::Sequential;
+    o.lo = 0;
+    o.hi = 1;
+    o.cell_values = true;
+  }
+  return o;
+}
+
+}  // namespace sf

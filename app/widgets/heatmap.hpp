@@ -1,0 +1,67 @@
+// A heatmap for any matrix, as one ImGui layout item.
+//
+// Colours: a diverging map centred on 0 (blue, grey, red: Moreland's cool-warm) for signed
+// data, a sequential one (viridis) for non-negative data such as probabilities and masks.
+// Both read on the dark and the light theme. −∞ cells are dark grey and hatched (with "−∞"
+// written in them where they are large enough), +∞ the same with "+∞", NaN magenta.
+// Full mode adds axis titles, 1-based index labels (token characters on token axes) and a
+// colour-scale legend; thumbnail mode draws the cells alone. Hovering a cell shows its exact
+// value and its 1-based indices. Matrices over 128 in either dimension, or whose cells would
+// be under 2 px, are drawn from an RGBA8 texture (GL_NEAREST) re-uploaded only when the
+// matrix changes; smaller ones are drawn cell by cell.
+#pragma once
+#include <cmath>
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/trace.hpp"
+#include "imgui.h"
+
+namespace sf {
+
+struct Fonts;
+class App;
+
+enum class ColorScale { Auto, Diverging, Sequential };
+
+struct HeatmapAxis {
+  std::string title;                // paper notation, e.g. "t_z (keys)"; empty: no title
+  std::string index;                // the index's name in the tooltip ("t_z", "token id"); empty: "row"/"column"
+  std::vector<std::string> labels;  // one per index (token characters); empty: numbers only
+};
+
+struct HeatmapOptions {
+  std::string value_name;  // the tooltip says "S[3, 5] = …"
+  HeatmapAxis rows, cols;
+  // Auto: sequential when no finite entry is negative and some are positive, else diverging
+  // (an all-zero matrix is then the neutral grey of 0).
+  ColorScale scale = ColorScale::Auto;
+  // The colour range; NaN takes it from the data (diverging: ±max|x|, sequential: [0, max]).
+  float lo = NAN, hi = NAN;
+  bool thumbnail = false;                          // cells only: no titles, labels or legend (the tooltip stays)
+  bool cell_values = false;                        // write each value in its cell where it fits (0/1 for masks)
+  float max_width = 0;                             // 0: the available width
+  float max_height = 0;                            // 0: the available height (at least a few lines)
+  int mark_row = -1, mark_col = -1;                // outline this cell (0-based), e.g. one hovered in a linked view
+  ImU32 frame_color = 0;                           // a frame around the cells (a selected thumbnail); 0: none
+  std::function<void(int row, int col)> on_click;  // a cell was clicked (0-based)
+};
+
+// The hovered cell (0-based), if any.
+struct HeatmapHover {
+  bool hovered = false;
+  int row = -1, col = -1;
+};
+
+// The shortest decimal that reads back as exactly x ("0.8", "-1.2345678"); "−∞", "+∞", "NaN".
+std::string exact_number(float x);
+
+HeatmapHover heatmap(const char* id, const MatF& m, const Fonts& fonts, const HeatmapOptions& opt);
+
+// Options for a traced value shown at event k: axis titles and labels from its Axis kinds
+// (token characters from the sequence at k, vocabulary labels for ids 1…N_V), masks as 0/1.
+HeatmapOptions heatmap_options(const App& app, size_t k, const Value& v);
+
+}  // namespace sf
