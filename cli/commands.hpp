@@ -20,5 +20,6 @@ Command init_command();     // cli/cmd_init.cpp
 Command forward_command();  // cli/cmd_forward.cpp
 Command sample_command();   // cli/cmd_sample.cpp
 Command demo_command();     // cli/cmd_demo.cpp
+Command train_command();    // cli/cmd_train.cpp
 
 }  // namespace sf::cli

@@ -11,55 +11,21 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <fstream>
-#include <nlohmann/json.hpp>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "core/algorithms.hpp"
 #include "core/config.hpp"
+#include "reference_json.hpp"
 
 using namespace sf;
-using json = nlohmann::json;
+using sf::test::json;
 
 namespace {
 
 using MatD = Mat<double>;
-
-json load_reference() {
-  const std::string path = std::string(STEPFORMER_TEST_DATA) + "/forward_reference.json";
-  std::ifstream f(path);
-  if (!f) throw std::runtime_error("cannot open " + path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return json::parse(ss.str());
-}
-
-double number(const json& v) {
-  if (v.is_string()) {
-    if (v.get<std::string>() != "-inf") throw std::runtime_error("unexpected string " + v.dump());
-    return neg_inf<double>();
-  }
-  return v.get<double>();
-}
-
-// A rows × cols matrix from nested row-major lists (a flat list is one column).
-MatD matrix(const json& rows) {
-  if (!rows.is_array() || rows.empty()) throw std::runtime_error("not a matrix");
-  if (!rows[0].is_array()) {
-    MatD m(rows.size(), 1);
-    for (size_t i = 0; i < rows.size(); ++i) m(i, 0) = number(rows[i]);
-    return m;
-  }
-  MatD m(rows.size(), rows[0].size());
-  for (size_t i = 0; i < rows.size(); ++i) {
-    if (rows[i].size() != rows[0].size()) throw std::runtime_error("ragged matrix");
-    for (size_t j = 0; j < rows[i].size(); ++j) m(i, j) = number(rows[i][j]);
-  }
-  return m;
-}
+const auto& matrix = sf::test::json_matrix;
 
 // The model of the reference: θ in float (exact: the reference's parameters are float32
 // values) and the same θ in double.
@@ -73,32 +39,11 @@ struct Reference {
 
 Reference build() {
   Reference r;
-  r.j = load_reference();
+  r.j = sf::test::load_test_json("forward_reference.json");
   r.config = config_from_json(r.j.at("config").dump());
   r.model = Model(r.config);
-  r.theta_d.assign(r.model.table.total(), 0.0);
-  const json& params = r.j.at("params");
-  for (const ParamEntry& e : r.model.table.entries()) {
-    const json& p = params.at(e.name);
-    if (p.at("shape").get<std::vector<int64_t>>() != e.shape())
-      throw std::runtime_error(e.name + ": shape " + p.at("shape").dump() + " differs from the table's");
-    const json& data = p.at("data");
-    for (int h = 0; h < e.count; ++h) {
-      // Per-head tensors are [H, rows(, cols)]; the others [rows(, cols)].
-      const MatD m = matrix(e.count > 1 ? data.at(h) : data);
-      if (m.rows() != e.rows || m.cols() != e.cols) throw std::runtime_error(e.name + ": bad data size");
-      // θ is column-major per matrix: element (row, col) of matrix h is at
-      // offset + h·rows·cols + col·rows + row. The JSON is row-major: m(row, col) = data[row][col].
-      for (int col = 0; col < e.cols; ++col)
-        for (int row = 0; row < e.rows; ++row) {
-          const size_t k = e.offset + static_cast<size_t>(h) * e.matrix_size() + static_cast<size_t>(col) * e.rows + row;
-          r.model.theta[k] = static_cast<float>(m(row, col));
-          r.theta_d[k] = m(row, col);
-          if (static_cast<double>(r.model.theta[k]) != m(row, col))
-            throw std::runtime_error(e.name + " holds a value that is not a float32");
-        }
-    }
-  }
+  r.theta_d = sf::test::json_tensors(r.j.at("params"), r.model.table);
+  r.model.theta = sf::test::exact_floats(r.theta_d);
   r.x = r.j.at("tokens").get<Tokens>();
   return r;
 }

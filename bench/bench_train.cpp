@@ -1,0 +1,88 @@
+// Training benchmarks on the reference configuration (the default ModelConfig: d_e=64, L=2, H=4,
+// d_attn=d_mid=16, d_mlp=256, ℓ=ℓ_max=64, N_V=64), one thread (core is built with
+// EIGEN_DONT_PARALLELIZE and the Trainer runs with threads = 1).
+//
+//   BM_TrainStep   Trainer::step() in the practical mode: a minibatch of 16 sequences of 64
+//                  tokens, forward, backward, clipping and Adam. Counters: tokens/s, the FLOPs
+//                  of one step (matrix products only) and the GFLOP/s achieved.
+//   BM_Gemm1024    Eigen's f32 matrix product, 1024×1024 by 1024×1024: the machine's
+//                  matrix-multiply ceiling (GFLOP/s) to state the step's fraction of.
+//
+// bench/torch_train.py trains the same model with the same Adam in PyTorch; bench/run_train.sh
+// prints both side by side.
+#include <benchmark/benchmark.h>
+
+#include "core/rng.hpp"
+#include "core/training.hpp"
+
+namespace {
+
+constexpr int kBatch = 16;
+constexpr int kLength = 64;  // ℓ = ℓ_max: [bos_token, 62 characters, eos_token]
+
+// FLOPs of the matrix products of one training step (2 per multiply-add). The forward pass per
+// token: Q, K, V for every head (2·d_e·H(2·d_attn + d_mid)), S = KᵀQ and V·A over the whole ℓ×ℓ
+// score matrix (2·ℓ·H·(d_attn + d_mid)), W_o (2·H·d_mid·d_e), the MLP (2·2·d_e·d_mlp), per
+// layer, and W_u (2·d_e·N_V). The backward computes two products of the same size for each
+// (the input's gradient and the weight's), so a step is 3× the forward.
+double train_step_flops(const sf::ModelConfig& c, int B, int l) {
+  const double per_layer = 2.0 * c.d_e * c.H * (2 * c.d_attn + c.d_mid) + 2.0 * l * c.H * (c.d_attn + c.d_mid) +
+                           2.0 * c.H * c.d_mid * c.d_e + 4.0 * c.d_e * c.d_mlp;
+  const double forward = static_cast<double>(B) * l * (c.L * per_layer + 2.0 * c.d_e * c.N_V());
+  return 3.0 * forward;
+}
+
+// Random strings of 62 characters of the default vocabulary, 16 per minibatch.
+sf::Dataset random_text(const sf::ModelConfig& c) {
+  sf::Rng rng(42);
+  sf::Dataset d;
+  d.name = "random text";
+  d.vocab = c.vocab;
+  for (int n = 0; n < 64 * kBatch; ++n) {
+    std::string s;
+    for (int t = 0; t < kLength - 2; ++t) s += c.vocab[rng.below(c.vocab.size())];
+    d.train.push_back(s);
+  }
+  return d;
+}
+
+void BM_TrainStep(benchmark::State& state) {
+  const sf::ModelConfig c;
+  sf::TrainOptions opt;
+  opt.batch = kBatch;
+  opt.steps = 1'000'000'000;
+  opt.threads = 1;
+  sf::Trainer trainer(sf::Model::initialised(c, 1), random_text(c), opt);
+  trainer.step();  // buffers are sized on the first step
+  for (auto _ : state) {
+    const sf::StepInfo info = trainer.step();
+    benchmark::DoNotOptimize(info.loss);
+  }
+  const double flops = train_step_flops(c, kBatch, kLength);
+  state.counters["tokens/s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) * kBatch * kLength, benchmark::Counter::kIsRate);
+  state.counters["FLOP/step"] = flops;
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) * flops * 1e-9, benchmark::Counter::kIsRate);
+  state.SetLabel("16 x 64 tokens per step, Adam");
+}
+BENCHMARK(BM_TrainStep)->Unit(benchmark::kMillisecond)->MinTime(3.0);
+
+void BM_Gemm1024(benchmark::State& state) {
+  const int n = 1024;
+  const Eigen::MatrixXf A = Eigen::MatrixXf::Random(n, n), B = Eigen::MatrixXf::Random(n, n);
+  Eigen::MatrixXf C(n, n);
+  for (auto _ : state) {
+    C.noalias() = A * B;
+    benchmark::DoNotOptimize(C.data());
+    benchmark::ClobberMemory();
+  }
+  state.counters["GFLOP/s"] = benchmark::Counter(static_cast<double>(state.iterations()) * 2.0 * n * n * n * 1e-9,
+                                                 benchmark::Counter::kIsRate);
+  state.SetLabel("Eigen f32 1024x1024 GEMM");
+}
+BENCHMARK(BM_Gemm1024)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+
+}  // namespace
+
+BENCHMARK_MAIN();

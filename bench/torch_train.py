@@ -1,0 +1,77 @@
+#!/usr/bin/python3
+"""Training steps of bench/bench_train.cpp's model in PyTorch, for comparison.
+
+The model is bench/torch_forward.py's (imported: pre-LN as the paper's Algorithm 10, d_e=64, L=2,
+H=4, d_attn=d_mid=16, d_mlp=256, l_max=64, N_V=64, exact GELU, LayerNorm eps=1e-5) with the
+logits W_u X in place of P. One step is what the C++ Trainer does in its practical mode: a
+minibatch of 16 sequences of 64 tokens, the mean cross-entropy of predicting x[t+1] from x[1:t],
+backward, clipping of the gradient norm to 1, and Adam (lr 1e-3, betas (0.9, 0.99), eps 1e-8).
+float32, one thread. Prints tokens/s by wall-clock and by CPU time.
+
+Run with Debian's interpreter (it has torch 1.13): /usr/bin/python3 bench/torch_train.py [--json]
+"""
+import json
+import os
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from torch_forward import BATCH, LENGTH, N_V, GPT  # noqa: E402
+
+
+class GPTLogits(GPT):
+    def forward(self, x):  # x: (B, T) token ids, 0-based; returns W_u X, (B, T, N_V)
+        T = x.shape[1]
+        h = self.W_e(x) + self.W_p(torch.arange(T))
+        mask = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
+        for layer in self.layers:
+            h = layer(h, mask)
+        return self.W_u(self.ln(h))
+
+
+def main():
+    torch.set_num_threads(1)
+    torch.set_num_interop_threads(1)
+    torch.manual_seed(1)
+    model = GPTLogits().train()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3, betas=(0.9, 0.99), eps=1e-8)
+    x = torch.randint(0, N_V - 3, (BATCH, LENGTH))
+
+    def step():
+        logits = model(x)
+        loss = F.cross_entropy(logits[:, :-1].reshape(-1, N_V), x[:, 1:].reshape(-1))
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        return loss.item()
+
+    for _ in range(5):  # warm-up
+        step()
+    iters, wall0, cpu0 = 0, time.perf_counter(), time.process_time()
+    while time.perf_counter() - wall0 < 3.0:
+        step()
+        iters += 1
+    wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+    tokens = iters * BATCH * LENGTH
+    result = {
+        "torch": torch.__version__,
+        "iterations": iters,
+        "ms_per_step_wall": 1e3 * wall / iters,
+        "ms_per_step_cpu": 1e3 * cpu / iters,
+        "tokens_per_s_wall": tokens / wall,
+        "tokens_per_s_cpu": tokens / cpu,
+    }
+    if "--json" in sys.argv[1:]:
+        print(json.dumps(result))
+    else:
+        print(f"PyTorch {result['torch']} training, {BATCH}x{LENGTH} tokens per step, Adam, 1 thread: "
+              f"{result['ms_per_step_wall']:.2f} ms/step, {result['tokens_per_s_wall']:,.0f} tokens/s "
+              f"(CPU time: {result['tokens_per_s_cpu']:,.0f} tokens/s)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,340 @@
+// stepformer-cli train: train a model on a built-in task, a text file or a file of sequences,
+// in the paper's mode (Algorithm 13: one sequence at a time, summed loss, plain SGD) or the
+// practical one (minibatches, mean loss, Adam(W), warmup + cosine, clipping). Writes
+// checkpoints that --resume continues exactly; Ctrl+C saves one and exits with status 130.
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+
+#include "cli/commands.hpp"
+#include "cli/common.hpp"
+#include "core/checkpoint.hpp"
+#include "core/error.hpp"
+#include "core/fileio.hpp"
+#include "core/training.hpp"
+
+namespace sf::cli {
+
+namespace {
+
+volatile std::sig_atomic_t g_interrupted = 0;
+extern "C" void on_sigint(int) { g_interrupted = 1; }
+
+// For the tests: STEPFORMER_INJECT_NAN_AT=STEP poisons θ (an entry of the final γ, which every
+// position uses) just before update number STEP.
+int64_t inject_nan_at() {
+  const char* v = std::getenv("STEPFORMER_INJECT_NAN_AT");
+  return v ? parse_int(v, "STEPFORMER_INJECT_NAN_AT", 1, INT64_MAX) : 0;
+}
+
+std::string duration(double seconds) {
+  const long s = std::lround(std::max(0.0, seconds));
+  char buf[32];
+  if (s >= 3600)
+    std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
+  else
+    std::snprintf(buf, sizeof buf, "%ld:%02ld", s / 60, s % 60);
+  return buf;
+}
+
+std::string number(double x, int digits) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, x);
+  return buf;
+}
+
+// --config FILE.json, and whether it names its vocabulary (else the data's characters are used).
+struct ConfigFile {
+  ModelConfig config;
+  bool has_vocab = false;
+};
+ConfigFile read_config(const Args& args) {
+  ConfigFile f;
+  if (!args.has("config")) return f;
+  const std::string path = args.get("config");
+  try {
+    f.config = load_config_file(path);
+    f.has_vocab = nlohmann::json::parse(read_file(path, size_t{64} << 20)).contains("vocab");
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    throw Error(m.find(path) == std::string::npos ? path + ": " + m : m);
+  }
+  return f;
+}
+
+Dataset make_data(const Args& args, uint64_t seed, int l_max) {
+  TaskOptions t;
+  t.seed = seed;
+  t.max_chars = l_max - 2;  // room for bos_token and eos_token
+  t.train_size = static_cast<int>(args.get_int("train-size", t.train_size, 1, 10'000'000));
+  t.val_size = static_cast<int>(args.get_int("val-size", t.val_size, 0, 10'000'000));
+  if (args.has("task")) return make_task(args.get("task"), t);
+  if (args.has("text")) return text_dataset(args.get("text"), t);
+  return sequences_dataset(args.get("sequences"), t.max_chars);
+}
+
+// Options that have no meaning in the paper's mode are refused there, and vice versa.
+void check_mode_options(const Args& args, bool paper) {
+  const char* practical_only[] = {"steps", "batch", "warmup", "min-lr", "weight-decay", "clip", "threads"};
+  if (paper) {
+    for (const char* o : practical_only)
+      if (args.has(o))
+        throw UsageError(std::string("--") + o +
+                         " does not apply to the paper's mode (--sgd): Algorithm 13 takes one sequence at a time, "
+                         "sums its loss and updates θ ← θ − η·∇loss(θ) with a constant η");
+  } else if (args.has("epochs")) {
+    throw UsageError("--epochs is for the paper's mode (--sgd); the practical mode runs --steps updates");
+  }
+}
+
+class Progress {
+ public:
+  Progress(int64_t total) : total_(total), tty_(::isatty(STDERR_FILENO) == 1) {}
+  // TTY: one line rewritten in place (at most ~10 times a second); otherwise a line when `force`.
+  void show(const Trainer& tr, double val, bool force) {
+    const auto now = std::chrono::steady_clock::now();
+    if (tty_ && !force && now - last_ < std::chrono::milliseconds(100)) return;
+    if (!tty_ && !force) return;
+    last_ = now;
+    const int64_t done = tr.steps_done() - first_;
+    const double elapsed = std::chrono::duration<double>(now - start_).count();
+    const double left = done > 0 ? elapsed / static_cast<double>(done) * static_cast<double>(total_ - tr.steps_done()) : 0;
+    std::ostringstream s;
+    s << "step " << tr.steps_done() << "/" << total_;
+    if (!tr.train_history().empty()) s << "  train " << number(tr.train_history().back().loss, 4);
+    if (!std::isnan(val)) s << "  val " << number(val, 4);
+    s << "  " << thousands(static_cast<size_t>(tr.tokens_per_second())) << " tok/s  " << duration(left) << " left";
+    std::string line = s.str();
+    if (tty_) {
+      if (line.size() < width_) line.append(width_ - line.size(), ' ');
+      width_ = s.str().size();
+      std::cerr << '\r' << line << std::flush;
+    } else {
+      std::cerr << line << std::endl;
+    }
+  }
+  void finish() {
+    if (tty_) std::cerr << std::endl;
+  }
+  bool tty() const { return tty_; }
+  void start(int64_t first) {
+    first_ = first;
+    start_ = std::chrono::steady_clock::now();
+  }
+
+ private:
+  int64_t total_, first_ = 0;
+  bool tty_;
+  size_t width_ = 0;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now(), last_{};
+};
+
+int run_train(const Args& args) {
+  // Usage mistakes first, before any file is read.
+  args.require_one_of({"task", "text", "sequences"});
+  if (args.has("config") && args.has("model")) throw UsageError("give only one of --config and --model");
+  const bool paper = args.has("sgd");
+  check_mode_options(args, paper);
+  TrainOptions opt;
+  opt.mode = paper ? TrainMode::Paper : TrainMode::Practical;
+  opt.lr = args.get_double("lr", 1e-3, 1e-12, 1e6);
+  opt.steps = args.get_int("steps", 2000, 1, INT64_MAX / 2);
+  opt.batch = static_cast<int>(args.get_int("batch", 16, 1, 1'000'000));
+  opt.warmup = args.get_int("warmup", std::min<int64_t>(100, opt.steps / 10), 0, INT64_MAX / 2);
+  opt.min_lr = args.get_double("min-lr", opt.lr / 10, 0, 1e6);
+  opt.adam.weight_decay = args.get_double("weight-decay", 0.0, 0.0, 1e6);
+  opt.clip = args.get_double("clip", 1.0, 0.0, 1e12);
+  opt.threads = static_cast<int>(args.get_int("threads", 1, 1, 256));
+  opt.epochs = static_cast<int>(args.get_int("epochs", 1, 1, 1'000'000'000));
+  const int64_t eval_every = args.get_int("eval-every", 100, 0, INT64_MAX / 2);
+  const uint64_t seed = args.get_u64("seed", 1);
+  opt.data_seed = seed;
+  const std::string out = args.get("out");
+  const int64_t nan_at = inject_nan_at();
+
+  // The model: the checkpoint of --resume, the one of --model, or --config (or the built-in
+  // configuration) freshly initialised with --seed.
+  std::optional<Checkpoint> resumed;
+  std::optional<Model> model;
+  ConfigFile config;
+  if (args.has("resume"))
+    resumed = load_checkpoint(args.get("resume"));
+  else if (args.has("model"))
+    model = load_model(args.get("model"));
+  else
+    config = read_config(args);
+  const int l_max = resumed ? resumed->model.config.l_max : model ? model->config.l_max : config.config.l_max;
+  const Dataset data = make_data(args, seed, l_max);
+  if (!resumed && !model) {
+    if (!config.has_vocab) config.config.vocab = data.vocab;
+    const std::string why = validate(config.config);
+    if (!why.empty()) throw Error("config: " + why);
+    model = Model::initialised(config.config, seed);
+  }
+  Trainer trainer(resumed ? resumed->model : std::move(*model), data, opt);
+  if (resumed) trainer.restore(*resumed);
+  const ModelConfig& c = trainer.model().config;
+
+  std::cout << "model: " << config_summary(c) << ", " << thousands(trainer.model().theta.size()) << " parameters\n";
+  std::cout << "data: " << data.name << ": " << data.description << "; " << thousands(data.train.size())
+            << " training and " << thousands(data.val.size()) << " validation sequences, each [bos_token, "
+            << "characters…, eos_token]\n";
+  for (const auto& ex : data.preview(3)) std::cout << "  e.g. \"" << ex << "\"\n";
+  if (paper)
+    std::cout << "mode: the paper's Algorithm 13: one sequence at a time in file order, N_epochs = " << opt.epochs
+              << ", loss summed over the sequence, θ ← θ − η·∇loss(θ) with η = " << opt.lr << "\n";
+  else
+    std::cout << "mode: practical: minibatches of " << opt.batch << ", mean loss per token, Adam"
+              << (opt.adam.weight_decay > 0 ? "W (λ = " + number(opt.adam.weight_decay, 4) + ")" : "")
+              << ", lr " << opt.lr << " (warmup " << opt.warmup << ", cosine to " << opt.min_lr << " at step "
+              << opt.steps << "), clip " << opt.clip << ", " << opt.threads << " thread"
+              << (opt.threads > 1 ? "s" : "") << "\n";
+  if (resumed)
+    std::cout << "resuming " << args.get("resume") << " at step " << trainer.steps_done() << "\n";
+  std::cout << std::flush;
+
+  const int64_t total = paper ? static_cast<int64_t>(opt.epochs) * static_cast<int64_t>(data.train.size()) : opt.steps;
+  Progress progress(total);
+  progress.start(trainer.steps_done());
+  g_interrupted = 0;
+  const auto previous = std::signal(SIGINT, on_sigint);
+  int64_t saved_at = -1;  // the step of the last checkpoint written to --out
+  const std::map<std::string, std::string> md{{"created_by", "stepformer-cli train"}};
+  double val = trainer.val_history().empty() ? std::nan("") : trainer.val_history().back().loss;
+  double train_seconds = 0;
+  int64_t train_tokens = 0;
+
+  while (!trainer.finished()) {
+    if (g_interrupted) break;
+    if (trainer.steps_done() + 1 == nan_at) trainer.model().theta[trainer.model().table.find("gamma")->offset] = NAN;
+    const StepInfo info = trainer.step();
+    if (!info.finite) {
+      progress.finish();
+      std::signal(SIGINT, previous);
+      throw Error("the loss became " + std::string(std::isnan(info.loss) ? "NaN" : "infinite") + " at step " +
+                  std::to_string(info.step + 1) + " (the gradient norm is " + number(info.grad_norm, 4) +
+                  "); training stopped without that update. " +
+                  (saved_at >= 0 ? out + " holds the last good checkpoint, of step " + std::to_string(saved_at)
+                                 : "No checkpoint had been written yet") +
+                  ". A smaller --lr, or --clip, may help.");
+    }
+    train_seconds += info.seconds;
+    train_tokens += info.tokens;
+    const bool eval_now = eval_every > 0 && trainer.steps_done() % eval_every == 0;
+    if (eval_now) {
+      val = trainer.evaluate();
+      trainer.save(out, md);
+      saved_at = trainer.steps_done();
+    }
+    progress.show(trainer, val, eval_now);
+  }
+  std::signal(SIGINT, previous);
+  if (g_interrupted) {
+    trainer.save(out, md);
+    progress.finish();
+    std::cerr << "stepformer-cli: interrupted at step " << trainer.steps_done() << ": saved " << out
+              << "; continue with the same command and --resume " << out << std::endl;
+    return 130;
+  }
+  const bool final_eval = saved_at != trainer.steps_done();
+  if (final_eval) {
+    val = trainer.evaluate();
+    trainer.save(out, md);
+  }
+  if (final_eval || progress.tty()) progress.show(trainer, val, true);
+  progress.finish();
+
+  std::cout << "trained " << trainer.steps_done() << " steps";
+  if (!trainer.train_history().empty()) std::cout << "; last train loss " << number(trainer.train_history().back().loss, 4);
+  if (!std::isnan(val)) std::cout << ", validation loss " << number(val, 4);
+  std::cout << " (mean −log P per predicted token; a uniform guess scores ln N_V = " << number(std::log(c.N_V()), 4)
+            << ")\n";
+  std::cout << "tokens/s: " << thousands(static_cast<size_t>(train_seconds > 0 ? train_tokens / train_seconds : 0))
+            << " (" << thousands(static_cast<size_t>(train_tokens)) << " tokens in " << duration(train_seconds)
+            << " of training)\n";
+  std::cout << "wrote " << out << "\n";
+  return 0;
+}
+
+}  // namespace
+
+Command train_command() {
+  CommandSpec s;
+  s.name = "train";
+  s.summary = "Train a model: the paper's Algorithm 13 (--sgd) or minibatches with Adam.";
+  s.synopsis =
+      "[--config FILE.json | --model IN.safetensors | --resume CKPT] (--task NAME | --text FILE | --sequences FILE) "
+      "--out OUT.safetensors [options]";
+  s.description =
+      "Every training sequence is tokenized as the paper's §4 says, [bos_token, characters…, eos_token], and the "
+      "model learns to predict x[t+1] from x[1:t].\n"
+      "The paper's mode (--sgd) is Algorithm 13 as printed: for i = 1 … N_epochs, for n = 1 … N_data in order, "
+      "loss = −Σ_{t=1}^{ℓ−1} log P[x_n[t+1], t] (summed) and θ ← θ − η·∇loss(θ). The practical mode (the default) "
+      "is what §7–8 say is done instead: minibatches (sequences padded to one length), the mean loss per predicted "
+      "token, Adam (AdamW with --weight-decay), linear warmup then cosine decay of the learning rate, and clipping "
+      "of the gradient norm.\n"
+      "A progress line on stderr shows the step, the train and validation loss (mean −log P per predicted token), "
+      "tokens/s and the time left. Every --eval-every steps the validation loss is measured and a checkpoint is "
+      "written to --out (atomically), with the optimizer state and the loss history. Ctrl+C writes a checkpoint and "
+      "exits with status 130; the same command with --resume OUT continues exactly where it stopped. A NaN or "
+      "infinite loss stops training with a message naming the step; --out then holds the last good checkpoint.";
+  s.options = {
+      {"config", "FILE.json",
+       "A model configuration (see stepformer-cli help init), freshly initialised with --seed. Without a \"vocab\" "
+       "key, the vocabulary is the data's characters. Default: the built-in configuration with the data's "
+       "vocabulary."},
+      {"model", "IN.safetensors", "Continue training this model (its vocabulary must hold the data's characters)."},
+      {"resume", "CKPT",
+       "Continue an interrupted run from its checkpoint: θ, the optimizer state (Adam's m, v and step), the data "
+       "position and the loss history. Give the same data and options as the first run; the model comes from "
+       "CKPT (--config and --model are not read)."},
+      {"task", "NAME",
+       "A built-in task, generated by --seed: sort (\"dcab=abcd\"), reverse (\"abcd=dcba\"), copy (a repeated "
+       "random pattern, \"xkqxkq…\"), add (\"12+34=46\"), words (the lowercase words of /usr/share/dict/words, "
+       "package wamerican). 10% or --val-size sequences are held out for validation."},
+      {"text", "FILE",
+       "Character-level text from a UTF-8 file: each line is a sequence (long lines cut to ℓ_max − 2 characters); "
+       "the vocabulary is the file's characters. 10% of the lines are held out."},
+      {"sequences", "FILE",
+       "Each line of FILE is one training sequence x_n, taken in file order (none held out): the data of the "
+       "paper's Algorithm 13."},
+      {"out", "OUT.safetensors", "Where the trained model (and the checkpoints along the way) are written.", true},
+      {"seed", "S", "Seed of the task's data, of the initialisation and of the minibatch order. Default: 1."},
+      {"sgd", "",
+       "The paper's mode: Algorithm 13 with plain SGD, one sequence at a time, the summed loss; run --epochs "
+       "passes over the data."},
+      {"epochs", "N", "N_epochs of the paper's mode (--sgd). Default: 1."},
+      {"lr", "η", "The learning rate: the constant η of --sgd, or Adam's peak learning rate. Default: 0.001."},
+      {"steps", "N", "Practical mode: the number of updates (minibatches). Default: 2000."},
+      {"batch", "B", "Practical mode: sequences per minibatch. Default: 16."},
+      {"warmup", "N", "Practical mode: updates of linear warmup of the learning rate. Default: min(100, steps/10)."},
+      {"min-lr", "η_min",
+       "Practical mode: the learning rate the cosine decays to at the last step (equal to --lr: constant after "
+       "warmup). Default: lr/10."},
+      {"weight-decay", "λ",
+       "Practical mode: AdamW's decoupled weight decay on the weight matrices (not on biases, γ or β). Default: 0."},
+      {"clip", "C", "Practical mode: clip the gradient's global norm to C (0: no clipping). Default: 1."},
+      {"eval-every", "N",
+       "Measure the validation loss and write a checkpoint every N steps (0: only at the end). Default: 100."},
+      {"threads", "T", "Practical mode: split each minibatch across T threads. Default: 1."},
+      {"train-size", "N", "Built-in tasks: the number of training sequences generated. Default: 10000."},
+      {"val-size", "N", "Built-in tasks: the number of validation sequences generated. Default: 500."},
+  };
+  s.examples =
+      "  stepformer-cli train --config assets/default-config.json --task sort --steps 1500 --out sort.safetensors\n"
+      "  stepformer-cli train --model IN.safetensors --sequences data.txt --sgd --lr 0.01 --epochs 3 --out "
+      "OUT.safetensors\n"
+      "  stepformer-cli train --text corpus.txt --steps 5000 --out text.safetensors\n"
+      "  stepformer-cli train --task sort --steps 1500 --out sort.safetensors --resume sort.safetensors\n";
+  return {s, run_train};
+}
+
+}  // namespace sf::cli

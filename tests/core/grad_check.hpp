@@ -1,0 +1,58 @@
+// Finite-difference gradient checks for the tests of core/grad_*.cpp (double precision).
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <string>
+
+#include "core/rng.hpp"
+#include "core/types.hpp"
+
+namespace sf::test {
+
+using MatD = Mat<double>;
+
+// A matrix of N(0, scale²) entries from a seeded generator.
+inline MatD random_matrix(Rng& rng, Eigen::Index rows, Eigen::Index cols, double scale = 1.0) {
+  MatD m(rows, cols);
+  for (Eigen::Index c = 0; c < cols; ++c)
+    for (Eigen::Index r = 0; r < rows; ++r) m(r, c) = scale * rng.normal();
+  return m;
+}
+
+// Central differences (f(x + h) − f(x − h)) / 2h of f with respect to each of the n doubles at
+// x (each is restored after use).
+inline MatD numeric_gradient(double* x, Eigen::Index rows, Eigen::Index cols, const std::function<double()>& f,
+                             double h = 1e-6) {
+  MatD g(rows, cols);
+  for (Eigen::Index k = 0; k < rows * cols; ++k) {
+    const double keep = x[k];
+    x[k] = keep + h;
+    const double up = f();
+    x[k] = keep - h;
+    const double down = f();
+    x[k] = keep;
+    g.data()[k] = (up - down) / (2 * h);
+  }
+  return g;
+}
+inline MatD numeric_gradient(MatD& m, const std::function<double()>& f, double h = 1e-6) {
+  return numeric_gradient(m.data(), m.rows(), m.cols(), f, h);
+}
+
+// ‖a − b‖ / max(‖a‖, ‖b‖), 0 when both are 0.
+template <class A, class B>
+double relative_error(const A& a, const B& b) {
+  const double scale = std::max(a.norm(), b.norm());
+  return scale == 0 ? 0.0 : (a - b).norm() / scale;
+}
+
+// ∂loss/∂b_k^h is exactly 0: b_k adds the same b_kᵀ q to every score S[:, t_x] of a column, and
+// the column softmax ignores a constant shift. Computed gradients of b_k are rounding noise, to
+// be checked by size (against the scale of the whole gradient), not by direction.
+inline bool zero_by_softmax_shift(const std::string& tensor) {
+  const std::string suffix = "attn.b_k";
+  return tensor.size() >= suffix.size() && tensor.compare(tensor.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace sf::test

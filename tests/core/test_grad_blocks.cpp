@@ -1,0 +1,253 @@
+// Finite-difference checks, in double precision, of every forward/backward pair of
+// core/grad_*.cpp: for a random upstream gradient R, the scalar f = Σ R ⊙ output has
+// ∂f/∂input = backward(R); central differences must agree to a relative error < 1e-6 (typically
+// 1e-9 – 1e-11).
+#include <gtest/gtest.h>
+
+#include "core/algorithms.hpp"
+#include "core/grad.hpp"
+#include "grad_check.hpp"
+
+using namespace sf;
+using namespace sf::test;
+
+namespace {
+
+constexpr double kTol = 1e-6;
+
+double dot(const MatD& a, const MatD& b) { return (a.array() * b.array()).sum(); }
+
+TEST(GradBlocks, Linear) {
+  Rng rng(1);
+  MatD X = random_matrix(rng, 5, 7), W = random_matrix(rng, 4, 5), b = random_matrix(rng, 4, 1);
+  const MatD R = random_matrix(rng, 4, 7);
+  MatD Y(4, 7);
+  auto f = [&] {
+    linear_forward<double>(X, W, b, Y);
+    return dot(R, Y);
+  };
+  MatD dW(4, 5), db(4, 1), dX(5, 7);
+  f();
+  linear_backward<double>(R, X, W, dW, db, dX);
+  EXPECT_LT(relative_error(dW, numeric_gradient(W, f)), kTol);
+  EXPECT_LT(relative_error(db, numeric_gradient(b, f)), kTol);
+  EXPECT_LT(relative_error(dX, numeric_gradient(X, f)), kTol);
+}
+
+TEST(GradBlocks, TokenAndPositionalEmbedding) {
+  Rng rng(2);
+  const int l = 4;
+  const Tokens tokens{3, 1, 3, 5, 2, 3, 4, 4};  // B = 2 sequences of ℓ = 4; token 3 used thrice
+  MatD W_e = random_matrix(rng, 6, 5), W_p = random_matrix(rng, 6, 7);  // N_V = 5, ℓ_max = 7
+  const MatD R = random_matrix(rng, 6, 8);
+  MatD X;
+  auto f = [&] {
+    embedding_forward<double>(tokens, l, W_e, W_p, X);
+    return dot(R, X);
+  };
+  f();
+  EXPECT_EQ(X.col(5), W_e.col(2) + W_p.col(1));  // sequence 2, t = 2: W_e[:, 3] + W_p[:, 2]
+  MatD dW_e(6, 5), dW_p(6, 7);
+  embedding_backward<double>(tokens, l, R, dW_e, dW_p);
+  EXPECT_LT(relative_error(dW_e, numeric_gradient(W_e, f)), kTol);
+  EXPECT_LT(relative_error(dW_p, numeric_gradient(W_p, f)), kTol);
+  EXPECT_EQ(dW_p.rightCols(3).norm(), 0.0);  // positions past ℓ get nothing
+}
+
+TEST(GradBlocks, LayerNormWithEpsilon) {
+  Rng rng(3);
+  MatD X = random_matrix(rng, 8, 6), gamma = random_matrix(rng, 8, 1), beta = random_matrix(rng, 8, 1);
+  X.col(2).setConstant(0.7);  // a constant column: v = 0, finite only because of ε
+  const MatD R = random_matrix(rng, 8, 6);
+  const double eps = 1e-5;
+  LayerNormCache<double> cache;
+  MatD Y;
+  auto f = [&] {
+    layer_norm_forward<double>(X, gamma, beta, eps, cache, Y);
+    return dot(R, Y);
+  };
+  f();
+  // The same values as Algorithm 6, column by column.
+  const MapV<const double> g(gamma.data(), 8), be(beta.data(), 8);
+  EXPECT_LT((Y - layer_norm_columns<double>(X, g, be, eps)).cwiseAbs().maxCoeff(), 1e-14);
+  MatD dX = MatD::Constant(8, 6, 0.25), dgamma(8, 1), dbeta(8, 1);  // backward ADDS into dX
+  layer_norm_backward<double>(R, gamma, cache, dX, dgamma, dbeta);
+  dX.array() -= 0.25;
+  // The constant column's gradient is large (1/√ε); check its direction and the rest tightly.
+  EXPECT_LT(relative_error(dX, numeric_gradient(X, f, 1e-8)), 1e-5);
+  X.col(2) = random_matrix(rng, 8, 1);
+  f();
+  dX.setZero();
+  layer_norm_backward<double>(R, gamma, cache, dX, dgamma, dbeta);
+  EXPECT_LT(relative_error(dX, numeric_gradient(X, f)), kTol);
+  EXPECT_LT(relative_error(dgamma, numeric_gradient(gamma, f)), kTol);
+  EXPECT_LT(relative_error(dbeta, numeric_gradient(beta, f)), kTol);
+}
+
+TEST(GradBlocks, MaskedAttentionHeadGivesMaskedScoresZeroGradient) {
+  Rng rng(4);
+  const int d_attn = 3, d_mid = 2, l_x = 5, l_z = 6;
+  MatD Q = random_matrix(rng, d_attn, l_x), K = random_matrix(rng, d_attn, l_z), V = random_matrix(rng, d_mid, l_z);
+  Mask mask(l_z, l_x);  // random, with column 4 masked everywhere
+  for (int tx = 0; tx < l_x; ++tx)
+    for (int tz = 0; tz < l_z; ++tz) mask(tz, tx) = tx == 3 ? 0 : rng.uniform() < 0.6;
+  mask(0, 0) = 1;
+  K.col(5) *= 40;  // a large masked score must not overflow into NaN
+  const MatD R = random_matrix(rng, d_mid, l_x);
+  MatD A(l_z, l_x), Vt(d_mid, l_x);
+  auto f = [&] {
+    attention_forward<double>(Q, K, V, mask.cast<double>(), A, Vt);
+    return dot(R, Vt);
+  };
+  f();
+  // The weights are Algorithm 4's: softmax of the masked, scaled scores (masked: exactly 0).
+  MatD S = K.transpose() * Q / std::sqrt(double(d_attn));
+  S = (mask.array() != 0).select(S, neg_inf<double>());
+  EXPECT_LT((A - softmax_columns<double>(S)).cwiseAbs().maxCoeff(), 1e-15);
+  for (int tx = 0; tx < l_x; ++tx)
+    for (int tz = 0; tz < l_z; ++tz)
+      if (!mask(tz, tx)) {
+        EXPECT_EQ(A(tz, tx), 0.0);
+      }
+  EXPECT_TRUE(Vt.allFinite());
+  MatD dS(l_z, l_x), dQ(d_attn, l_x), dK(d_attn, l_z), dV(d_mid, l_z);
+  attention_backward<double>(R, Q, K, V, A, dS, dQ, dK, dV);
+  for (int tx = 0; tx < l_x; ++tx)
+    for (int tz = 0; tz < l_z; ++tz)
+      if (!mask(tz, tx)) {
+        EXPECT_EQ(dS(tz, tx), 0.0) << "masked (−∞) score at " << tz << ", " << tx;
+      }
+  EXPECT_EQ(dQ.col(3).norm(), 0.0);  // a query that sees nothing gets no gradient
+  EXPECT_LT(relative_error(dQ, numeric_gradient(Q, f)), kTol);
+  EXPECT_LT(relative_error(dK, numeric_gradient(K, f)), kTol);
+  EXPECT_LT(relative_error(dV, numeric_gradient(V, f)), kTol);
+}
+
+// The parameters of one multi-head attention layer, as views of a double θ.
+struct AttentionLayer {
+  ModelConfig config;
+  ParamTable table;
+  std::vector<double> theta, grad;
+  explicit AttentionLayer(const ModelConfig& c) : config(c), table(c), theta(table.total()), grad(table.total()) {
+    Rng rng(5);
+    for (double& v : theta) v = 0.5 * rng.normal();
+  }
+};
+
+TEST(GradBlocks, MultiHeadAttentionWithOutputProjectionOverABatch) {
+  ModelConfig c;
+  c.L = 1;
+  c.H = 3;
+  c.d_e = 6;
+  c.d_attn = 4;
+  c.d_mid = 2;
+  c.d_mlp = 4;
+  c.l_max = 8;
+  c.vocab = {"a", "b"};
+  AttentionLayer p(c);
+  const GptW<const double> W = bind_gpt<const double>(p.table, p.theta.data());
+  GptW<double> dW = bind_gpt<double>(p.table, p.grad.data());
+  const int B = 2, l = 5;
+  Rng rng(6);
+  MatD Xt = random_matrix(rng, c.d_e, B * l);
+  const MatD X0 = random_matrix(rng, c.d_e, B * l), R = random_matrix(rng, c.d_e, B * l);
+  const Mask mask = unidirectional_mask(l, l);
+  MHAttentionCache<double> cache;
+  MatD X;
+  auto f = [&] {
+    X = X0;
+    mh_attention_forward<double>(Xt, W.layers[0].attn, B, l, mask, cache, X);
+    return dot(R, X);
+  };
+  f();
+  // Each sequence's columns are Algorithm 5 on that sequence alone.
+  for (int b = 0; b < B; ++b) {
+    const MatD Xb = Xt.middleCols(b * l, l);
+    const MatD want = X0.middleCols(b * l, l) + mh_attention<double>(Xb, Xb, W.layers[0].attn, mask);
+    EXPECT_LT((X.middleCols(b * l, l) - want).cwiseAbs().maxCoeff(), 1e-14) << "sequence " << b + 1;
+  }
+  MHAttentionWorkspace<double> ws;
+  MatD dXt(c.d_e, B * l);
+  mh_attention_backward<double>(R, Xt, W.layers[0].attn, B, l, cache, ws, dW.layers[0].attn, dXt);
+  EXPECT_LT(relative_error(dXt, numeric_gradient(Xt, f)), kTol);
+  for (const ParamEntry& e : p.table.entries()) {
+    if (e.name.rfind("layer1.attn.", 0) != 0) continue;
+    const MatD num = numeric_gradient(p.theta.data() + e.offset, e.rows, e.cols * e.count, f);
+    const Eigen::Map<const MatD> ana(p.grad.data() + e.offset, e.rows, e.cols * e.count);
+    if (zero_by_softmax_shift(e.name)) {
+      EXPECT_LT(ana.norm(), 1e-12 * dXt.norm()) << e.name;
+      EXPECT_LT(num.norm(), 1e-8 * dXt.norm()) << e.name;
+    } else {
+      EXPECT_LT(relative_error(ana, num), kTol) << e.name;
+    }
+  }
+}
+
+void check_mlp(Activation act) {
+  Rng rng(7);
+  const int d_e = 5, d_mlp = 9, N = 6;
+  MatD Xt = random_matrix(rng, d_e, N), W1 = random_matrix(rng, d_mlp, d_e), b1 = random_matrix(rng, d_mlp, 1);
+  MatD W2 = random_matrix(rng, d_e, d_mlp), b2 = random_matrix(rng, d_e, 1);
+  const MatD X0 = random_matrix(rng, d_e, N), R = random_matrix(rng, d_e, N);
+  MlpCache<double> cache;
+  MatD X;
+  auto f = [&] {
+    X = X0;
+    mlp_forward<double>(Xt, W1, b1, W2, b2, act, cache, X);
+    return dot(R, X);
+  };
+  f();
+  const MatD pre = (W1 * Xt).colwise() + b1.col(0);
+  const MatD want = X0 + ((W2 * (act == Activation::GELU ? gelu<double>(pre) : relu<double>(pre))).colwise() + b2.col(0));
+  EXPECT_LT((X - want).cwiseAbs().maxCoeff(), 1e-14);
+  MatD dH, dW1(d_mlp, d_e), db1(d_mlp, 1), dW2(d_e, d_mlp), db2(d_e, 1), dXt(d_e, N);
+  mlp_backward<double>(R, Xt, W1, W2, act, cache, dH, dW1, db1, dW2, db2, dXt);
+  EXPECT_LT(relative_error(dXt, numeric_gradient(Xt, f)), kTol);
+  EXPECT_LT(relative_error(dW1, numeric_gradient(W1, f)), kTol);
+  EXPECT_LT(relative_error(db1, numeric_gradient(b1, f)), kTol);
+  EXPECT_LT(relative_error(dW2, numeric_gradient(W2, f)), kTol);
+  EXPECT_LT(relative_error(db2, numeric_gradient(b2, f)), kTol);
+}
+
+TEST(GradBlocks, MlpWithExactGelu) { check_mlp(Activation::GELU); }
+TEST(GradBlocks, MlpWithRelu) { check_mlp(Activation::ReLU); }
+
+TEST(GradBlocks, GeluDerivativeIsPhiPlusXTimesDensity) {
+  // One hidden unit with W_mlp1 = 1, b = 0, W_mlp2 = 1: ∂X/∂X̃ is GELU′ itself.
+  for (double x : {-3.0, -1.0, -0.2, 0.0, 0.5, 2.0}) {
+    MatD Xt = MatD::Constant(1, 1, x), one = MatD::Ones(1, 1), zero = MatD::Zero(1, 1), X = zero;
+    MlpCache<double> cache;
+    mlp_forward<double>(Xt, one, zero, one, zero, Activation::GELU, cache, X);
+    MatD dH, dW1(1, 1), db1(1, 1), dW2(1, 1), db2(1, 1), dXt(1, 1);
+    mlp_backward<double>(one, Xt, one, one, Activation::GELU, cache, dH, dW1, db1, dW2, db2, dXt);
+    const double Phi = 0.5 * (1 + std::erf(x / std::sqrt(2.0))), phi = std::exp(-x * x / 2) / std::sqrt(2 * M_PI);
+    EXPECT_NEAR(dXt(0, 0), Phi + x * phi, 1e-15) << "x = " << x;
+  }
+}
+
+TEST(GradBlocks, UnembeddingSoftmaxAndLogLoss) {
+  Rng rng(8);
+  const int d_e = 4, N_V = 7, N = 5;
+  MatD X = random_matrix(rng, d_e, N), W_u = random_matrix(rng, N_V, d_e, 2.0);
+  const std::vector<int> targets{3, 7, 0, 1, 3};  // position 3 has no target
+  Vec<double> weights(N);
+  weights << 0.5, 1.0, 0.0, 2.0, 1.5;
+  LossCache<double> cache;
+  auto f = [&] { return loss_forward<double>(X, W_u, targets, weights, cache); };
+  const double loss = f();
+  // The loss is Σ_t w_t · (−log softmax(W_u X)[y_t, t]).
+  const MatD P = softmax_columns<double>(W_u * X);
+  double want = 0;
+  for (int t = 0; t < N; ++t)
+    if (targets[t]) want -= weights(t) * std::log(P(targets[t] - 1, t));
+  EXPECT_NEAR(loss, want, 1e-13);
+  EXPECT_LT((cache.P - P).cwiseAbs().maxCoeff(), 1e-15);
+  EXPECT_EQ(cache.losses(2), 0.0);
+  MatD dlogits, dW_u(N_V, d_e), dX(d_e, N);
+  loss_backward<double>(X, W_u, targets, weights, cache, dlogits, dW_u, dX);
+  EXPECT_LT(relative_error(dW_u, numeric_gradient(W_u, f)), kTol);
+  EXPECT_LT(relative_error(dX, numeric_gradient(X, f)), kTol);
+  EXPECT_EQ(dX.col(2).norm(), 0.0);  // no target: no gradient
+}
+
+}  // namespace

@@ -1,0 +1,169 @@
+// The training forward/backward of the whole model (core/grad_dtransformer.cpp):
+//  - its forward gives the values of core's Algorithm 10 (dtransformer), per sequence, in double
+//    and in float, padded batches included;
+//  - its gradient of the summed and of the mean loss agrees with central differences of the loss
+//    computed by core's dtransformer (an independent forward), every parameter, double precision.
+#include <gtest/gtest.h>
+
+#include "core/algorithms.hpp"
+#include "core/error.hpp"
+#include "core/grad.hpp"
+#include "grad_check.hpp"
+
+using namespace sf;
+using namespace sf::test;
+
+namespace {
+
+ModelConfig small_config() {
+  ModelConfig c;
+  c.L = 2;
+  c.H = 2;
+  c.d_e = 8;
+  c.d_attn = 4;
+  c.d_mid = 3;  // ≠ d_attn: key and value sizes must not be confused
+  c.d_mlp = 12;
+  c.l_max = 9;
+  c.vocab = {"a", "b", "c", "d", "e"};  // N_V = 8
+  return c;
+}
+
+// θ in double, with more spread than the GPT-2 initialisation so that every term matters.
+std::vector<double> random_theta(const ParamTable& table, uint64_t seed) {
+  Rng rng(seed);
+  std::vector<double> theta(table.total());
+  for (const ParamEntry& e : table.entries())
+    for (size_t k = 0; k < e.size(); ++k)
+      theta[e.offset + k] = (e.role == ParamRole::Gain ? 1.0 : 0.0) + 0.4 * rng.normal();
+  return theta;
+}
+
+const std::vector<Tokens> kSequences{{7, 1, 3, 2, 5, 8}, {7, 4, 4, 8}, {7, 2, 5, 1, 1, 3, 2, 4, 8}};
+
+// −Σ_{t=1}^{ℓ−1} log P[x[t+1], t] by core's Algorithm 10.
+double summed_loss(const Tokens& x, const ModelConfig& c, const GptW<const double>& W) {
+  const MatD P = dtransformer<double>(x, c, W);
+  double loss = 0;
+  for (size_t t = 0; t + 1 < x.size(); ++t) loss -= std::log(P(x[t + 1] - 1, t));
+  return loss;
+}
+
+TEST(GradModel, ForwardEqualsAlgorithm10ForEverySequenceOfAPaddedBatch) {
+  const ModelConfig c = small_config();
+  const ParamTable table(c);
+  const std::vector<double> theta = random_theta(table, 1);
+  const GptW<const double> W = bind_gpt<const double>(table, theta.data());
+  const Batch batch = make_batch(kSequences, c.l_max, c.eos_token());
+  ASSERT_EQ(batch.targets(), 5 + 3 + 8);
+  GptCache<double> cache;
+  const double loss = dtransformer_forward<double>(c, W, batch, 1.0, cache);
+  double want = 0;
+  for (size_t b = 0; b < kSequences.size(); ++b) {
+    const Tokens& x = kSequences[b];
+    const MatD P = dtransformer<double>(x, c, W);  // (N_V, ℓ_b)
+    const MatD got = cache.loss.P.middleCols(static_cast<Eigen::Index>(b) * c.l_max, x.size());
+    EXPECT_LT((got - P).cwiseAbs().maxCoeff(), 1e-13) << "sequence " << b + 1;
+    want += summed_loss(x, c, W);
+  }
+  EXPECT_NEAR(loss, want, 1e-11);
+
+  // Float: the same within float rounding.
+  Model m(c);
+  for (size_t k = 0; k < theta.size(); ++k) m.theta[k] = static_cast<float>(theta[k]);
+  GptCache<float> cf;
+  const float loss_f = dtransformer_forward<float>(c, m.weights(), batch, 1.0f, cf);
+  for (size_t b = 0; b < kSequences.size(); ++b) {
+    const MatF P = dtransformer<float>(kSequences[b], c, m.weights());
+    const MatF got = cf.loss.P.middleCols(static_cast<Eigen::Index>(b) * c.l_max, kSequences[b].size());
+    EXPECT_LT((got - P).cwiseAbs().maxCoeff(), 2e-6) << "sequence " << b + 1;
+  }
+  EXPECT_NEAR(loss_f, want, 1e-4 * want);
+}
+
+TEST(GradModel, ForwardEqualsAlgorithm10OnTheReferenceConfiguration) {
+  const ModelConfig c;  // d_e = 64, L = 2, H = 4, d_attn = d_mid = 16, d_mlp = 256, ℓ_max = 64
+  const Model m = Model::initialised(c, 3);
+  Rng rng(9);
+  std::vector<Tokens> xs(3);
+  for (auto& x : xs) {
+    x.push_back(c.bos_token());
+    while (static_cast<int>(x.size()) < c.l_max) x.push_back(1 + static_cast<int>(rng.below(c.N_V() - 3)));
+  }
+  xs[1].resize(20);
+  GptCache<float> cache;
+  dtransformer_forward<float>(c, m.weights(), make_batch(xs, c.l_max, c.eos_token()), 1.0f, cache);
+  for (size_t b = 0; b < xs.size(); ++b) {
+    const MatF P = dtransformer<float>(xs[b], c, m.weights());
+    const MatF got = cache.loss.P.middleCols(static_cast<Eigen::Index>(b) * c.l_max, xs[b].size());
+    EXPECT_LT((got - P).cwiseAbs().maxCoeff(), 1e-6) << "sequence " << b + 1;
+  }
+}
+
+// ∇loss(θ) of the whole model against central differences of a loss computed by core's
+// dtransformer, every parameter tensor.
+void check_model_gradient(bool mean) {
+  const ModelConfig c = small_config();
+  const ParamTable table(c);
+  std::vector<double> theta = random_theta(table, 2);
+  const Batch batch = make_batch(kSequences, c.l_max, c.eos_token());
+  const double w = mean ? 1.0 / batch.targets() : 1.0;
+  GptGradient<double> g(table);
+  const GptW<const double> W = bind_gpt<const double>(table, theta.data());
+  const double loss = g.loss_and_gradient(c, W, batch, w);
+  auto f = [&] {
+    double s = 0;
+    for (const Tokens& x : kSequences) s += summed_loss(x, c, W);
+    return w * s;
+  };
+  EXPECT_NEAR(loss, f(), 1e-12 * std::abs(loss));
+  const double scale = Eigen::Map<const Vec<double>>(g.grad.data(), g.grad.size()).norm();
+  double worst = 0;
+  for (const ParamEntry& e : table.entries()) {
+    const MatD num = numeric_gradient(theta.data() + e.offset, e.rows, e.cols * e.count, f, 1e-5);
+    const Eigen::Map<const MatD> ana(g.grad.data() + e.offset, e.rows, e.cols * e.count);
+    if (zero_by_softmax_shift(e.name)) {
+      EXPECT_LT(ana.norm(), 1e-12 * scale) << e.name;
+      EXPECT_LT(num.norm(), 1e-7 * scale) << e.name;
+      continue;
+    }
+    const double err = relative_error(ana, num);
+    EXPECT_LT(err, 1e-6) << e.name;
+    worst = std::max(worst, err);
+  }
+  ::testing::Test::RecordProperty("worst_relative_error", std::to_string(worst));
+  // Positions past ℓ_max of the batch (W_p[:, 10…]) and never-used tokens get exactly 0.
+  const Eigen::Map<const MatD> dW_e(g.grad.data() + table.find("W_e")->offset, c.d_e, c.N_V());
+  EXPECT_EQ(dW_e.col(c.mask_token() - 1).norm(), 0.0);  // mask_token is in no sequence
+}
+
+TEST(GradModel, SummedLossGradientMatchesFiniteDifferences) { check_model_gradient(false); }
+TEST(GradModel, MeanLossGradientMatchesFiniteDifferences) { check_model_gradient(true); }
+
+TEST(GradModel, OneSequenceAloneEqualsItsShareOfABatch) {
+  // Padding changes nothing: the gradient of a batch is the sum of its sequences' gradients.
+  const ModelConfig c = small_config();
+  const ParamTable table(c);
+  const std::vector<double> theta = random_theta(table, 3);
+  const GptW<const double> W = bind_gpt<const double>(table, theta.data());
+  GptGradient<double> all(table), one(table);
+  all.loss_and_gradient(c, W, make_batch(kSequences, c.l_max, c.eos_token()), 1.0);
+  std::vector<double> sum(table.total(), 0.0);
+  for (const Tokens& x : kSequences) {
+    one.loss_and_gradient(c, W, make_batch({x}, static_cast<int>(x.size()), c.eos_token()), 1.0);
+    for (size_t k = 0; k < sum.size(); ++k) sum[k] += one.grad[k];
+  }
+  const Eigen::Map<const Vec<double>> a(all.grad.data(), sum.size()), b(sum.data(), sum.size());
+  EXPECT_LT(relative_error(a, b), 1e-13);
+}
+
+TEST(GradModel, BatchesAreCheckedAgainstTheModel) {
+  const ModelConfig c = small_config();
+  const Model m(c);
+  GptCache<float> cache;
+  EXPECT_THROW(make_batch({{7, 1}, {}}, 4, c.eos_token()), Error);
+  EXPECT_THROW(make_batch({{7, 1, 2, 3, 4}}, 4, c.eos_token()), Error);
+  EXPECT_THROW(dtransformer_forward<float>(c, m.weights(), make_batch({{7, 9}}, 2, 1), 1.0f, cache), Error);
+  EXPECT_THROW(dtransformer_forward<float>(c, m.weights(), make_batch({{7, 1}}, c.l_max + 1, 1), 1.0f, cache), Error);
+}
+
+}  // namespace
