@@ -170,6 +170,9 @@ const Tokens& Session::tokens_at(size_t k) const {
     if (enter.alg == 10)
       for (const auto& v : enter.values)
         if (v.kind == ValueKind::Tokens && v.name == "x") return v.tokens;
+    if (enter.alg == 14)  // DInference's P, p, q: the x of the DTransformer call just made
+      for (size_t j = std::min(cur, trace_.size() - 1) + 1; j-- > start;)
+        if (trace_.events[j].alg == 10 && trace_.events[j].kind == EventKind::Enter) return tokens_at(j);
     cur = trace_.caller_line(cur);
   }
   return tokens_;

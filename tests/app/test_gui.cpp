@@ -150,6 +150,27 @@ TEST(Gui, EditingThePromptKeepsTheCursorAndMarksUnknownCharacters) {
   EXPECT_NE(r.state["prompt_error"].get<std::string>().find("not in the vocabulary"), std::string::npos);
 }
 
+TEST(Gui, TheInspectorViewsAndVariablesDrawWhereTheyShould) {
+  for (const char* view : {"attention", "tensor", "layernorm", "sampling"}) {
+    const AppRun r = run_app("", std::string("goto:4:6:2:3,open:") + view);
+    ASSERT_EQ(r.exit_code, 0) << view << ": " << r.output;
+    const json& win = r.state["windows"];
+    ASSERT_TRUE(win.contains("Inspector")) << view;
+    ASSERT_TRUE(win.contains("Variables")) << view;
+    // The inspector sits right of the variables, which sit right of the pseudocode.
+    EXPECT_GT(win["Inspector"][0].get<float>(), win["Variables"][0].get<float>());
+    EXPECT_GT(win["Variables"][0].get<float>(), win["Pseudocode"][0].get<float>());
+    EXPECT_GT(luminance_std(r), 20.0) << view;
+  }
+}
+
+TEST(Gui, GeneratingATokenTracesAlgorithm14) {
+  const AppRun r = run_app("", "tau:0,generate-one,open:sampling");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.state["event"]["alg"], 14);
+  EXPECT_EQ(r.state["generated"], 1);
+}
+
 TEST(Gui, FontSizeShortcutAndLightTheme) {
   const AppRun r = run_app("", "key:C-=,key:C-=,theme:light");
   ASSERT_EQ(r.exit_code, 0) << r.output;

@@ -136,6 +136,15 @@ TEST(Session, GenerationOneTokenAtATimeIsTracedAndAppends) {
     if (all.trace().events[k].alg == 10 && all.trace().events[k].line == 1) second = k;
   ASSERT_NE(second, SIZE_MAX);
   EXPECT_EQ(all.tokens_at(second).size(), all.tokens().size() + 1);
+  // Algorithm 14's own P (line 3) is labelled by the x its DTransformer call saw.
+  for (size_t k = 0; k < all.trace().size(); ++k) {
+    const Event& e = all.trace().events[k];
+    if (e.alg == 14 && e.line == 3 && e.idx.i == 2) all.jump(k);
+  }
+  ASSERT_EQ(all.current().alg, 14);
+  ASSERT_EQ(all.current().line, 3);
+  ASSERT_EQ(all.current().idx.i, 2);
+  EXPECT_EQ(all.tokens_at(all.cursor()).size(), all.tokens().size() + 1);
 }
 
 TEST(Session, EditingThePromptRestartsTheContinuation) {
