@@ -23,7 +23,8 @@ void check_tokens(const Tokens& x, const ModelConfig& c) {
 }
 
 template <class T>
-Mat<T> dtransformer(const Tokens& x, const ModelConfig& c, const GptW<const T>& W, Tracer* tr) {
+Mat<T> dtransformer(const Tokens& x, const ModelConfig& c, const GptW<const T>& W, Tracer* tr,
+                    const MHAttentionFn<T>& attn) {
   check_tokens(x, c);
   TraceFrame frame(tr, 10,
                    tr ? std::vector<Value>{ttokens("x", x), tv("W_e", W.W_e, Axis::Feature, Axis::Vocab), tv("W_p", W.W_p),
@@ -55,7 +56,7 @@ Mat<T> dtransformer(const Tokens& x, const ModelConfig& c, const GptW<const T>& 
     Mat<T> Xt = layer_norm_columns<T>(X, Wl.gamma1, Wl.beta1, eps, tr);  // (d_e, ℓ)
     if (tr) tr->line(10, 5, {tv("X̃", Xt, Axis::Feature, Axis::TokenX)});
     // L6: X ← X + MHAttention(X̃ | W_l, Mask[t, t′] = [[t ≤ t′]])
-    X += mh_attention<T>(Xt, Xt, Wl.attn, mask, tr);
+    X += attn ? attn(Xt, Xt, Wl.attn, mask) : mh_attention<T>(Xt, Xt, Wl.attn, mask, tr);
     if (tr) tr->line(10, 6, {tmask("Mask", mask, Axis::TokenZ, Axis::TokenX), tv("X", X, Axis::Feature, Axis::TokenX)});
     // L7: for t ∈ [ℓ]: X̃[:, t] ← layer_norm(X[:, t] | γ²_l, β²_l)
     Xt = layer_norm_columns<T>(X, Wl.gamma2, Wl.beta2, eps, tr);
@@ -80,7 +81,9 @@ Mat<T> dtransformer(const Tokens& x, const ModelConfig& c, const GptW<const T>& 
   return P;
 }
 
-template Mat<float> dtransformer(const Tokens&, const ModelConfig&, const GptW<const float>&, Tracer*);
-template Mat<double> dtransformer(const Tokens&, const ModelConfig&, const GptW<const double>&, Tracer*);
+template Mat<float> dtransformer(const Tokens&, const ModelConfig&, const GptW<const float>&, Tracer*,
+                                 const MHAttentionFn<float>&);
+template Mat<double> dtransformer(const Tokens&, const ModelConfig&, const GptW<const double>&, Tracer*,
+                                  const MHAttentionFn<double>&);
 
 }  // namespace sf

@@ -3,6 +3,7 @@
 // gradient checks) and take an optional Tracer (nullptr: tracing off).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <optional>
 
 #include "core/params.hpp"
@@ -67,10 +68,19 @@ Mat<T> layer_norm_columns(const Mat<T>& X, const MapV<const T>& gamma, const Map
 // Algorithm 7: p = softmax(W_u e).
 template <class T> Vec<T> unembedding(const Vec<T>& e, const MapM<const T>& W_u, Tracer* tr = nullptr);
 
+// Another implementation of MHAttention (Algorithm 5) for Algorithm 10's line 6, e.g. the GPU's
+// (gpu/): same arguments and result as mh_attention, untraced.
+template <class T>
+using MHAttentionFn =
+    std::function<Mat<T>(const Mat<T>& X, const Mat<T>& Z, const MHAttentionW<const T>& W, const Mask& mask)>;
+
 // Algorithm 10: P ← DTransformer(x | θ). x holds 1-based ids, 1 ≤ length(x) ≤ ℓ_max.
 // Returns P ∈ (0,1)^{N_V×ℓ}. Throws sf::Error on an empty, too long or out-of-range x.
+// `attn`, when set, computes line 6's MHAttention instead of core's mh_attention (then the
+// trace, if any, has no events inside line 6).
 template <class T>
-Mat<T> dtransformer(const Tokens& x, const ModelConfig& c, const GptW<const T>& W, Tracer* tr = nullptr);
+Mat<T> dtransformer(const Tokens& x, const ModelConfig& c, const GptW<const T>& W, Tracer* tr = nullptr,
+                    const MHAttentionFn<T>& attn = {});
 
 // Throws sf::Error naming the problem when x cannot be fed to the model.
 void check_tokens(const Tokens& x, const ModelConfig& c);
