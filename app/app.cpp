@@ -4,6 +4,7 @@
 #include <GLFW/glfw3.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 #include "app/panels/about_panel.hpp"
@@ -18,6 +19,7 @@
 #include "app/panels/toolbar_panel.hpp"
 #include "app/panels/variables_panel.hpp"
 #include "imgui.h"
+#include "imgui_internal.h"
 
 namespace sf {
 
@@ -95,11 +97,23 @@ void App::layout_windows() {
   const float top_h = fs * (session.prompt_error().empty() ? 4.6f : 6.0f);
   const float body_h = sz.y - top_h - status_h;
   const float left_w = sz.x * 0.38f, mid_w = sz.x * 0.24f, right_w = sz.x - left_w - mid_w;
-  const ImGuiCond cond = ui.reset_layout ? ImGuiCond_Always : ImGuiCond_FirstUseEver;
-  auto place = [&](const char* name, float x, float y, float w, float h) {
-    (void)name;
-    ImGui::SetNextWindowPos(ImVec2(o.x + x, o.y + y), cond);
-    ImGui::SetNextWindowSize(ImVec2(w, h), cond);
+  // Places a tiled window. A window still on the tile it was given last frame follows its
+  // tile (the viewport, the font size or the toolbar's height may have changed) and draws no
+  // background: the clear colour is its background, and on Mesa's software renderer every
+  // full-screen layer costs ~13 ms a frame. A window the user moved or resized stays where the
+  // user put it, with its own background, until View › Reset layout.
+  auto place = [&](const char* name, float x, float y, float w, float h) -> ImGuiWindowFlags {
+    const ImVec4 tile(o.x + x, o.y + y, w, h);
+    const ImGuiWindow* win = ImGui::FindWindowByName(name);
+    auto it = ui.tiles.find(name);
+    const bool on_tile = ui.reset_layout || !win || it == ui.tiles.end() ||
+                         (std::abs(win->Pos.x - it->second.x) < 1 && std::abs(win->Pos.y - it->second.y) < 1 &&
+                          std::abs(win->Size.x - it->second.z) < 1 && std::abs(win->Size.y - it->second.w) < 1);
+    if (!on_tile) return ImGuiWindowFlags_None;
+    ImGui::SetNextWindowPos(ImVec2(tile.x, tile.y), ImGuiCond_Always);
+    ImGui::SetNextWindowSize(ImVec2(tile.z, tile.w), ImGuiCond_Always);
+    ui.tiles[name] = tile;
+    return ImGuiWindowFlags_NoBackground;
   };
   // The toolbar always spans the top.
   ImGui::SetNextWindowPos(o, ImGuiCond_Always);
@@ -107,30 +121,30 @@ void App::layout_windows() {
   ImGui::Begin("Toolbar", nullptr,
                ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoMove |
                    ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoSavedSettings |
-                   ImGuiWindowFlags_NoBringToFrontOnFocus);
+                   ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_NoBackground);
   panels->toolbar.draw(*this);
   ImGui::End();
 
   if (ui.show.pseudocode) {
-    place("Pseudocode", 0, top_h, left_w, body_h * 0.68f);
-    if (ImGui::Begin("Pseudocode", &ui.show.pseudocode)) panels->pseudocode.draw(*this);
+    const ImGuiWindowFlags f = place("Pseudocode", 0, top_h, left_w, body_h * 0.68f);
+    if (ImGui::Begin("Pseudocode", &ui.show.pseudocode, f)) panels->pseudocode.draw(*this);
     ImGui::End();
   }
   if (ui.show.callstack) {
-    place("Call stack", 0, top_h + body_h * 0.68f, left_w, body_h * 0.32f);
-    if (ImGui::Begin("Call stack", &ui.show.callstack)) panels->callstack.draw(*this);
+    const ImGuiWindowFlags f = place("Call stack", 0, top_h + body_h * 0.68f, left_w, body_h * 0.32f);
+    if (ImGui::Begin("Call stack", &ui.show.callstack, f)) panels->callstack.draw(*this);
     ImGui::End();
   }
   // Variables panel (middle column). [panel registration: variables]
   if (ui.show.variables) {
-    place("Variables", left_w, top_h, mid_w, body_h);
-    if (ImGui::Begin("Variables", &ui.show.variables)) panels->variables.draw(*this);
+    const ImGuiWindowFlags f = place("Variables", left_w, top_h, mid_w, body_h);
+    if (ImGui::Begin("Variables", &ui.show.variables, f)) panels->variables.draw(*this);
     ImGui::End();
   }
   // Inspector (right column): one window, a tab per view, so that a projector shows one
   // large view at a time. [panel registration: inspector tabs]
-  place("Inspector", left_w + mid_w, top_h, right_w, body_h);
-  if (ImGui::Begin("Inspector")) {
+  const ImGuiWindowFlags inspector_flags = place("Inspector", left_w + mid_w, top_h, right_w, body_h);
+  if (ImGui::Begin("Inspector", nullptr, inspector_flags)) {
     if (ImGui::BeginTabBar("views")) {
       auto tab = [&](const char* label, bool& open, auto&& body) {
         if (ImGui::BeginTabItem(label, nullptr, open ? ImGuiTabItemFlags_SetSelected : 0)) {
@@ -229,7 +243,7 @@ void App::draw_status_bar() {
   ImGui::SetNextWindowSize(ImVec2(vp->WorkSize.x, h));
   ImGui::Begin("##status", nullptr,
                ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings |
-                   ImGuiWindowFlags_NoBringToFrontOnFocus);
+                   ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_NoBackground);
   const ModelConfig& c = session.model().config;
   ImGui::TextDisabled("%s  ·  L=%d H=%d d_e=%d d_attn=%d d_mid=%d d_mlp=%d ℓ_max=%d N_V=%d ε=%g  ·  trace %.2f ms  ·  %s",
                       session.model_label().c_str(), c.L, c.H, c.d_e, c.d_attn, c.d_mid, c.d_mlp, c.l_max, c.N_V(),

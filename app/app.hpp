@@ -1,6 +1,7 @@
 // The application: one Session, the UI state, the panels, and the per-frame drawing.
 #pragma once
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -9,6 +10,7 @@
 
 struct GLFWwindow;
 struct ImFont;
+#include "imgui.h"
 
 namespace sf {
 
@@ -47,7 +49,8 @@ struct UiState {
   bool want_quit = false;
   bool focus_prompt = false;   // give the prompt field the keyboard on the next frame
   size_t frame_index = 0;
-  float highlight_rect[4] = {0, 0, 0, 0};  // the current pseudocode line on screen (x, y, w, h)
+  float highlight_rect[4] = {0, 0, 0, 0};
+  std::map<std::string, ImVec4> tiles;  // each tiled window's rectangle last frame (x, y, w, h)  // the current pseudocode line on screen (x, y, w, h)
 };
 
 class App {

@@ -18,13 +18,14 @@ class FrameBench {
   std::string prompt_for(int f) const;
   void begin_frame();
   void end_frame(int f);  // call after glFinish
+  void add_trace_ms(double ms) { trace_ms_.push_back(ms); }
   std::string report() const;
 
  private:
   static constexpr int kWarmup = 5;
   int frames_;
   std::chrono::steady_clock::time_point t0_;
-  std::vector<double> plain_ms_, edit_ms_;
+  std::vector<double> plain_ms_, edit_ms_, trace_ms_;
 };
 
 }  // namespace sf

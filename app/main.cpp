@@ -123,7 +123,10 @@ int main(int argc, char** argv) {
     script.step(f);
     if (bench.active()) {
       bench.begin_frame();
-      if (const std::string p = bench.prompt_for(f); !p.empty()) app.session.set_prompt(p);
+      if (const std::string p = bench.prompt_for(f); !p.empty()) {
+        app.session.set_prompt(p);
+        bench.add_trace_ms(app.session.last_trace_ms());
+      }
     }
     if (app.ui.font_dirty) {
       sf::build_fonts(app, true);
@@ -137,8 +140,9 @@ int main(int argc, char** argv) {
     int w = 0, h = 0;
     glfwGetFramebufferSize(window, &w, &h);
     glViewport(0, 0, w, h);
-    const bool dark = app.settings.dark;
-    glClearColor(dark ? 0.08f : 0.92f, dark ? 0.08f : 0.92f, dark ? 0.09f : 0.93f, 1.0f);
+    // The tiled windows draw no background of their own: the clear colour is their background.
+    const ImVec4 bg = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
+    glClearColor(bg.x, bg.y, bg.z, 1.0f);
     glClear(GL_COLOR_BUFFER_BIT);
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
     const bool last = frames > 0 && f == frames - 1;
