@@ -77,8 +77,8 @@ void BM_Gemm1024(benchmark::State& state) {
     benchmark::DoNotOptimize(C.data());
     benchmark::ClobberMemory();
   }
-  state.counters["GFLOP/s"] = benchmark::Counter(static_cast<double>(state.iterations()) * 2.0 * n * n * n * 1e-9,
-                                                 benchmark::Counter::kIsRate);
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) * 2.0 * n * n * n * 1e-9, benchmark::Counter::kIsRate);
   state.SetLabel("Eigen f32 1024x1024 GEMM");
 }
 BENCHMARK(BM_Gemm1024)->Unit(benchmark::kMillisecond)->MinTime(2.0);

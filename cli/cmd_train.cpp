@@ -106,7 +106,8 @@ class Progress {
     last_ = now;
     const int64_t done = tr.steps_done() - first_;
     const double elapsed = std::chrono::duration<double>(now - start_).count();
-    const double left = done > 0 ? elapsed / static_cast<double>(done) * static_cast<double>(total_ - tr.steps_done()) : 0;
+    const double left =
+        done > 0 ? elapsed / static_cast<double>(done) * static_cast<double>(total_ - tr.steps_done()) : 0;
     std::ostringstream s;
     s << "step " << tr.steps_done() << "/" << total_;
     if (!tr.train_history().empty()) s << "  train " << number(tr.train_history().back().loss, 4);
@@ -189,16 +190,14 @@ int run_train(const Args& args) {
             << "characters…, eos_token]\n";
   for (const auto& ex : data.preview(3)) std::cout << "  e.g. \"" << ex << "\"\n";
   if (paper)
-    std::cout << "mode: the paper's Algorithm 13: one sequence at a time in file order, N_epochs = " << opt.epochs
-              << ", loss summed over the sequence, θ ← θ − η·∇loss(θ) with η = " << opt.lr << "\n";
+    std::cout << "mode: the paper's Algorithm 13: one sequence at a time, x_1 … x_N_data in order, N_epochs = "
+              << opt.epochs << ", loss summed over the sequence, θ ← θ − η·∇loss(θ) with η = " << opt.lr << "\n";
   else
     std::cout << "mode: practical: minibatches of " << opt.batch << ", mean loss per token, Adam"
-              << (opt.adam.weight_decay > 0 ? "W (λ = " + number(opt.adam.weight_decay, 4) + ")" : "")
-              << ", lr " << opt.lr << " (warmup " << opt.warmup << ", cosine to " << opt.min_lr << " at step "
-              << opt.steps << "), clip " << opt.clip << ", " << opt.threads << " thread"
-              << (opt.threads > 1 ? "s" : "") << "\n";
-  if (resumed)
-    std::cout << "resuming " << args.get("resume") << " at step " << trainer.steps_done() << "\n";
+              << (opt.adam.weight_decay > 0 ? "W (λ = " + number(opt.adam.weight_decay, 4) + ")" : "") << ", lr "
+              << opt.lr << " (warmup " << opt.warmup << ", cosine to " << opt.min_lr << " at step " << opt.steps
+              << "), clip " << opt.clip << ", " << opt.threads << " thread" << (opt.threads > 1 ? "s" : "") << "\n";
+  if (resumed) std::cout << "resuming " << args.get("resume") << " at step " << trainer.steps_done() << "\n";
   std::cout << std::flush;
 
   const int64_t total = paper ? static_cast<int64_t>(opt.epochs) * static_cast<int64_t>(data.train.size()) : opt.steps;
@@ -253,7 +252,8 @@ int run_train(const Args& args) {
   progress.finish();
 
   std::cout << "trained " << trainer.steps_done() << " steps";
-  if (!trainer.train_history().empty()) std::cout << "; last train loss " << number(trainer.train_history().back().loss, 4);
+  if (!trainer.train_history().empty())
+    std::cout << "; last train loss " << number(trainer.train_history().back().loss, 4);
   if (!std::isnan(val)) std::cout << ", validation loss " << number(val, 4);
   std::cout << " (mean −log P per predicted token; a uniform guess scores ln N_V = " << number(std::log(c.N_V()), 4)
             << ")\n";

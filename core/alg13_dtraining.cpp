@@ -32,8 +32,8 @@ DTraining::DTraining(int N_data, int N_epochs) : N_data_(N_data), N_epochs_(N_ep
 
 void DTraining::seek(int i, int n) {
   if (i < 1 || i > N_epochs_ + 1 || n < 1 || n > N_data_ || (i == N_epochs_ + 1 && n != 1))
-    throw Error("Algorithm 13 has no position i = " + std::to_string(i) + ", n = " + std::to_string(n) + " (N_epochs = " +
-                std::to_string(N_epochs_) + ", N_data = " + std::to_string(N_data_) + ")");
+    throw Error("Algorithm 13 has no position i = " + std::to_string(i) + ", n = " + std::to_string(n) +
+                " (N_epochs = " + std::to_string(N_epochs_) + ", N_data = " + std::to_string(N_data_) + ")");
   i_ = i;
   n_ = n;
 }
@@ -43,9 +43,10 @@ DTraining::Update DTraining::step(const std::vector<Tokens>& data, Model& model,
   if (done()) throw Error("Algorithm 13 has finished: all " + std::to_string(N_epochs_) + " epochs are done");
   if (static_cast<int>(data.size()) != N_data_) throw Error("Algorithm 13: the data has changed size");
   const ModelConfig& c = model.config;
-  TraceFrame frame(tr, 13,
-                   tr ? std::vector<Value>{tscalar("N_data", N_data_), tscalar("N_epochs", N_epochs_), tscalar("η", eta)}
-                      : std::vector<Value>{});
+  TraceFrame frame(
+      tr, 13,
+      tr ? std::vector<Value>{tscalar("N_data", N_data_), tscalar("N_epochs", N_epochs_), tscalar("η", eta)}
+         : std::vector<Value>{});
   // L1: for i = 1, 2, …, N_epochs do
   TraceIndex ii(tr, &Indices::i, i_);
   if (tr) tr->line(13, 1, {tscalar("i", i_)});
@@ -68,9 +69,10 @@ DTraining::Update DTraining::step(const std::vector<Tokens>& data, Model& model,
   u.l = l;
   u.loss = dtransformer_forward<float>(c, W, batch, 1.0f, g.cache);
   if (tr)
-    tr->line(13, 5, {tv("−log P[x_n[t+1], t]", g.cache.loss.losses.head(std::max(0, l - 1)).transpose(),
-                        Axis::Feature, Axis::TokenX),
-                     tscalar("loss", u.loss)});
+    tr->line(13, 5,
+             {tv("−log P[x_n[t+1], t]", g.cache.loss.losses.head(std::max(0, l - 1)).transpose(), Axis::Feature,
+                 Axis::TokenX),
+              tscalar("loss", u.loss)});
   if (!std::isfinite(u.loss)) {
     u.finite = false;
     return u;
@@ -86,8 +88,8 @@ DTraining::Update DTraining::step(const std::vector<Tokens>& data, Model& model,
   std::vector<Value> values;
   if (tr) {
     values = {tscalar("η", eta), tscalar("‖∇loss(θ)‖", u.grad_norm),
-              with_note(tv("‖∇loss(θ)‖ per tensor", Eigen::Map<const Eigen::VectorXd>(u.tensor_norms.data(),
-                                                                                      u.tensor_norms.size())),
+              with_note(tv("‖∇loss(θ)‖ per tensor",
+                           Eigen::Map<const Eigen::VectorXd>(u.tensor_norms.data(), u.tensor_norms.size())),
                         "One row per tensor of the parameter table, in table order.")};
     if (model.theta.size() <= kTraceCopyLimit)
       for (const ParamEntry& e : model.table.entries()) {

@@ -25,7 +25,9 @@ std::string random_letters(Rng& rng, int n) {
   return s;
 }
 
-int uniform_int(Rng& rng, int lo, int hi) { return lo + static_cast<int>(rng.below(static_cast<uint64_t>(hi - lo + 1))); }
+int uniform_int(Rng& rng, int lo, int hi) {
+  return lo + static_cast<int>(rng.below(static_cast<uint64_t>(hi - lo + 1)));
+}
 
 // Fisher–Yates with the project's generator (std::shuffle's algorithm is implementation-defined).
 template <class V>
@@ -170,18 +172,18 @@ Dataset word_dataset(const std::string& path, const TaskOptions& opt) {
   try {
     lines = utf8_lines(path);
   } catch (const Error& e) {
-    throw Error(std::string(e.what()) +
-                (path == kDictWords ? " (the words task reads the word list of the Debian package wamerican: "
-                                      "apt-get install wamerican)"
-                                    : ""));
+    throw Error(std::string(e.what()) + (path == kDictWords
+                                             ? " (the words task reads the word list of the Debian package wamerican: "
+                                               "apt-get install wamerican)"
+                                             : ""));
   }
   std::vector<std::string> words;
   for (auto& w : lines)
     if (!w.empty() && static_cast<int>(w.size()) <= opt.max_chars &&
         std::all_of(w.begin(), w.end(), [](char c) { return c >= 'a' && c <= 'z'; }))
       words.push_back(std::move(w));
-  if (words.empty()) throw Error(path + " holds no lowercase a–z words of at most " + std::to_string(opt.max_chars) +
-                                 " letters");
+  if (words.empty())
+    throw Error(path + " holds no lowercase a–z words of at most " + std::to_string(opt.max_chars) + " letters");
   Dataset d;
   d.name = "words, seed " + std::to_string(opt.seed);
   d.description = "one lowercase a–z word of " + path;
@@ -204,8 +206,8 @@ Dataset text_dataset(const std::string& path, const TaskOptions& opt) {
   if (pieces.empty()) throw Error(path + " has no text (every line is empty)");
   Dataset d;
   d.name = "text " + path + ", seed " + std::to_string(opt.seed);
-  d.description = "a line of " + path + " (long lines cut into pieces of " + std::to_string(opt.max_chars) +
-                  " characters)";
+  d.description =
+      "a line of " + path + " (long lines cut into pieces of " + std::to_string(opt.max_chars) + " characters)";
   split_train_val(d, std::move(pieces), opt.seed);
   d.vocab = vocabulary_of(d.train, d.val);
   return d;

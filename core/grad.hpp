@@ -29,8 +29,10 @@
 
 namespace sf {
 
-template <class T> using Ref = Eigen::Ref<Mat<T>>;
-template <class T> using CRef = const Eigen::Ref<const Mat<T>>&;
+template <class T>
+using Ref = Eigen::Ref<Mat<T>>;
+template <class T>
+using CRef = const Eigen::Ref<const Mat<T>>&;
 
 // ---- Linear map: Y ← W X + b 1ᵀ (Alg. 4 lines 1–3, Alg. 5 line 4, Alg. 10 line 8) --------------
 
@@ -166,26 +168,26 @@ void make_batch(const std::vector<Tokens>& xs, const std::vector<size_t>& pick, 
 
 template <class T>
 struct LayerCache {
-  LayerNormCache<T> ln1;      // line 5
-  Mat<T> Xt1;                 // (d_e, N) X̃ of line 5
-  MHAttentionCache<T> attn;   // line 6
-  LayerNormCache<T> ln2;      // line 7
-  Mat<T> Xt2;                 // (d_e, N) X̃ of line 7
-  MlpCache<T> mlp;            // line 8
+  LayerNormCache<T> ln1;     // line 5
+  Mat<T> Xt1;                // (d_e, N) X̃ of line 5
+  MHAttentionCache<T> attn;  // line 6
+  LayerNormCache<T> ln2;     // line 7
+  Mat<T> Xt2;                // (d_e, N) X̃ of line 7
+  MlpCache<T> mlp;           // line 8
 };
 
 template <class T>
 struct GptCache {
   int B = 0, l = 0;
-  Tokens tokens;                         // (B·ℓ) the batch's ids
-  Mask mask;                             // (ℓ, ℓ) Mask[t, t′] = [[t ≤ t′]]
-  Mat<T> X;                              // (d_e, N) the residual stream; after the forward, X before line 10
-  std::vector<LayerCache<T>> layers;     // (L)
-  LayerNormCache<T> ln_f;                // line 10
-  Mat<T> X_f;                            // (d_e, N) after line 10
-  std::vector<int> targets;              // (N) x[t+1] where position t predicts one, else 0
-  Vec<T> weights;                        // (N) the weight of each position's loss term
-  LossCache<T> loss;                     // line 11 and the loss
+  Tokens tokens;                      // (B·ℓ) the batch's ids
+  Mask mask;                          // (ℓ, ℓ) Mask[t, t′] = [[t ≤ t′]]
+  Mat<T> X;                           // (d_e, N) the residual stream; after the forward, X before line 10
+  std::vector<LayerCache<T>> layers;  // (L)
+  LayerNormCache<T> ln_f;             // line 10
+  Mat<T> X_f;                         // (d_e, N) after line 10
+  std::vector<int> targets;           // (N) x[t+1] where position t predicts one, else 0
+  Vec<T> weights;                     // (N) the weight of each position's loss term
+  LossCache<T> loss;                  // line 11 and the loss
 };
 
 template <class T>

@@ -27,9 +27,9 @@ void attention_forward(CRef<T> Q, CRef<T> K, CRef<T> V, CRef<T> mask, Ref<T> A, 
   // L4: S ← Kᵀ Q   (held in A until line 6 turns it into the weights)
   A.noalias() = K.transpose() * Q;  // (ℓ_z, ℓ_x)
   for (Eigen::Index tx = 0; tx < A.cols(); ++tx) {
-    auto s = A.col(tx).array();            // (ℓ_z) S[:, t_x]
+    auto s = A.col(tx).array();              // (ℓ_z) S[:, t_x]
     const auto keep = mask.col(tx).array();  // (ℓ_z) Mask[:, t_x], 1 or 0
-    s *= scale;                            // S / √d_attn
+    s *= scale;                              // S / √d_attn
     // L5: S[t_z, t_x] ← −∞ where ¬Mask: the column's maximum is over the unmasked entries only,
     // and L6's exp(−∞) = 0 is an exact 0 below (multiplied by Mask).
     const T mx = (s * keep + (T(1) - keep) * lowest).maxCoeff();
@@ -90,7 +90,7 @@ void mh_attention_forward(CRef<T> Xt, const MHAttentionW<const T>& W, int B, int
   const Eigen::Index d_e = Xt.rows(), N = Xt.cols();
   if (N != static_cast<Eigen::Index>(B) * l || mask.rows() != l || mask.cols() != l)
     throw Error("MHAttention: the batch is not B·ℓ columns with an ℓ×ℓ mask");
-  cache.mask = mask.cast<T>();          // (ℓ, ℓ)
+  cache.mask = mask.cast<T>();         // (ℓ, ℓ)
   cache.W_qkv.resize(r.total(), d_e);  // (H·(2·d_attn + d_mid), d_e)
   cache.b_qkv.resize(r.total(), 1);    // (H·(2·d_attn + d_mid), 1)
   for (Eigen::Index h = 0; h < r.H; ++h) {
@@ -112,8 +112,8 @@ void mh_attention_forward(CRef<T> Xt, const MHAttentionW<const T>& W, int B, int
     for (Eigen::Index h = 0; h < r.H; ++h) {
       const Eigen::Index c0 = b * l;
       attention_forward<T>(cache.QKV.block(r.q(h), c0, r.d_attn, l), cache.QKV.block(r.k(h), c0, r.d_attn, l),
-                           cache.QKV.block(r.v(h), c0, r.d_mid, l), cache.mask, cache.A.middleCols((b * r.H + h) * l, l),
-                           cache.Y.block(h * r.d_mid, c0, r.d_mid, l));
+                           cache.QKV.block(r.v(h), c0, r.d_mid, l), cache.mask,
+                           cache.A.middleCols((b * r.H + h) * l, l), cache.Y.block(h * r.d_mid, c0, r.d_mid, l));
     }
   // Alg. 5 L3: Y ← [Y^1; …; Y^H]   (Y^h was written into rows h·d_mid … of Y)
   // Alg. 5 L4: Ṽ = W_o Y + b_o 1ᵀ, and Alg. 10 L6: X ← X + Ṽ

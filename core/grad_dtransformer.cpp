@@ -68,8 +68,8 @@ T dtransformer_forward(const ModelConfig& c, const GptW<const T>& W, const Batch
   cache.layers.resize(c.L);
 
   // The loss terms: position t of sequence b predicts x_b[t+1] for t = 1 … ℓ_b − 1.
-  cache.targets.assign(N, 0);    // (N)
-  cache.weights.setZero(N);      // (N)
+  cache.targets.assign(N, 0);  // (N)
+  cache.weights.setZero(N);    // (N)
   for (int b = 0; b < B; ++b)
     for (int t = 0; t + 1 < batch.lengths[b]; ++t) {
       cache.targets[static_cast<size_t>(b) * l + t] = batch.tokens[static_cast<size_t>(b) * l + t + 1];

@@ -33,10 +33,10 @@ void layer_norm_backward(CRef<T> dY, CRef<T> gamma, const LayerNormCache<T>& cac
   const Eigen::Index d_e = dY.rows(), N = dY.cols();
   // ∂ of L3: ê = x̂ ⊙ γ + β with x̂ = (e − m)/√(v + ε)
   dgamma = (dY.array() * cache.X_hat.array()).rowwise().sum().matrix();  // (d_e, 1)
-  dbeta = dY.rowwise().sum();                                           // (d_e, 1)
+  dbeta = dY.rowwise().sum();                                            // (d_e, 1)
   for (Eigen::Index t = 0; t < N; ++t) {
     const T r = cache.rstd(t);                                       // 1/√(v + ε)
-    const auto x_hat = cache.X_hat.col(t).array();                  // (d_e) (e − m)/√(v + ε)
+    const auto x_hat = cache.X_hat.col(t).array();                   // (d_e) (e − m)/√(v + ε)
     const auto dx_hat = (dY.col(t).array() * gamma.col(0).array());  // (d_e) ∂loss/∂x̂
     // ∂ of L3 through x̂ = (e − m) · r, r = (v + ε)^(−1/2): ∂(e − m) = r ∂x̂, and
     // ∂v = Σ_i ∂x̂[i] (e[i] − m) · (−½ r³) = −½ r² Σ_i ∂x̂[i] x̂[i].
@@ -53,8 +53,8 @@ template void layer_norm_forward<float>(CRef<float>, CRef<float>, CRef<float>, f
                                         Mat<float>&);
 template void layer_norm_forward<double>(CRef<double>, CRef<double>, CRef<double>, double, LayerNormCache<double>&,
                                          Mat<double>&);
-template void layer_norm_backward<float>(CRef<float>, CRef<float>, const LayerNormCache<float>&, Ref<float>,
-                                         Ref<float>, Ref<float>);
+template void layer_norm_backward<float>(CRef<float>, CRef<float>, const LayerNormCache<float>&, Ref<float>, Ref<float>,
+                                         Ref<float>);
 template void layer_norm_backward<double>(CRef<double>, CRef<double>, const LayerNormCache<double>&, Ref<double>,
                                           Ref<double>, Ref<double>);
 

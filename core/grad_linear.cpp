@@ -22,7 +22,6 @@ void linear_backward(CRef<T> dY, CRef<T> X, CRef<T> W, Ref<T> dW, Ref<T> db, Ref
 template void linear_forward<float>(CRef<float>, CRef<float>, CRef<float>, Ref<float>);
 template void linear_forward<double>(CRef<double>, CRef<double>, CRef<double>, Ref<double>);
 template void linear_backward<float>(CRef<float>, CRef<float>, CRef<float>, Ref<float>, Ref<float>, Ref<float>);
-template void linear_backward<double>(CRef<double>, CRef<double>, CRef<double>, Ref<double>, Ref<double>,
-                                      Ref<double>);
+template void linear_backward<double>(CRef<double>, CRef<double>, CRef<double>, Ref<double>, Ref<double>, Ref<double>);
 
 }  // namespace sf

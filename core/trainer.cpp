@@ -54,7 +54,9 @@ struct Trainer::Worker {
 };
 
 Trainer::Trainer(Model model, Dataset data, TrainOptions opt)
-    : model_(std::move(model)), data_(std::move(data)), opt_(opt),
+    : model_(std::move(model)),
+      data_(std::move(data)),
+      opt_(opt),
       paper_(static_cast<int>(data_.train.size()), std::max(1, opt.epochs)) {
   check_options(opt_);
   const std::vector<std::string> missing = missing_characters(data_.vocab, model_.config);
@@ -208,7 +210,8 @@ StepInfo Trainer::practical_step() {
 }
 
 double Trainer::evaluate() {
-  const size_t n = opt_.eval_sequences > 0 ? std::min(val_.size(), static_cast<size_t>(opt_.eval_sequences)) : val_.size();
+  const size_t n =
+      opt_.eval_sequences > 0 ? std::min(val_.size(), static_cast<size_t>(opt_.eval_sequences)) : val_.size();
   if (n == 0) return std::nan("");
   Worker& k = *workers_[0];
   const GptW<const float> W = model_.weights();
@@ -323,7 +326,8 @@ void Trainer::restore(const Checkpoint& ckpt) {
   }
   std::vector<LossPoint> train_history, val_history;
   if (const ExtraTensor* loss = find_extra(ckpt, "train.loss"))
-    for (size_t k = 0; k < loss->data.size(); ++k) train_history.push_back({static_cast<int64_t>(k) + 1, loss->data[k]});
+    for (size_t k = 0; k < loss->data.size(); ++k)
+      train_history.push_back({static_cast<int64_t>(k) + 1, loss->data[k]});
   const ExtraTensor* val_step = find_extra(ckpt, "train.val_step");
   const ExtraTensor* val_loss = find_extra(ckpt, "train.val_loss");
   if (val_step && val_loss) {

@@ -76,14 +76,14 @@ struct TrainOptions {
   TrainMode mode = TrainMode::Practical;
   double lr = 1e-3;  // practical: peak learning rate; paper: the constant η
   // Practical mode.
-  int batch = 16;           // sequences per minibatch
-  double min_lr = 1e-4;     // where the cosine ends
-  int64_t warmup = 100;     // updates of linear warmup
-  int64_t steps = 2000;     // updates in all: the cosine reaches min_lr here
+  int batch = 16;        // sequences per minibatch
+  double min_lr = 1e-4;  // where the cosine ends
+  int64_t warmup = 100;  // updates of linear warmup
+  int64_t steps = 2000;  // updates in all: the cosine reaches min_lr here
   AdamOptions adam;
-  double clip = 1.0;        // largest global gradient norm; 0: no clipping
-  uint64_t data_seed = 1;   // the order of the minibatches (a fresh shuffle each epoch)
-  int threads = 1;          // the minibatch is split across this many threads
+  double clip = 1.0;       // largest global gradient norm; 0: no clipping
+  uint64_t data_seed = 1;  // the order of the minibatches (a fresh shuffle each epoch)
+  int threads = 1;         // the minibatch is split across this many threads
   // Paper mode.
   int epochs = 1;  // N_epochs
   // Both: validation uses the first eval_sequences validation sequences (0: all).
@@ -91,14 +91,14 @@ struct TrainOptions {
 };
 
 struct StepInfo {
-  int64_t step = 0;         // updates done, this one included
-  double loss = 0;          // the loss differentiated: summed (paper) or mean (practical)
-  double token_loss = 0;    // mean −log P per predicted token (comparable across modes)
-  double lr = 0;            // the learning rate this update used
-  double grad_norm = 0;     // ‖∇loss(θ)‖ before clipping
-  int tokens = 0;           // tokens processed (padding excluded)
-  double seconds = 0;       // wall-clock time of the update
-  bool finite = true;       // false: the loss or gradient was NaN or ±∞ and θ was NOT updated
+  int64_t step = 0;       // updates done, this one included
+  double loss = 0;        // the loss differentiated: summed (paper) or mean (practical)
+  double token_loss = 0;  // mean −log P per predicted token (comparable across modes)
+  double lr = 0;          // the learning rate this update used
+  double grad_norm = 0;   // ‖∇loss(θ)‖ before clipping
+  int tokens = 0;         // tokens processed (padding excluded)
+  double seconds = 0;     // wall-clock time of the update
+  bool finite = true;     // false: the loss or gradient was NaN or ±∞ and θ was NOT updated
 };
 
 struct LossPoint {
@@ -139,8 +139,8 @@ class Trainer {
   const Dataset& data() const { return data_; }
   const TrainOptions& options() const { return opt_; }
   const DTraining& paper_position() const { return paper_; }
-  int64_t epoch() const { return epoch_; }     // practical mode: completed passes over the data
-  size_t cursor() const { return cursor_; }    // practical mode: position in this pass's order
+  int64_t epoch() const { return epoch_; }   // practical mode: completed passes over the data
+  size_t cursor() const { return cursor_; }  // practical mode: position in this pass's order
   const AdamState& adam() const { return adam_; }
 
   // Settings that take effect at the next update, without a reset.

@@ -42,11 +42,13 @@ TEST(Datasets, TasksAreDeterministicBySeedAndSplitIntoDisjointSets) {
     EXPECT_EQ(a.val.size(), 50u);
     const std::set<std::string> train(a.train.begin(), a.train.end());
     for (const auto& v : a.val) EXPECT_FALSE(train.count(v)) << v;
-    EXPECT_TRUE(missing_characters(a.vocab, [&] {
-                  ModelConfig m;
-                  m.vocab = a.vocab;
-                  return m;
-                }()).empty());
+    EXPECT_TRUE(missing_characters(a.vocab,
+                                   [&] {
+                                     ModelConfig m;
+                                     m.vocab = a.vocab;
+                                     return m;
+                                   }())
+                    .empty());
     EXPECT_EQ(a.preview(3), std::vector<std::string>(a.train.begin(), a.train.begin() + 3));
     EXPECT_NE(a.name.find("seed 1"), std::string::npos);
   }
@@ -116,7 +118,8 @@ TEST(Datasets, TextFileLinesBecomeSequencesWithTheFilesCharacters) {
   std::vector<std::string> all = d.train;
   all.insert(all.end(), d.val.begin(), d.val.end());
   std::sort(all.begin(), all.end());
-  std::vector<std::string> want{"héllo wörl", "d", "the quick ", "brown fox ", "jumps", "abc", "xyz", "another li", "ne"};
+  std::vector<std::string> want{"héllo wörl", "d",   "the quick ", "brown fox ", "jumps",
+                                "abc",        "xyz", "another li", "ne"};
   std::sort(want.begin(), want.end());
   EXPECT_EQ(all, want);
   EXPECT_EQ(d.val.size(), 1u);  // 10% of 9, at least one

@@ -198,7 +198,8 @@ void check_mlp(Activation act) {
   };
   f();
   const MatD pre = (W1 * Xt).colwise() + b1.col(0);
-  const MatD want = X0 + ((W2 * (act == Activation::GELU ? gelu<double>(pre) : relu<double>(pre))).colwise() + b2.col(0));
+  const MatD want =
+      X0 + ((W2 * (act == Activation::GELU ? gelu<double>(pre) : relu<double>(pre))).colwise() + b2.col(0));
   EXPECT_LT((X - want).cwiseAbs().maxCoeff(), 1e-14);
   MatD dH, dW1(d_mlp, d_e), db1(d_mlp, 1), dW2(d_e, d_mlp), db2(d_e, 1), dXt(d_e, N);
   mlp_backward<double>(R, Xt, W1, W2, act, cache, dH, dW1, db1, dW2, db2, dXt);

@@ -21,9 +21,9 @@ struct Case {
   ModelConfig config;
   std::vector<double> theta;  // float32 values
   Batch batch;
-  double weight = 1;          // each loss term's weight: 1 (sum) or 1/#targets (mean)
+  double weight = 1;  // each loss term's weight: 1 (sum) or 1/#targets (mean)
   double loss = 0;
-  std::vector<double> grad;   // in θ's layout
+  std::vector<double> grad;  // in θ's layout
 };
 
 Case load_case(const std::string& name) {
@@ -46,7 +46,8 @@ void check(const std::string& name, double tol) {
   const ParamTable table(c.config);
   std::vector<T> theta(c.theta.begin(), c.theta.end());  // exact: the values are float32
   GptGradient<T> g(table);
-  const T loss = g.loss_and_gradient(c.config, bind_gpt<const T>(table, theta.data()), c.batch, static_cast<T>(c.weight));
+  const T loss =
+      g.loss_and_gradient(c.config, bind_gpt<const T>(table, theta.data()), c.batch, static_cast<T>(c.weight));
   EXPECT_NEAR(loss, c.loss, tol * std::abs(c.loss)) << name;
   const double scale = Eigen::Map<const Vec<double>>(c.grad.data(), c.grad.size()).norm();
   for (const ParamEntry& e : table.entries()) {

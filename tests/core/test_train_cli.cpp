@@ -116,9 +116,31 @@ class TrainCli : public ::testing::Test {
   // A small practical run on the sorting task, constant learning rate after no warmup (so that
   // the schedule does not depend on --steps).
   static std::vector<std::string> sort_run(const std::string& out, int steps, int eval_every) {
-    return {"train", "--config", path("tiny.json"), "--task", "sort", "--seed", "3", "--train-size", "300",
-            "--val-size", "40", "--batch", "8", "--lr", "0.003", "--min-lr", "0.003", "--warmup", "0", "--steps",
-            std::to_string(steps), "--eval-every", std::to_string(eval_every), "--out", out};
+    return {"train",
+            "--config",
+            path("tiny.json"),
+            "--task",
+            "sort",
+            "--seed",
+            "3",
+            "--train-size",
+            "300",
+            "--val-size",
+            "40",
+            "--batch",
+            "8",
+            "--lr",
+            "0.003",
+            "--min-lr",
+            "0.003",
+            "--warmup",
+            "0",
+            "--steps",
+            std::to_string(steps),
+            "--eval-every",
+            std::to_string(eval_every),
+            "--out",
+            out};
   }
 
   static std::vector<float> extra(const Checkpoint& c, const std::string& name) {
@@ -138,8 +160,8 @@ TEST_F(TrainCli, PaperModeIsTheByHandSgdUpdateOfItsOneSequence) {
   ASSERT_EQ(run({"init", "--config", path("tiny.json"), "--seed", "9", "--out", path("in.safetensors")}).status, 0);
   std::ofstream(dir / "one.txt") << "hello=ehllo\n";
   const double eta = 0.05;
-  const Outcome r = run({"train", "--model", path("in.safetensors"), "--sequences", path("one.txt"), "--sgd", "--lr", "0.05",
-                     "--epochs", "1", "--out", path("out.safetensors")});
+  const Outcome r = run({"train", "--model", path("in.safetensors"), "--sequences", path("one.txt"), "--sgd", "--lr",
+                         "0.05", "--epochs", "1", "--out", path("out.safetensors")});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("Algorithm 13"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("tokens/s"), std::string::npos) << r.out;
@@ -218,7 +240,7 @@ TEST_F(TrainCli, AnInjectedNanStopsTrainingAndKeepsTheLastGoodCheckpoint) {
   EXPECT_EQ(r.status, 1);
   const std::string last = r.err.substr(r.err.rfind("stepformer-cli: error: "));
   EXPECT_NE(last.find("NaN at step 13"), std::string::npos) << r.err;
-  EXPECT_NE(last.find("step 10"), std::string::npos) << r.err;  // the last checkpoint
+  EXPECT_NE(last.find("step 10"), std::string::npos) << r.err;    // the last checkpoint
   const Checkpoint c = load_checkpoint(path("nan.safetensors"));  // loads: every value finite
   EXPECT_EQ(c.metadata.at("train.step"), "10");
   EXPECT_EQ(extra(c, "train.loss").size(), 10u);
@@ -241,9 +263,9 @@ TEST_F(TrainCli, ProgressLinesAndTheFinalSummary) {
 
 TEST_F(TrainCli, MistakesAreUsageErrors) {
   const std::string out = path("x.safetensors");
-  expect_usage_error({"train", "--out", out});                                          // no data
-  expect_usage_error({"train", "--task", "sort", "--text", "a.txt", "--out", out});     // two data sources
-  expect_usage_error({"train", "--task", "sort", "--epochs", "2", "--out", out});       // --epochs needs --sgd
+  expect_usage_error({"train", "--out", out});                                             // no data
+  expect_usage_error({"train", "--task", "sort", "--text", "a.txt", "--out", out});        // two data sources
+  expect_usage_error({"train", "--task", "sort", "--epochs", "2", "--out", out});          // --epochs needs --sgd
   expect_usage_error({"train", "--task", "sort", "--sgd", "--batch", "4", "--out", out});  // no batch in Alg. 13
   expect_usage_error({"train", "--task", "sort", "--lr", "-1", "--out", out});
   expect_usage_error({"train", "--task", "sort", "--config", "a.json", "--model", "b", "--out", out});

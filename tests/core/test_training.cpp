@@ -118,7 +118,8 @@ const Value* find(const Event& e, const std::string& name) {
 TEST(Training, Algorithm13TraceBindsLinesOneToSixWithDTransformerNested) {
   const ModelConfig c = tiny({"a", "b", "c", "="});
   Model model = Model::initialised(c, 2);
-  const std::vector<Tokens> data{{c.bos_token(), 1, 2, 4, 1, 2, c.eos_token()}, {c.bos_token(), 3, 4, 3, c.eos_token()}};
+  const std::vector<Tokens> data{{c.bos_token(), 1, 2, 4, 1, 2, c.eos_token()},
+                                 {c.bos_token(), 3, 4, 3, c.eos_token()}};
   DTraining alg(2, 1);
   GptGradient<float> g(model.table);
   alg.step(data, model, 0.1f, g);  // x_1 untraced
@@ -348,7 +349,7 @@ TEST(Training, ThreadsSplitTheMinibatchAndAgreeWithOneThread) {
 
 TEST(Training, TheDataMustFitTheModel) {
   const Dataset d = sort_data(40, 10);
-  EXPECT_THROW(Trainer(Model::initialised(tiny({"a", "b"}), 1), d, TrainOptions{}), Error);  // vocabulary
+  EXPECT_THROW(Trainer(Model::initialised(tiny({"a", "b"}), 1), d, TrainOptions{}), Error);   // vocabulary
   EXPECT_THROW(Trainer(Model::initialised(tiny(d.vocab, 12), 1), d, TrainOptions{}), Error);  // ℓ_max
   TrainOptions bad;
   bad.batch = 0;
