@@ -17,6 +17,7 @@
 #include "app/panels/sampling_panel.hpp"
 #include "app/panels/tensor_panel.hpp"
 #include "app/panels/toolbar_panel.hpp"
+#include "app/panels/training_panel.hpp"
 #include "app/panels/variables_panel.hpp"
 #include "imgui.h"
 #include "imgui_internal.h"
@@ -33,6 +34,7 @@ struct App::Panels {
   AttentionPanel attention;
   LayerNormPanel layernorm;
   SamplingPanel sampling;
+  TrainingPanel training;
   FileBrowser files;
   AboutPanel about;
 };
@@ -59,6 +61,8 @@ bool* PanelVisibility::by_name(const std::string& name) {
 }
 
 App::App() : panels(std::make_unique<Panels>()) {}
+
+const TrainingPanel& training_panel(const App& app) { return app.panels->training; }
 App::~App() = default;
 
 size_t App::shown_event() const {
@@ -157,6 +161,7 @@ void App::layout_windows() {
       tab("Attention", ui.show.attention, [&] { panels->attention.draw(*this); });
       tab("LayerNorm", ui.show.layernorm, [&] { panels->layernorm.draw(*this); });
       tab("Sampling", ui.show.sampling, [&] { panels->sampling.draw(*this); });
+      tab("Training", ui.show.training, [&] { panels->training.draw(*this); });
       ImGui::EndTabBar();
     }
   }
@@ -385,6 +390,19 @@ bool App::apply_action(const std::string& action, std::string& error) {
     ui.font_dirty = true;
   } else if (verb == "load") {
     open_model(arg);
+  } else if (verb == "train-task") {
+    ui.show.training = true;
+    if (!panels->training.set_task(*this, arg, error)) return false;
+  } else if (verb == "train-mode") {
+    if (arg != "paper" && arg != "practical") return error = "train-mode is paper or practical", false;
+    panels->training.set_mode(*this, arg == "paper" ? TrainMode::Paper : TrainMode::Practical);
+  } else if (verb == "train-step") {
+    if (!ints(v) || v.size() != 1 || v[0] < 1) return error = "train-step needs a number of updates", false;
+    panels->training.step_sync(*this, v[0]);
+  } else if (verb == "train-trace") {
+    if (!panels->training.trace_update(*this, error)) return false;
+  } else if (verb == "train-use") {
+    if (!panels->training.use_model(*this, error)) return false;
   } else if (verb == "mouse") {
     if (!ints(v) || v.size() != 2) return error = "mouse needs X:Y (window pixels)", false;
     glfwSetCursorPos(window, v[0], v[1]);

@@ -20,6 +20,8 @@ const char* app_usage() {
          "                               generate-one, generate-all, tau:T, gen:N, seed:S,\n"
          "                               theme:dark|light, font:PX, load:FILE, focus:prompt,\n"
          "                               mouse:X:Y (move the pointer, e.g. to show a tooltip), wait\n"
+         "                               train-task:NAME|FILE, train-mode:paper|practical, train-step:N,\n"
+         "                               train-trace (one traced update of Algorithm 13), train-use\n"
          "                             PANEL is one of pseudocode, callstack, variables, tensor, attention,\n"
          "                             layernorm, sampling, training, gpu, about, files\n"
          "                             (a comma inside prompt:TEXT is written \\,)\n"

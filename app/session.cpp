@@ -44,6 +44,7 @@ void Session::set_model(Model m, std::string label) {
   generated_.clear();
   generation_ = {};
   run_kind_ = RunKind::Forward;
+  trace_label_.clear();
   tokens_.clear();
   set_prompt(prompt_.empty() ? kDefaultPrompt : prompt_);
   if (tokens_.empty()) {  // the prompt does not fit this model: trace [bos_token] alone
@@ -69,10 +70,17 @@ void Session::set_prompt(const std::string& text) {
     return;
   }
   tokens_ = std::move(t);
+  const bool was_training = run_kind_ == RunKind::Training;
+  if (was_training) {  // a shown training trace has no prompt: back to Algorithm 10, line 1
+    run_kind_ = RunKind::Forward;
+    trace_label_.clear();
+    cursor_ = trace_.size();
+  }
   gen_prefix_.clear();  // a continuation belongs to the prompt it continued
   generated_.clear();
   generation_ = {};
   retrace_keep_cursor();
+  if (was_training) restart();
 }
 
 void Session::retrace_keep_cursor() {
@@ -105,8 +113,16 @@ void Session::run_trace() {
   last_trace_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
+void Session::show_trace(Trace t, std::string label) {
+  run_kind_ = RunKind::Training;
+  trace_ = std::move(t);
+  trace_label_ = std::move(label);
+  restart();
+}
+
 void Session::trace_forward() {
   run_kind_ = RunKind::Forward;
+  trace_label_.clear();
   run_trace();
   restart();
 }
@@ -114,6 +130,7 @@ void Session::trace_forward() {
 void Session::trace_generate(int n, bool append) {
   gen_prefix_ = append ? generated_ : Tokens{};
   run_kind_ = RunKind::Generate;
+  trace_label_.clear();
   gen_count_ = std::max(0, n);
   try {
     run_trace();

@@ -10,8 +10,9 @@
 
 namespace sf {
 
-// Which run is traced: Algorithm 10 on the prompt, or Algorithm 14 generating from it.
-enum class RunKind { Forward, Generate };
+// Which run is traced: Algorithm 10 on the prompt, Algorithm 14 generating from it, or a trace
+// made elsewhere and shown as it is (Training: one update of Algorithm 13, see show_trace).
+enum class RunKind { Forward, Generate, Training };
 
 struct SamplingSettings {
   double tau = 0.8;        // τ (0 = argmax)
@@ -49,6 +50,10 @@ class Session {
   // Traces Algorithm 14 generating `n` tokens (n = settings.l_gen for "all at once");
   // `append` continues from the text generated so far (one token at a time).
   void trace_generate(int n, bool append);
+  // Shows a trace made elsewhere (the Training tab's traced update of Algorithm 13) as the
+  // current run, the cursor on its first line. A prompt edit returns to the Forward run.
+  void show_trace(Trace t, std::string label);
+  const std::string& trace_label() const { return trace_label_; }
   const InferenceResult& generation() const { return generation_; }
   const Tokens& generated() const { return generated_; }
   void clear_generation();
@@ -102,6 +107,7 @@ class Session {
   Tokens generated_;   // gen_prefix_ + what the traced run generated
   InferenceResult generation_;
   Trace trace_;
+  std::string trace_label_;  // show_trace's label (empty for the session's own runs)
   size_t cursor_ = 0;
   std::vector<int> breakpoints_;
   double last_trace_ms_ = 0;

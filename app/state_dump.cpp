@@ -2,6 +2,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/app.hpp"
+#include "app/panels/training_panel.hpp"
 #include "core/fileio.hpp"
 #include "imgui.h"
 #include "imgui_internal.h"
@@ -30,6 +31,18 @@ bool App::write_state(const std::string& path, std::string& error) const {
   j["gl43"] = ui.gl43;
   j["model"] = session.model_label();
   j["generated"] = session.generated().size();
+  j["run_kind"] = static_cast<int>(session.run_kind());
+  {
+    const TrainSnapshot& ts = training_panel(*this).snapshot();
+    j["train_step"] = ts.step;
+    j["train_loss"] = ts.train.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(ts.train.back().loss);
+    j["train_first_loss"] =
+        ts.train.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(ts.train.front().loss);
+    j["train_val_points"] = ts.val.size();
+    j["train_mode"] = to_string(ts.mode);
+    j["train_task"] = training_panel(*this).task_label();
+    j["training_tab_shown"] = training_panel(*this).drawn_frame() == ui.frame_index;
+  }
   j["highlight"] = {ui.highlight_rect[0], ui.highlight_rect[1], ui.highlight_rect[2], ui.highlight_rect[3]};
   nlohmann::ordered_json windows = nlohmann::ordered_json::object();
   for (ImGuiWindow* w : ImGui::GetCurrentContext()->Windows) {

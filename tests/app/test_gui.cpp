@@ -225,3 +225,39 @@ TEST(Gui, BadOptionsAndActionsAreRefused) {
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_NE(r.output.find("unknown action"), std::string::npos);
 }
+
+TEST(Gui, TrainingTabTrainsAndTheLossStaysFinite) {
+  const AppRun r = run_app("", "open:training,train-task:sort,train-step:20");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(r.state["training_tab_shown"].get<bool>());
+  EXPECT_EQ(r.state["train_step"], 20);
+  EXPECT_EQ(r.state["train_task"], "sort");
+  ASSERT_TRUE(r.state["train_loss"].is_number());
+  const double first = r.state["train_first_loss"].get<double>(), last = r.state["train_loss"].get<double>();
+  EXPECT_TRUE(std::isfinite(last));
+  EXPECT_LT(last, first) << "20 Adam updates on sort should lower the loss";
+  EXPECT_GT(luminance_std(r), 20.0);
+}
+
+TEST(Gui, TracedUpdateOfAlgorithm13StepsIntoAlgorithm10) {
+  AppRun r = run_app("", "open:training,train-mode:paper,train-step:2,train-trace");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.state["event"]["alg"], 13);
+  EXPECT_EQ(r.state["train_step"], 2) << "the traced update ran on a copy";
+  EXPECT_EQ(r.state["train_mode"], "paper");
+  r = run_app("", "train-trace,goto:13:3,step-into");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.state["event"]["alg"], 10);
+  // A prompt edit returns to the forward run.
+  r = run_app("", "train-trace,prompt:abc");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.state["event"]["alg"], 10);
+  EXPECT_EQ(r.state["run_kind"], 0);
+}
+
+TEST(Gui, UsingTheTrainedModelShowsItInTheStepper) {
+  const AppRun r = run_app("", "train-step:3,train-use");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.state["model"], "trained: sort step 3");
+  EXPECT_EQ(r.state["event"]["alg"], 10);
+}

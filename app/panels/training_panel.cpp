@@ -1,0 +1,447 @@
+#include "app/panels/training_panel.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "app/panels/panel.hpp"
+#include "core/error.hpp"
+
+namespace sf {
+
+namespace {
+
+constexpr const char* kPaperLabel = "Paper: Algorithm 13 as printed — one sequence at a time, summed loss, plain SGD";
+constexpr const char* kPracticalLabel =
+    "Practical (§7–8): minibatches, mean loss, Adam, warmup + cosine, clipping";
+
+float default_lr(TrainMode m) { return m == TrainMode::Paper ? 1e-2f : 3e-3f; }
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+struct Series {
+  const std::vector<LossPoint>* pts;
+  ImU32 color;
+  const char* name;
+};
+
+// A line chart on the window's draw list: axes with tick labels, optional log-y, EMA smoothing,
+// min/max decimation per pixel column, and a hover crosshair with a tooltip.
+void loss_chart(const char* id, const std::vector<Series>& series, ImVec2 size, bool log_y, float ema, bool dark) {
+  ImGui::InvisibleButton(id, size);
+  const bool hovered = ImGui::IsItemHovered();
+  const ImVec2 p0 = ImGui::GetItemRectMin(), p1 = ImGui::GetItemRectMax();
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const float fs = ImGui::GetFontSize();
+  const ImU32 axis = dark ? IM_COL32(160, 160, 160, 255) : IM_COL32(80, 80, 80, 255);
+  const ImU32 grid = dark ? IM_COL32(255, 255, 255, 28) : IM_COL32(0, 0, 0, 28);
+  const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
+  dl->AddRectFilled(p0, p1, dark ? IM_COL32(20, 22, 28, 255) : IM_COL32(250, 250, 250, 255));
+
+  // Smoothed values (EMA), transformed for the y axis.
+  auto ty = [&](double v) { return log_y ? std::log10(std::max(v, 1e-12)) : v; };
+  std::vector<std::vector<float>> ys(series.size());
+  double xmin = 1e300, xmax = -1e300, ymin = 1e300, ymax = -1e300;
+  for (size_t s = 0; s < series.size(); ++s) {
+    const auto& pts = *series[s].pts;
+    ys[s].resize(pts.size());
+    double acc = 0;
+    bool first = true;
+    for (size_t k = 0; k < pts.size(); ++k) {
+      const double v = pts[k].loss;
+      if (std::isfinite(v)) {
+        acc = first ? v : ema * acc + (1 - ema) * v;
+        first = false;
+      }
+      ys[s][k] = static_cast<float>(acc);
+      if (!first && std::isfinite(acc)) {
+        ymin = std::min(ymin, ty(acc));
+        ymax = std::max(ymax, ty(acc));
+      }
+      xmin = std::min(xmin, static_cast<double>(pts[k].step));
+      xmax = std::max(xmax, static_cast<double>(pts[k].step));
+    }
+  }
+  const float left = p0.x + ImGui::CalcTextSize("0.0000").x + fs * 0.5f, right = p1.x - fs * 0.5f;
+  const float top = p0.y + fs * 0.5f, bottom = p1.y - fs * 1.6f;
+  if (xmin > xmax || ymin > ymax || right - left < 20 || bottom - top < 20) {
+    dl->AddText(ImVec2(p0.x + fs, p0.y + fs), axis, "no losses yet: press Play or one update");
+    return;
+  }
+  if (xmax - xmin < 1) xmax = xmin + 1;
+  if (ymax - ymin < 1e-6) {
+    ymin -= 0.5 * (log_y ? 0.1 : std::max(1e-3, std::abs(ymin) * 0.1));
+    ymax = ymin + (log_y ? 0.1 : std::max(2e-3, std::abs(ymin) * 0.2));
+  }
+  const double pad = (ymax - ymin) * 0.05;
+  ymin -= pad;
+  ymax += pad;
+  auto X = [&](double x) { return static_cast<float>(left + (x - xmin) / (xmax - xmin) * (right - left)); };
+  auto Y = [&](double y) { return static_cast<float>(bottom - (y - ymin) / (ymax - ymin) * (bottom - top)); };
+
+  // Axes, grid and tick labels.
+  for (int k = 0; k <= 4; ++k) {
+    const double yv = ymin + (ymax - ymin) * k / 4.0;
+    const float y = Y(yv);
+    dl->AddLine(ImVec2(left, y), ImVec2(right, y), grid);
+    const std::string lab = fmt("%.3g", log_y ? std::pow(10.0, yv) : yv);
+    dl->AddText(ImVec2(left - ImGui::CalcTextSize(lab.c_str()).x - fs * 0.25f, y - fs * 0.5f), text, lab.c_str());
+    const double xv = xmin + (xmax - xmin) * k / 4.0;
+    const float x = X(xv);
+    dl->AddLine(ImVec2(x, top), ImVec2(x, bottom), grid);
+    const std::string xl = fmt("%.0f", xv);
+    const float w = ImGui::CalcTextSize(xl.c_str()).x;
+    dl->AddText(ImVec2(std::clamp(x - w / 2, left, right - w), bottom + fs * 0.2f), text, xl.c_str());
+  }
+  dl->AddLine(ImVec2(left, top), ImVec2(left, bottom), axis);
+  dl->AddLine(ImVec2(left, bottom), ImVec2(right, bottom), axis);
+
+  // The series: every point when there are few, else min and max per pixel column.
+  dl->PushClipRect(ImVec2(left, top), ImVec2(right + 1, bottom + 1), true);
+  std::vector<ImVec2> line;
+  for (size_t s = 0; s < series.size(); ++s) {
+    const auto& pts = *series[s].pts;
+    line.clear();
+    const int cols = static_cast<int>(right - left) + 1;
+    if (pts.size() <= static_cast<size_t>(cols) * 2) {
+      for (size_t k = 0; k < pts.size(); ++k) line.emplace_back(X(pts[k].step), Y(ty(ys[s][k])));
+    } else {
+      int col = -1;
+      float lo = 0, hi = 0;
+      for (size_t k = 0; k <= pts.size(); ++k) {
+        const int c = k < pts.size() ? static_cast<int>(X(pts[k].step) - left) : cols + 1;
+        if (c != col) {
+          if (col >= 0) {
+            line.emplace_back(left + col, Y(lo));
+            if (hi != lo) line.emplace_back(left + col, Y(hi));
+          }
+          if (k == pts.size()) break;
+          col = c;
+          lo = hi = static_cast<float>(ty(ys[s][k]));
+        } else {
+          const float v = static_cast<float>(ty(ys[s][k]));
+          lo = std::min(lo, v);
+          hi = std::max(hi, v);
+        }
+      }
+    }
+    if (line.size() == 1) dl->AddCircleFilled(line[0], 3, series[s].color);
+    else dl->AddPolyline(line.data(), static_cast<int>(line.size()), series[s].color, 0, 2.0f);
+  }
+  dl->PopClipRect();
+
+  // Legend.
+  float lx = right - fs * 0.5f;
+  for (size_t s = series.size(); s-- > 0;) {
+    const float w = ImGui::CalcTextSize(series[s].name).x;
+    lx -= w;
+    dl->AddText(ImVec2(lx, top + fs * 0.2f), series[s].color, series[s].name);
+    lx -= fs;
+  }
+
+  // Crosshair and tooltip.
+  const ImVec2 m = ImGui::GetIO().MousePos;
+  if (hovered && m.x >= left && m.x <= right && m.y >= top && m.y <= bottom) {
+    dl->AddLine(ImVec2(m.x, top), ImVec2(m.x, bottom), axis);
+    dl->AddLine(ImVec2(left, m.y), ImVec2(right, m.y), axis);
+    const double step = xmin + (m.x - left) / (right - left) * (xmax - xmin);
+    ImGui::BeginTooltip();
+    ImGui::Text("step %.0f", step);
+    for (size_t s = 0; s < series.size(); ++s) {
+      const auto& pts = *series[s].pts;
+      if (pts.empty()) continue;
+      auto it = std::lower_bound(pts.begin(), pts.end(), step,
+                                 [](const LossPoint& p, double v) { return static_cast<double>(p.step) < v; });
+      if (it == pts.end()) --it;
+      if (it != pts.begin() && std::abs(double(std::prev(it)->step) - step) < std::abs(double(it->step) - step)) --it;
+      const size_t k = static_cast<size_t>(it - pts.begin());
+      dl->AddCircleFilled(ImVec2(X(it->step), Y(ty(ys[s][k]))), 4, series[s].color);
+      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(series[s].color), "%s at step %lld: %.4f (smoothed %.4f)",
+                         series[s].name, static_cast<long long>(it->step), it->loss, ys[s][k]);
+    }
+    ImGui::EndTooltip();
+  }
+}
+
+}  // namespace
+
+bool TrainingPanel::configure(App& app, std::string& error) {
+  (void)app;
+  try {
+    ModelConfig c;  // the built-in configuration
+    TaskOptions to;
+    to.seed = static_cast<uint64_t>(seed_);
+    to.max_chars = c.l_max - 2;
+    Dataset d;
+    const auto& names = task_names();
+    if (std::find(names.begin(), names.end(), task_) != names.end()) d = make_task(task_, to);
+    else d = text_dataset(task_, to);
+    if (!missing_characters(d.vocab, c).empty()) c.vocab = d.vocab;
+    Model m = Model::initialised(c, static_cast<uint64_t>(seed_));
+    TrainOptions o;
+    o.mode = mode_;
+    o.lr = lr_;
+    o.batch = batch_;
+    o.warmup = 100;
+    o.steps = 5000;
+    o.epochs = 3;
+    o.eval_sequences = 256;
+    o.data_seed = static_cast<uint64_t>(seed_);
+    preview_ = d.preview(8);
+    n_train_ = d.train.size();
+    n_val_ = d.val.size();
+    description_ = d.description;
+    task_label_ = std::find(names.begin(), names.end(), task_) != names.end() ? task_ : d.name;
+    runner_.eval_every = eval_every_;
+    runner_.configure(std::move(m), std::move(d), o);
+    configured_ = true;
+    error_.clear();
+    return true;
+  } catch (const std::exception& e) {
+    error = error_ = e.what();
+    return false;
+  }
+}
+
+bool TrainingPanel::ensure(App& app) {
+  if (configured_) return true;
+  std::string err;
+  return configure(app, err);
+}
+
+bool TrainingPanel::set_task(App& app, const std::string& name, std::string& error) {
+  const std::string old = task_;
+  task_ = name;
+  if (configure(app, error)) return true;
+  task_ = old;
+  return false;
+}
+
+void TrainingPanel::set_mode(App& app, TrainMode m) {
+  if (!ensure(app)) return;
+  if (m == mode_) return;
+  mode_ = m;
+  lr_ = default_lr(m);
+  runner_.set_mode(m);
+  runner_.set_lr(lr_);
+}
+
+void TrainingPanel::step_sync(App& app, int n) {
+  if (!ensure(app)) return;
+  runner_.step_sync(n);
+}
+
+const TrainSnapshot& TrainingPanel::snapshot() const {
+  runner_.snapshot(snap_);
+  return snap_;
+}
+
+bool TrainingPanel::use_model(App& app, std::string& error) {
+  if (!ensure(app)) return error = error_, false;
+  std::unique_ptr<Model> m;
+  runner_.copy_state(&m, nullptr, nullptr, nullptr, nullptr);
+  if (!m) return error = "no model to use", false;
+  const int64_t step = snapshot().step;
+  app.session.set_model(std::move(*m), "trained: " + task_label_ + " step " + std::to_string(step));
+  app.ui.viewed_event = SIZE_MAX;
+  app.notify("The stepper now shows the model trained on " + task_label_ + " for " + std::to_string(step) +
+             " updates");
+  return true;
+}
+
+bool TrainingPanel::trace_update(App& app, std::string& error) {
+  if (!ensure(app)) return error = error_, false;
+  runner_.pause();
+  std::unique_ptr<Model> m;
+  Dataset d;
+  TrainOptions o;
+  int i = 1, n = 1;
+  if (!runner_.copy_state(&m, &d, &o, &i, &n)) return error = "no trainer", false;
+  try {
+    const std::vector<Tokens> data = tokenize(d.train, m->config);
+    DTraining alg(static_cast<int>(data.size()), std::max(1, o.epochs));
+    if (i > alg.N_epochs() || n > alg.N_data()) i = n = 1;
+    alg.seek(i, n);
+    if (m->config.vocab != app.session.model().config.vocab)  // token labels need the trained vocabulary
+      app.session.set_model(*m, "training: " + task_label_ + " (before the traced update)");
+    GptGradient<float> g(m->table);
+    Trace t;
+    Tracer tr(t);
+    const float eta = mode_ == TrainMode::Paper ? lr_ : default_lr(TrainMode::Paper);
+    const DTraining::Update u = alg.step(data, *m, eta, g, &tr);
+    app.session.show_trace(std::move(t), "Algorithm 13, one update (i=" + std::to_string(i) +
+                                             ", n=" + std::to_string(n) + ") on " + task_label_);
+    app.ui.viewed_event = SIZE_MAX;
+    app.ui.show.pseudocode = true;
+    app.notify("Traced one update of Algorithm 13 on a copy of the model (x_" + std::to_string(n) +
+               ", loss " + fmt("%.4g", u.loss) + "); the training itself is unchanged");
+  } catch (const std::exception& e) {
+    return error = e.what(), false;
+  }
+  return true;
+}
+
+void TrainingPanel::draw(App& app) {
+  const float fs = ImGui::GetFontSize();
+  const bool dark = app.settings.dark;
+  drawn_frame_ = app.ui.frame_index;
+  ensure(app);
+  const TrainSnapshot& s = snapshot();
+
+  // --- the task and its data ---
+  const auto& names = task_names();
+  const bool is_file = std::find(names.begin(), names.end(), task_) == names.end();
+  ImGui::SetNextItemWidth(fs * 9);
+  if (ImGui::BeginCombo("Task", is_file ? "text file" : task_.c_str())) {
+    for (const auto& nm : names)
+      if (ImGui::Selectable(nm.c_str(), nm == task_)) {
+        std::string err;
+        if (!set_task(app, nm, err)) app.notify(err, true);
+      }
+    ImGui::EndCombo();
+  }
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(fs * 14);
+  ImGui::InputTextWithHint("##path", "path of a UTF-8 text file", path_, sizeof path_);
+  ImGui::SameLine();
+  ImGui::BeginDisabled(path_[0] == 0);
+  if (ImGui::Button("Load text")) {
+    std::string err;
+    if (!set_task(app, path_, err)) app.notify("Could not load " + std::string(path_) + ": " + err, true);
+  }
+  ImGui::EndDisabled();
+  if (!description_.empty()) ImGui::TextWrapped("%s", description_.c_str());
+  ImGui::Text("train: %zu sequences · validation: %zu", n_train_, n_val_);
+  if (!preview_.empty()) {
+    ImGui::PushFont(app.fonts.mono);
+    std::string joined;
+    for (size_t k = 0; k < preview_.size(); ++k) joined += (k ? "   " : "") + preview_[k];
+    ImGui::TextWrapped("%s", joined.c_str());
+    ImGui::PopFont();
+  }
+  if (!error_.empty()) ImGui::TextColored(ImVec4(1, 0.4f, 0.35f, 1), "%s", error_.c_str());
+
+  // --- mode and hyperparameters ---
+  ImGui::Separator();
+  int mode = mode_ == TrainMode::Paper ? 0 : 1;
+  if (ImGui::RadioButton(kPaperLabel, &mode, 0)) set_mode(app, TrainMode::Paper);
+  if (ImGui::RadioButton(kPracticalLabel, &mode, 1)) set_mode(app, TrainMode::Practical);
+  ImGui::SetNextItemWidth(fs * 9);
+  if (ImGui::SliderFloat("η (learning rate)", &lr_, 1e-5f, 1.0f, "%.2e", ImGuiSliderFlags_Logarithmic))
+    runner_.set_lr(lr_);
+  item_tooltip("Takes effect at the next update, without a reset.");
+  ImGui::SameLine();
+  ImGui::BeginDisabled(mode_ == TrainMode::Paper);
+  ImGui::SetNextItemWidth(fs * 6);
+  if (ImGui::SliderInt("batch", &batch_, 1, 128)) runner_.set_batch(batch_);
+  ImGui::EndDisabled();
+  ImGui::SetNextItemWidth(fs * 6);
+  ImGui::InputInt("seed", &seed_);
+  ImGui::SameLine();
+  if (ImGui::Button("Reset to the same initialisation (seed)")) runner_.reset(static_cast<uint64_t>(seed_));
+
+  // --- play / pause / one update ---
+  ImGui::Separator();
+  if (!s.playing) {
+    ImGui::BeginDisabled(s.finished);
+    if (ImGui::Button("▶ Play")) runner_.play();
+    ImGui::EndDisabled();
+  } else if (ImGui::Button("❚❚ Pause")) {
+    runner_.pause();
+  }
+  ImGui::SameLine();
+  if (ImGui::Button("One update")) runner_.step_sync(1);
+  ImGui::SameLine();
+  ImGui::Text("step %lld · η now %.3g · %.0f tokens/s · loss %.4f", static_cast<long long>(s.step), s.lr,
+              s.tokens_per_s, s.last_loss);
+  if (s.bad_step > 0)
+    ImGui::TextColored(ImVec4(1, 0.3f, 0.3f, 1), "The loss was not finite at step %lld: training paused (θ unchanged). "
+                                                  "Lower η or reset.",
+                       static_cast<long long>(s.bad_step));
+  if (!s.error.empty()) ImGui::TextColored(ImVec4(1, 0.3f, 0.3f, 1), "%s", s.error.c_str());
+  if (s.finished) ImGui::TextDisabled("Training has finished its schedule.");
+
+  // --- the loss curves ---
+  ImGui::Checkbox("log y", &log_y_);
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(fs * 8);
+  ImGui::SliderFloat("smoothing (EMA)", &ema_, 0.0f, 0.99f, "%.2f");
+  const float avail = ImGui::GetContentRegionAvail().x;
+  const ImU32 train_c = dark ? IM_COL32(90, 170, 255, 255) : IM_COL32(20, 100, 210, 255);
+  const ImU32 val_c = dark ? IM_COL32(255, 160, 60, 255) : IM_COL32(220, 110, 0, 255);
+  loss_chart("##loss", {{&s.train, train_c, "train"}, {&s.val, val_c, "validation"}},
+             ImVec2(std::max(avail, fs * 10), fs * 13), log_y_, ema_, dark);
+  ImGui::TextDisabled("mean −log P per predicted token; validation every %d updates", runner_.eval_every);
+
+  // --- per-tensor gradient norms ---
+  if (ImGui::CollapsingHeader("Gradient norm per tensor (last update)", ImGuiTreeNodeFlags_DefaultOpen)) {
+    const ParamTable table(ModelConfig{});  // the names and symbols do not depend on the vocabulary
+    const auto& entries = table.entries();
+    double mx = 0;
+    for (double v : s.grad_norms) mx = std::max(mx, v);
+    if (s.grad_norms.size() != entries.size()) {
+      ImGui::TextDisabled("(after the first update)");
+    } else {
+      const float label_w = fs * 10, num_w = fs * 5;
+      ImDrawList* dl = ImGui::GetWindowDrawList();
+      for (size_t k = 0; k < entries.size(); ++k) {
+        const ImVec2 p = ImGui::GetCursorScreenPos();
+        const float h = ImGui::GetTextLineHeight();
+        const float w = std::max(10.0f, ImGui::GetContentRegionAvail().x - label_w - num_w);
+        ImGui::TextUnformatted(entries[k].symbol.c_str());
+        item_tooltip(entries[k].name);
+        ImGui::SameLine(label_w * 0.45f);
+        ImGui::TextDisabled("%s", entries[k].name.c_str());
+        const float len = mx > 0 ? static_cast<float>(s.grad_norms[k] / mx) * w : 0.0f;
+        dl->AddRectFilled(ImVec2(p.x + label_w, p.y + h * 0.15f), ImVec2(p.x + label_w + std::max(len, 1.0f), p.y + h * 0.85f),
+                          accent_color(dark));
+        dl->AddText(ImVec2(p.x + label_w + w + fs * 0.3f, p.y), ImGui::GetColorU32(ImGuiCol_Text),
+                    fmt("%.3g", s.grad_norms[k]).c_str());
+      }
+    }
+  }
+
+  // --- use the model; trace Algorithm 13 ---
+  ImGui::Separator();
+  if (ImGui::Button("Use this model")) {
+    std::string err;
+    if (!use_model(app, err)) app.notify(err, true);
+  }
+  item_tooltip("Copies the model being trained into the stepper, the attention and the other views.");
+  ImGui::SameLine();
+  if (ImGui::Button("Trace one update of Algorithm 13 (paper mode)")) {
+    std::string err;
+    if (!trace_update(app, err)) app.notify(err, true);
+  }
+  item_tooltip("Pauses, then runs one update of Algorithm 13 with the tracer on a copy of the model: line 4 steps "
+               "into DTransformer, line 5 shows the loss terms, line 6 ∇loss(θ) and θ before and after.");
+  if (app.session.run_kind() == RunKind::Training) {
+    ImGui::TextDisabled("Shown in the stepper: %s", app.session.trace_label().c_str());
+    const ParamTable table(app.session.model().config);
+    const auto& entries = table.entries();
+    param_ = std::clamp(param_, 0, static_cast<int>(entries.size()) - 1);
+    ImGui::SetNextItemWidth(fs * 14);
+    if (ImGui::BeginCombo("parameter", entries[param_].name.c_str())) {
+      for (int k = 0; k < static_cast<int>(entries.size()); ++k)
+        if (ImGui::Selectable((entries[k].name + "   " + entries[k].symbol).c_str(), k == param_)) param_ = k;
+      ImGui::EndCombo();
+    }
+    for (const char* what : {"∇", "before", "after"}) {
+      ImGui::SameLine();
+      const std::string& nm = entries[param_].name;
+      const std::string value = std::string(what) == "∇" ? "∇" + nm : nm + " (" + what + ")";
+      if (ImGui::SmallButton(what)) {
+        app.session.jump_to(13, 6);
+        app.ui.selected_value = value;
+        app.ui.show.tensor = true;
+      }
+      item_tooltip("Line 6 of Algorithm 13, \"" + value + "\" in the Tensor tab");
+    }
+  }
+}
+
+}  // namespace sf

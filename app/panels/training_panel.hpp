@@ -1,0 +1,61 @@
+// Inspector tab "Training", in the spirit of TensorFlow Playground: a task and its data, the
+// paper's Algorithm 13 or the practical recipe of §7–8, η, batch size and seed; play, pause and
+// one update (a worker thread runs the Trainer, see app/training_runner.hpp); live loss curves,
+// tokens/s and per-tensor gradient norms; "use this model"; and one traced update of
+// Algorithm 13 put into the stepper.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "app/app.hpp"
+#include "app/training_runner.hpp"
+
+namespace sf {
+
+class TrainingPanel {
+ public:
+  void draw(App& app);
+
+  // For App::apply_action (train-task:, train-mode:, train-step:, train-trace, train-use).
+  // NAME is a task (sort, reverse, copy, add, words) or the path of a UTF-8 text file.
+  bool set_task(App& app, const std::string& name, std::string& error);
+  void set_mode(App& app, TrainMode m);
+  void step_sync(App& app, int n);
+  bool trace_update(App& app, std::string& error);
+  bool use_model(App& app, std::string& error);
+  // The trainer's state (refreshed under the runner's mutex), for --dump-state.
+  const TrainSnapshot& snapshot() const;
+  const std::string& task_label() const { return task_label_; }
+  size_t drawn_frame() const { return drawn_frame_; }  // ui.frame_index when the tab last drew
+
+ private:
+  bool ensure(App& app);  // configures the default task on first use
+  bool configure(App& app, std::string& error);
+
+  TrainingRunner runner_;
+  mutable TrainSnapshot snap_;
+  bool configured_ = false;
+  std::string task_ = "sort";  // a task name, or a text file path
+  std::string task_label_;
+  char path_[512] = "";
+  TrainMode mode_ = TrainMode::Practical;
+  float lr_ = 3e-3f;
+  int batch_ = 16;
+  int seed_ = 1;
+  int eval_every_ = 50;
+  std::vector<std::string> preview_;
+  size_t n_train_ = 0, n_val_ = 0;
+  std::string description_;
+  std::string error_;
+  bool log_y_ = true;
+  float ema_ = 0.6f;
+  int param_ = 0;
+  size_t drawn_frame_ = SIZE_MAX;  // parameter picked for the traced update's tensor view
+};
+
+// The App's training panel (defined in app/app.cpp, where App::Panels is complete).
+const TrainingPanel& training_panel(const App& app);
+
+}  // namespace sf
