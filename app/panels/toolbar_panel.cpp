@@ -75,7 +75,10 @@ void ToolbarPanel::draw(App& app) {
     synced_ = true;
   }
   ImGui::AlignTextToFramePadding();
-  ImGui::TextUnformatted(s.run_kind() == RunKind::Forward ? "Prompt x:" : "Prompt x (generating):");
+  const char* prompt_label = s.run_kind() == RunKind::Generate   ? "Prompt x (generating):"
+                             : s.run_kind() == RunKind::Training ? "Prompt x (editing returns to the forward pass):"
+                                                                 : "Prompt x:";
+  ImGui::TextUnformatted(prompt_label);
   ImGui::SameLine();
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 22.0f);
   if (app.ui.focus_prompt) {
