@@ -1,18 +1,63 @@
 // stepformer-cli forward: one pass of Algorithm 10, P ← DTransformer(x | θ), optionally traced.
+#include <cstdio>
 #include <iostream>
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "cli/trace_print.hpp"
 #include "core/algorithms.hpp"
+#include "core/error.hpp"
 #include "core/npy.hpp"
+#ifdef STEPFORMER_HAVE_GPU
+#include "gpu/dtransformer_gpu.hpp"
+#endif
 
 namespace sf::cli {
 
 namespace {
 
+// P with line 6's MHAttention as compute shaders on a headless GL context (EGL), printing the
+// device, the time of every dispatch and how far P is from the CPU's.
+MatF forward_on_gpu(std::ostream& os, const Model& model, const Tokens& x, const std::string& form_name) {
+#ifdef STEPFORMER_HAVE_GPU
+  const gpu::Form form = form_name == "teaching" ? gpu::Form::Teaching : gpu::Form::Fused;
+  std::string why_not;
+  const auto gpu_attention = gpu::GpuAttention::create(why_not);
+  if (!gpu_attention) throw Error("--attention gpu: " + why_not);
+  std::vector<gpu::DispatchTime> times;
+  MatF P = gpu::dtransformer_gpu(x, model.config, model.weights(), *gpu_attention, form, &times);
+  const MatF P_cpu = dtransformer<float>(x, model.config, model.weights());
+
+  os << "\nline 6 (MHAttention) on the GPU, " << gpu::to_string(form) << " form: " << gpu_attention->device().summary()
+     << "\n  GPU ms (GL_TIMESTAMP)  CPU ms (glFinish to glFinish)  dispatch\n";
+  double gpu_total = 0, cpu_total = 0;
+  char line[64];
+  for (const gpu::DispatchTime& t : times) {
+    std::snprintf(line, sizeof line, "  %20.3f  %29.3f  ", t.gpu_ms, t.cpu_ms);
+    os << line << t.what << "\n";
+    gpu_total += t.gpu_ms;
+    cpu_total += t.cpu_ms;
+  }
+  std::snprintf(line, sizeof line, "  %20.3f  %29.3f  ", gpu_total, cpu_total);
+  os << line << "total, " << times.size() << " dispatches\n";
+  os << "max |P − P_cpu| = " << (P - P_cpu).cwiseAbs().maxCoeff() << " (P_cpu: the same pass with core's attention)\n";
+  return P;
+#else
+  throw Error("this stepformer-cli was built without the GPU attention (configure with -DSTEPFORMER_GPU=ON)");
+#endif
+}
+
 int run_forward(const Args& args) {
   args.require_one_of({"prompt", "tokens"});  // usage mistakes before any file is read
+  const std::string attention = args.get_or("attention", "cpu");
+  if (attention != "cpu" && attention != "gpu")
+    throw UsageError("--attention must be cpu or gpu, not \"" + attention + "\"");
+  const std::string form = args.get_or("gpu-form", "fused");
+  if (form != "teaching" && form != "fused")
+    throw UsageError("--gpu-form must be teaching or fused, not \"" + form + "\"");
+  if (args.has("gpu-form") && attention != "gpu") throw UsageError("--gpu-form goes with --attention gpu");
+  if (args.has("trace") && attention == "gpu")
+    throw UsageError("--trace records the lines inside Algorithms 5 and 4 as core runs them: leave out --attention gpu");
   const Model model = load_model(args.get("model"));
   const CharTokenizer tok(model.config);
   const Tokens x = input_tokens(args, model.config, tok);
@@ -22,7 +67,9 @@ int run_forward(const Args& args) {
 
   Trace trace;
   Tracer tracer(trace);
-  const MatF P = dtransformer<float>(x, model.config, model.weights(), args.has("trace") ? &tracer : nullptr);
+  const MatF P = attention == "gpu"
+                     ? forward_on_gpu(std::cout, model, x, form)
+                     : dtransformer<float>(x, model.config, model.weights(), args.has("trace") ? &tracer : nullptr);
 
   if (args.has("trace")) {
     std::cout << "\ntrace of Algorithm 10: " << trace.size()
@@ -46,7 +93,9 @@ Command forward_command() {
   CommandSpec s;
   s.name = "forward";
   s.summary = "Run Algorithm 10, P ← DTransformer(x | θ), on one sequence and show the predictions.";
-  s.synopsis = "--model MODEL (--prompt TEXT | --tokens IDS) [--out P.npy] [--trace]";
+  s.synopsis =
+      "--model MODEL (--prompt TEXT | --tokens IDS) [--out P.npy] [--trace] [--attention cpu|gpu] "
+      "[--gpu-form teaching|fused]";
   s.description =
       "Prints the tokens of x, then for each position t the three most likely next tokens under P[:, t] = "
       "P̂(x[t+1] | x[1:t]) with their probabilities, and the probability of the actual next token. With --trace it "
@@ -64,10 +113,19 @@ Command forward_command() {
        "both."},
       {"out", "P.npy", "Also write P ∈ ℝ^{N_V×ℓ} as a float32 NumPy file of shape (N_V, ℓ) (column t is P[:, t])."},
       {"trace", "", "Print the trace: every executed pseudocode line with the values it bound."},
+      {"attention", "cpu|gpu",
+       "Where line 6's MHAttention (Algorithms 5 and 4) runs: cpu (core, Eigen; the default) or gpu (OpenGL 4.3 "
+       "compute shaders on a headless context through EGL: a GPU's driver, or Mesa's llvmpipe on the CPU). With gpu "
+       "it prints the device, the time of every dispatch (GPU clock and CPU clock) and the largest difference from "
+       "the CPU's P. Not with --trace."},
+      {"gpu-form", "teaching|fused",
+       "With --attention gpu: teaching runs one shader per pseudocode line (S, masked S and the softmax are stored); "
+       "fused (the default) runs lines 4-6 as one flash-attention shader that never stores S."},
   };
   s.examples =
       "  stepformer-cli forward --model model.safetensors --prompt \"hello\"\n"
-      "  stepformer-cli forward --model model.safetensors --tokens 63,8,5,12 --out P.npy --trace\n";
+      "  stepformer-cli forward --model model.safetensors --tokens 63,8,5,12 --out P.npy --trace\n"
+      "  stepformer-cli forward --model model.safetensors --prompt \"hello\" --attention gpu --gpu-form teaching\n";
   return {s, run_forward};
 }
 

@@ -1,0 +1,96 @@
+// Algorithm 4, Ṽ ← Attention(X, Z | W_qkv, Mask), and Algorithm 5, MHAttention, on the GPU as
+// OpenGL 4.3 compute shaders (shaders/). Core's Eigen attention stays the ground truth; this
+// computes the same numbers (within float rounding) in one of two forms:
+//
+//   Form::Teaching  one dispatch per pseudocode line, all heads at once:
+//                   L1–L3 Q, K, V (linear.comp), L4 S ← KᵀQ (scores.comp),
+//                   L5 masked S (mask.comp), L6 A ← softmax(S/√d_attn) (softmax_columns.comp),
+//                   L6 Ṽ = V·A (apply_values.comp). S, masked S and A are kept and can be read back.
+//   Form::Fused     L1–L3 as above, then L4–L6 in one dispatch (flash_attention.comp): tiles
+//                   of K and V in shared memory and an online softmax; the ℓ_z×ℓ_x matrix is never
+//                   stored, and key tiles the unidirectional mask hides are skipped.
+//
+// Algorithm 5's line 4, Ṽ ← W_o Y + b_o 1ᵀ, is a further dispatch (linear.comp) on the GPU.
+// Matrices keep the paper's column convention (tokens are columns, column-major like core's
+// MatF), so upload and read-back are plain copies. The mask is looked at once per call:
+// all ones runs as bidirectional, [[t_z ≤ t_x]] as unidirectional (causal), anything else is
+// uploaded as an explicit 0/1 matrix.
+//
+// A GpuAttention lives on one GL context: its own headless one (create) or the caller's
+// (create_on_current_context, e.g. the app's window). Use it, and destroy it, on the thread
+// where that context is current. Everything that fails throws sf::Error or, at creation,
+// returns nullptr with the reason; nothing aborts.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/algorithms.hpp"
+#include "gpu/device.hpp"
+#include "gpu/headless_gl.hpp"
+
+namespace sf::gpu {
+
+enum class Form { Teaching, Fused };
+const char* to_string(Form f);  // "teaching", "fused"
+
+// The time of one compute dispatch. gpu_ms comes from a GL_TIMESTAMP query pair around the
+// dispatch (NaN where the GL has no GPU clock); cpu_ms is the CPU clock from a glFinish before
+// to a glFinish after it, a cross-check that includes the driver's overhead.
+struct DispatchTime {
+  std::string what;  // "Alg. 4 L4: S ← Kᵀ Q (8 heads)"
+  double gpu_ms = 0;
+  double cpu_ms = 0;
+};
+
+// Everything the teaching form computed for one head, read back, and the dispatch times.
+struct GpuAttentionResult {
+  AttentionRecord<float> record;  // Q, K, V, S, S_masked (−∞ where ¬Mask), A, Vt, as core's
+  std::vector<DispatchTime> times;
+};
+
+// What the fused form returns besides Ṽ: L[t_x] = log Σ_t_z exp(S[t_z, t_x]/√d_attn) over the
+// unmasked t_z (−∞ for a column masked everywhere), so that
+// softmax(S/√d_attn)[t_z, t_x] = exp(S[t_z, t_x]/√d_attn − L[t_x]) without ever storing it.
+struct FusedResult {
+  MatF Vt;  // (d_out, ℓ_x)
+  MatF L;   // (1, ℓ_x)
+  std::vector<DispatchTime> times;
+};
+
+class GpuAttention {
+ public:
+  // On a headless context of its own (HeadlessGl: EGL device or surfaceless), which it makes
+  // current whenever it is used. nullptr, with why_not set, when there is no such context,
+  // no OpenGL 4.3, or a shader does not compile.
+  static std::unique_ptr<GpuAttention> create(std::string& why_not);
+  // On the context current on this thread (the caller keeps it current while using this
+  // object). `load` is the caller's GL loader, e.g. glfwGetProcAddress. nullptr, with why_not,
+  // when no context is current, it is older than OpenGL 4.3, or a shader does not compile.
+  static std::unique_ptr<GpuAttention> create_on_current_context(GlLoader load, std::string& why_not);
+  ~GpuAttention();
+  GpuAttention(const GpuAttention&) = delete;
+  GpuAttention& operator=(const GpuAttention&) = delete;
+
+  const DeviceInfo& device() const;
+
+  // Algorithm 4 for one head in the teaching form: every intermediate comes back.
+  // X (d_x, ℓ_x), Z (d_z, ℓ_z), mask (ℓ_z, ℓ_x). Throws sf::Error on mismatched shapes or
+  // when the device cannot hold S (it names the limit and what to do).
+  GpuAttentionResult teaching(const MatF& X, const MatF& Z, const AttentionHeadW<const float>& W, const Mask& mask);
+  // Algorithm 4 for one head in the fused form; times are kept when `timed`.
+  FusedResult fused(const MatF& X, const MatF& Z, const AttentionHeadW<const float>& W, const Mask& mask,
+                    bool timed = false);
+  // Algorithm 5, all heads in each dispatch, then W_o Y + b_o 1ᵀ on the GPU. Returns
+  // Ṽ (d_out, ℓ_x). `times`, when given, receives the dispatch times (else no timing, no
+  // serialisation). `recs`, when given (teaching form only), receives each head's record.
+  MatF mh_attention(const MatF& X, const MatF& Z, const MHAttentionW<const float>& W, const Mask& mask, Form form,
+                    std::vector<DispatchTime>* times = nullptr, std::vector<AttentionRecord<float>>* recs = nullptr);
+
+ private:
+  struct Impl;
+  explicit GpuAttention(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace sf::gpu

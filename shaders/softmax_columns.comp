@@ -1,0 +1,75 @@
+#version 430
+// Algorithm 4, line 6 (first half), all heads at once: A ← softmax(S / √d_attn), eq. (2):
+// each COLUMN t_x of S is normalised, A[t_z, t_x] = exp(S[t_z, t_x]/√d_attn − m) / Σ_t exp(S[t, t_x]/√d_attn − m)
+// with m the column's largest unmasked entry (subtracting it changes nothing but keeps exp finite).
+// Masked (−∞) entries get weight exactly 0; a column masked everywhere has no distribution
+// and comes out as zeros, as in core.
+// One work group per column (x = t_x, y = head h): 64 invocations stride over t_z and reduce.
+layout(local_size_x = 64) in;
+
+layout(std140, binding = 0) uniform Params {
+  uint l_z;
+  uint l_x;
+  float sqrt_d_attn;  // √d_attn
+} p;
+
+layout(std430, binding = 1) readonly buffer MaskedScores { float S_masked[]; };  // (H, ℓ_z, ℓ_x)
+layout(std430, binding = 2) writeonly buffer Softmax { float A[]; };             // (H, ℓ_z, ℓ_x)
+// Mesa's llvmpipe silently ends every loop of an invocation once all its loops together have
+// run 65535 iterations (LP_MAX_TGSI_LOOP_ITERATIONS); this shader loops over ℓ_z. A loop of
+// guard.two = 2 steps at the end then runs once: the invocation flags it, and the runtime
+// reports the results as wrong.
+layout(std430, binding = 7) buffer LoopGuard { uint loops_cut_short; uint two; } guard;
+
+shared float partial[64];
+
+bool is_masked(float s) { return floatBitsToUint(s) == 0xff800000u; }  // −∞, by its bits
+
+void main() {
+  const uint t_x = gl_WorkGroupID.x, h = gl_WorkGroupID.y, lid = gl_LocalInvocationID.x;
+  const uint column = (h * p.l_x + t_x) * p.l_z;
+  const float NEG_INF = uintBitsToFloat(0xff800000u);
+
+  // m = max over unmasked t_z of S[t_z, t_x]/√d_attn (−∞ when all are masked)
+  float m = NEG_INF;
+  for (uint t_z = lid; t_z < p.l_z; t_z += 64u) {
+    const float s = S_masked[column + t_z];
+    if (!is_masked(s)) m = max(m, s / p.sqrt_d_attn);
+  }
+  partial[lid] = m;
+  memoryBarrierShared();
+  barrier();
+  for (uint n = 32u; n > 0u; n >>= 1u) {
+    if (lid < n) partial[lid] = max(partial[lid], partial[lid + n]);
+    memoryBarrierShared();
+    barrier();
+  }
+  m = partial[0];
+  barrier();
+
+  // Σ_t exp(S[t, t_x]/√d_attn − m) over unmasked t
+  float sum = 0.0;
+  if (!is_masked(m))
+    for (uint t_z = lid; t_z < p.l_z; t_z += 64u) {
+      const float s = S_masked[column + t_z];
+      if (!is_masked(s)) sum += exp(s / p.sqrt_d_attn - m);
+    }
+  partial[lid] = sum;
+  memoryBarrierShared();
+  barrier();
+  for (uint n = 32u; n > 0u; n >>= 1u) {
+    if (lid < n) partial[lid] += partial[lid + n];
+    memoryBarrierShared();
+    barrier();
+  }
+  sum = partial[0];
+
+  for (uint t_z = lid; t_z < p.l_z; t_z += 64u) {
+    const float s = S_masked[column + t_z];
+    A[column + t_z] = is_masked(s) ? 0.0 : exp(s / p.sqrt_d_attn - m) / sum;
+  }
+
+  uint steps = 0u;
+  for (uint k = 0u; k < guard.two; ++k) ++steps;
+  if (steps != guard.two) atomicOr(guard.loops_cut_short, 1u);
+}
