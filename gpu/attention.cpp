@@ -44,7 +44,7 @@ enum MaskKind : uint32_t { kBidirectional = 0, kUnidirectional = 1, kExplicit = 
 
 constexpr uint32_t kTile = 16;     // work groups of 16×16 in linear, scores, mask, apply_values
 constexpr uint32_t kFlashBR = 64;  // queries per work group in flash_attention.comp
-constexpr int kFlashMaxBC = 32;    // keys per shared-memory tile (a 32-bit visibility mask)
+constexpr int kFlashMaxBC = 32;    // keys per shared-memory tile, fewer when shared memory is short
 
 GLuint groups(int n, uint32_t per) { return (static_cast<uint32_t>(n) + per - 1) / per; }
 

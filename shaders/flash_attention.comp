@@ -4,7 +4,8 @@
 // without ever storing the ℓ_z×ℓ_x matrix S. Each invocation owns one query column t_x of one
 // head; a work group (BR queries, y = head h) walks over the keys in tiles of BC tokens held in
 // shared memory, and keeps the softmax ONLINE: a running maximum m, a running sum
-// l = Σ exp(s − m) and an unnormalised Ṽ column o, rescaled by exp(m_old − m_new) whenever m grows.
+// l = Σ exp(s − m) and an unnormalised Ṽ column o, both rescaled by exp(m_old − m_new) whenever
+// a score exceeds m (rarely, after the first keys).
 // At the end Ṽ[:, t_x] = o / l. For the unidirectional mask, key tiles after the block's last
 // query are masked for every query of the block and are skipped.
 //
@@ -91,34 +92,23 @@ void main() {
     barrier();
 
     if (owns_query) {
-      // L4–L5 for this tile: s[j] = S[t_z0 + j, t_x]/√d_attn where Mask allows it. (The key
-      // count is a run-time value, so that this loop is not unrolled: unrolled BC times over
-      // unrolled columns, it takes llvmpipe minutes to compile.)
+      // (The key count is a run-time value, so that this loop is not unrolled: unrolled BC
+      // times over the unrolled column loops, it takes llvmpipe minutes to compile.)
       const uint keys = min(uint(BC), p.l_z - t_z0);
-      float s[BC];
-      uint seen = 0u;  // bit j: key t_z0 + j is visible to t_x
-      float m_tile = NEG_INF;
       for (uint j = 0u; j < keys; ++j) {
-        s[j] = 0.0;
-        if (visible(t_z0 + j, t_x)) {
-          for (uint i = 0u; i < D_ATTN4; ++i) s[j] += dot(K_tile[j][i], q[i]);
-          m_tile = max(m_tile, s[j]);
-          seen |= 1u << j;
+        if (!visible(t_z0 + j, t_x)) continue;  // L5: −∞, weight exactly 0
+        float s = 0.0;                          // L4: S[t_z0 + j, t_x] / √d_attn
+        for (uint i = 0u; i < D_ATTN4; ++i) s += dot(K_tile[j][i], q[i]);
+        // L6, online: a new maximum rescales what was summed so far (to 0 on the first key)
+        if (s > m) {
+          const float rescale = floatBitsToUint(m) == 0xff800000u ? 0.0 : exp(m - s);
+          l *= rescale;
+          for (uint i = 0u; i < D_MID4; ++i) o[i] *= rescale;
+          m = s;
         }
-      }
-      // L6, online: rescale what was summed so far to the new maximum, then add this tile
-      if (seen != 0u) {
-        const float m_new = max(m, m_tile);
-        const float rescale = floatBitsToUint(m) == 0xff800000u ? 0.0 : exp(m - m_new);  // 0 on the first visible tile
-        l *= rescale;
-        for (uint i = 0u; i < D_MID4; ++i) o[i] *= rescale;
-        for (uint j = 0u; j < keys; ++j)
-          if ((seen & (1u << j)) != 0u) {
-            const float w = exp(s[j] - m_new);
-            l += w;
-            for (uint i = 0u; i < D_MID4; ++i) o[i] += w * V_tile[j][i];
-          }
-        m = m_new;
+        const float w = exp(s - m);
+        l += w;
+        for (uint i = 0u; i < D_MID4; ++i) o[i] += w * V_tile[j][i];
       }
     }
     barrier();
