@@ -17,8 +17,8 @@ double percentile(std::vector<double> v, double q) {
 
 std::string FrameBench::prompt_for(int f) const {
   if (f < kWarmup || f % 4 != 0) return "";
-  // Alternate between two prompts of the default length so that each edit re-traces.
-  return (f / 4) % 2 ? "hello world" : "hello there";
+  // Alternate between two prompts of the default prompt's length so that each edit re-traces.
+  return (f / 4) % 2 ? "hello=" : "world=";
 }
 
 void FrameBench::begin_frame() { t0_ = std::chrono::steady_clock::now(); }

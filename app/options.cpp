@@ -9,7 +9,7 @@ const char* app_usage() {
   return "usage: stepformer [options]\n"
          "  Steps through the pseudocode of \"Formal Algorithms for Transformers\" while a real model computes.\n"
          "  --model FILE.safetensors   open this checkpoint (default: assets/default.safetensors)\n"
-         "  --prompt TEXT              the prompt to trace (default: \"hello world\")\n"
+         "  --prompt TEXT              the prompt to trace (default: \"hello=\", which the default model sorts)\n"
          "  --size WxH                 window size in pixels (default 1600x1000)\n"
          "  --frames N                 run N frames, then exit (for tests and screenshots)\n"
          "  --actions A,B,...          apply scripted actions in order, one per frame:\n"

@@ -14,7 +14,8 @@ std::string assets_dir() {
   return STEPFORMER_ASSETS;
 }
 
-static const char* kDefaultPrompt = "hello world";
+// The default model sorts letters ("dcab=abcd"): this prompt asks it to sort "hello".
+static const char* kDefaultPrompt = "hello=";
 
 Session::Session() {
   const std::string path = assets_dir() + "/default.safetensors";

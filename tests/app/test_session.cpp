@@ -17,8 +17,8 @@ TEST(Session, StartsOnAlgorithm10Line1) {
   EXPECT_EQ(ev(s).alg, 10);
   EXPECT_EQ(ev(s).line, 1);
   EXPECT_EQ(ev(s).kind, EventKind::Line);
-  EXPECT_EQ(s.prompt(), "hello world");
-  EXPECT_EQ(s.tokens().size(), 12u);  // <bos> + 11 characters
+  EXPECT_EQ(s.prompt(), "hello=");
+  EXPECT_EQ(s.tokens().size(), 7u);  // <bos> + 6 characters
   EXPECT_EQ(s.tokens()[0], s.tokenizer().bos_token());
 }
 
@@ -82,7 +82,7 @@ TEST(Session, PromptLongerThanLmaxIsRefusedWithAMessage) {
   Session s;
   s.set_prompt(std::string(200, 'a'));
   EXPECT_NE(s.prompt_error().find("ℓ_max"), std::string::npos);
-  EXPECT_EQ(s.tokens().size(), 12u);
+  EXPECT_EQ(s.tokens().size(), 7u);
 }
 
 TEST(Session, SteppingFollowsTheTrace) {
@@ -171,7 +171,7 @@ TEST(Session, AModelWhoseVocabularyLacksThePromptStillTraces) {
   c.d_mlp = 16;
   c.l_max = 8;
   s.set_model(Model::initialised(c, 3), "tiny");
-  EXPECT_FALSE(s.prompt_error().empty());  // "hello world" has no 0/1 characters
+  EXPECT_FALSE(s.prompt_error().empty());  // "hello=" has no 0/1 characters
   ASSERT_EQ(s.tokens().size(), 1u);
   EXPECT_EQ(s.tokens()[0], 4);  // bos_token = N_V − 1 with N_V = 5
   EXPECT_GT(s.trace().size(), 1u);
