@@ -23,28 +23,16 @@ struct Stats {
 
 Stats stats_of(const MatF& m) {
   Stats s;
-  double sum = 0, sum2 = 0;
-  s.min = INFINITY;
-  s.max = -INFINITY;
-  for (Eigen::Index i = 0; i < m.size(); ++i) {
-    const double x = m.data()[i];
-    if (std::isnan(x))
-      ++s.nan;
-    else if (x == -INFINITY)
-      ++s.neg_inf;
-    else if (x == INFINITY)
-      ++s.pos_inf;
-    else {
-      ++s.finite;
-      sum += x;
-      sum2 += x * x;
-      s.min = std::min(s.min, x);
-      s.max = std::max(s.max, x);
-    }
-  }
+  const EntryCounts c = count_entries(m);
+  s.finite = c.finite;
+  s.neg_inf = c.neg_inf;
+  s.pos_inf = c.pos_inf;
+  s.nan = c.nan;
   if (!s.finite) return s;
-  s.mean = sum / static_cast<double>(s.finite);
-  s.std = std::sqrt(std::max(0.0, sum2 / static_cast<double>(s.finite) - s.mean * s.mean));
+  s.min = c.min;
+  s.max = c.max;
+  s.mean = c.sum / static_cast<double>(s.finite);
+  s.std = std::sqrt(std::max(0.0, c.sum2 / static_cast<double>(s.finite) - s.mean * s.mean));
   const double width = s.max > s.min ? (s.max - s.min) / kBins : 1.0;
   for (Eigen::Index i = 0; i < m.size(); ++i) {
     const double x = m.data()[i];

@@ -43,6 +43,29 @@ ImU32 lerp_stops(const Rgb (&s)[N], float t) {
   return IM_COL32(mix(s[i].r, s[i + 1].r), mix(s[i].g, s[i + 1].g), mix(s[i].b, s[i + 1].b), 255);
 }
 
+}  // namespace
+
+EntryCounts count_entries(const MatF& m) {
+  EntryCounts c;
+  for (Eigen::Index i = 0; i < m.size(); ++i) {
+    const double x = m.data()[i];
+    if (std::isnan(x)) {
+      ++c.nan;
+    } else if (std::isinf(x)) {
+      ++(x < 0 ? c.neg_inf : c.pos_inf);
+    } else {
+      ++c.finite;
+      c.sum += x;
+      c.sum2 += x * x;
+      c.min = std::min(c.min, x);
+      c.max = std::max(c.max, x);
+    }
+  }
+  return c;
+}
+
+namespace {
+
 // The resolved colour scale and the counts of the cells it cannot colour.
 struct Scale {
   bool diverging = false;
@@ -59,21 +82,12 @@ struct Scale {
 
 Scale resolve_scale(const MatF& m, const HeatmapOptions& o) {
   Scale s;
-  float mn = INFINITY, mx = -INFINITY;
-  for (Eigen::Index i = 0; i < m.size(); ++i) {
-    const float x = m.data()[i];
-    if (std::isnan(x))
-      ++s.nan;
-    else if (x == -INFINITY)
-      ++s.neg_inf;
-    else if (x == INFINITY)
-      ++s.pos_inf;
-    else {
-      mn = std::min(mn, x);
-      mx = std::max(mx, x);
-    }
-  }
-  const bool any = mn <= mx;
+  const EntryCounts c = count_entries(m);
+  s.nan = static_cast<int>(c.nan);
+  s.neg_inf = static_cast<int>(c.neg_inf);
+  s.pos_inf = static_cast<int>(c.pos_inf);
+  const float mn = static_cast<float>(c.min), mx = static_cast<float>(c.max);
+  const bool any = c.finite > 0;
   s.diverging = o.scale == ColorScale::Diverging || (o.scale == ColorScale::Auto && !(any && mn >= 0 && mx > 0));
   if (s.diverging) {
     const float a = any ? std::max(std::abs(mn), std::abs(mx)) : 0.0f;

@@ -21,6 +21,15 @@
 
 namespace sf {
 
+// The entries of a matrix by kind, and min / max / Σx / Σx² over the finite ones
+// (the colour scale and the tensor view's statistics both start from this).
+struct EntryCounts {
+  long finite = 0, neg_inf = 0, pos_inf = 0, nan = 0;
+  double min = INFINITY, max = -INFINITY, sum = 0, sum2 = 0;
+};
+EntryCounts count_entries(const MatF& m);
+
+
 struct Fonts;
 class App;
 
