@@ -7,10 +7,12 @@
 #include <cmath>
 #include <filesystem>
 
+#include "app/gpu_attention_backend.hpp"
 #include "app/panels/about_panel.hpp"
 #include "app/panels/attention_panel.hpp"
 #include "app/panels/callstack_panel.hpp"
 #include "app/panels/file_browser.hpp"
+#include "app/panels/gpu_panel.hpp"
 #include "app/panels/layernorm_panel.hpp"
 #include "app/panels/panel.hpp"
 #include "app/panels/pseudocode_panel.hpp"
@@ -35,6 +37,7 @@ struct App::Panels {
   LayerNormPanel layernorm;
   SamplingPanel sampling;
   TrainingPanel training;
+  GpuPanel gpu;
   FileBrowser files;
   AboutPanel about;
 };
@@ -60,7 +63,29 @@ bool* PanelVisibility::by_name(const std::string& name) {
   return nullptr;
 }
 
-App::App() : panels(std::make_unique<Panels>()) {}
+App::App() : panels(std::make_unique<Panels>()), gpu_(std::make_unique<GpuAttentionBackend>()) {}
+
+void App::set_attention_gpu(bool on) {
+  if (!on) {
+    if (session.attention_hooked()) session.set_attention_hook({});
+    notify("Attention: CPU (Eigen)");
+    return;
+  }
+  if (!gpu_->ensure(ui.gl43)) {
+    if (session.attention_hooked()) session.set_attention_hook({});
+    notify("GPU attention unavailable: " + gpu_->why_not() + "; using the CPU", true);
+    return;
+  }
+  session.set_attention_hook(gpu_->hook());
+  const std::string failed = session.take_attention_failure();
+  if (!failed.empty()) notify("GPU attention failed: " + failed + "; using the CPU", true);
+  else notify("Attention: GPU (" + gpu_->device() + ")");
+}
+
+void App::release_gl() {
+  if (session.attention_hooked()) session.set_attention_hook({});
+  gpu_->release();
+}
 
 const TrainingPanel& training_panel(const App& app) { return app.panels->training; }
 App::~App() = default;
@@ -162,6 +187,7 @@ void App::layout_windows() {
       tab("LayerNorm", ui.show.layernorm, [&] { panels->layernorm.draw(*this); });
       tab("Sampling", ui.show.sampling, [&] { panels->sampling.draw(*this); });
       tab("Training", ui.show.training, [&] { panels->training.draw(*this); });
+      tab("GPU", ui.show.gpu, [&] { panels->gpu.draw(*this); });
       ImGui::EndTabBar();
     }
   }
@@ -403,6 +429,9 @@ bool App::apply_action(const std::string& action, std::string& error) {
     if (!panels->training.trace_update(*this, error)) return false;
   } else if (verb == "train-use") {
     if (!panels->training.use_model(*this, error)) return false;
+  } else if (verb == "attention") {
+    if (arg != "gpu" && arg != "cpu") return error = "attention is gpu or cpu", false;
+    set_attention_gpu(arg == "gpu");
   } else if (verb == "mouse") {
     if (!ints(v) || v.size() != 2) return error = "mouse needs X:Y (window pixels)", false;
     glfwSetCursorPos(window, v[0], v[1]);

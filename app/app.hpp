@@ -10,6 +10,9 @@
 
 struct GLFWwindow;
 struct ImFont;
+namespace sf {
+class GpuAttentionBackend;
+}
 #include "imgui.h"
 
 namespace sf {
@@ -75,10 +78,18 @@ class App {
   // Writes the state tests check against a screenshot (see --dump-state).
   bool write_state(const std::string& path, std::string& error) const;
 
+  // The attention of the traced Forward run: the GPU's compute shaders (true) or core's Eigen.
+  // When the GPU cannot be had, says why in the status bar and stays on the CPU.
+  void set_attention_gpu(bool on);
+  const GpuAttentionBackend& gpu_backend() const { return *gpu_; }
+  // Frees what lives on the window's GL context; call before the context goes.
+  void release_gl();
+
   struct Panels;
   std::unique_ptr<Panels> panels;
 
  private:
+  std::unique_ptr<GpuAttentionBackend> gpu_;
   void handle_shortcuts();
   void draw_menu_bar();
   void draw_status_bar();

@@ -166,6 +166,7 @@ int main(int argc, char** argv) {
     for (const auto& e : script.errors()) std::fprintf(stderr, "stepformer: error: %s\n", e.c_str());
     exit_code = 3;
   }
+  app.release_gl();  // the GPU attention's buffers and programs, while the context is current
   ImGui_ImplOpenGL3_Shutdown();
   ImGui_ImplGlfw_Shutdown();
   ImGui::DestroyContext();

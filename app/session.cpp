@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <limits>
 
 #include "core/checkpoint.hpp"
 #include "core/error.hpp"
@@ -96,9 +97,36 @@ void Session::run_trace() {
   const auto t0 = std::chrono::steady_clock::now();
   Trace fresh;
   Tracer tracer(fresh);
-  if (run_kind_ == RunKind::Forward) {
-    dtransformer<float>(tokens_, model_->config, model_->weights(), &tracer);
-  } else {
+  attn_times_.clear();
+  attn_max_diff_ = std::numeric_limits<double>::quiet_NaN();
+  if (run_kind_ == RunKind::Forward && attn_hook_) {
+    try {
+      int layer = 0;
+      std::vector<AttentionDispatch> times;
+      const MHAttentionFn<float> fn = [&](const MatF& X, const MatF& Z, const MHAttentionW<const float>& W,
+                                          const Mask& mask) {
+        const size_t first = times.size();
+        MatF Vt = attn_hook_(X, Z, W, mask, &tracer, times);
+        ++layer;
+        for (size_t i = first; i < times.size(); ++i) times[i].layer = layer;
+        return Vt;
+      };
+      const MatF P = dtransformer<float>(tokens_, model_->config, model_->weights(), &tracer, fn);
+      const MatF P_cpu = dtransformer<float>(tokens_, model_->config, model_->weights());
+      attn_max_diff_ = (P - P_cpu).cwiseAbs().maxCoeff();
+      attn_times_ = std::move(times);
+    } catch (const std::exception& e) {  // the other backend failed: the CPU traces the run
+      attn_failure_ = e.what();
+      attn_hook_ = {};
+      attn_times_.clear();
+      attn_max_diff_ = std::numeric_limits<double>::quiet_NaN();
+      fresh = Trace{};
+    }
+  }
+  if (run_kind_ == RunKind::Forward && !attn_hook_) {
+    Tracer cpu_tracer(fresh);
+    dtransformer<float>(tokens_, model_->config, model_->weights(), &cpu_tracer);
+  } else if (run_kind_ != RunKind::Forward) {
     InferenceOptions opt;
     opt.l_gen = gen_count_;
     opt.tau = sampling.tau;
@@ -112,6 +140,11 @@ void Session::run_trace() {
   }
   trace_ = std::move(fresh);
   last_trace_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void Session::set_attention_hook(AttentionHook hook) {
+  attn_hook_ = std::move(hook);
+  if (run_kind_ == RunKind::Forward) retrace_keep_cursor();
 }
 
 void Session::show_trace(Trace t, std::string label) {

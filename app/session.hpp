@@ -1,7 +1,9 @@
 // The Session: the model, the current trace, the cursor and the settings. Panels only read
 // it and send it commands; it owns no window and no GL, so tests can drive it headless.
 #pragma once
+#include <functional>
 #include <memory>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -20,6 +22,19 @@ struct SamplingSettings {
   uint64_t seed = 1;
   bool trim_context = true;
 };
+
+// One compute dispatch of the last traced pass's attention on another backend (the GPU).
+struct AttentionDispatch {
+  int layer = 0;      // l of Algorithm 10's loop (1-based)
+  std::string what;   // the dispatch, e.g. "Alg. 4 L4: S ← Kᵀ Q (8 heads)"
+  double gpu_ms = 0;  // GPU clock (NaN where there is none)
+  double cpu_ms = 0;  // CPU clock around it
+};
+
+// Computes Algorithm 10 line 6's MHAttention elsewhere and emits, into `tr` (may be null), the
+// same trace events as core's mh_attention; appends its dispatch times to `times`.
+using AttentionHook = std::function<MatF(const MatF& X, const MatF& Z, const MHAttentionW<const float>& W,
+                                         const Mask& mask, Tracer* tr, std::vector<AttentionDispatch>& times)>;
 
 class Session {
  public:
@@ -87,6 +102,18 @@ class Session {
   // frame's waiting line (k after the cursor), what that frame had bound before the call.
   std::vector<const Value*> scope_for_view(size_t k) const;
 
+  // --- the attention backend of the Forward run (Algorithm 10 line 6) ---
+  // Sets (or, with an empty hook, clears) another MHAttention and re-traces, keeping the
+  // cursor. When the hook throws, the session drops it, traces on the CPU and keeps the reason
+  // in attention_failure() until take_attention_failure().
+  void set_attention_hook(AttentionHook hook);
+  bool attention_hooked() const { return static_cast<bool>(attn_hook_); }
+  // The dispatches of the last traced Forward run through the hook (empty on the CPU).
+  const std::vector<AttentionDispatch>& attention_dispatches() const { return attn_times_; }
+  // max |P_hook − P_cpu| over the last traced Forward run through the hook (NaN otherwise).
+  double attention_max_diff() const { return attn_max_diff_; }
+  std::string take_attention_failure() { return std::exchange(attn_failure_, std::string()); }
+
   // Milliseconds the last re-trace took (prompt edit → new trace).
   double last_trace_ms() const { return last_trace_ms_; }
 
@@ -111,6 +138,10 @@ class Session {
   size_t cursor_ = 0;
   std::vector<int> breakpoints_;
   double last_trace_ms_ = 0;
+  AttentionHook attn_hook_;
+  std::vector<AttentionDispatch> attn_times_;
+  double attn_max_diff_ = 0;
+  std::string attn_failure_;
 };
 
 // Where the built-in assets live (the default model, fonts fallback).

@@ -29,6 +29,8 @@ bool App::write_state(const std::string& path, std::string& error) const {
   j["font_px"] = settings.font_px;
   j["dark"] = settings.dark;
   j["gl43"] = ui.gl43;
+  j["attention_backend"] = session.attention_hooked() ? "gpu" : "cpu";
+  j["gpu_dispatches"] = session.attention_dispatches().size();
   j["model"] = session.model_label();
   j["generated"] = session.generated().size();
   j["run_kind"] = static_cast<int>(session.run_kind());

@@ -56,6 +56,16 @@ template <class T>
 Mat<T> mh_attention(const Mat<T>& X, const Mat<T>& Z, const MHAttentionW<const T>& W, const Mask& mask,
                     Tracer* tr = nullptr, std::vector<AttentionRecord<T>>* recs = nullptr);
 
+// The trace events of Algorithm 4 for a completed record (what attention emits with a tracer),
+// and of Algorithm 5 with its heads for results computed elsewhere, e.g. the GPU's teaching
+// form (what mh_attention emits). No-ops without a tracer.
+template <class T>
+void trace_attention_record(Tracer* tr, const Mat<T>& X, const Mat<T>& Z, const AttentionHeadW<const T>& W,
+                            const Mask& mask, const AttentionRecord<T>& r);
+template <class T>
+void trace_mh_attention_replay(Tracer* tr, const Mat<T>& X, const Mat<T>& Z, const MHAttentionW<const T>& W,
+                               const Mask& mask, const std::vector<AttentionRecord<T>>& recs, const Mat<T>& Vt);
+
 // Algorithm 6: ê ← layer_norm(e | γ, β), with √(v + ε) (the paper has no ε).
 template <class T>
 Vec<T> layer_norm(const Vec<T>& e, const MapV<const T>& gamma, const MapV<const T>& beta, T eps,

@@ -261,3 +261,34 @@ TEST(Gui, UsingTheTrainedModelShowsItInTheStepper) {
   EXPECT_EQ(r.state["model"], "trained: sort step 3");
   EXPECT_EQ(r.state["event"]["alg"], 10);
 }
+
+TEST(Gui, GpuAttentionTracesTheSameLinesWithTheGpusNumbers) {
+  const AppRun cpu = run_app("", "goto:4:5:1:2");
+  const AppRun r = run_app("", "attention:gpu,goto:4:5:1:2,open:gpu");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_EQ(r.state["attention_backend"], "gpu") << r.state["notice"];
+  EXPECT_GT(r.state["gpu_dispatches"].get<int>(), 0);
+  EXPECT_EQ(r.state["event"]["alg"], 4);
+  EXPECT_EQ(r.state["event"]["line"], 5);
+  EXPECT_EQ(r.state["event"]["l"], 1);
+  EXPECT_EQ(r.state["event"]["h"], 2);
+  EXPECT_EQ(r.state["cursor"], cpu.state["cursor"]);  // the same events, in the same order
+  EXPECT_EQ(r.state["steps"], cpu.state["steps"]);
+  EXPECT_EQ(r.state["notice"].get<std::string>().find("unavailable"), std::string::npos) << r.state["notice"];
+  // and back to the CPU
+  const AppRun back = run_app("", "attention:gpu,attention:cpu,goto:4:5:1:2");
+  ASSERT_EQ(back.exit_code, 0) << back.output;
+  EXPECT_EQ(back.state["attention_backend"], "cpu");
+  EXPECT_EQ(back.state["gpu_dispatches"], 0);
+}
+
+TEST(Gui, WithoutOpenGL43GpuAttentionFallsBackToTheCpuAndSaysWhy) {
+  const AppRun r = run_app("--gl33", "attention:gpu,goto:4:5:1:2,open:gpu");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.state["attention_backend"], "cpu");
+  EXPECT_EQ(r.state["gpu_dispatches"], 0);
+  const std::string notice = r.state["notice"].get<std::string>();
+  EXPECT_NE(notice.find("GPU attention unavailable"), std::string::npos) << notice;
+  EXPECT_NE(notice.find("4.3"), std::string::npos) << notice;
+  EXPECT_EQ(r.state["event"]["line"], 5);
+}

@@ -1,0 +1,83 @@
+#include "app/gpu_attention_backend.hpp"
+
+#define GLFW_INCLUDE_NONE
+#include <GLFW/glfw3.h>
+
+#ifdef STEPFORMER_HAVE_GPU
+#include "gpu/attention.hpp"
+#endif
+
+namespace sf {
+
+struct GpuAttentionBackend::Impl {
+#ifdef STEPFORMER_HAVE_GPU
+  std::unique_ptr<gpu::GpuAttention> gpu;
+#endif
+};
+
+GpuAttentionBackend::GpuAttentionBackend() : impl_(std::make_unique<Impl>()) {}
+GpuAttentionBackend::~GpuAttentionBackend() = default;
+
+bool GpuAttentionBackend::ensure(bool gl43) {
+  if (tried_) return ready();
+  tried_ = true;
+  if (!gl43) {
+    why_not_ = "the window's OpenGL context has no 4.3 compute shaders (e.g. --gl33)";
+    return false;
+  }
+#ifdef STEPFORMER_HAVE_GPU
+  std::string why;
+  try {
+    impl_->gpu = gpu::GpuAttention::create_on_current_context(glfwGetProcAddress, why);
+  } catch (const std::exception& e) {
+    why = e.what();
+  }
+  if (!impl_->gpu) why_not_ = why.empty() ? "the GPU attention could not be created" : why;
+  return ready();
+#else
+  why_not_ = "this build has no GPU module (stepformer_gpu was not built)";
+  return false;
+#endif
+}
+
+bool GpuAttentionBackend::ready() const {
+#ifdef STEPFORMER_HAVE_GPU
+  return impl_->gpu != nullptr;
+#else
+  return false;
+#endif
+}
+
+std::string GpuAttentionBackend::device() const {
+#ifdef STEPFORMER_HAVE_GPU
+  if (impl_->gpu) return impl_->gpu->device().summary();
+#endif
+  return "";
+}
+
+AttentionHook GpuAttentionBackend::hook() {
+#ifdef STEPFORMER_HAVE_GPU
+  gpu::GpuAttention* g = impl_->gpu.get();
+  if (!g) return {};
+  return [g](const MatF& X, const MatF& Z, const MHAttentionW<const float>& W, const Mask& mask, Tracer* tr,
+             std::vector<AttentionDispatch>& times) {
+    std::vector<gpu::DispatchTime> dt;
+    std::vector<AttentionRecord<float>> recs;
+    MatF Vt = g->mh_attention(X, Z, W, mask, gpu::Form::Teaching, &dt, &recs);
+    // Algorithm 5 and its heads' Algorithm 4, traced with the GPU's Q, K, V, S, A, Ṽ.
+    trace_mh_attention_replay<float>(tr, X, Z, W, mask, recs, Vt);
+    for (const auto& d : dt) times.push_back(AttentionDispatch{0, d.what, d.gpu_ms, d.cpu_ms});
+    return Vt;
+  };
+#else
+  return {};
+#endif
+}
+
+void GpuAttentionBackend::release() {
+#ifdef STEPFORMER_HAVE_GPU
+  impl_->gpu.reset();
+#endif
+}
+
+}  // namespace sf
