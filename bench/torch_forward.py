@@ -66,29 +66,39 @@ class GPT(nn.Module):
         return F.softmax(self.W_u(self.ln(h)), dim=-1)  # P, (B, T, N_V)
 
 
-def main():
-    torch.set_num_threads(1)
-    torch.set_num_interop_threads(1)
-    torch.manual_seed(1)
-    model = GPT().eval()
-    x = torch.randint(0, N_V - 3, (BATCH, LENGTH))
-    with torch.no_grad():
-        for _ in range(20):  # warm-up
-            model(x)
-        iters, wall0, cpu0 = 0, time.perf_counter(), time.process_time()
-        while time.perf_counter() - wall0 < 3.0:
-            model(x)
-            iters += 1
-        wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+def measure(call, warmup, unit, seconds=3.0):
+    """Times call() for `seconds` after `warmup` calls; each call processes BATCH x LENGTH tokens.
+    Returns the figures the run_*.sh scripts read, with ms_per_{unit}_{wall,cpu}."""
+    for _ in range(warmup):
+        call()
+    iters, wall0, cpu0 = 0, time.perf_counter(), time.process_time()
+    while time.perf_counter() - wall0 < seconds:
+        call()
+        iters += 1
+    wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
     tokens = iters * BATCH * LENGTH
-    result = {
+    return {
         "torch": torch.__version__,
         "iterations": iters,
-        "ms_per_iteration_wall": 1e3 * wall / iters,
-        "ms_per_iteration_cpu": 1e3 * cpu / iters,
+        f"ms_per_{unit}_wall": 1e3 * wall / iters,
+        f"ms_per_{unit}_cpu": 1e3 * cpu / iters,
         "tokens_per_s_wall": tokens / wall,
         "tokens_per_s_cpu": tokens / cpu,
     }
+
+
+def single_thread(seed=1):
+    torch.set_num_threads(1)
+    torch.set_num_interop_threads(1)
+    torch.manual_seed(seed)
+
+
+def main():
+    single_thread()
+    model = GPT().eval()
+    x = torch.randint(0, N_V - 3, (BATCH, LENGTH))
+    with torch.no_grad():
+        result = measure(lambda: model(x), warmup=20, unit="iteration")
     if "--json" in sys.argv[1:]:
         print(json.dumps(result))
     else:

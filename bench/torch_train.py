@@ -13,13 +13,12 @@ Run with Debian's interpreter (it has torch 1.13): /usr/bin/python3 bench/torch_
 import json
 import os
 import sys
-import time
 
 import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from torch_forward import BATCH, LENGTH, N_V, GPT  # noqa: E402
+from torch_forward import BATCH, LENGTH, N_V, GPT, measure, single_thread  # noqa: E402
 
 
 class GPTLogits(GPT):
@@ -33,9 +32,7 @@ class GPTLogits(GPT):
 
 
 def main():
-    torch.set_num_threads(1)
-    torch.set_num_interop_threads(1)
-    torch.manual_seed(1)
+    single_thread()
     model = GPTLogits().train()
     opt = torch.optim.Adam(model.parameters(), lr=1e-3, betas=(0.9, 0.99), eps=1e-8)
     x = torch.randint(0, N_V - 3, (BATCH, LENGTH))
@@ -49,22 +46,7 @@ def main():
         opt.step()
         return loss.item()
 
-    for _ in range(5):  # warm-up
-        step()
-    iters, wall0, cpu0 = 0, time.perf_counter(), time.process_time()
-    while time.perf_counter() - wall0 < 3.0:
-        step()
-        iters += 1
-    wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
-    tokens = iters * BATCH * LENGTH
-    result = {
-        "torch": torch.__version__,
-        "iterations": iters,
-        "ms_per_step_wall": 1e3 * wall / iters,
-        "ms_per_step_cpu": 1e3 * cpu / iters,
-        "tokens_per_s_wall": tokens / wall,
-        "tokens_per_s_cpu": tokens / cpu,
-    }
+    result = measure(step, warmup=5, unit="step")
     if "--json" in sys.argv[1:]:
         print(json.dumps(result))
     else:
