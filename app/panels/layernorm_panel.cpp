@@ -94,28 +94,6 @@ std::string fmt(float x, int digits = 4) {
   return buf;
 }
 
-// A number in the monospace font, then a bar for it in the rest of the table cell. Signed
-// bars grow left or right from the middle; unsigned ones from the left.
-void cell_bar(const App& app, float x, float scale, bool is_signed, ImU32 color) {
-  const float x0 = ImGui::GetCursorScreenPos().x;
-  ImGui::PushFont(app.fonts.mono);
-  ImGui::TextUnformatted(fmt(x, 3).c_str());
-  const float num_w = ImGui::CalcTextSize("-0.000123 ").x;
-  ImGui::PopFont();
-  ImGui::SameLine();
-  ImGui::SetCursorScreenPos(ImVec2(x0 + num_w, ImGui::GetCursorScreenPos().y));
-  const ImVec2 p = ImGui::GetCursorScreenPos();
-  const float w = ImGui::GetContentRegionAvail().x, h = ImGui::GetTextLineHeight();
-  if (w < 4) return;
-  ImDrawList* dl = ImGui::GetWindowDrawList();
-  const float zero = is_signed ? p.x + w * 0.5f : p.x;
-  const float len = scale > 0 ? x / scale * (is_signed ? w * 0.5f : w) : 0.0f;
-  dl->AddRectFilled(ImVec2(std::min(zero, zero + len), p.y + h * 0.2f), ImVec2(std::max(zero, zero + len), p.y + h * 0.8f),
-                    color);
-  if (is_signed) dl->AddLine(ImVec2(zero, p.y), ImVec2(zero, p.y + h), ImGui::GetColorU32(ImGuiCol_TextDisabled));
-  ImGui::Dummy(ImVec2(w, h));
-}
-
 // A bar chart of v[0..n) from zero, with the lowest and highest value written on the left
 // and `x_left`/`x_right` under the ends. Bar `hl` is drawn in `hl_color`; `ref_label`, when
 // not empty, draws a horizontal line at `ref`. Returns the hovered bar (0-based) or -1.
@@ -293,9 +271,9 @@ void LayerNormPanel::draw(App& app) {
                                  : "?");
       ImGui::PopFont();
       ImGui::TableNextColumn();
-      cell_bar(app, c.m->m(0, 0), m_scale, true, m_col);
+      number_bar(app, fmt(c.m->m(0, 0), 3), "-0.000123 ", c.m->m(0, 0), m_scale, true, m_col);
       ImGui::TableNextColumn();
-      cell_bar(app, c.v->m(0, 0), v_scale, false, v_col);
+      number_bar(app, fmt(c.v->m(0, 0), 3), "-0.000123 ", c.v->m(0, 0), v_scale, false, v_col);
       if (later) ImGui::PopStyleColor();
       ImGui::PopID();
     }

@@ -61,6 +61,28 @@ void item_tooltip(const std::string& text) {
   ImGui::EndTooltip();
 }
 
+void number_bar(const App& app, const std::string& text, const char* width_sample, float x, float scale, bool is_signed,
+                ImU32 color) {
+  const float x0 = ImGui::GetCursorScreenPos().x;
+  ImGui::PushFont(app.fonts.mono);
+  ImGui::TextUnformatted(text.c_str());
+  const float num_w = ImGui::CalcTextSize(width_sample).x;
+  ImGui::PopFont();
+  ImGui::SameLine();
+  ImGui::SetCursorScreenPos(ImVec2(x0 + num_w, ImGui::GetCursorScreenPos().y));
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  const float w = ImGui::GetContentRegionAvail().x, h = ImGui::GetTextLineHeight();
+  if (w < 4) return;
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const float zero = is_signed ? p.x + w * 0.5f : p.x;
+  float len = scale > 0 ? x / scale * (is_signed ? w * 0.5f : w) : 0.0f;
+  if (x != 0.0f && std::abs(len) < 1.0f) len = x > 0 ? 1.0f : -1.0f;
+  dl->AddRectFilled(ImVec2(std::min(zero, zero + len), p.y + h * 0.2f), ImVec2(std::max(zero, zero + len), p.y + h * 0.8f),
+                    color);
+  if (is_signed) dl->AddLine(ImVec2(zero, p.y), ImVec2(zero, p.y + h), ImGui::GetColorU32(ImGuiCol_TextDisabled));
+  ImGui::Dummy(ImVec2(w, h));
+}
+
 ImU32 accent_color(bool dark) { return dark ? IM_COL32(255, 196, 64, 255) : IM_COL32(180, 90, 0, 255); }
 ImU32 highlight_bg(bool dark) { return dark ? IM_COL32(90, 70, 20, 200) : IM_COL32(255, 230, 150, 255); }
 

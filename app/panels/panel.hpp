@@ -21,6 +21,11 @@ std::string token_label(const CharTokenizer& tok, int id);
 void help_marker(const char* text);
 // A tooltip for the last item (1.86 has no SetItemTooltip).
 void item_tooltip(const std::string& text);
+// A table cell: `text` in the monospace font (in a column as wide as `width_sample`), then a
+// bar for x in the rest of the cell, full width = `scale`. Signed bars grow left or right
+// from the middle; unsigned ones from the left. A nonzero x gets at least one pixel.
+void number_bar(const App& app, const std::string& text, const char* width_sample, float x, float scale, bool is_signed,
+                ImU32 color);
 // Accent colours that read well on both themes.
 ImU32 accent_color(bool dark);
 ImU32 highlight_bg(bool dark);

@@ -20,23 +20,6 @@ std::string prob(float x) {
   return buf;
 }
 
-// A probability in the monospace font, then its bar in the rest of the cell (full width = `scale`).
-void prob_cell(const App& app, float x, float scale, ImU32 color) {
-  const float x0 = ImGui::GetCursorScreenPos().x;
-  ImGui::PushFont(app.fonts.mono);
-  ImGui::TextUnformatted(prob(x).c_str());
-  const float num_w = ImGui::CalcTextSize("0.000 ").x;
-  ImGui::PopFont();
-  ImGui::SameLine();
-  ImGui::SetCursorScreenPos(ImVec2(x0 + num_w, ImGui::GetCursorScreenPos().y));
-  const ImVec2 p = ImGui::GetCursorScreenPos();
-  const float w = ImGui::GetContentRegionAvail().x, h = ImGui::GetTextLineHeight();
-  if (w < 4) return;
-  const float len = scale > 0 ? std::max(x / scale * w, x > 0 ? 1.0f : 0.0f) : 0.0f;
-  ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(p.x, p.y + h * 0.15f), ImVec2(p.x + len, p.y + h * 0.85f), color);
-  ImGui::Dummy(ImVec2(w, h));
-}
-
 // The first event of `alg` (kind, line) whose generation step is i; size() when none.
 size_t find_event(const Trace& tr, int alg, EventKind kind, int line, int i) {
   for (size_t j = 0; j < tr.size(); ++j) {
@@ -324,9 +307,9 @@ void SamplingPanel::draw(App& app) {
       ImGui::PopFont();
       item_tooltip("“" + label + "” (id " + std::to_string(v + 1) + ")" + (sampled ? ": the sampled token y" : ""));
       ImGui::TableNextColumn();
-      prob_cell(app, step.p(v), scale, p_col);
+      number_bar(app, prob(step.p(v)), "0.000 ", step.p(v), scale, false, p_col);
       ImGui::TableNextColumn();
-      prob_cell(app, step.q(v), scale, q_col);
+      number_bar(app, prob(step.q(v)), "0.000 ", step.q(v), scale, false, q_col);
     };
     for (int r = 0; r < shown_rows; ++r) row(r);
     if (y_rank >= shown_rows) {
