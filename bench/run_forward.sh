@@ -8,20 +8,9 @@
 # machine they differ, and CPU time is the fairer comparison.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-build="${1:-$here/../build}"
-bin="$build/bench/bench_forward"
-py=/usr/bin/python3  # Debian's interpreter: it has torch and numpy
-if [ ! -x "$bin" ]; then
-  echo "run_forward.sh: $bin not found; build it first: cmake --build $build --target bench_forward" >&2
-  exit 1
-fi
-
-cpp_json="$(mktemp)"
-trap 'rm -f "$cpp_json"' EXIT
-echo "running $bin ..." >&2
-"$bin" --benchmark_out="$cpp_json" --benchmark_out_format=json >&2
-echo "running bench/torch_forward.py ..." >&2
-torch_json="$("$py" "$here/torch_forward.py" --json)"
+# shellcheck source=bench/run_pair_common.sh
+source "$here/run_pair_common.sh"
+run_pair "${1:-$here/../build}" bench_forward torch_forward.py
 
 "$py" - "$cpp_json" "$torch_json" <<'PY'
 import json, sys
