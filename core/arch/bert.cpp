@@ -1,0 +1,144 @@
+// The paper's BERT: Algorithm 9 (ETransformer, encoder-only, post-LN, bidirectional attention),
+// trained by Algorithm 12 (ETraining, masked language modelling); its output is the fill-in of
+// [MASK] positions (core/algorithms/fill_in.hpp), for which the paper prints no algorithm.
+#include "core/arch/bert.hpp"
+
+#include "core/gradients/grad_etransformer.hpp"
+#include "core/model/error.hpp"
+#include "core/training/datasets.hpp"
+
+namespace sf {
+
+template <class T>
+BertW<T> bind_bert(const ParamTable& table, T* theta) {
+  std::vector<LayerW<T>> layers;
+  for (int l = 1; table.find("layer" + std::to_string(l) + ".gamma1"); ++l)
+    layers.push_back(bind_layer<T>(table, theta, "layer" + std::to_string(l) + ".", "attn."));
+  return BertW<T>{.W_e = bind_matrix<T>(table, theta, "W_e"),
+                  .W_p = bind_matrix<T>(table, theta, "W_p"),
+                  .layers = std::move(layers),
+                  .W_f = bind_matrix<T>(table, theta, "W_f"),
+                  .b_f = bind_vector<T>(table, theta, "b_f"),
+                  .gamma = bind_vector<T>(table, theta, "gamma"),
+                  .beta = bind_vector<T>(table, theta, "beta"),
+                  .W_u = bind_matrix<T>(table, theta, "W_u")};
+}
+
+template BertW<float> bind_bert<float>(const ParamTable&, float*);
+template BertW<const float> bind_bert<const float>(const ParamTable&, const float*);
+template BertW<double> bind_bert<double>(const ParamTable&, double*);
+template BertW<const double> bind_bert<const double>(const ParamTable&, const double*);
+
+namespace {
+
+BertW<const float> weights(const Model& m) { return bind_bert<const float>(m.table, m.theta.data()); }
+
+// loss(θ) and ∇loss(θ) of Algorithm 9 over a batch (core/gradients/grad_etransformer.cpp).
+class BertModelGradient : public ModelGradient {
+ public:
+  explicit BertModelGradient(const ParamTable& table) : g_(table) {}
+  float loss_and_gradient(const Model& m, const Batch& b, float w) override {
+    return g_.loss_and_gradient(m.config, weights(m), b, w);
+  }
+  float loss(const Model& m, const Batch& b, float w) override {
+    return etransformer_forward<float>(m.config, weights(m), b, w, g_.cache);
+  }
+  VecF position_losses() const override { return g_.cache.loss.losses; }
+  float* grad() override { return g_.grad.data(); }
+  size_t grad_size() const override { return g_.grad.size(); }
+
+ private:
+  BertGradient<float> g_;
+};
+
+}  // namespace
+
+std::vector<std::string> BertArchitecture::config_keys() const { return {"L", "d_f"}; }
+
+void BertArchitecture::build_table(const ModelConfig& c, ParamTable& t) const {
+  // Algorithm 9's parameters: W_e, W_p; for l ∈ [L]: W_l, γ¹_l, β¹_l, γ²_l, β²_l, the MLP;
+  // W_f, b_f, γ, β ∈ ℝ^{d_f}; W_u.
+  t.add("W_e", "W_e", 0, 1, c.d_e, c.N_V(), ParamRole::Embedding);
+  t.add("W_p", "W_p", 0, 1, c.d_e, c.l_max, ParamRole::Position);
+  for (int l = 1; l <= c.L; ++l) {
+    const std::string p = "layer" + std::to_string(l) + ".";
+    t.add_mh_attention(p + "attn.", "", l, c);
+    t.add_layer_norm(p, "1", l, c.d_e);
+    t.add_layer_norm(p, "2", l, c.d_e);
+    t.add_mlp(p, 1, 2, l, c);
+  }
+  t.add("W_f", "W_f", 0, 1, c.d_f, c.d_e, ParamRole::Weight);
+  t.add("b_f", "b_f", 0, 1, c.d_f, 1, ParamRole::Bias);
+  t.add_layer_norm("", "", 0, c.d_f);
+  // The paper prints W_u ∈ ℝ^{N_V×d_e}, a slip: after line 10, X ∈ ℝ^{d_f×ℓ}, so W_u is N_V×d_f.
+  t.add("W_u", "W_u", 0, 1, c.N_V(), c.d_f, ParamRole::Weight);
+}
+
+MatF BertArchitecture::forward(const Model& m, const Tokens&, const Tokens& x, Tracer* tr,
+                               const MHAttentionFn<float>& attn) const {
+  return etransformer<float>(x, m.config, weights(m), tr, attn);
+}
+
+std::vector<Example> BertArchitecture::examples(const std::vector<std::string>& lines, const ModelConfig& c) const {
+  std::vector<Example> out;
+  for (Tokens& x : tokenize(lines, c)) out.push_back({{}, std::move(x)});
+  return out;
+}
+
+MaskDraw draw_mask(int x_t, int N_V, const TrainOptions& opt, Rng& rng) {
+  MaskDraw d;
+  d.u = rng.uniform();
+  d.chosen = d.u < opt.p_mask;
+  d.token = x_t;
+  if (!d.chosen) return d;
+  const int mask_token = N_V - 2;
+  if (!opt.bert_80_10_10) {
+    d.token = mask_token;  // the paper's rule
+    return d;
+  }
+  // BERT's rule (Devlin et al. 2019), not the paper's: 80% mask_token, 10% random, 10% unchanged.
+  const double r = rng.uniform();
+  if (r < 0.8)
+    d.token = mask_token;
+  else if (r < 0.9)
+    d.token = 1 + static_cast<int>(rng.below(static_cast<uint64_t>(N_V - 3)));  // an ordinary token
+  return d;
+}
+
+void BertArchitecture::make_batch(const std::vector<Example>& data, const std::vector<size_t>& pick, int l, int,
+                                  const TrainOptions& opt, Rng& rng, Batch& b) const {
+  std::vector<const Tokens*> xs;
+  for (size_t i : pick) xs.push_back(&data.at(i).x);
+  b.B = static_cast<int>(pick.size());
+  b.l = l;
+  pad_sequences(xs, l, /*pad=*/1, "a training sequence", b.tokens, b.lengths);
+  b.l_z = 0;
+  b.z_tokens.clear();
+  b.z_lengths.clear();
+  b.targets.assign(b.tokens.size(), 0);
+  for (int s = 0; s < b.B; ++s) {
+    // N_V = eos_token, the last token of every example (examples() makes [bos_token, …, eos_token]).
+    const Tokens& x = *xs[s];
+    const int N_V = x.back();
+    if (x.size() < 2 || x.front() != N_V - 1 || N_V < 4)
+      throw Error("BERT's minibatch needs sequences [bos_token, …, eos_token] (as examples() makes them)");
+    // Algorithm 12 L4–6: for t = 1, 2, …, ℓ do x̃[t] ← mask_token or x[t] randomly
+    for (int t = 0; t < b.lengths[s]; ++t) {
+      const size_t k = static_cast<size_t>(s) * l + t;
+      const MaskDraw d = draw_mask(x[t], N_V, opt, rng);
+      b.tokens[k] = d.token;
+      // L7 and L9: position t ∈ T̃ is scored against x[t]
+      if (d.chosen) b.targets[k] = x[t];
+    }
+  }
+}
+
+std::unique_ptr<ModelGradient> BertArchitecture::gradient(const ParamTable& table) const {
+  return std::make_unique<BertModelGradient>(table);
+}
+
+std::unique_ptr<PaperTraining> BertArchitecture::paper_training(int N_data, int N_epochs) const {
+  return std::make_unique<ETraining>(N_data, N_epochs);
+}
+
+}  // namespace sf
