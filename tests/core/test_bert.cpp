@@ -12,43 +12,26 @@
 #include "core/algorithms/fill_in.hpp"
 #include "core/arch/bert.hpp"
 #include "core/model/error.hpp"
+#include "test_bert_support.hpp"
 
 using namespace sf;
+using namespace sf::test;
 
 namespace {
 
-ModelConfig bert_config() {
-  ModelConfig c;
-  c.arch = "bert";
-  c.L = 2;
-  c.H = 2;
-  c.d_e = 8;
-  c.d_attn = 4;
-  c.d_mid = 3;
-  c.d_mlp = 16;
-  c.d_f = 6;  // ≠ d_e: W_u must be N_V×d_f
-  c.l_max = 8;
-  c.vocab = {"a", "b", "c", "d", "e"};  // N_V = 8: mask 6, bos 7, eos 8
-  return c;
-}
+// d_f = 6 ≠ d_e = 8: W_u must be N_V×d_f. N_V = 8: mask_token 6, bos_token 7, eos_token 8.
+ModelConfig bert_config() { return bert_test_config(2, 2, 8, 4, 3, 16, 6, 8, {"a", "b", "c", "d", "e"}); }
 
-// A model with more spread than the GPT-2 initialisation, so that every term matters.
 Model spread_model(const ModelConfig& c, uint64_t seed) {
   Model m(c);
-  Rng rng(seed);
-  for (const ParamEntry& e : m.table.entries())
-    for (size_t k = 0; k < e.size(); ++k)
-      m.theta[e.offset + k] = static_cast<float>((e.role == ParamRole::Gain ? 1.0 : 0.0) + 0.5 * rng.normal());
+  const std::vector<double> theta = spread_theta(m.table, seed, 0.5);
+  m.theta.assign(theta.begin(), theta.end());
   return m;
 }
 
 BertW<const float> W_of(const Model& m) { return bind_bert<const float>(m.table, m.theta.data()); }
 
-const Value* value(const Event& e, const std::string& name) {
-  for (const Value& v : e.values)
-    if (v.name == name) return &v;
-  return nullptr;
-}
+const Value* value(const Event& e, const std::string& name) { return find_value(e, name); }
 
 // The Line event (alg, line) with loop index l (0: any), the first one.
 const Event& line_event(const Trace& tr, int alg, int line, int l = 0) {
@@ -118,17 +101,7 @@ TEST(Bert, ParameterTableInThePapersOrderWithWuOfDfColumns) {
 //   L12: W_u = [1 0; 0 1; 1 1; −1 0; 0 0]: W_u X = (−1.999199, 1.499800, −0.499399, 1.999199, 0),
 //        P = softmax = (0.009955, 0.329318, 0.044604, 0.542628, 0.073496).
 TEST(Bert, HandWorkedLines10To12) {
-  ModelConfig c;
-  c.arch = "bert";
-  c.L = 1;
-  c.H = 1;
-  c.d_e = 2;
-  c.d_attn = 1;
-  c.d_mid = 1;
-  c.d_mlp = 2;
-  c.d_f = 2;
-  c.l_max = 4;
-  c.vocab = {"a", "b"};  // N_V = 5
+  const ModelConfig c = bert_test_config(1, 1, 2, 1, 1, 2, 2, 4, {"a", "b"});  // N_V = 5
   Model m = Model::initialised(c, 5);
   BertW<float> W = bind_bert<float>(m.table, m.theta.data());
   W.layers[0].gamma2.setZero();

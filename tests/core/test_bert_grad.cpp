@@ -13,35 +13,17 @@
 #include "core/gradients/grad_etransformer.hpp"
 #include "core/model/error.hpp"
 #include "grad_check.hpp"
+#include "test_bert_support.hpp"
 
 using namespace sf;
 using namespace sf::test;
 
 namespace {
 
-ModelConfig small_config() {
-  ModelConfig c;
-  c.arch = "bert";
-  c.L = 2;
-  c.H = 2;
-  c.d_e = 8;
-  c.d_attn = 4;
-  c.d_mid = 3;  // ≠ d_attn
-  c.d_mlp = 12;
-  c.d_f = 5;    // ≠ d_e
-  c.l_max = 9;
-  c.vocab = {"a", "b", "c", "d", "e"};  // N_V = 8: mask_token 6, bos 7, eos 8
-  return c;
-}
+// d_mid = 3 ≠ d_attn = 4, d_f = 5 ≠ d_e = 8; N_V = 8: mask_token 6, bos_token 7, eos_token 8.
+ModelConfig small_config() { return bert_test_config(2, 2, 8, 4, 3, 12, 5, 9, {"a", "b", "c", "d", "e"}); }
 
-std::vector<double> random_theta(const ParamTable& table, uint64_t seed) {
-  Rng rng(seed);
-  std::vector<double> theta(table.total());
-  for (const ParamEntry& e : table.entries())
-    for (size_t k = 0; k < e.size(); ++k)
-      theta[e.offset + k] = (e.role == ParamRole::Gain ? 1.0 : 0.0) + 0.4 * rng.normal();
-  return theta;
-}
+std::vector<double> random_theta(const ParamTable& table, uint64_t seed) { return spread_theta(table, seed, 0.4); }
 
 // Masked inputs x̃ and their targets (x[t] at the masked positions, 0 elsewhere).
 const std::vector<Tokens> kMasked{{7, 1, 6, 2, 5, 8}, {7, 6, 8}, {7, 2, 5, 6, 1, 3, 6, 4, 8}};

@@ -14,6 +14,7 @@
 #include "core/gradients/grad_etransformer.hpp"
 #include "grad_check.hpp"
 #include "reference_json.hpp"
+#include "test_bert_support.hpp"
 
 using namespace sf;
 using namespace sf::test;
@@ -57,18 +58,12 @@ double gap(const MatD& a, const MatD& b) {
   return ((a - b).array().abs() / b.array().abs().max(1.0)).maxCoeff();
 }
 
-const Value* value(const Event& e, const std::string& name) {
-  for (const Value& v : e.values)
-    if (v.name == name) return &v;
-  return nullptr;
-}
-
 // The value `name` of the first event (kind, alg, line) with layer l and head h (0: not in force).
 MatD traced(const Trace& tr, EventKind kind, int alg, int line, int l, int h, const std::string& name,
             int nth = 0) {
   for (const Event& e : tr.events)
     if (e.kind == kind && e.alg == alg && e.line == line && e.idx.l == l && e.idx.h == h)
-      if (const Value* v = value(e, name))
+      if (const Value* v = find_value(e, name))
         if (nth-- == 0) return v->m.cast<double>();
   throw std::runtime_error("no traced " + name);
 }

@@ -11,25 +11,14 @@
 #include "core/gradients/grad_etransformer.hpp"
 #include "core/model/error.hpp"
 #include "core/training/training.hpp"
+#include "test_bert_support.hpp"
 
 using namespace sf;
+using namespace sf::test;
 
 namespace {
 
-ModelConfig bert(const std::vector<std::string>& vocab, int l_max = 20) {
-  ModelConfig c;
-  c.arch = "bert";
-  c.L = 1;
-  c.H = 2;
-  c.d_e = 16;
-  c.d_attn = 8;
-  c.d_mid = 8;
-  c.d_mlp = 32;
-  c.d_f = 12;
-  c.l_max = l_max;
-  c.vocab = vocab;
-  return c;
-}
+ModelConfig bert(const std::vector<std::string>& vocab) { return bert_test_config(1, 2, 16, 8, 8, 32, 12, 20, vocab); }
 
 const std::vector<std::string> kVocab{"a", "b", "c", "="};  // N_V = 7: mask_token 5, bos 6, eos 7
 
@@ -46,11 +35,7 @@ std::vector<Example> random_examples(const ModelConfig& c, int n, uint64_t seed)
   return out;
 }
 
-const Value* find(const Event& e, const std::string& name) {
-  for (const Value& v : e.values)
-    if (v.name == name) return &v;
-  return nullptr;
-}
+const Value* find(const Event& e, const std::string& name) { return find_value(e, name); }
 
 }  // namespace
 
