@@ -4,13 +4,17 @@
 // its exact trace on a 1-layer, 2-head model and 3 tokens, and filling in [MASK].
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cmath>
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "core/algorithms/algorithms.hpp"
 #include "core/algorithms/fill_in.hpp"
 #include "core/arch/bert.hpp"
+#include "core/io/checkpoint.hpp"
 #include "core/model/error.hpp"
 #include "test_bert_support.hpp"
 
@@ -90,6 +94,29 @@ TEST(Bert, ParameterTableInThePapersOrderWithWuOfDfColumns) {
   EXPECT_EQ(W.W_u.cols(), 6);
   EXPECT_EQ(W.gamma.size(), 6);
   EXPECT_EQ(W.layers[0].W_mlp2.data(), m.theta.data() + t.at("layer1.W_mlp2").offset);
+}
+
+TEST(Bert, ConfigurationAndCheckpointRoundTrip) {
+  ModelConfig c = bert_config();
+  c.d_f = 5;
+  const std::string json = to_json(c);
+  EXPECT_NE(json.find("\"d_f\""), std::string::npos);
+  EXPECT_EQ(json.find("\"L_enc\""), std::string::npos);  // only BERT's own keys
+  const ModelConfig back = config_from_json(json);
+  EXPECT_EQ(back.arch, "bert");
+  EXPECT_EQ(back.d_f, 5);
+  EXPECT_EQ(back.L, c.L);
+  EXPECT_THROW(config_from_json(R"({"arch": "bert", "L_enc": 2})"), Error);
+  // A checkpoint of a BERT model holds Algorithm 9's table and comes back bit for bit.
+  const Model m = spread_model(c, 9);
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("stepformer_bert_" + std::to_string(::getpid()) + ".safetensors");
+  save_checkpoint(path.string(), m);
+  const Checkpoint ck = load_checkpoint(path.string());
+  std::filesystem::remove(path);
+  EXPECT_EQ(ck.model.config.arch, "bert");
+  EXPECT_EQ(ck.model.table.at("W_u").shape(), (std::vector<int64_t>{8, 5}));
+  EXPECT_EQ(ck.model.theta, m.theta);
 }
 
 // Lines 10–12 of Algorithm 9 computed by hand. γ²_1 = 0 and β²_1 = (1, −1) make X = (1, −1) in

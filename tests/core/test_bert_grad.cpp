@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 
 #include "core/algorithms/algorithms.hpp"
 #include "core/arch/bert.hpp"
@@ -122,7 +123,9 @@ void check_model_gradient(bool mean) {
     EXPECT_LT(err, 1e-6) << e.name;
     worst = std::max(worst, err);
   }
-  ::testing::Test::RecordProperty("worst_relative_error", std::to_string(worst));
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2e", worst);
+  ::testing::Test::RecordProperty("worst_relative_error", text);
 }
 
 TEST(BertGrad, SummedLossGradientMatchesFiniteDifferences) { check_model_gradient(false); }
