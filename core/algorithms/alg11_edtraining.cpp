@@ -1,0 +1,46 @@
+// Algorithm 11: θ̂ ← EDTraining(z_{1:N_data}, x_{1:N_data}, θ)
+//   /* Training a seq2seq model */
+//   Input: {(z_n, x_n)}_{n=1}^{N_data}, a dataset of sequence pairs.
+//   Input: θ, initial transformer parameters.
+//   Output: θ̂, the trained parameters.
+//   Hyperparameters: N_epochs ∈ ℕ, η ∈ (0, ∞)
+//   1 for i = 1, 2, …, N_epochs do
+//   2   for n = 1, 2, …, N_data do
+//   3     ℓ ← length(x_n)
+//   4     P(θ) ← EDTransformer(z_n, x_n | θ)
+//   5     loss(θ) = −Σ_{t=1}^{ℓ−1} log P(θ)[x_n[t+1], t]
+//   6     θ ← θ − η · ∇loss(θ)
+//   7   end
+//   8 end
+//   9 return θ̂ = θ
+// Lines 1, 2 and 6 are PaperTraining's (core/training/paper_training.cpp); this file is lines
+// 3–5. ∇loss(θ) is computed by reverse mode (core/gradients/grad_edtransformer.cpp), through the
+// cross-attention into the encoder.
+#include "core/algorithms/algorithms.hpp"
+#include "core/arch/ed.hpp"
+#include "core/gradients/grad.hpp"
+
+namespace sf {
+
+PaperTraining::Loss EdTraining::loss_and_gradient(const Example& ex, const Model& model, const TrainOptions& opt,
+                                                  ModelGradient& g, Rng& rng, Tracer* tr) {
+  const Tokens &z = ex.z, &x = ex.x;
+  TraceSequences labels(tr, x, z);  // this example's tokens label the values of lines 3–5
+  // L3: ℓ ← length(x_n)
+  const int l = static_cast<int>(x.size());
+  if (tr) tr->line(11, 3, {ttokens("z_n", z), ttokens("x_n", x), tscalar("ℓ", l)});
+  // L4: P(θ) ← EDTransformer(z_n, x_n | θ)
+  if (tr) {  // the stepped run: Algorithm 8 with its own trace, nested under this line
+    const MatF P = edtransformer<float>(z, x, model.config, ed_weights(model), tr);  // (N_V, ℓ)
+    tr->line(11, 4, {tv("P", P, Axis::Vocab, Axis::TokenX)});
+  }
+  // L5: loss(θ) = −Σ_{t=1}^{ℓ−1} log P(θ)[x_n[t+1], t]   (and ∇loss(θ), for line 6)
+  Batch batch;
+  EdArchitecture().make_batch({ex}, {0}, l, static_cast<int>(z.size()), opt, rng, batch);
+  const float loss = g.loss_and_gradient(model, batch, 1.0f);
+  const VecF terms = g.position_losses().head(std::max(0, l - 1));  // (ℓ − 1)
+  if (tr) tr->line(11, 5, {tv("−log P[x_n[t+1], t]", terms.transpose(), Axis::Feature, Axis::TokenX), tscalar("loss", loss)});
+  return {loss, l, std::max(0, l - 1)};
+}
+
+}  // namespace sf

@@ -1,0 +1,79 @@
+// Algorithm 15: x̂ ← EDInference(z, θ̂)
+//   /* Using a trained seq2seq model for prediction. */
+//   Input: a seq2seq transformer and trained parameters θ̂. Input: z ∈ V*, input sequence.
+//   Output: x̂ ∈ V*, output sequence.
+//   Hyperparameters: τ ∈ (0, ∞)
+// τ = 0 means argmax (q ∝ p^{1/τ} is undefined at 0). The paper's loop has no bound: x̂ is capped
+// at ℓ_max tokens (bos_token included), the most EDTransformer can take, and the result says
+// which way the loop ended. Not in the paper, optional: run the encoder once and reuse Z.
+#include "core/algorithms/algorithms.hpp"
+#include "core/algorithms/sampling.hpp"
+#include "core/arch/ed.hpp"
+#include "core/model/error.hpp"
+
+namespace sf {
+
+EdInferenceResult edinference(const Tokens& z, const Model& model, const EdInferenceOptions& opt, Tracer* tr) {
+  const ModelConfig& c = model.config;
+  if (!(opt.tau >= 0.0) || opt.tau > 1e6) throw Error("τ must be a number between 0 and 1e6");
+  check_ed_tokens(z, {c.bos_token()}, c);
+  const EdW<const float> W = ed_weights(model);
+  Rng rng(opt.seed);
+  EdInferenceResult out;
+  Tokens& x_hat = out.x_hat;
+  MatF Z;  // (d_e, ℓ_z) with reuse_encoding: the encoder's output of the first pass
+  TraceFrame frame(tr, 15,
+                   tr ? std::vector<Value>{ttokens("z", z), tscalar("τ", opt.tau)} : std::vector<Value>{});
+  // L1: x̂ ← [bos_token]
+  x_hat = {c.bos_token()};
+  if (tr) tr->line(15, 1, {ttokens("x̂", x_hat)});
+  // L2: y ← 0
+  int y = 0;
+  if (tr) tr->line(15, 2, {tscalar("y", y)});
+  for (int i = 1;; ++i) {
+    // L3: while y ≠ eos_token do   (and, not in the paper, while x̂ has room for one more token)
+    const bool capped = static_cast<int>(x_hat.size()) >= c.l_max;
+    if (y == c.eos_token() || capped) {
+      out.stopped = y == c.eos_token() ? "eos_token"
+                                       : "the ℓ_max cap: x̂ reached ℓ_max = " + std::to_string(c.l_max) +
+                                             " tokens before eos_token was drawn (the paper's loop has no bound)";
+      if (tr)
+        tr->line(15, 3, {with_note(tscalar("y", y), y == c.eos_token() ? "y = eos_token: the loop ends."
+                                                                        : "Stopped by " + out.stopped + ".")});
+      break;
+    }
+    TraceIndex ii(tr, &Indices::i, i);
+    if (tr) tr->line(15, 3, {tscalar("y", y)});
+    TraceSequences labels(tr, x_hat, z);  // this pass's P is over the x̂ its EDTransformer call saw
+    // L4: P ← EDTransformer(z, x̂ | θ̂)
+    const bool reuse = opt.reuse_encoding && i > 1;
+    const MatF P = edtransformer_parts<float>(z, x_hat, c, W, tr, reuse ? &Z : nullptr,
+                                              opt.reuse_encoding && i == 1 ? &Z : nullptr);  // (N_V, length(x̂))
+    if (tr)
+      tr->line(15, 4, {with_note(tv("P", P, Axis::Vocab, Axis::TokenX),
+                                 opt.reuse_encoding ? "Not in the paper: the encoder ran once (first pass) and Z is "
+                                                      "reused; the paper re-encodes z at every step."
+                                                    : "")});
+    // L5: p ← P[:, length(x̂)]
+    InferenceStep step;
+    step.p = P.col(static_cast<Eigen::Index>(x_hat.size()) - 1);  // (N_V)
+    if (tr) tr->line(15, 5, {tv("p", step.p, Axis::Vocab)});
+    // L6: sample a token y from q ∝ p^{1/τ}
+    step.q = temperature(step.p, opt.tau);  // (N_V)
+    y = step.y = opt.tau <= 0.0 ? sample_argmax(step.p) : sample_mult(step.q, rng.uniform());
+    if (tr) tr->line(15, 6, {tv("q", step.q, Axis::Vocab), tscalar("y", y)});
+    // L7: x̂ ← [x̂, y]
+    x_hat.push_back(y);
+    if (tr) tr->line(15, 7, {ttokens("x̂", x_hat)});
+    out.steps.push_back(std::move(step));
+  }  // L8: end
+  // L9: return x̂
+  if (tr) {
+    tr->trace().tokens_z = z;
+    tr->trace().tokens_x = x_hat;
+    tr->line(15, 9, {ttokens("x̂", x_hat)});
+  }
+  return out;
+}
+
+}  // namespace sf
