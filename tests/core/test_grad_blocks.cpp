@@ -4,8 +4,8 @@
 // 1e-9 – 1e-11).
 #include <gtest/gtest.h>
 
-#include "core/algorithms.hpp"
-#include "core/grad.hpp"
+#include "core/algorithms/algorithms.hpp"
+#include "core/gradients/grad.hpp"
 #include "grad_check.hpp"
 
 using namespace sf;
@@ -123,30 +123,71 @@ TEST(GradBlocks, MaskedAttentionHeadGivesMaskedScoresZeroGradient) {
   EXPECT_LT(relative_error(dV, numeric_gradient(V, f)), kTol);
 }
 
-// The parameters of one multi-head attention layer, as views of a double θ.
+// The parameters of one multi-head attention layer (d_attn ≠ d_mid), as views of a double θ.
 struct AttentionLayer {
   ModelConfig config;
   ParamTable table;
   std::vector<double> theta, grad;
-  explicit AttentionLayer(const ModelConfig& c) : config(c), table(c), theta(table.total()), grad(table.total()) {
+  GptW<const double> W;
+  GptW<double> dW;
+  AttentionLayer()
+      : config(make_config()),
+        table(config),
+        theta(table.total()),
+        grad(table.total()),
+        W(bind_gpt<const double>(table, theta.data())),
+        dW(bind_gpt<double>(table, grad.data())) {
     Rng rng(5);
     for (double& v : theta) v = 0.5 * rng.normal();
   }
+  static ModelConfig make_config() {
+    ModelConfig c;
+    c.L = 1;
+    c.H = 3;
+    c.d_e = 6;
+    c.d_attn = 4;
+    c.d_mid = 2;
+    c.d_mlp = 4;
+    c.l_max = 8;
+    c.vocab = {"a", "b"};
+    return c;
+  }
+  const MHAttentionW<const double>& attn() const { return W.layers[0].attn; }
+  MHAttentionW<double>& dattn() { return dW.layers[0].attn; }
+
+  // grad (written by a backward) against central differences of f for every tensor of the layer.
+  // ∂f/∂b_k is exactly 0 (zero_by_softmax_shift): checked by size against `scale`.
+  void expect_gradients_match(const std::function<double()>& f, double scale) {
+    for (const ParamEntry& e : table.entries()) {
+      if (e.name.rfind("layer1.attn.", 0) != 0) continue;
+      const MatD num = numeric_gradient(theta.data() + e.offset, e.rows, e.cols * e.count, f);
+      const Eigen::Map<const MatD> ana(grad.data() + e.offset, e.rows, e.cols * e.count);
+      if (zero_by_softmax_shift(e.name)) {
+        EXPECT_LT(ana.norm(), 1e-12 * scale) << e.name;
+        EXPECT_LT(num.norm(), 1e-8 * scale) << e.name;
+      } else {
+        EXPECT_LT(relative_error(ana, num), kTol) << e.name;
+      }
+    }
+  }
 };
 
+// The weights A of sequence b, head h (ℓ_z, ℓ_x): exactly 0 on the keys past keys_b, and each
+// column a distribution over the real keys (or all 0 when there are none).
+void expect_padded_keys_get_zero_weight(const MatD& A, int B, int H, int l_x, const std::vector<int>& keys) {
+  for (int b = 0; b < B; ++b)
+    for (int h = 0; h < H; ++h) {
+      const MatD A_h = A.middleCols((b * H + h) * l_x, l_x);
+      const int n = keys[b];
+      EXPECT_EQ(A_h.bottomRows(A_h.rows() - n).norm(), 0.0) << "sequence " << b + 1 << ", head " << h + 1;
+      const MatD sums = A_h.colwise().sum();
+      EXPECT_LT((sums.array() - (n > 0 ? 1.0 : 0.0)).abs().maxCoeff(), 1e-14) << "sequence " << b + 1;
+    }
+}
+
 TEST(GradBlocks, MultiHeadAttentionWithOutputProjectionOverABatch) {
-  ModelConfig c;
-  c.L = 1;
-  c.H = 3;
-  c.d_e = 6;
-  c.d_attn = 4;
-  c.d_mid = 2;
-  c.d_mlp = 4;
-  c.l_max = 8;
-  c.vocab = {"a", "b"};
-  AttentionLayer p(c);
-  const GptW<const double> W = bind_gpt<const double>(p.table, p.theta.data());
-  GptW<double> dW = bind_gpt<double>(p.table, p.grad.data());
+  AttentionLayer p;
+  const ModelConfig& c = p.config;
   const int B = 2, l = 5;
   Rng rng(6);
   MatD Xt = random_matrix(rng, c.d_e, B * l);
@@ -156,31 +197,126 @@ TEST(GradBlocks, MultiHeadAttentionWithOutputProjectionOverABatch) {
   MatD X;
   auto f = [&] {
     X = X0;
-    mh_attention_forward<double>(Xt, W.layers[0].attn, B, l, mask, cache, X);
+    mh_attention_forward<double>(Xt, p.attn(), B, l, mask, cache, X);
     return dot(R, X);
   };
   f();
   // Each sequence's columns are Algorithm 5 on that sequence alone.
   for (int b = 0; b < B; ++b) {
     const MatD Xb = Xt.middleCols(b * l, l);
-    const MatD want = X0.middleCols(b * l, l) + mh_attention<double>(Xb, Xb, W.layers[0].attn, mask);
+    const MatD want = X0.middleCols(b * l, l) + mh_attention<double>(Xb, Xb, p.attn(), mask);
     EXPECT_LT((X.middleCols(b * l, l) - want).cwiseAbs().maxCoeff(), 1e-14) << "sequence " << b + 1;
   }
   MHAttentionWorkspace<double> ws;
   MatD dXt(c.d_e, B * l);
-  mh_attention_backward<double>(R, Xt, W.layers[0].attn, B, l, cache, ws, dW.layers[0].attn, dXt);
+  mh_attention_backward<double>(R, Xt, p.attn(), B, l, cache, ws, p.dattn(), dXt);
   EXPECT_LT(relative_error(dXt, numeric_gradient(Xt, f)), kTol);
-  for (const ParamEntry& e : p.table.entries()) {
-    if (e.name.rfind("layer1.attn.", 0) != 0) continue;
-    const MatD num = numeric_gradient(p.theta.data() + e.offset, e.rows, e.cols * e.count, f);
-    const Eigen::Map<const MatD> ana(p.grad.data() + e.offset, e.rows, e.cols * e.count);
-    if (zero_by_softmax_shift(e.name)) {
-      EXPECT_LT(ana.norm(), 1e-12 * dXt.norm()) << e.name;
-      EXPECT_LT(num.norm(), 1e-8 * dXt.norm()) << e.name;
-    } else {
-      EXPECT_LT(relative_error(ana, num), kTol) << e.name;
-    }
+  p.expect_gradients_match(f, dXt.norm());
+}
+
+// BERT (Alg. 9 L5) and the encoder (Alg. 8 L5): bidirectional self-attention over sequences of
+// different lengths padded to ℓ, the padded keys masked.
+TEST(GradBlocks, SelfAttentionWithKeyPaddingOverABatch) {
+  AttentionLayer p;
+  const ModelConfig& c = p.config;
+  const int B = 3, l = 5;
+  const std::vector<int> lengths{5, 2, 4};
+  Rng rng(9);
+  MatD Xt = random_matrix(rng, c.d_e, B * l);
+  const MatD X0 = random_matrix(rng, c.d_e, B * l), R = random_matrix(rng, c.d_e, B * l);
+  const Mask mask = bidirectional_mask(l, l);
+  MHAttentionCache<double> cache;
+  MHAttentionWorkspace<double> ws;
+  MatD X, dXt(c.d_e, B * l);
+  auto f = [&] {
+    X = X0;
+    mh_attention_forward<double>(Xt, p.attn(), B, l, mask, cache, X, &lengths);
+    return dot(R, X);
+  };
+  // An earlier, unpadded step of the same shape leaves its values in the cache and the
+  // workspace: none may leak into the padded step.
+  X = X0;
+  mh_attention_forward<double>(Xt, p.attn(), B, l, mask, cache, X);
+  mh_attention_backward<double>(R, Xt, p.attn(), B, l, cache, ws, p.dattn(), dXt);
+  f();
+  // The real columns of each sequence are Algorithm 5 on that sequence alone, unpadded.
+  for (int b = 0; b < B; ++b) {
+    const int n = lengths[b];
+    const MatD Xb = Xt.middleCols(b * l, n);
+    const MatD want = X0.middleCols(b * l, n) + mh_attention<double>(Xb, Xb, p.attn(), bidirectional_mask(n, n));
+    EXPECT_LT((X.middleCols(b * l, n) - want).cwiseAbs().maxCoeff(), 1e-12) << "sequence " << b + 1;
   }
+  expect_padded_keys_get_zero_weight(cache.A, B, c.H, l, lengths);
+
+  mh_attention_backward<double>(R, Xt, p.attn(), B, l, cache, ws, p.dattn(), dXt);
+  EXPECT_LT(relative_error(dXt, numeric_gradient(Xt, f)), kTol);
+  p.expect_gradients_match(f, dXt.norm());
+
+  // With a gradient on the real columns only, the padding gets exactly none: the real columns
+  // never see it.
+  MatD R_real = R;
+  for (int b = 0; b < B; ++b) R_real.middleCols(b * l + lengths[b], l - lengths[b]).setZero();
+  mh_attention_backward<double>(R_real, Xt, p.attn(), B, l, cache, ws, p.dattn(), dXt);
+  for (int b = 0; b < B; ++b)
+    EXPECT_EQ(dXt.middleCols(b * l + lengths[b], l - lengths[b]).norm(), 0.0) << "sequence " << b + 1;
+}
+
+// Alg. 8 L16 over a batch: X ← X + MHAttention(X̃, Z | W^ed_l, Mask ≡ 1), queries ℓ_x = 4, contexts
+// ℓ_z = 6 with Z's padding masked; the third context is empty (every key masked).
+TEST(GradBlocks, CrossAttentionWithKeyPaddingOverABatch) {
+  AttentionLayer p;
+  const ModelConfig& c = p.config;
+  const int B = 3, l_x = 4, l_z = 6;
+  const std::vector<int> z_lengths{6, 3, 0};
+  Rng rng(10);
+  MatD Xt = random_matrix(rng, c.d_e, B * l_x), Z = random_matrix(rng, c.d_e, B * l_z);
+  const MatD X0 = random_matrix(rng, c.d_e, B * l_x), R = random_matrix(rng, c.d_e, B * l_x);
+  MHCrossAttentionCache<double> cache;
+  MHCrossAttentionWorkspace<double> ws;
+  MatD X, dXt(c.d_e, B * l_x), dZ(c.d_e, B * l_z);
+  auto f = [&] {
+    X = X0;
+    mh_cross_attention_forward<double>(Xt, Z, p.attn(), B, l_x, l_z, cache, X, &z_lengths);
+    return dot(R, X);
+  };
+  // An earlier, unpadded step of the same shape leaves its values in the cache and the
+  // workspace: none may leak into the padded step.
+  X = X0;
+  mh_cross_attention_forward<double>(Xt, Z, p.attn(), B, l_x, l_z, cache, X);
+  mh_cross_attention_backward<double>(R, Xt, Z, p.attn(), B, l_x, l_z, cache, ws, p.dattn(), dXt, dZ);
+  f();
+  // Pair b's columns are Algorithm 5 on (X̃_b, Z_b without its padding); with no keys, Y = 0.
+  for (int b = 0; b < B; ++b) {
+    const int n = z_lengths[b];
+    const MatD Xb = Xt.middleCols(b * l_x, l_x), Zb = Z.middleCols(b * l_z, n);
+    const MatD want = n > 0 ? MatD(X0.middleCols(b * l_x, l_x) +
+                                   mh_attention<double>(Xb, Zb, p.attn(), bidirectional_mask(n, l_x)))
+                            : MatD(X0.middleCols(b * l_x, l_x).colwise() + p.attn().b_o);
+    EXPECT_LT((X.middleCols(b * l_x, l_x) - want).cwiseAbs().maxCoeff(), 1e-12) << "pair " << b + 1;
+  }
+  expect_padded_keys_get_zero_weight(cache.A, B, c.H, l_x, z_lengths);
+
+  mh_cross_attention_backward<double>(R, Xt, Z, p.attn(), B, l_x, l_z, cache, ws, p.dattn(), dXt, dZ);
+  EXPECT_LT(relative_error(dXt, numeric_gradient(Xt, f)), kTol);
+  EXPECT_LT(relative_error(dZ, numeric_gradient(Z, f)), kTol);
+  p.expect_gradients_match(f, dXt.norm());
+  // Z's padding gets exactly no gradient; the empty context's queries none either.
+  for (int b = 0; b < B; ++b)
+    EXPECT_EQ(dZ.middleCols(b * l_z + z_lengths[b], l_z - z_lengths[b]).norm(), 0.0) << "pair " << b + 1;
+  EXPECT_EQ(dXt.middleCols(2 * l_x, l_x).norm(), 0.0);
+}
+
+// One unpadded pair (B = 1, no key lengths) is exactly core's Algorithm 5, MHAttention(X̃, Z | W, 1).
+TEST(GradBlocks, CrossAttentionOfOnePairIsAlgorithm5) {
+  AttentionLayer p;
+  const int l_x = 3, l_z = 7;
+  Rng rng(11);
+  const MatD Xt = random_matrix(rng, p.config.d_e, l_x), Z = random_matrix(rng, p.config.d_e, l_z);
+  MHCrossAttentionCache<double> cache;
+  MatD X = MatD::Zero(p.config.d_e, l_x);
+  mh_cross_attention_forward<double>(Xt, Z, p.attn(), 1, l_x, l_z, cache, X);
+  const MatD want = mh_attention<double>(Xt, Z, p.attn(), bidirectional_mask(l_z, l_x));
+  EXPECT_LT((X - want).cwiseAbs().maxCoeff(), 1e-12);
 }
 
 void check_mlp(Activation act) {
