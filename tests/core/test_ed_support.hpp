@@ -1,0 +1,78 @@
+// What the encoder-decoder tests (tests/core/test_ed*.cpp) share: a configuration, a padded
+// batch of pairs, a θ with spread (test_bert_support.hpp's spread_theta), values bound by trace
+// events, and a relative gap between matrices that may hold −∞.
+#pragma once
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/arch/ed.hpp"
+#include "core/gradients/grad_edtransformer.hpp"
+#include "grad_check.hpp"
+#include "test_bert_support.hpp"
+
+namespace sf::test {
+
+// "arch": "ed" with these sizes; N_V = vocab.size() + 3.
+inline ModelConfig ed_test_config(int L_enc, int L_dec, int H, int d_e, int d_attn, int d_mid, int d_mlp, int l_max,
+                                  std::vector<std::string> vocab) {
+  ModelConfig c;
+  c.arch = "ed";
+  c.L_enc = L_enc;
+  c.L_dec = L_dec;
+  c.H = H;
+  c.d_e = d_e;
+  c.d_attn = d_attn;
+  c.d_mid = d_mid;
+  c.d_mlp = d_mlp;
+  c.l_max = l_max;
+  c.vocab = std::move(vocab);
+  return c;
+}
+
+// The pairs as one Batch (EdArchitecture::make_batch), x padded to the longest x and z to the
+// longest z (or to l, l_z when given).
+inline Batch pair_batch(const std::vector<Example>& pairs, int l = 0, int l_z = 0) {
+  std::vector<size_t> all;
+  for (const Example& ex : pairs) {
+    all.push_back(all.size());
+    l = std::max(l, static_cast<int>(ex.x.size()));
+    l_z = std::max(l_z, static_cast<int>(ex.z.size()));
+  }
+  Batch b;
+  Rng rng(1);
+  EdArchitecture().make_batch(pairs, all, l, l_z, TrainOptions{}, rng, b);
+  return b;
+}
+
+// Every value `name` bound by events (kind, alg, line) with layer l and head h (0: not in
+// force), in trace order.
+inline std::vector<MatD> traced_all(const Trace& tr, EventKind kind, int alg, int line, int l, int h,
+                                    const std::string& name) {
+  std::vector<MatD> out;
+  for (const Event& e : tr.events)
+    if (e.kind == kind && e.alg == alg && e.line == line && e.idx.l == l && e.idx.h == h)
+      if (const Value* v = find_value(e, name)) out.push_back(v->m.cast<double>());
+  return out;
+}
+// The nth of them (0-based); throws when there are fewer.
+inline MatD traced(const Trace& tr, EventKind kind, int alg, int line, int l, int h, const std::string& name,
+                   size_t nth = 0) {
+  const std::vector<MatD> all = traced_all(tr, kind, alg, line, l, h, name);
+  if (nth >= all.size()) throw std::runtime_error("no traced value " + name + " at Algorithm " + std::to_string(alg) +
+                                                  " line " + std::to_string(line));
+  return all[nth];
+}
+
+// max over the entries of |a − b| / max(1, |b|); −∞ must stand at the same places in both (else ∞).
+inline double gap(const MatD& a, const MatD& b) {
+  if (a.rows() != b.rows() || a.cols() != b.cols()) return INFINITY;
+  const auto inf_a = a.array().isInf(), inf_b = b.array().isInf();
+  if ((inf_a != inf_b).any()) return INFINITY;
+  if (a.size() == 0) return 0;
+  return inf_b.select(0.0, (a - b).array().abs() / b.array().abs().max(1.0)).maxCoeff();
+}
+
+}  // namespace sf::test
