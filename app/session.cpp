@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <limits>
 
-#include "core/checkpoint.hpp"
-#include "core/error.hpp"
+#include "core/io/checkpoint.hpp"
+#include "core/model/error.hpp"
 
 namespace sf {
 
@@ -40,7 +40,14 @@ bool Session::load_model(const std::string& path, std::string& error) {
 
 void Session::set_model(Model m, std::string label) {
   model_ = std::make_unique<Model>(std::move(m));
+  arch_ = &architecture(model_->config);
   tok_ = std::make_unique<CharTokenizer>(model_->config);
+  tokens_z_.clear();
+  if (arch_->has_context()) {  // z first: the prompt's trace needs it
+    context_error_.clear();
+    if (!encode_input(context_, true, "context", unknown_z_, context_error_, tokens_z_))
+      tokens_z_ = {tok_->bos_token(), tok_->eos_token()};
+  }
   model_label_ = std::move(label);
   gen_prefix_.clear();
   generated_.clear();
@@ -56,21 +63,39 @@ void Session::set_model(Model m, std::string label) {
   }
 }
 
+bool Session::encode_input(const std::string& text, bool with_eos, const char* what,
+                           std::vector<UnknownChar>& unknown, std::string& error, Tokens& out) const {
+  unknown = tok_->unknown(text);
+  error.clear();
+  if (!unknown.empty()) {
+    error = std::to_string(unknown.size()) + " piece" + (unknown.size() > 1 ? "s are" : " is") +
+            " not in the vocabulary (marked; special tokens are written [MASK], [BOS], [EOS]); the trace shows the "
+            "last " + what + " that could be encoded";
+    return false;
+  }
+  Tokens t = tok_->encode_sequence(text, with_eos);
+  if (static_cast<int>(t.size()) > model_->config.l_max) {
+    error = std::string("the ") + what + " is " + std::to_string(t.size()) + " tokens with <bos>" +
+            (with_eos ? " and <eos>" : "") + ", but ℓ_max = " + std::to_string(model_->config.l_max) +
+            ": shorten it (the trace shows the last " + what + " that fits)";
+    return false;
+  }
+  out = std::move(t);
+  return true;
+}
+
+void Session::set_context(const std::string& text) {
+  context_ = text;
+  if (!arch_->has_context()) return;
+  if (!encode_input(text, true, "context", unknown_z_, context_error_, tokens_z_)) return;
+  if (run_kind_ == RunKind::Training) return;  // a shown training trace has no context
+  retrace_keep_cursor();
+}
+
 void Session::set_prompt(const std::string& text) {
   prompt_ = text;
-  unknown_ = tok_->unknown(text);
-  prompt_error_.clear();
-  if (!unknown_.empty()) {
-    prompt_error_ = std::to_string(unknown_.size()) + " character" + (unknown_.size() > 1 ? "s are" : " is") +
-                    " not in the vocabulary (marked); the trace shows the last prompt that could be encoded";
-    return;
-  }
-  Tokens t = tok_->encode_sequence(text, false);
-  if (static_cast<int>(t.size()) > model_->config.l_max) {
-    prompt_error_ = "the prompt is " + std::to_string(t.size()) + " tokens with <bos>, but ℓ_max = " +
-                    std::to_string(model_->config.l_max) + ": shorten it (the trace shows the last prompt that fits)";
-    return;
-  }
+  Tokens t;
+  if (!encode_input(text, false, "prompt", unknown_, prompt_error_, t)) return;
   tokens_ = std::move(t);
   const bool was_training = run_kind_ == RunKind::Training;
   if (was_training) {  // a shown training trace has no prompt: back to Algorithm 10, line 1
@@ -111,8 +136,8 @@ void Session::run_trace() {
         for (size_t i = first; i < times.size(); ++i) times[i].layer = layer;
         return Vt;
       };
-      const MatF P = dtransformer<float>(tokens_, model_->config, model_->weights(), &tracer, fn);
-      const MatF P_cpu = dtransformer<float>(tokens_, model_->config, model_->weights());
+      const MatF P = arch_->forward(*model_, tokens_z_, tokens_, &tracer, fn);
+      const MatF P_cpu = arch_->forward(*model_, tokens_z_, tokens_);
       attn_max_diff_ = (P - P_cpu).cwiseAbs().maxCoeff();
       attn_times_ = std::move(times);
     } catch (const std::exception& e) {  // the other backend failed: the CPU traces the run
@@ -125,7 +150,7 @@ void Session::run_trace() {
   }
   if (run_kind_ == RunKind::Forward && !attn_hook_) {
     Tracer cpu_tracer(fresh);
-    dtransformer<float>(tokens_, model_->config, model_->weights(), &cpu_tracer);
+    arch_->forward(*model_, tokens_z_, tokens_, &cpu_tracer);
   } else if (run_kind_ != RunKind::Forward) {
     InferenceOptions opt;
     opt.l_gen = gen_count_;
@@ -212,21 +237,9 @@ void Session::toggle_breakpoint(int alg, int line) {
   else breakpoints_.erase(it);
 }
 
-const Tokens& Session::tokens_at(size_t k) const {
-  // The innermost enclosing DTransformer frame's x: walk frames outward from k.
-  size_t cur = k;
-  while (cur < trace_.size()) {
-    const size_t start = trace_.frame_start(cur);
-    const Event& enter = trace_.events[start];
-    if (enter.alg == 10)
-      for (const auto& v : enter.values)
-        if (v.kind == ValueKind::Tokens && v.name == "x") return v.tokens;
-    if (enter.alg == 14)  // DInference's P, p, q: the x of the DTransformer call just made
-      for (size_t j = std::min(cur, trace_.size() - 1) + 1; j-- > start;)
-        if (trace_.events[j].alg == 10 && trace_.events[j].kind == EventKind::Enter) return tokens_at(j);
-    cur = trace_.caller_line(cur);
-  }
-  return tokens_;
+const Tokens& Session::tokens_at(size_t k, Axis a) const {
+  if (const Tokens* t = trace_.axis_tokens(k, a)) return *t;
+  return a == Axis::TokenZ && !tokens_z_.empty() ? tokens_z_ : tokens_;
 }
 
 bool Session::line_ran(size_t k, int line) const {

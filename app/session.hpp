@@ -7,8 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "core/algorithms.hpp"
-#include "core/tokenizer.hpp"
+#include "core/algorithms/algorithms.hpp"
+#include "core/arch/architecture.hpp"
+#include "core/tokenizers/tokenizer.hpp"
 
 namespace sf {
 
@@ -46,6 +47,7 @@ class Session {
   void set_model(Model m, std::string label);
   const Model& model() const { return *model_; }
   const CharTokenizer& tokenizer() const { return *tok_; }
+  const Architecture& arch() const { return *arch_; }
   const std::string& model_label() const { return model_label_; }
 
   // --- the prompt (tokenized as [bos_token, characters…]) ---
@@ -58,9 +60,18 @@ class Session {
   const std::string& prompt_error() const { return prompt_error_; }
   const std::vector<UnknownChar>& unknown_chars() const { return unknown_; }
 
+  // --- the context z (architectures with a context: Algorithm 8's encoder input) ---
+  // Tokenized as [bos_token, characters…, eos_token], as training pairs are; re-traces keeping
+  // the cursor. Errors as for the prompt (context_error(), unknown_context_chars()).
+  void set_context(const std::string& text);
+  const std::string& context() const { return context_; }
+  const Tokens& tokens_z() const { return tokens_z_; }
+  const std::string& context_error() const { return context_error_; }
+  const std::vector<UnknownChar>& unknown_context_chars() const { return unknown_z_; }
+
   // --- the traced run ---
   RunKind run_kind() const { return run_kind_; }
-  // Traces Algorithm 10 on the prompt (the default).
+  // Traces the model's forward algorithm (10, 9 or 8) on the prompt (the default).
   void trace_forward();
   // Traces Algorithm 14 generating `n` tokens (n = settings.l_gen for "all at once");
   // `append` continues from the text generated so far (one token at a time).
@@ -93,9 +104,10 @@ class Session {
   void toggle_breakpoint(int alg, int line);
   const std::vector<int>& breakpoints() const { return breakpoints_; }
 
-  // Token labels for the rows/columns of value axes at event k: the x of the enclosing
-  // DTransformer frame (so each generation step has its own labels).
-  const Tokens& tokens_at(size_t k) const;
+  // Token labels for the TokenX (or TokenZ) axes of values at event k: the sequence the trace
+  // says is in force there (each generation step has its own; Algorithm 8's encoder labels
+  // both axes with z, its cross-attention keys with z).
+  const Tokens& tokens_at(size_t k, Axis a = Axis::TokenX) const;
   // Whether `line` already ran in the frame of event k, before k (for "already run" marks).
   bool line_ran(size_t k, int line) const;
   // The variables in scope for viewing event k: for the cursor, its scope; for a caller
@@ -120,9 +132,17 @@ class Session {
  private:
   void retrace_keep_cursor();
   void run_trace();
+  // Encodes `text` for the prompt or the context; on failure sets `error` and returns false.
+  bool encode_input(const std::string& text, bool with_eos, const char* what, std::vector<UnknownChar>& unknown,
+                    std::string& error, Tokens& out) const;
 
   std::unique_ptr<Model> model_;
+  const Architecture* arch_ = nullptr;
   std::unique_ptr<CharTokenizer> tok_;
+  std::string context_;
+  Tokens tokens_z_;
+  std::string context_error_;
+  std::vector<UnknownChar> unknown_z_;
   std::string model_label_;
   std::string prompt_;
   Tokens tokens_;

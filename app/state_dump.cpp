@@ -3,7 +3,7 @@
 
 #include "app/app.hpp"
 #include "app/panels/training_panel.hpp"
-#include "core/fileio.hpp"
+#include "core/io/fileio.hpp"
 #include "imgui.h"
 #include "imgui_internal.h"
 

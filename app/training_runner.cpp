@@ -2,7 +2,7 @@
 
 #include <chrono>
 
-#include "core/error.hpp"
+#include "core/model/error.hpp"
 
 namespace sf {
 

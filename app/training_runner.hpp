@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/training.hpp"
+#include "core/training/training.hpp"
 
 namespace sf {
 

@@ -36,8 +36,8 @@
 #include <thread>
 #include <vector>
 
-#include "core/algorithms.hpp"
-#include "core/rng.hpp"
+#include "core/algorithms/algorithms.hpp"
+#include "core/model/rng.hpp"
 #include "gpu/attention.hpp"
 
 namespace {

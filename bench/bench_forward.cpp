@@ -13,8 +13,8 @@
 
 #include <vector>
 
-#include "core/algorithms.hpp"
-#include "core/rng.hpp"
+#include "core/algorithms/algorithms.hpp"
+#include "core/model/rng.hpp"
 
 namespace {
 

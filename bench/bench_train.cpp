@@ -12,8 +12,8 @@
 // prints both side by side.
 #include <benchmark/benchmark.h>
 
-#include "core/rng.hpp"
-#include "core/training.hpp"
+#include "core/model/rng.hpp"
+#include "core/training/training.hpp"
 
 namespace {
 

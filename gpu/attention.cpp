@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <map>
 
-#include "core/error.hpp"
+#include "core/model/error.hpp"
 #include "gpu/gl_util.hpp"
 
 namespace sf::gpu {

@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-#include "core/algorithms.hpp"
+#include "core/algorithms/algorithms.hpp"
 #include "gpu/device.hpp"
 #include "gpu/headless_gl.hpp"
 

@@ -2,7 +2,7 @@
 #pragma once
 #include <vector>
 
-#include "core/algorithms.hpp"
+#include "core/algorithms/algorithms.hpp"
 #include "gpu/attention.hpp"
 
 namespace sf::gpu {

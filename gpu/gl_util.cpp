@@ -10,7 +10,7 @@
 #include <limits>
 #include <sstream>
 
-#include "core/error.hpp"
+#include "core/model/error.hpp"
 
 namespace sf::gpu {
 

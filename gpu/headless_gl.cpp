@@ -8,7 +8,7 @@
 #include <cstring>
 #include <vector>
 
-#include "core/error.hpp"
+#include "core/model/error.hpp"
 
 namespace sf::gpu {
 

@@ -7,7 +7,7 @@
 
 #include "app/mathtext.hpp"
 #include "app/panels/panel.hpp"
-#include "core/pseudocode.hpp"
+#include "core/pseudocode/pseudocode.hpp"
 
 namespace sf {
 

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "core/pseudocode.hpp"
+#include "core/pseudocode/pseudocode.hpp"
 
 namespace sf {
 

@@ -2,8 +2,8 @@
 
 #include "app/mathtext.hpp"
 #include "app/panels/panel.hpp"
-#include "core/explanations.hpp"
-#include "core/pseudocode.hpp"
+#include "core/pseudocode/explanations.hpp"
+#include "core/pseudocode/pseudocode.hpp"
 
 namespace sf {
 

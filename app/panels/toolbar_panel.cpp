@@ -1,7 +1,7 @@
 #include "app/panels/toolbar_panel.hpp"
 
 #include "app/panels/panel.hpp"
-#include "core/utf8.hpp"
+#include "core/tokenizers/utf8.hpp"
 #include "imgui_stdlib.h"
 
 namespace sf {

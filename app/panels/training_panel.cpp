@@ -5,7 +5,7 @@
 #include <cstdio>
 
 #include "app/panels/panel.hpp"
-#include "core/error.hpp"
+#include "core/model/error.hpp"
 
 namespace sf {
 
@@ -262,22 +262,25 @@ bool TrainingPanel::trace_update(App& app, std::string& error) {
   int i = 1, n = 1;
   if (!runner_.copy_state(&m, &d, &o, &i, &n)) return error = "no trainer", false;
   try {
-    const std::vector<Tokens> data = tokenize(d.train, m->config);
-    DTraining alg(static_cast<int>(data.size()), std::max(1, o.epochs));
-    if (i > alg.N_epochs() || n > alg.N_data()) i = n = 1;
-    alg.seek(i, n);
+    const Architecture& arch = architecture(m->config);
+    const std::vector<Example> data = arch.examples(d.train, m->config);
+    const std::unique_ptr<PaperTraining> alg = arch.paper_training(static_cast<int>(data.size()), std::max(1, o.epochs));
+    if (i > alg->N_epochs() || n > alg->N_data()) i = n = 1;
+    alg->seek(i, n);
     if (m->config.vocab != app.session.model().config.vocab)  // token labels need the trained vocabulary
       app.session.set_model(*m, "training: " + task_label_ + " (before the traced update)");
-    GptGradient<float> g(m->table);
+    const std::unique_ptr<ModelGradient> g = arch.gradient(m->table);
     Trace t;
     Tracer tr(t);
+    Rng rng(o.data_seed);
     const float eta = mode_ == TrainMode::Paper ? lr_ : default_lr(TrainMode::Paper);
-    const DTraining::Update u = alg.step(data, *m, eta, g, &tr);
-    app.session.show_trace(std::move(t), "Algorithm 13, one update (i=" + std::to_string(i) +
-                                             ", n=" + std::to_string(n) + ") on " + task_label_);
+    const PaperTraining::Update u = alg->step(data, *m, eta, o, *g, rng, &tr);
+    const std::string name = "Algorithm " + std::to_string(alg->algorithm());
+    app.session.show_trace(std::move(t), name + ", one update (i=" + std::to_string(i) + ", n=" + std::to_string(n) +
+                                             ") on " + task_label_);
     app.ui.viewed_event = SIZE_MAX;
     app.ui.show.pseudocode = true;
-    app.notify("Traced one update of Algorithm 13 on a copy of the model (x_" + std::to_string(n) +
+    app.notify("Traced one update of " + name + " on a copy of the model (example " + std::to_string(n) +
                ", loss " + fmt("%.4g", u.loss) + "); the training itself is unchanged");
   } catch (const std::exception& e) {
     return error = e.what(), false;

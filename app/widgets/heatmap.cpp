@@ -515,14 +515,15 @@ HeatmapOptions heatmap_options(const App& app, size_t k, const Value& v) {
   if (k >= t.size()) return o;
   const int alg = t.events[k].alg;
   const bool attention = alg == 3 || alg == 4 || alg == 5;
-  // The tokens behind a token axis of length n: the sequence at k, else (Algorithm 14's P of a
-  // later generation step) the x of the latest DTransformer call before k with that length.
-  auto tokens = [&](Eigen::Index n) -> const Tokens* {
-    const Tokens& at = s.tokens_at(k);
+  // The tokens behind a token axis of length n: the sequence the trace names at k, else
+  // (Algorithm 14's P of a later generation step) the x of the latest forward call before k
+  // with that length.
+  auto tokens = [&](Axis a, Eigen::Index n) -> const Tokens* {
+    const Tokens& at = s.tokens_at(k, a);
     if (static_cast<Eigen::Index>(at.size()) == n) return &at;
     for (size_t j = k + 1; j-- > 0;) {
       const Event& e = t.events[j];
-      if (e.kind == EventKind::Enter && e.alg == 10)
+      if (e.kind == EventKind::Enter)
         for (const auto& x : e.values)
           if (x.kind == ValueKind::Tokens && x.name == "x" && static_cast<Eigen::Index>(x.tokens.size()) == n)
             return &x.tokens;
@@ -537,7 +538,7 @@ HeatmapOptions heatmap_options(const App& app, size_t k, const Value& v) {
         const bool z = a == Axis::TokenZ;
         ax = attention ? HeatmapAxis{z ? "t_z (keys)" : "t_x (queries)", z ? "t_z" : "t_x", {}}
                        : HeatmapAxis{"t (tokens)", "t", {}};
-        if (const Tokens* toks = tokens(n))
+        if (const Tokens* toks = tokens(a, n))
           for (int id : *toks) ax.labels.push_back(token_label(s.tokenizer(), id));
         break;
       }

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "core/trace.hpp"
+#include "core/trace/trace.hpp"
 #include "imgui.h"
 
 namespace sf {

@@ -5,8 +5,8 @@
 #include <functional>
 #include <string>
 
-#include "core/rng.hpp"
-#include "core/types.hpp"
+#include "core/model/rng.hpp"
+#include "core/model/types.hpp"
 
 namespace sf::test {
 

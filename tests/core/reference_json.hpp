@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "core/params.hpp"
+#include "core/model/params.hpp"
 
 namespace sf::test {
 

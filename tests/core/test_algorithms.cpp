@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "core/algorithms.hpp"
-#include "core/config.hpp"
-#include "core/error.hpp"
-#include "core/sampling.hpp"
-#include "core/tokenizer.hpp"
+#include "core/algorithms/algorithms.hpp"
+#include "core/model/config.hpp"
+#include "core/model/error.hpp"
+#include "core/algorithms/sampling.hpp"
+#include "core/tokenizers/tokenizer.hpp"
 
 using namespace sf;
 
@@ -708,7 +708,9 @@ TEST(Config, ValidationErrors) {
   EXPECT_TRUE(has(err(R"({"L": "2"})"), "\"L\" must be an integer"));
   EXPECT_TRUE(has(err(R"({"eps": "small"})"), "\"eps\" must be a number"));
   EXPECT_TRUE(has(err(R"({"eps": -1})"), "eps must be"));
-  EXPECT_TRUE(has(err(R"({"arch": "bert"})"), "arch must be \"gpt\""));
+  EXPECT_TRUE(has(err(R"({"arch": "t5"})"), "arch must be one of \"gpt\" \"bert\" \"ed\""));
+  EXPECT_TRUE(has(err(R"({"arch": "ed", "L": 2})"), "\"L\" is not a key of arch \"ed\" (its own keys are L_enc, L_dec)"));
+  EXPECT_TRUE(has(err(R"({"arch": "gpt", "d_f": 8})"), "\"d_f\" is not a key of arch \"gpt\""));
   EXPECT_TRUE(has(err(R"({"position_init": "rope"})"), "position_init must be"));
   EXPECT_TRUE(has(err(R"({"vocab": "ab", "N_V": 4})"), "\"N_V\" is 4"));
   EXPECT_TRUE(has(err(R"({"L": 2,)"), "not valid JSON"));

@@ -11,9 +11,9 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
-#include "core/checkpoint.hpp"
-#include "core/error.hpp"
-#include "core/fileio.hpp"
+#include "core/io/checkpoint.hpp"
+#include "core/model/error.hpp"
+#include "core/io/fileio.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::ordered_json;

@@ -9,8 +9,8 @@
 #include <fstream>
 #include <set>
 
-#include "core/datasets.hpp"
-#include "core/error.hpp"
+#include "core/training/datasets.hpp"
+#include "core/model/error.hpp"
 
 using namespace sf;
 namespace fs = std::filesystem;

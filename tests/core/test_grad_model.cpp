@@ -5,9 +5,9 @@
 //    computed by core's dtransformer (an independent forward), every parameter, double precision.
 #include <gtest/gtest.h>
 
-#include "core/algorithms.hpp"
-#include "core/error.hpp"
-#include "core/grad.hpp"
+#include "core/algorithms/algorithms.hpp"
+#include "core/model/error.hpp"
+#include "core/gradients/grad.hpp"
 #include "grad_check.hpp"
 
 using namespace sf;
@@ -54,7 +54,7 @@ TEST(GradModel, ForwardEqualsAlgorithm10ForEverySequenceOfAPaddedBatch) {
   const std::vector<double> theta = random_theta(table, 1);
   const GptW<const double> W = bind_gpt<const double>(table, theta.data());
   const Batch batch = make_batch(kSequences, c.l_max, c.eos_token());
-  ASSERT_EQ(batch.targets(), 5 + 3 + 8);
+  ASSERT_EQ(batch.n_targets(), 5 + 3 + 8);
   GptCache<double> cache;
   const double loss = dtransformer_forward<double>(c, W, batch, 1.0, cache);
   double want = 0;
@@ -106,7 +106,7 @@ void check_model_gradient(bool mean) {
   const ParamTable table(c);
   std::vector<double> theta = random_theta(table, 2);
   const Batch batch = make_batch(kSequences, c.l_max, c.eos_token());
-  const double w = mean ? 1.0 / batch.targets() : 1.0;
+  const double w = mean ? 1.0 / batch.n_targets() : 1.0;
   GptGradient<double> g(table);
   const GptW<const double> W = bind_gpt<const double>(table, theta.data());
   const double loss = g.loss_and_gradient(c, W, batch, w);

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "core/algorithms.hpp"
-#include "core/error.hpp"
-#include "core/rng.hpp"
-#include "core/sampling.hpp"
+#include "core/algorithms/algorithms.hpp"
+#include "core/model/error.hpp"
+#include "core/model/rng.hpp"
+#include "core/algorithms/sampling.hpp"
 
 using namespace sf;
 

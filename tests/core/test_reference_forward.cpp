@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "core/algorithms.hpp"
-#include "core/config.hpp"
+#include "core/algorithms/algorithms.hpp"
+#include "core/model/config.hpp"
 #include "reference_json.hpp"
 
 using namespace sf;

@@ -8,7 +8,7 @@
 // (padded into one batch here). Double must match to 1e-9, float to 1e-4 (relative, per tensor).
 #include <gtest/gtest.h>
 
-#include "core/grad.hpp"
+#include "core/gradients/grad.hpp"
 #include "grad_check.hpp"
 #include "reference_json.hpp"
 
@@ -34,7 +34,7 @@ Case load_case(const std::string& name) {
   c.theta = json_tensors(j.at("params"), table);
   const json& k = j.at("cases").at(name);
   c.batch = make_batch(k.at("sequences").get<std::vector<Tokens>>(), c.config.l_max, c.config.eos_token());
-  c.weight = k.at("reduction") == "mean" ? 1.0 / c.batch.targets() : 1.0;
+  c.weight = k.at("reduction") == "mean" ? 1.0 / c.batch.n_targets() : 1.0;
   c.loss = k.at("loss").get<double>();
   c.grad = json_tensors(k.at("grads"), table);
   return c;

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "core/algorithms.hpp"
+#include "core/algorithms/algorithms.hpp"
 
 using namespace sf;
 

@@ -10,9 +10,9 @@
 #include <cstring>
 #include <filesystem>
 
-#include "core/algorithms.hpp"
-#include "core/error.hpp"
-#include "core/training.hpp"
+#include "core/algorithms/algorithms.hpp"
+#include "core/model/error.hpp"
+#include "core/training/training.hpp"
 #include "grad_check.hpp"
 
 using namespace sf;
@@ -118,15 +118,17 @@ const Value* find(const Event& e, const std::string& name) {
 TEST(Training, Algorithm13TraceBindsLinesOneToSixWithDTransformerNested) {
   const ModelConfig c = tiny({"a", "b", "c", "="});
   Model model = Model::initialised(c, 2);
-  const std::vector<Tokens> data{{c.bos_token(), 1, 2, 4, 1, 2, c.eos_token()},
-                                 {c.bos_token(), 3, 4, 3, c.eos_token()}};
+  const std::vector<Example> data{{{}, {c.bos_token(), 1, 2, 4, 1, 2, c.eos_token()}},
+                                  {{}, {c.bos_token(), 3, 4, 3, c.eos_token()}}};
   DTraining alg(2, 1);
-  GptGradient<float> g(model.table);
-  alg.step(data, model, 0.1f, g);  // x_1 untraced
+  const std::unique_ptr<ModelGradient> g = architecture(c).gradient(model.table);
+  const TrainOptions opt;
+  Rng rng(1);
+  alg.step(data, model, 0.1f, opt, *g, rng);  // x_1 untraced
   const std::vector<float> before = model.theta;
   Trace trace;
   Tracer tracer(trace);
-  const DTraining::Update u = alg.step(data, model, 0.1f, g, &tracer);  // x_2, traced
+  const PaperTraining::Update u = alg.step(data, model, 0.1f, opt, *g, rng, &tracer);  // x_2, traced
   ASSERT_TRUE(u.finite);
   EXPECT_TRUE(alg.done());
 
@@ -166,7 +168,7 @@ TEST(Training, Algorithm13TraceBindsLinesOneToSixWithDTransformerNested) {
   EXPECT_NEAR(terms->m.sum(), u.loss, 1e-5);
   // The terms are the −log P of DTransformer's own P.
   const MatF& P = find(line(4), "P")->m;
-  for (int t = 0; t < 4; ++t) EXPECT_NEAR(terms->m(0, t), -std::log(P(data[1][t + 1] - 1, t)), 1e-5);
+  for (int t = 0; t < 4; ++t) EXPECT_NEAR(terms->m(0, t), -std::log(P(data[1].x[t + 1] - 1, t)), 1e-5);
 
   const Event& l6 = line(6);
   const Value* norms = find(l6, "‖∇loss(θ)‖ per tensor");

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "core/algorithms.hpp"
-#include "core/rng.hpp"
+#include "core/algorithms/algorithms.hpp"
+#include "core/model/rng.hpp"
 #include "gpu/attention.hpp"
 
 namespace sf::gpu::test {

@@ -14,7 +14,7 @@
 #include <new>
 #include <sstream>
 
-#include "core/error.hpp"
+#include "core/model/error.hpp"
 #include "gpu/headless_gl.hpp"
 #include "gpu_test_support.hpp"
 

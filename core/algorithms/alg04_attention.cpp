@@ -1,0 +1,80 @@
+// Algorithm 4: Ṽ ← Attention(X, Z | W_qkv, Mask)
+//   /* Computes a single (masked) self- or cross-attention head. */
+//   Input: X ∈ ℝ^{d_x×ℓ_x}, Z ∈ ℝ^{d_z×ℓ_z}, primary and context sequence.
+//   Output: Ṽ ∈ ℝ^{d_out×ℓ_x}, updated representations of tokens in X, folding in Z.
+//   Parameters: W_q ∈ ℝ^{d_attn×d_x}, b_q ∈ ℝ^{d_attn}; W_k ∈ ℝ^{d_attn×d_z}, b_k ∈ ℝ^{d_attn};
+//               W_v ∈ ℝ^{d_out×d_z}, b_v ∈ ℝ^{d_out}.
+//   Hyperparameters: Mask ∈ {0,1}^{ℓ_z×ℓ_x}, eq. (3).
+#include <cmath>
+
+#include "core/algorithms/algorithms.hpp"
+#include "core/model/error.hpp"
+
+namespace sf {
+
+// Algorithm 4's events for a head whose record is complete (computed here or elsewhere, e.g. the
+// GPU's teaching form): Enter with the inputs, lines 1–5, line 6's sub-steps and line 6.
+template <class T>
+void trace_attention_record(Tracer* tr, const Mat<T>& X, const Mat<T>& Z, const AttentionHeadW<const T>& W,
+                            const Mask& mask, const AttentionRecord<T>& r) {
+  if (!tr) return;
+  TraceFrame frame(tr, 4,
+                   {tv("X", X, Axis::Feature, Axis::TokenX), tv("Z", Z, Axis::Feature, Axis::TokenZ), tv("W_q", W.W_q),
+                    tv("b_q", W.b_q), tv("W_k", W.W_k), tv("b_k", W.b_k), tv("W_v", W.W_v), tv("b_v", W.b_v),
+                    tmask("Mask", mask, Axis::TokenZ, Axis::TokenX)});
+  const T d_attn = static_cast<T>(W.W_q.rows());
+  // L1: Q ← W_q X + b_q 1ᵀ
+  tr->line(4, 1, {tv("Q", r.Q, Axis::Feature, Axis::TokenX)});
+  // L2: K ← W_k Z + b_k 1ᵀ
+  tr->line(4, 2, {tv("K", r.K, Axis::Feature, Axis::TokenZ)});
+  // L3: V ← W_v Z + b_v 1ᵀ
+  tr->line(4, 3, {tv("V", r.V, Axis::Feature, Axis::TokenZ)});
+  // L4: S ← Kᵀ Q
+  tr->line(4, 4, {tv("S", r.S, Axis::TokenZ, Axis::TokenX)});
+  // L5: ∀t_z, t_x, if ¬Mask[t_z, t_x] then S[t_z, t_x] ← −∞
+  tr->line(4, 5, {tv("S", r.S_masked, Axis::TokenZ, Axis::TokenX)});
+  // L6: return Ṽ = V · softmax(S / √d_attn)
+  const Mat<T> S_scaled = r.S_masked / std::sqrt(d_attn);  // (ℓ_z, ℓ_x)
+  tr->substep(4, 6, "S / √d_attn", {tv("S/√d_attn", S_scaled, Axis::TokenZ, Axis::TokenX)});
+  tr->substep(4, 6, "softmax(S / √d_attn), column by column",
+              {tv("softmax(S/√d_attn)", r.A, Axis::TokenZ, Axis::TokenX)});
+  tr->substep(4, 6, "Ṽ = V · softmax(S / √d_attn)", {tv("Ṽ", r.Vt, Axis::Feature, Axis::TokenX)});
+  tr->line(4, 6, {tv("softmax(S/√d_attn)", r.A, Axis::TokenZ, Axis::TokenX), tv("Ṽ", r.Vt, Axis::Feature, Axis::TokenX)});
+}
+
+template <class T>
+Mat<T> attention(const Mat<T>& X, const Mat<T>& Z, const AttentionHeadW<const T>& W, const Mask& mask, Tracer* tr,
+                 AttentionRecord<T>* rec) {
+  if (mask.rows() != Z.cols() || mask.cols() != X.cols())
+    throw Error("Attention: Mask must be ℓ_z×ℓ_x = " + std::to_string(Z.cols()) + "×" + std::to_string(X.cols()));
+  AttentionRecord<T> local;
+  AttentionRecord<T>& r = rec ? *rec : local;
+  const T d_attn = static_cast<T>(W.W_q.rows());
+
+  // L1: Q ← W_q X + b_q 1ᵀ
+  r.Q = (W.W_q * X).colwise() + W.b_q;  // (d_attn, ℓ_x)
+  // L2: K ← W_k Z + b_k 1ᵀ
+  r.K = (W.W_k * Z).colwise() + W.b_k;  // (d_attn, ℓ_z)
+  // L3: V ← W_v Z + b_v 1ᵀ
+  r.V = (W.W_v * Z).colwise() + W.b_v;  // (d_out, ℓ_z)
+  // L4: S ← Kᵀ Q
+  r.S.noalias() = r.K.transpose() * r.Q;  // (ℓ_z, ℓ_x)
+  // L5: ∀t_z, t_x, if ¬Mask[t_z, t_x] then S[t_z, t_x] ← −∞
+  r.S_masked = (mask.array() != 0).select(r.S, neg_inf<T>());  // (ℓ_z, ℓ_x)
+  // L6: return Ṽ = V · softmax(S / √d_attn)
+  r.A = softmax_columns<T>(Mat<T>(r.S_masked / std::sqrt(d_attn)));  // (ℓ_z, ℓ_x), each column sums to 1
+  r.Vt.noalias() = r.V * r.A;  // (d_out, ℓ_x)
+  trace_attention_record<T>(tr, X, Z, W, mask, r);  // the events of lines 1–6, in order
+  return r.Vt;
+}
+
+template Mat<float> attention(const Mat<float>&, const Mat<float>&, const AttentionHeadW<const float>&, const Mask&,
+                              Tracer*, AttentionRecord<float>*);
+template Mat<double> attention(const Mat<double>&, const Mat<double>&, const AttentionHeadW<const double>&,
+                               const Mask&, Tracer*, AttentionRecord<double>*);
+template void trace_attention_record(Tracer*, const Mat<float>&, const Mat<float>&, const AttentionHeadW<const float>&,
+                                     const Mask&, const AttentionRecord<float>&);
+template void trace_attention_record(Tracer*, const Mat<double>&, const Mat<double>&,
+                                     const AttentionHeadW<const double>&, const Mask&, const AttentionRecord<double>&);
+
+}  // namespace sf

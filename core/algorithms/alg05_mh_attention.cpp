@@ -1,0 +1,77 @@
+// Algorithm 5: Ṽ ← MHAttention(X, Z | W, Mask)
+//   /* Computes multi-head (masked) self- or cross-attention layer. */
+//   Input: X ∈ ℝ^{d_x×ℓ_x}, Z ∈ ℝ^{d_z×ℓ_z}, primary and context sequence.
+//   Output: Ṽ ∈ ℝ^{d_out×ℓ_x}.
+//   Hyperparameters: H, number of attention heads; Mask ∈ {0,1}^{ℓ_z×ℓ_x}, eq. (3).
+//   Parameters: W of eq. (4): W^h_qkv for h ∈ [H]; W_o ∈ ℝ^{d_out×H·d_mid}, b_o ∈ ℝ^{d_out}.
+#include "core/algorithms/algorithms.hpp"
+
+namespace sf {
+
+template <class T>
+Mat<T> mh_attention(const Mat<T>& X, const Mat<T>& Z, const MHAttentionW<const T>& W, const Mask& mask, Tracer* tr,
+                    std::vector<AttentionRecord<T>>* recs) {
+  TraceFrame frame(tr, 5,
+                   tr ? std::vector<Value>{tv("X", X, Axis::Feature, Axis::TokenX),
+                                           tv("Z", Z, Axis::Feature, Axis::TokenZ),
+                                           tmask("Mask", mask, Axis::TokenZ, Axis::TokenX), tv("W_o", W.W_o),
+                                           tv("b_o", W.b_o)}
+                      : std::vector<Value>{});
+  const int H = static_cast<int>(W.heads.size());
+  const Eigen::Index d_mid = W.heads.empty() ? 0 : W.heads[0].W_v.rows();
+  if (recs) recs->assign(H, AttentionRecord<T>{});
+  Mat<T> Y(H * d_mid, X.cols());  // (H·d_mid, ℓ_x)
+  // L1: for h ∈ [H]:
+  for (int h = 1; h <= H; ++h) {
+    TraceIndex ih(tr, &Indices::h, h);
+    if (tr) tr->line(5, 1, {tscalar("h", h)});
+    // L2: Y^h ← Attention(X, Z | W^h_qkv, Mask)
+    Mat<T> Y_h = attention<T>(X, Z, W.heads[h - 1], mask, tr, recs ? &(*recs)[h - 1] : nullptr);  // (d_mid, ℓ_x)
+    if (tr) tr->line(5, 2, {tv("Y^" + std::to_string(h), Y_h, Axis::Feature, Axis::TokenX)});
+    Y.middleRows((h - 1) * d_mid, d_mid) = Y_h;
+  }
+  // L3: Y ← [Y^1; Y^2; …; Y^H]
+  if (tr) tr->line(5, 3, {tv("Y", Y, Axis::Feature, Axis::TokenX)});
+  // L4: return Ṽ = W_o Y + b_o 1ᵀ
+  Mat<T> Vt = (W.W_o * Y).colwise() + W.b_o;  // (d_out, ℓ_x)
+  if (tr) tr->line(5, 4, {tv("Ṽ", Vt, Axis::Feature, Axis::TokenX)});
+  return Vt;
+}
+
+// Algorithm 5's events, and its heads' Algorithm 4 events, for results computed elsewhere (the
+// GPU's teaching form): the same events mh_attention emits with a tracer, in the same order.
+template <class T>
+void trace_mh_attention_replay(Tracer* tr, const Mat<T>& X, const Mat<T>& Z, const MHAttentionW<const T>& W,
+                               const Mask& mask, const std::vector<AttentionRecord<T>>& recs, const Mat<T>& Vt) {
+  if (!tr) return;
+  TraceFrame frame(tr, 5,
+                   {tv("X", X, Axis::Feature, Axis::TokenX), tv("Z", Z, Axis::Feature, Axis::TokenZ),
+                    tmask("Mask", mask, Axis::TokenZ, Axis::TokenX), tv("W_o", W.W_o), tv("b_o", W.b_o)});
+  const int H = static_cast<int>(W.heads.size());
+  const Eigen::Index d_mid = W.heads.empty() ? 0 : W.heads[0].W_v.rows();
+  Mat<T> Y(H * d_mid, X.cols());  // (H·d_mid, ℓ_x)
+  // L1: for h ∈ [H]:
+  for (int h = 1; h <= H; ++h) {
+    TraceIndex ih(tr, &Indices::h, h);
+    tr->line(5, 1, {tscalar("h", h)});
+    // L2: Y^h ← Attention(X, Z | W^h_qkv, Mask)
+    const AttentionRecord<T>& r = recs.at(h - 1);
+    trace_attention_record<T>(tr, X, Z, W.heads[h - 1], mask, r);
+    tr->line(5, 2, {tv("Y^" + std::to_string(h), r.Vt, Axis::Feature, Axis::TokenX)});
+    Y.middleRows((h - 1) * d_mid, d_mid) = r.Vt;
+  }
+  // L3: Y ← [Y^1; Y^2; …; Y^H]
+  tr->line(5, 3, {tv("Y", Y, Axis::Feature, Axis::TokenX)});
+  // L4: return Ṽ = W_o Y + b_o 1ᵀ (as computed elsewhere)
+  tr->line(5, 4, {tv("Ṽ", Vt, Axis::Feature, Axis::TokenX)});
+}
+
+template void trace_mh_attention_replay(Tracer*, const Mat<float>&, const Mat<float>&, const MHAttentionW<const float>&,
+                                        const Mask&, const std::vector<AttentionRecord<float>>&, const Mat<float>&);
+
+template Mat<float> mh_attention(const Mat<float>&, const Mat<float>&, const MHAttentionW<const float>&, const Mask&,
+                                 Tracer*, std::vector<AttentionRecord<float>>*);
+template Mat<double> mh_attention(const Mat<double>&, const Mat<double>&, const MHAttentionW<const double>&,
+                                  const Mask&, Tracer*, std::vector<AttentionRecord<double>>*);
+
+}  // namespace sf

@@ -1,0 +1,47 @@
+// Algorithm 13: θ̂ ← DTraining(x_{1:N_data}, θ)
+//   /* Training next token prediction */
+//   Input: {x_n}_{n=1}^{N_data}, a dataset of sequences. Input: θ, initial decoder-only
+//          transformer parameters.
+//   Output: θ̂, the trained parameters.
+//   Hyperparameters: N_epochs ∈ ℕ, η ∈ (0, ∞)
+//   1 for i = 1, 2, …, N_epochs do
+//   2   for n = 1, 2, …, N_data do
+//   3     ℓ ← length(x_n)
+//   4     P(θ) ← DTransformer(x_n | θ)
+//   5     loss(θ) = −Σ_{t=1}^{ℓ−1} log P(θ)[x_n[t+1], t]
+//   6     θ ← θ − η · ∇loss(θ)
+//   7   end
+//   8 end
+//   9 return θ̂ = θ
+// Lines 1, 2 and 6 are PaperTraining's (core/training/paper_training.cpp); this file is lines
+// 3–5. ∇loss(θ) is computed by reverse mode (core/gradients/), as §7 says automatic
+// differentiation does.
+#include "core/algorithms/algorithms.hpp"
+#include "core/gradients/grad.hpp"
+#include "core/training/training.hpp"
+
+namespace sf {
+
+PaperTraining::Loss DTraining::loss_and_gradient(const Example& ex, const Model& model, const TrainOptions&,
+                                                 ModelGradient& g, Rng&, Tracer* tr) {
+  const Tokens& x = ex.x;
+  // L3: ℓ ← length(x_n)
+  const int l = static_cast<int>(x.size());
+  if (tr) tr->line(13, 3, {ttokens("x_n", x), tscalar("ℓ", l)});
+  // L4: P(θ) ← DTransformer(x_n | θ)
+  if (tr) {  // the stepped run: Algorithm 10 with its own trace, nested under this line
+    const MatF P = dtransformer<float>(x, model.config, model.weights(), tr);  // (N_V, ℓ)
+    tr->line(13, 4, {tv("P", P, Axis::Vocab, Axis::TokenX)});
+  }
+  // L5: loss(θ) = −Σ_{t=1}^{ℓ−1} log P(θ)[x_n[t+1], t]   (and ∇loss(θ), for line 6)
+  const Batch batch = make_batch({x}, l, model.config.eos_token());
+  const float loss = g.loss_and_gradient(model, batch, 1.0f);
+  if (tr)
+    tr->line(13, 5,
+             {tv("−log P[x_n[t+1], t]", g.position_losses().head(std::max(0, l - 1)).transpose(), Axis::Feature,
+                 Axis::TokenX),
+              tscalar("loss", loss)});
+  return {loss, l, std::max(0, l - 1)};
+}
+
+}  // namespace sf

@@ -1,0 +1,80 @@
+// Algorithm 14: y ← DInference(x, θ̂)
+//   /* Prompting a trained model and using it for prediction. */
+//   Input: trained transformer parameters θ̂. Input: x ∈ V*, a prompt.
+//   Output: y ∈ V*, the transformer's continuation of the prompt.
+//   Hyperparameters: ℓ_gen ∈ ℕ, τ ∈ (0, ∞)
+// τ = 0 means argmax (q ∝ p^{1/τ} is undefined at 0; §7: "τ = 0 gives the most likely
+// continuation"). DTransformer cannot take more than ℓ_max tokens; with trim_context the model
+// sees only the last ℓ_max tokens of x (Carpenter's COMPLETE_TEXT), otherwise generation stops.
+#include <algorithm>
+
+#include "core/algorithms/algorithms.hpp"
+#include "core/model/error.hpp"
+#include "core/algorithms/sampling.hpp"
+
+namespace sf {
+
+InferenceResult dinference(const Tokens& x_in, const Model& model, const InferenceOptions& opt, Tracer* tr) {
+  const ModelConfig& c = model.config;
+  if (x_in.empty()) throw Error("the prompt is empty: DInference needs at least one token (e.g. bos_token)");
+  if (!(opt.tau >= 0.0) || opt.tau > 1e6) throw Error("τ must be a number between 0 and 1e6");
+  if (opt.l_gen < 0) throw Error("ℓ_gen must be ≥ 0");
+  if (!opt.trim_context && static_cast<int>(x_in.size()) > c.l_max)
+    throw Error("the prompt has " + std::to_string(x_in.size()) + " tokens but ℓ_max is " + std::to_string(c.l_max) +
+                ": shorten it, or turn on context trimming");
+  const GptW<const float> W = model.weights();
+  Rng rng(opt.seed);
+  Tokens x = x_in;
+  InferenceResult out;
+  TraceFrame frame(tr, 14,
+                   tr ? std::vector<Value>{ttokens("x", x), tscalar("ℓ_gen", opt.l_gen), tscalar("τ", opt.tau)}
+                      : std::vector<Value>{});
+  // L1: ℓ ← length(x)
+  const int l = static_cast<int>(x.size());
+  if (tr) tr->line(14, 1, {tscalar("ℓ", l)});
+  // L2: for i = 1, 2, …, ℓ_gen do
+  for (int i = 1; i <= opt.l_gen; ++i) {
+    TraceIndex ii(tr, &Indices::i, i);
+    const int start = std::max(0, static_cast<int>(x.size()) - c.l_max);  // 0-based first token fed
+    if (start > 0 && !opt.trim_context) {
+      out.stopped = "stopped after " + std::to_string(i - 1) + " tokens: the sequence reached ℓ_max = " +
+                    std::to_string(c.l_max) + " (turn on context trimming to go on)";
+      break;
+    }
+    if (tr) tr->line(14, 2, {tscalar("i", i)});
+    // L3: P ← DTransformer(x | θ̂)   (with trimming: the last ℓ_max tokens of x)
+    const Tokens input(x.begin() + start, x.end());
+    const MatF P = dtransformer<float>(input, c, W, tr);  // (N_V, length(input))
+    if (tr)
+      tr->line(14, 3, {with_note(tv("P", P, Axis::Vocab, Axis::TokenX),
+                                 start > 0 ? "Context trimmed to the last ℓ_max tokens (from position " +
+                                                 std::to_string(start + 1) + "), as Carpenter's COMPLETE_TEXT does."
+                                           : "")});
+    // L4: p ← P[:, ℓ + i − 1]   (the last column: the prediction for the next token)
+    InferenceStep step;
+    step.context_start = start + 1;
+    step.p = P.col(P.cols() - 1);  // (N_V)
+    if (tr) tr->line(14, 4, {tv("p", step.p, Axis::Vocab)});
+    // L5: sample a token y from q ∝ p^{1/τ}
+    step.q = temperature(step.p, opt.tau);  // (N_V)
+    step.y = opt.tau <= 0.0 ? sample_argmax(step.p) : sample_mult(step.q, rng.uniform());
+    if (tr) tr->line(14, 5, {tv("q", step.q, Axis::Vocab), tscalar("y", step.y)});
+    // L6: x ← [x, y]
+    x.push_back(step.y);
+    if (tr) tr->line(14, 6, {ttokens("x", x)});
+    out.steps.push_back(step);
+    if (opt.stop_at_eos && step.y == c.eos_token()) {
+      out.stopped = "stopped at eos_token after " + std::to_string(i) + " tokens";
+      break;
+    }
+  }
+  // L8: return y = x[ℓ+1 : ℓ+ℓ_gen]
+  out.y.assign(x.begin() + l, x.end());
+  if (tr) {
+    tr->trace().tokens_x = x;
+    tr->line(14, 8, {ttokens("y", out.y)});
+  }
+  return out;
+}
+
+}  // namespace sf

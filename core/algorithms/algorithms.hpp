@@ -1,0 +1,150 @@
+// The paper's algorithms, one function per algorithm, one file per algorithm
+// (core/algNN_*.cpp). All are templated on the scalar (float for the app, double for
+// gradient checks) and take an optional Tracer (nullptr: tracing off).
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <optional>
+
+#include "core/model/params.hpp"
+#include "core/trace/trace.hpp"
+
+namespace sf {
+
+// Eq. (2): softmax of a matrix normalises each column. −∞ entries get weight exactly 0.
+// A column that is −∞ everywhere has no distribution: it is returned as all zeros.
+template <class T> Mat<T> softmax_columns(const Mat<T>& A);
+
+// Eq. (5): GELU(x) = x·Φ(x), the exact erf form (vectorised).
+template <class T> Mat<T> gelu(const Mat<T>& A);
+template <class T> Mat<T> relu(const Mat<T>& A);
+
+// Eq. (3): Mask[t_z, t_x] = 1 (bidirectional) or [[t_z ≤ t_x]] (unidirectional).
+Mask bidirectional_mask(int l_z, int l_x);
+Mask unidirectional_mask(int l_z, int l_x);
+
+// Algorithm 1: e = W_e[:, v]. v is a 1-based token id.
+template <class T> Vec<T> token_embedding(int v, const MapM<const T>& W_e, Tracer* tr = nullptr);
+
+// Algorithm 2: e_p = W_p[:, ℓ]. ℓ is a 1-based position.
+template <class T> Vec<T> positional_embedding(int l, const MapM<const T>& W_p, Tracer* tr = nullptr);
+
+// Algorithm 3: basic single-query attention. E holds the context vectors e_t as columns.
+template <class T>
+Vec<T> basic_attention(const Vec<T>& e, const Mat<T>& E, const AttentionHeadW<const T>& W, Tracer* tr = nullptr);
+
+// Everything Algorithm 4 computes, kept (never overwritten) for viewing and for backward.
+template <class T>
+struct AttentionRecord {
+  Mat<T> Q;         // (d_attn, ℓ_x)  line 1
+  Mat<T> K;         // (d_attn, ℓ_z)  line 2
+  Mat<T> V;         // (d_out, ℓ_z)   line 3
+  Mat<T> S;         // (ℓ_z, ℓ_x)     line 4, before masking
+  Mat<T> S_masked;  // (ℓ_z, ℓ_x)     line 5, −∞ where ¬Mask
+  Mat<T> A;         // (ℓ_z, ℓ_x)     line 6, softmax(S/√d_attn)
+  Mat<T> Vt;        // (d_out, ℓ_x)   line 6, Ṽ = V·A
+};
+
+// Algorithm 4: Ṽ ← Attention(X, Z | W_qkv, Mask). X (d_x, ℓ_x), Z (d_z, ℓ_z).
+template <class T>
+Mat<T> attention(const Mat<T>& X, const Mat<T>& Z, const AttentionHeadW<const T>& W, const Mask& mask,
+                 Tracer* tr = nullptr, AttentionRecord<T>* rec = nullptr);
+
+// Algorithm 5: Ṽ ← MHAttention(X, Z | W, Mask); all heads, then W_o Y + b_o 1ᵀ.
+// `recs`, when given, receives each head's AttentionRecord.
+template <class T>
+Mat<T> mh_attention(const Mat<T>& X, const Mat<T>& Z, const MHAttentionW<const T>& W, const Mask& mask,
+                    Tracer* tr = nullptr, std::vector<AttentionRecord<T>>* recs = nullptr);
+
+// The trace events of Algorithm 4 for a completed record (what attention emits with a tracer),
+// and of Algorithm 5 with its heads for results computed elsewhere, e.g. the GPU's teaching
+// form (what mh_attention emits). No-ops without a tracer.
+template <class T>
+void trace_attention_record(Tracer* tr, const Mat<T>& X, const Mat<T>& Z, const AttentionHeadW<const T>& W,
+                            const Mask& mask, const AttentionRecord<T>& r);
+template <class T>
+void trace_mh_attention_replay(Tracer* tr, const Mat<T>& X, const Mat<T>& Z, const MHAttentionW<const T>& W,
+                               const Mask& mask, const std::vector<AttentionRecord<T>>& recs, const Mat<T>& Vt);
+
+// Algorithm 6: ê ← layer_norm(e | γ, β), with √(v + ε) (the paper has no ε).
+template <class T>
+Vec<T> layer_norm(const Vec<T>& e, const MapV<const T>& gamma, const MapV<const T>& beta, T eps,
+                  Tracer* tr = nullptr);
+// "for t ∈ [ℓ]: Y[:, t] ← layer_norm(X[:, t] | γ, β)": one call per column (nested events).
+template <class T>
+Mat<T> layer_norm_columns(const Mat<T>& X, const MapV<const T>& gamma, const MapV<const T>& beta, T eps,
+                          Tracer* tr = nullptr);
+
+// Algorithm 7: p = softmax(W_u e).
+template <class T> Vec<T> unembedding(const Vec<T>& e, const MapM<const T>& W_u, Tracer* tr = nullptr);
+
+// Another implementation of MHAttention (Algorithm 5) for Algorithm 10's line 6, e.g. the GPU's
+// (gpu/): same arguments and result as mh_attention, untraced.
+template <class T>
+using MHAttentionFn =
+    std::function<Mat<T>(const Mat<T>& X, const Mat<T>& Z, const MHAttentionW<const T>& W, const Mask& mask)>;
+
+// Algorithm 10: P ← DTransformer(x | θ). x holds 1-based ids, 1 ≤ length(x) ≤ ℓ_max.
+// Returns P ∈ (0,1)^{N_V×ℓ}. Throws sf::Error on an empty, too long or out-of-range x.
+// `attn`, when set, computes line 6's MHAttention instead of core's mh_attention (then the
+// trace, if any, has no events inside line 6).
+template <class T>
+Mat<T> dtransformer(const Tokens& x, const ModelConfig& c, const GptW<const T>& W, Tracer* tr = nullptr,
+                    const MHAttentionFn<T>& attn = {});
+
+// Throws sf::Error naming the problem when x cannot be fed to the model.
+void check_tokens(const Tokens& x, const ModelConfig& c);
+
+// Algorithm 9: P ← ETransformer(x | θ), BERT (encoder-only, post-LN, Mask ≡ 1, GELU).
+// Returns P ∈ (0,1)^{N_V×ℓ}. Throws sf::Error on an empty, too long or out-of-range x. `attn`
+// as for dtransformer (line 5's MHAttention).
+template <class T>
+Mat<T> etransformer(const Tokens& x, const ModelConfig& c, const BertW<const T>& W, Tracer* tr = nullptr,
+                    const MHAttentionFn<T>& attn = {});
+
+// Algorithm 8: P ← EDTransformer(z, x | θ), the encoder-decoder (post-LN, ReLU). Returns
+// P ∈ (0,1)^{N_V×length(x)}. Throws sf::Error when z or x cannot be fed to the model.
+template <class T>
+Mat<T> edtransformer(const Tokens& z, const Tokens& x, const ModelConfig& c, const EdW<const T>& W,
+                     Tracer* tr = nullptr);
+
+// Algorithm 14: y ← DInference(x, θ̂).
+struct InferenceOptions {
+  int l_gen = 16;      // ℓ_gen, tokens to generate
+  double tau = 1.0;    // τ; 0 means argmax (q ∝ p^{1/τ} is undefined at 0)
+  uint64_t seed = 1;   // the sampling generator's seed
+  // Carpenter's COMPLETE_TEXT: when prompt + output outgrow ℓ_max, feed only the last ℓ_max
+  // tokens. Off: generation refuses to go past ℓ_max (the paper's DTransformer cannot).
+  bool trim_context = true;
+  bool stop_at_eos = false;  // stop early when eos_token is drawn (not in the paper's Alg. 14)
+};
+struct InferenceStep {  // one pass of lines 3–6, kept for the sampling panel
+  VecF p;               // P[:, ℓ+i−1]
+  VecF q;               // q ∝ p^{1/τ}
+  int y = 0;            // the sampled token (1-based)
+  int context_start = 1;  // 1-based position in the full x where the model's input began
+};
+struct InferenceResult {
+  Tokens y;  // x[ℓ+1 : ℓ+ℓ_gen]
+  std::vector<InferenceStep> steps;
+  std::string stopped;  // "" or why generation ended before ℓ_gen tokens
+};
+InferenceResult dinference(const Tokens& x, const Model& model, const InferenceOptions& opt, Tracer* tr = nullptr);
+
+// Algorithm 15: x̂ ← EDInference(z, θ̂).
+struct EdInferenceOptions {
+  double tau = 1.0;    // τ; 0 means argmax
+  uint64_t seed = 1;   // the sampling generator's seed
+  // Not in the paper (the paper re-encodes z at every step): compute the encoder (lines 1–9 of
+  // Algorithm 8) once and reuse Z. The same x̂.
+  bool reuse_encoding = false;
+};
+struct EdInferenceResult {
+  Tokens x_hat;                       // [bos_token, …] as the algorithm returns it
+  std::vector<InferenceStep> steps;   // one per pass of lines 4–7
+  std::string stopped;                // "eos_token" or why the loop was cut (the ℓ_max cap)
+};
+EdInferenceResult edinference(const Tokens& z, const Model& model, const EdInferenceOptions& opt,
+                              Tracer* tr = nullptr);
+
+}  // namespace sf

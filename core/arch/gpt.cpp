@@ -1,0 +1,83 @@
+// The paper's GPT: Algorithm 10 (DTransformer, decoder-only, pre-LN), trained by Algorithm 13
+// (DTraining, next-token prediction), prompted by Algorithm 14 (DInference).
+#include "core/arch/gpt.hpp"
+
+#include "core/gradients/grad.hpp"
+#include "core/training/datasets.hpp"
+#include "core/training/training.hpp"
+
+namespace sf {
+
+namespace {
+
+// loss(θ) and ∇loss(θ) of Algorithm 10 over a batch (core/gradients/grad_dtransformer.cpp).
+class GptModelGradient : public ModelGradient {
+ public:
+  explicit GptModelGradient(const ParamTable& table) : g_(table) {}
+  float loss_and_gradient(const Model& m, const Batch& b, float w) override {
+    return g_.loss_and_gradient(m.config, m.weights(), b, w);
+  }
+  float loss(const Model& m, const Batch& b, float w) override {
+    return dtransformer_forward<float>(m.config, m.weights(), b, w, g_.cache);
+  }
+  VecF position_losses() const override { return g_.cache.loss.losses; }
+  float* grad() override { return g_.grad.data(); }
+  size_t grad_size() const override { return g_.grad.size(); }
+
+ private:
+  GptGradient<float> g_;
+};
+
+}  // namespace
+
+std::vector<std::string> GptArchitecture::config_keys() const { return {"L"}; }
+
+void GptArchitecture::build_table(const ModelConfig& c, ParamTable& t) const {
+  // Algorithm 10's parameters: W_e, W_p; for l ∈ [L]: γ¹_l, β¹_l, W_l, γ²_l, β²_l, the MLP;
+  // γ, β; W_u.
+  t.add("W_e", "W_e", 0, 1, c.d_e, c.N_V(), ParamRole::Embedding);
+  t.add("W_p", "W_p", 0, 1, c.d_e, c.l_max, ParamRole::Position);
+  for (int l = 1; l <= c.L; ++l) {
+    const std::string p = "layer" + std::to_string(l) + ".";
+    t.add_layer_norm(p, "1", l, c.d_e);
+    t.add_mh_attention(p + "attn.", "", l, c);
+    t.add_layer_norm(p, "2", l, c.d_e);
+    t.add_mlp(p, 1, 2, l, c);
+  }
+  t.add_layer_norm("", "", 0, c.d_e);
+  t.add("W_u", "W_u", 0, 1, c.N_V(), c.d_e, ParamRole::Weight);
+}
+
+MatF GptArchitecture::forward(const Model& m, const Tokens&, const Tokens& x, Tracer* tr,
+                              const MHAttentionFn<float>& attn) const {
+  return dtransformer<float>(x, m.config, m.weights(), tr, attn);
+}
+
+std::vector<Example> GptArchitecture::examples(const std::vector<std::string>& lines, const ModelConfig& c) const {
+  std::vector<Example> out;
+  for (Tokens& x : tokenize(lines, c)) out.push_back({{}, std::move(x)});
+  return out;
+}
+
+void GptArchitecture::make_batch(const std::vector<Example>& data, const std::vector<size_t>& pick, int l, int,
+                                 const TrainOptions&, Rng&, Batch& b) const {
+  std::vector<const Tokens*> xs;
+  for (size_t i : pick) xs.push_back(&data.at(i).x);
+  b.B = static_cast<int>(pick.size());
+  b.l = l;
+  pad_sequences(xs, l, /*pad=*/1, "a training sequence", b.tokens, b.lengths);
+  next_token_targets(b);
+  b.l_z = 0;
+  b.z_tokens.clear();
+  b.z_lengths.clear();
+}
+
+std::unique_ptr<ModelGradient> GptArchitecture::gradient(const ParamTable& table) const {
+  return std::make_unique<GptModelGradient>(table);
+}
+
+std::unique_ptr<PaperTraining> GptArchitecture::paper_training(int N_data, int N_epochs) const {
+  return std::make_unique<DTraining>(N_data, N_epochs);
+}
+
+}  // namespace sf

@@ -1,0 +1,167 @@
+// Forward and backward of Algorithm 10, P ← DTransformer(x | θ), over a batch of sequences,
+// with the loss of Algorithm 13 line 5. The backward runs the forward's lines in mirrored
+// order (11, 10, then 8, 7, 6, 5 for l = L … 1, then 2).
+//   L2:  for t ∈ [ℓ]: e_t ← W_e[:, x[t]] + W_p[:, t]        L3: X ← [e_1, e_2, … e_ℓ]
+//   L4:  for l = 1, 2, …, L do
+//   L5:    for t ∈ [ℓ]: X̃[:, t] ← layer_norm(X[:, t] | γ¹_l, β¹_l)
+//   L6:    X ← X + MHAttention(X̃ | W_l, Mask[t, t′] = [[t ≤ t′]])
+//   L7:    for t ∈ [ℓ]: X̃[:, t] ← layer_norm(X[:, t] | γ²_l, β²_l)
+//   L8:    X ← X + W^l_mlp2 GELU(W^l_mlp1 X̃ + b^l_mlp1 1ᵀ) + b^l_mlp2 1ᵀ
+//   L10: for t ∈ [ℓ]: X[:, t] ← layer_norm(X[:, t] | γ, β)
+//   L11: return P = softmax(W_u X)
+#include "core/algorithms/algorithms.hpp"
+#include "core/model/error.hpp"
+#include "core/gradients/grad.hpp"
+
+namespace sf {
+
+int Batch::n_targets() const {
+  int n = 0;
+  for (int y : targets) n += y != 0;
+  return n;
+}
+
+int Batch::real_tokens() const {
+  int n = 0;
+  for (int len : lengths) n += len;
+  return n;
+}
+
+void pad_sequences(const std::vector<const Tokens*>& xs, int l, int pad, const char* side, Tokens& tokens,
+                   std::vector<int>& lengths) {
+  const size_t B = xs.size();
+  tokens.assign(B * l, pad);
+  lengths.resize(B);
+  for (size_t i = 0; i < B; ++i) {
+    const Tokens& x = *xs[i];
+    if (x.empty() || static_cast<int>(x.size()) > l)
+      throw Error(std::string(side) + " has " + std::to_string(x.size()) + " tokens; it must have 1 to " +
+                  std::to_string(l));
+    std::copy(x.begin(), x.end(), tokens.begin() + i * l);
+    lengths[i] = static_cast<int>(x.size());
+  }
+}
+
+void make_batch(const std::vector<Tokens>& xs, const std::vector<size_t>& pick, int l, int pad, Batch& b) {
+  std::vector<const Tokens*> seqs;
+  for (size_t i : pick) seqs.push_back(&xs.at(i));
+  b.B = static_cast<int>(pick.size());
+  b.l = l;
+  pad_sequences(seqs, l, pad, "a training sequence", b.tokens, b.lengths);
+  next_token_targets(b);
+  b.l_z = 0;
+  b.z_tokens.clear();
+  b.z_lengths.clear();
+}
+
+void next_token_targets(Batch& b) {
+  // Algorithms 11 and 13, line 5: position t of sequence b predicts x_b[t+1], t = 1 … ℓ_b − 1.
+  b.targets.assign(b.tokens.size(), 0);
+  for (int s = 0; s < b.B; ++s)
+    for (int t = 0; t + 1 < b.lengths[s]; ++t)
+      b.targets[static_cast<size_t>(s) * b.l + t] = b.tokens[static_cast<size_t>(s) * b.l + t + 1];
+}
+
+Batch make_batch(const std::vector<Tokens>& xs, int l, int pad) {
+  std::vector<size_t> all(xs.size());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+  Batch b;
+  make_batch(xs, all, l, pad, b);
+  return b;
+}
+
+template <class T>
+T dtransformer_forward(const ModelConfig& c, const GptW<const T>& W, const Batch& batch, T loss_weight,
+                       GptCache<T>& cache) {
+  const int B = batch.B, l = batch.l;
+  if (B < 1 || l < 1 || l > c.l_max || static_cast<int>(batch.tokens.size()) != B * l)
+    throw Error("a batch must hold B ≥ 1 sequences of 1 to ℓ_max = " + std::to_string(c.l_max) + " tokens");
+  for (int id : batch.tokens)
+    if (id < 1 || id > c.N_V())
+      throw Error("token id " + std::to_string(id) + " is outside [1, N_V] = [1, " + std::to_string(c.N_V()) + "]");
+  const T eps = static_cast<T>(c.eps);
+  const Eigen::Index N = static_cast<Eigen::Index>(B) * l;
+  cache.B = B;
+  cache.l = l;
+  cache.tokens = batch.tokens;
+  if (cache.mask.rows() != l) cache.mask = unidirectional_mask(l, l);  // (ℓ, ℓ) Mask[t, t′] = [[t ≤ t′]]
+  cache.layers.resize(c.L);
+
+  // The loss terms: the batch's targets (position t of sequence b predicts x_b[t+1]).
+  if (batch.targets.size() != batch.tokens.size()) throw Error("a batch needs one target per position");
+  cache.targets = batch.targets;  // (N)
+  cache.weights.resize(N);        // (N)
+  for (Eigen::Index k = 0; k < N; ++k) cache.weights(k) = cache.targets[k] ? loss_weight : T(0);
+
+  // L2: for t ∈ [ℓ]: e_t ← W_e[:, x[t]] + W_p[:, t];  L3: X ← [e_1, e_2, … e_ℓ]
+  embedding_forward<T>(batch.tokens, l, W.W_e, W.W_p, cache.X);  // (d_e, N)
+  // L4: for l = 1, 2, …, L do
+  for (int layer = 0; layer < c.L; ++layer) {
+    const LayerW<const T>& Wl = W.layers[layer];
+    LayerCache<T>& lc = cache.layers[layer];
+    // L5: for t ∈ [ℓ]: X̃[:, t] ← layer_norm(X[:, t] | γ¹_l, β¹_l)
+    layer_norm_forward<T>(cache.X, Wl.gamma1, Wl.beta1, eps, lc.ln1, lc.Xt1);
+    // L6: X ← X + MHAttention(X̃ | W_l, Mask[t, t′] = [[t ≤ t′]])
+    mh_attention_forward<T>(lc.Xt1, Wl.attn, B, l, cache.mask, lc.attn, cache.X);
+    // L7: for t ∈ [ℓ]: X̃[:, t] ← layer_norm(X[:, t] | γ²_l, β²_l)
+    layer_norm_forward<T>(cache.X, Wl.gamma2, Wl.beta2, eps, lc.ln2, lc.Xt2);
+    // L8: X ← X + W^l_mlp2 GELU(W^l_mlp1 X̃ + b^l_mlp1 1ᵀ) + b^l_mlp2 1ᵀ
+    mlp_forward<T>(lc.Xt2, Wl.W_mlp1, Wl.b_mlp1, Wl.W_mlp2, Wl.b_mlp2, Activation::GELU, lc.mlp, cache.X);
+  }
+  // L10: for t ∈ [ℓ]: X[:, t] ← layer_norm(X[:, t] | γ, β)
+  layer_norm_forward<T>(cache.X, W.gamma, W.beta, eps, cache.ln_f, cache.X_f);
+  // L11: return P = softmax(W_u X), then Alg. 13 L5: loss = Σ_t w_t · (−log P[x[t+1], t])
+  return loss_forward<T>(cache.X_f, W.W_u, cache.targets, cache.weights, cache.loss);
+}
+
+template <class T>
+void dtransformer_backward(const GptW<const T>& W, const GptCache<T>& cache, GptWorkspace<T>& ws, GptW<T>& dW) {
+  const Eigen::Index d_e = cache.X_f.rows(), N = cache.X_f.cols();
+  ws.dX_f.resize(d_e, N);  // (d_e, N)
+  ws.dXt.resize(d_e, N);   // (d_e, N)
+  // ∂ of Alg. 13 L5 and of L11: P = softmax(W_u X)
+  loss_backward<T>(cache.X_f, W.W_u, cache.targets, cache.weights, cache.loss, ws.dlogits, dW.W_u, ws.dX_f);
+  // ∂ of L10: X[:, t] ← layer_norm(X[:, t] | γ, β)
+  ws.dX.setZero(d_e, N);  // (d_e, N)
+  layer_norm_backward<T>(ws.dX_f, W.gamma, cache.ln_f, ws.dX, dW.gamma, dW.beta);
+  // ∂ of L4's loop body, for l = L, …, 1
+  for (int layer = static_cast<int>(cache.layers.size()) - 1; layer >= 0; --layer) {
+    const LayerW<const T>& Wl = W.layers[layer];
+    LayerW<T>& dWl = dW.layers[layer];
+    const LayerCache<T>& lc = cache.layers[layer];
+    // ∂ of L8: X ← X + W^l_mlp2 GELU(W^l_mlp1 X̃ + b^l_mlp1 1ᵀ) + b^l_mlp2 1ᵀ
+    mlp_backward<T>(ws.dX, lc.Xt2, Wl.W_mlp1, Wl.W_mlp2, Activation::GELU, lc.mlp, ws.dH, dWl.W_mlp1, dWl.b_mlp1,
+                    dWl.W_mlp2, dWl.b_mlp2, ws.dXt);
+    // ∂ of L7: X̃[:, t] ← layer_norm(X[:, t] | γ²_l, β²_l)
+    layer_norm_backward<T>(ws.dXt, Wl.gamma2, lc.ln2, ws.dX, dWl.gamma2, dWl.beta2);
+    // ∂ of L6: X ← X + MHAttention(X̃ | W_l, Mask)
+    mh_attention_backward<T>(ws.dX, lc.Xt1, Wl.attn, cache.B, cache.l, lc.attn, ws.attn, dWl.attn, ws.dXt);
+    // ∂ of L5: X̃[:, t] ← layer_norm(X[:, t] | γ¹_l, β¹_l)
+    layer_norm_backward<T>(ws.dXt, Wl.gamma1, lc.ln1, ws.dX, dWl.gamma1, dWl.beta1);
+  }
+  // ∂ of L2: e_t ← W_e[:, x[t]] + W_p[:, t]
+  embedding_backward<T>(cache.tokens, cache.l, ws.dX, dW.W_e, dW.W_p);
+}
+
+template <class T>
+GptGradient<T>::GptGradient(const ParamTable& table) : grad(table.total(), T(0)), dW(bind_gpt<T>(table, grad.data())) {}
+
+template <class T>
+T GptGradient<T>::loss_and_gradient(const ModelConfig& c, const GptW<const T>& W, const Batch& batch, T loss_weight) {
+  const T loss = dtransformer_forward<T>(c, W, batch, loss_weight, cache);
+  dtransformer_backward<T>(W, cache, ws, dW);
+  return loss;
+}
+
+template struct GptGradient<float>;
+template struct GptGradient<double>;
+template float dtransformer_forward<float>(const ModelConfig&, const GptW<const float>&, const Batch&, float,
+                                           GptCache<float>&);
+template double dtransformer_forward<double>(const ModelConfig&, const GptW<const double>&, const Batch&, double,
+                                             GptCache<double>&);
+template void dtransformer_backward<float>(const GptW<const float>&, const GptCache<float>&, GptWorkspace<float>&,
+                                           GptW<float>&);
+template void dtransformer_backward<double>(const GptW<const double>&, const GptCache<double>&, GptWorkspace<double>&,
+                                            GptW<double>&);
+
+}  // namespace sf

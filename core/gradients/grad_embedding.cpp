@@ -1,0 +1,38 @@
+// Gradients of Algorithm 10 lines 2–3, the token and positional embeddings:
+//   L2: for t ∈ [ℓ]: e_t ← W_e[:, x[t]] + W_p[:, t]      (Algorithms 1 and 2)
+//   L3: X ← [e_1, e_2, … e_ℓ]
+// over a batch: sequence b's token t is column b·ℓ + t − 1.
+#include "core/gradients/grad.hpp"
+
+namespace sf {
+
+template <class T>
+void embedding_forward(const Tokens& tokens, int l, CRef<T> W_e, CRef<T> W_p, Mat<T>& X) {
+  const Eigen::Index N = static_cast<Eigen::Index>(tokens.size());
+  X.resize(W_e.rows(), N);  // (d_e, B·ℓ)
+  for (Eigen::Index n = 0; n < N; ++n) {
+    const Eigen::Index t = n % l;  // 0-based position within its sequence
+    // L2: e_t ← W_e[:, x[t]] + W_p[:, t]   (ids and positions 1-based)
+    X.col(n) = W_e.col(tokens[n] - 1) + W_p.col(t);
+  }
+}
+
+template <class T>
+void embedding_backward(const Tokens& tokens, int l, CRef<T> dX, Ref<T> dW_e, Ref<T> dW_p) {
+  // ∂ of L2: e_t ← W_e[:, x[t]] + W_p[:, t]: each column's gradient goes to the column of W_e
+  // it was read from and to the column of W_p of its position (a token or position used k
+  // times collects k gradients).
+  dW_e.setZero();  // (d_e, N_V)
+  dW_p.setZero();  // (d_e, ℓ_max)
+  for (Eigen::Index n = 0; n < static_cast<Eigen::Index>(tokens.size()); ++n) {
+    dW_e.col(tokens[n] - 1) += dX.col(n);
+    dW_p.col(n % l) += dX.col(n);
+  }
+}
+
+template void embedding_forward<float>(const Tokens&, int, CRef<float>, CRef<float>, Mat<float>&);
+template void embedding_forward<double>(const Tokens&, int, CRef<double>, CRef<double>, Mat<double>&);
+template void embedding_backward<float>(const Tokens&, int, CRef<float>, Ref<float>, Ref<float>);
+template void embedding_backward<double>(const Tokens&, int, CRef<double>, Ref<double>, Ref<double>);
+
+}  // namespace sf

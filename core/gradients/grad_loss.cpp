@@ -1,0 +1,58 @@
+// Gradients of Algorithm 10 line 11 and Algorithm 13 line 5:
+//   Alg. 10 L11: return P = softmax(W_u X)
+//   Alg. 13 L5:  loss(θ) = −Σ_{t=1}^{ℓ−1} log P(θ)[x_n[t+1], t]
+// generalised to weighted terms, loss = Σ_t w_t · (−log P[y_t, t]): w_t = 1 is the paper's
+// sum, w_t = 1/#targets the mean over a minibatch, w_t = 0 for positions with no target.
+#include <cmath>
+
+#include "core/gradients/grad.hpp"
+
+namespace sf {
+
+template <class T>
+T loss_forward(CRef<T> X, CRef<T> W_u, const std::vector<int>& targets, const Vec<T>& weights, LossCache<T>& cache) {
+  const Eigen::Index N = X.cols();
+  cache.P.resize(W_u.rows(), N);  // (N_V, N)
+  cache.losses.resize(N);         // (N)
+  // L11: W_u X   (the logits, held in P until the softmax)
+  cache.P.noalias() = W_u * X;
+  T loss = 0;
+  for (Eigen::Index t = 0; t < N; ++t) {
+    auto p = cache.P.col(t).array();  // (N_V)
+    const T mx = p.maxCoeff();
+    const T logit_y = targets[t] ? p(targets[t] - 1) : T(0);
+    // L11: P = softmax(W_u X), column t
+    p = (p - mx).exp();
+    const T sum = p.sum();
+    p /= sum;
+    // L5: −log P[y_t, t] = log Σ exp(W_u X)[:, t] − (W_u X)[y_t, t]  (exact even where P underflows)
+    cache.losses(t) = targets[t] ? mx + std::log(sum) - logit_y : T(0);
+    loss += weights(t) * cache.losses(t);
+  }
+  return loss;
+}
+
+template <class T>
+void loss_backward(CRef<T> X, CRef<T> W_u, const std::vector<int>& targets, const Vec<T>& weights,
+                   const LossCache<T>& cache, Mat<T>& dlogits, Ref<T> dW_u, Ref<T> dX) {
+  // ∂ of L5 and of L11's softmax: ∂loss/∂(W_u X)[:, t] = w_t (P[:, t] − onehot(y_t))
+  dlogits.resize(cache.P.rows(), cache.P.cols());  // (N_V, N)
+  for (Eigen::Index t = 0; t < cache.P.cols(); ++t) {
+    dlogits.col(t) = cache.P.col(t) * weights(t);
+    if (targets[t]) dlogits(targets[t] - 1, t) -= weights(t);
+  }
+  // ∂ of L11's W_u X
+  dW_u.noalias() = dlogits * X.transpose();  // (N_V, d_e)
+  dX.noalias() = W_u.transpose() * dlogits;  // (d_e, N)
+}
+
+template float loss_forward<float>(CRef<float>, CRef<float>, const std::vector<int>&, const Vec<float>&,
+                                   LossCache<float>&);
+template double loss_forward<double>(CRef<double>, CRef<double>, const std::vector<int>&, const Vec<double>&,
+                                     LossCache<double>&);
+template void loss_backward<float>(CRef<float>, CRef<float>, const std::vector<int>&, const Vec<float>&,
+                                   const LossCache<float>&, Mat<float>&, Ref<float>, Ref<float>);
+template void loss_backward<double>(CRef<double>, CRef<double>, const std::vector<int>&, const Vec<double>&,
+                                    const LossCache<double>&, Mat<double>&, Ref<double>, Ref<double>);
+
+}  // namespace sf

@@ -1,0 +1,67 @@
+#include "core/io/npy.hpp"
+
+#include <cstring>
+
+#include "core/model/error.hpp"
+#include "core/io/fileio.hpp"
+
+namespace sf {
+
+void write_npy(const std::string& path, const MatF& m) {
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + std::to_string(m.rows()) + ", " +
+                       std::to_string(m.cols()) + "), }";
+  const size_t total = 10 + header.size() + 1;
+  header.append((64 - total % 64) % 64, ' ');
+  header += '\n';
+  std::string out = "\x93NUMPY";
+  out += '\x01';
+  out += '\x00';
+  const uint16_t hl = static_cast<uint16_t>(header.size());
+  out += static_cast<char>(hl & 0xFF);
+  out += static_cast<char>(hl >> 8);
+  out += header;
+  Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> rm = m;  // C order
+  out.append(reinterpret_cast<const char*>(rm.data()), sizeof(float) * rm.size());
+  write_file_atomic(path, out);
+}
+
+MatF read_npy(const std::string& path) {
+  const std::string s = read_file(path, size_t(1) << 31);
+  if (s.size() < 10 || s.compare(0, 6, "\x93NUMPY") != 0) throw Error(path + " is not a .npy file");
+  const size_t hl = static_cast<unsigned char>(s[8]) | (static_cast<unsigned char>(s[9]) << 8);
+  if (10 + hl > s.size()) throw Error(path + ": truncated .npy header");
+  const std::string h = s.substr(10, hl);
+  const bool f8 = h.find("'<f8'") != std::string::npos;
+  if (!f8 && h.find("'<f4'") == std::string::npos) throw Error(path + ": only float32/float64 .npy files are read");
+  if (h.find("'fortran_order': False") == std::string::npos) throw Error(path + ": Fortran-order .npy not supported");
+  const size_t a = h.find('('), b = h.find(')');
+  if (a == std::string::npos || b == std::string::npos) throw Error(path + ": .npy header has no shape");
+  std::vector<long> dims;
+  std::string inner = h.substr(a + 1, b - a - 1);
+  for (size_t p = 0; p < inner.size();) {
+    while (p < inner.size() && (inner[p] == ' ' || inner[p] == ',')) ++p;
+    if (p >= inner.size()) break;
+    dims.push_back(std::stol(inner.substr(p)));
+    while (p < inner.size() && inner[p] != ',') ++p;
+  }
+  if (dims.empty() || dims.size() > 2) throw Error(path + ": only 1-D and 2-D .npy arrays are read");
+  const long rows = dims[0], cols = dims.size() == 2 ? dims[1] : 1;
+  const size_t item = f8 ? 8 : 4, need = static_cast<size_t>(rows) * cols * item;
+  if (10 + hl + need != s.size()) throw Error(path + ": data size does not match the shape");
+  MatF m(rows, cols);
+  const char* d = s.data() + 10 + hl;
+  for (long r = 0; r < rows; ++r)
+    for (long c = 0; c < cols; ++c) {
+      const size_t k = static_cast<size_t>(r) * cols + c;
+      if (f8) {
+        double v;
+        std::memcpy(&v, d + k * 8, 8);
+        m(r, c) = static_cast<float>(v);
+      } else {
+        std::memcpy(&m(r, c), d + k * 4, 4);
+      }
+    }
+  return m;
+}
+
+}  // namespace sf

@@ -1,0 +1,224 @@
+#include "core/trace/trace.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+
+namespace sf {
+
+Value tscalar(std::string name, double x) {
+  Value v;
+  v.name = std::move(name);
+  v.kind = ValueKind::Scalar;
+  v.m = MatF::Constant(1, 1, static_cast<float>(x));
+  return v;
+}
+
+Value ttokens(std::string name, const Tokens& t) {
+  Value v;
+  v.name = std::move(name);
+  v.kind = ValueKind::Tokens;
+  v.tokens = t;
+  return v;
+}
+
+Value tmask(std::string name, const Mask& m, Axis rows, Axis cols) {
+  Value v;
+  v.name = std::move(name);
+  v.kind = ValueKind::Mask;
+  v.m = m.cast<float>();
+  v.rows = rows;
+  v.cols = cols;
+  return v;
+}
+
+Value with_note(Value v, std::string note) {
+  v.note = std::move(note);
+  return v;
+}
+
+Event Tracer::make(EventKind kind, int alg, int line, int depth) {
+  Event e;
+  e.kind = kind;
+  e.alg = alg;
+  e.line = line;
+  e.depth = depth;
+  e.idx = idx_;
+  e.seq_x = seq_x_;
+  e.seq_z = seq_z_;
+  return e;
+}
+
+int Tracer::add_sequence(const Tokens& t) {
+  auto& seqs = trace_.sequences;
+  for (size_t i = seqs.size(); i-- > 0 && i + 4 >= seqs.size();)  // the recent ones: reuse a repeat
+    if (seqs[i] == t) return static_cast<int>(i);
+  seqs.push_back(t);
+  return static_cast<int>(seqs.size()) - 1;
+}
+
+void Tracer::enter(int alg, std::vector<Value> inputs) {
+  saved_.push_back({idx_, seq_x_, seq_z_});
+  ++depth_;
+  const Tokens *x = nullptr, *z = nullptr;
+  for (const Value& v : inputs) {
+    if (v.kind != ValueKind::Tokens) continue;
+    if (v.name == "x") x = &v.tokens;
+    if (v.name == "z") z = &v.tokens;
+  }
+  if (x) set_sequences(add_sequence(*x), z ? add_sequence(*z) : add_sequence(*x));
+  Event e = make(EventKind::Enter, alg, 0, depth_);
+  e.values = std::move(inputs);
+  trace_.events.push_back(std::move(e));
+}
+
+void Tracer::leave() {
+  --depth_;
+  idx_ = saved_.back().idx;
+  set_sequences(saved_.back().seq_x, saved_.back().seq_z);
+  saved_.pop_back();
+}
+
+void Tracer::line(int alg, int line, std::vector<Value> values) {
+  Event e = make(EventKind::Line, alg, line, depth_);
+  e.values = std::move(values);
+  trace_.events.push_back(std::move(e));
+}
+
+void Tracer::substep(int alg, int line, std::string label, std::vector<Value> values) {
+  Event e = make(EventKind::SubStep, alg, line, depth_ + 1);
+  e.label = std::move(label);
+  e.values = std::move(values);
+  trace_.events.push_back(std::move(e));
+}
+
+const Tokens* Trace::axis_tokens(size_t k, Axis a) const {
+  if (k >= events.size()) return nullptr;
+  const int s = a == Axis::TokenZ ? events[k].seq_z : a == Axis::TokenX ? events[k].seq_x : -1;
+  return s >= 0 && s < static_cast<int>(sequences.size()) ? &sequences[s] : nullptr;
+}
+
+size_t Trace::frame_start(size_t k) const {
+  if (k >= size()) return 0;
+  const int d = events[k].kind == EventKind::SubStep ? events[k].depth - 1 : events[k].depth;
+  for (size_t j = k + 1; j-- > 0;)
+    if (events[j].depth == d && events[j].kind == EventKind::Enter) return j;
+  return 0;
+}
+
+size_t Trace::caller_line(size_t k) const {
+  if (k >= size()) return size();
+  const int d = events[k].kind == EventKind::SubStep ? events[k].depth - 1 : events[k].depth;
+  for (size_t j = k + 1; j < size(); ++j)
+    if (events[j].depth < d) return j;
+  return size();
+}
+
+std::vector<size_t> Trace::call_stack(size_t k) const {
+  std::vector<size_t> out;
+  if (k >= size()) return out;
+  out.push_back(k);
+  size_t cur = k;
+  while (true) {
+    const size_t c = caller_line(cur);
+    if (c >= size()) break;
+    out.push_back(c);
+    cur = c;
+  }
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
+std::vector<const Value*> Trace::scope(size_t k) const {
+  std::vector<const Value*> out;
+  if (k >= size()) return out;
+  const size_t start = frame_start(k);
+  const int d = events[start].depth;
+  auto bind = [&](const Value& v) {
+    for (auto& p : out)
+      if (p->name == v.name) {
+        p = &v;
+        return;
+      }
+    out.push_back(&v);
+  };
+  // At a sub-step, the earlier sub-steps of the same line are in scope too.
+  size_t first_sub = k + 1;
+  if (events[k].kind == EventKind::SubStep)
+    for (first_sub = k; first_sub > start && events[first_sub - 1].kind == EventKind::SubStep &&
+                        events[first_sub - 1].depth == events[k].depth;)
+      --first_sub;
+  for (size_t j = start; j <= k; ++j) {
+    const Event& e = events[j];
+    if (e.depth == d || j >= first_sub)
+      for (const auto& v : e.values) bind(v);
+  }
+  return out;
+}
+
+std::vector<std::string> Trace::changed(size_t k) const {
+  std::vector<std::string> out;
+  if (k < size())
+    for (const auto& v : events[k].values) out.push_back(v.name);
+  return out;
+}
+
+size_t Trace::step_over(size_t k) const {
+  if (k >= size()) return k;
+  const int d = events[k].depth;
+  for (size_t j = k + 1; j < size(); ++j)
+    if (events[j].depth <= d) return j;
+  return k;
+}
+
+size_t Trace::step_out(size_t k) const {
+  if (k >= size()) return k;
+  const size_t c = caller_line(k);
+  return c < size() ? c : size() - 1;
+}
+
+size_t Trace::step_back_over(size_t k) const {
+  if (k == 0 || k >= size()) return 0;
+  const int d = events[k].depth;
+  for (size_t j = k; j-- > 0;)
+    if (events[j].depth <= d) return j;
+  return 0;
+}
+
+size_t Trace::continue_to(size_t k, const std::vector<int>& breakpoints) const {
+  for (size_t j = k + 1; j < size(); ++j) {
+    const Event& e = events[j];
+    if (e.kind == EventKind::SubStep) continue;
+    if (std::find(breakpoints.begin(), breakpoints.end(), e.alg * 1000 + e.line) != breakpoints.end()) return j;
+  }
+  return size() ? size() - 1 : 0;
+}
+
+int Trace::caller_key(size_t k) const {
+  const size_t c = caller_line(k);
+  return c < size() ? events[c].alg * 1000 + events[c].line : 0;
+}
+
+size_t Trace::find_matching(const Event& e, int caller) const {
+  size_t best = 0;
+  int best_score = -1;
+  for (size_t j = 0; j < size(); ++j) {
+    const Event& c = events[j];
+    int score = 0;
+    if (c.alg == e.alg) score += 8;
+    if (c.alg == e.alg && c.line == e.line) score += 8;
+    if (c.kind == e.kind) score += 2;
+    if (c.depth == e.depth) score += 2;
+    if (c.label == e.label) score += 1;
+    if (c.idx == e.idx) score += 16;
+    else if (c.idx.l == e.idx.l && c.idx.h == e.idx.h && c.idx.i == e.idx.i) score += 4;
+    // Only candidates that already match well pay for the caller lookup (a forward scan).
+    if (score >= 36 && caller && caller_key(j) == caller) score += 4;
+    if (score > best_score) {
+      best_score = score;
+      best = j;
+    }
+  }
+  return best;
+}
+
+}  // namespace sf

@@ -1,0 +1,203 @@
+// The trace: what each executed pseudocode line bound, recorded as events.
+//
+// Every function that implements a paper algorithm takes a `Tracer*`; nullptr means tracing
+// is off (no copies, full speed). With a tracer, it emits:
+//   - an Enter event when the algorithm is called (line 0: its inputs and parameters bound),
+//   - a Line event when a pseudocode line has finished, with copies of what it assigned,
+//   - SubStep events (one level deeper) inside a line that does several things
+//     (Algorithm 4 line 6: S/√d_attn, its column softmax, V·softmax(…)).
+// Calls made while a line runs (layer_norm for each column t of a `for t ∈ [ℓ]` line,
+// Attention for each head) appear as nested events (depth + 1) BEFORE that line's event,
+// because a Line event means "this line has run". So stepping over a line skips its nested
+// events, and the caller line of a nested frame is the next event at a smaller depth.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "core/model/types.hpp"
+
+namespace sf {
+
+// Loop indices in force, 1-based as in the paper; 0 means "not in force".
+struct Indices {
+  int l = 0;  // layer
+  int h = 0;  // head
+  int t = 0;  // token position
+  int i = 0;  // generation step (Alg. 14) or epoch (Alg. 13)
+  int n = 0;  // training sequence (Alg. 13)
+  bool operator==(const Indices&) const = default;
+};
+
+// What the rows or columns of a value index, so that a viewer can label them.
+enum class Axis { Feature, TokenX, TokenZ, Vocab, Head };
+
+enum class ValueKind { Matrix, Scalar, Tokens, Mask };
+
+struct Value {
+  std::string name;  // the paper's name: "Q", "S", "X̃", "m", "P", …
+  ValueKind kind = ValueKind::Matrix;
+  MatF m;            // Matrix, Scalar (1×1) and Mask (0/1) values; a vector is one column
+  Tokens tokens;     // Tokens values (1-based ids)
+  Axis rows = Axis::Feature, cols = Axis::Feature;
+  std::string note;  // optional: why this value looks as it does (e.g. the ε the paper lacks)
+};
+
+enum class EventKind { Enter, Line, SubStep };
+
+struct Event {
+  EventKind kind = EventKind::Line;
+  int alg = 0;   // the paper's algorithm number (1–15)
+  int line = 0;  // the paper's line number; 0 for Enter
+  int depth = 0;
+  Indices idx;
+  std::string label;  // SubStep only: what this part of the line computes
+  std::vector<Value> values;
+  // The token sequences that label this event's Axis::TokenX and Axis::TokenZ axes: indices
+  // into Trace::sequences, −1 when none is in force (see TraceSequences).
+  int seq_x = -1, seq_z = -1;
+};
+
+// A finished trace with the navigation a stepper needs (no recomputation).
+class Trace {
+ public:
+  std::vector<Event> events;
+  // The value sequence x being processed by the top-level call, for token labels.
+  Tokens tokens_x, tokens_z;
+  // Every token sequence an event's axes refer to (Event::seq_x, seq_z).
+  std::vector<Tokens> sequences;
+  // The tokens labelling axis `a` (TokenX or TokenZ) of event k's values; nullptr when none.
+  const Tokens* axis_tokens(size_t k, Axis a) const;
+
+  size_t size() const { return events.size(); }
+  // The Enter event of the frame that event k belongs to.
+  size_t frame_start(size_t k) const;
+  // The caller's line event for the frame containing k (the next event at a smaller depth);
+  // size() for a top-level frame.
+  size_t caller_line(size_t k) const;
+  // The frames from the outermost to event k: each element is an event index (the
+  // caller-line events of the enclosing frames, then k itself).
+  std::vector<size_t> call_stack(size_t k) const;
+  // Every variable in scope at event k in its frame: the frame's inputs and each value bound
+  // since, the latest binding of each name winning, in first-binding order.
+  std::vector<const Value*> scope(size_t k) const;
+  // Names bound by event k itself (what this step changed).
+  std::vector<std::string> changed(size_t k) const;
+  // Stepping, as a debugger does; each returns the new cursor (clamped to [0, size()-1]).
+  size_t step_into(size_t k) const { return k + 1 < size() ? k + 1 : k; }
+  size_t step_over(size_t k) const;
+  size_t step_out(size_t k) const;
+  size_t step_back(size_t k) const { return k > 0 ? k - 1 : 0; }
+  size_t step_back_over(size_t k) const;
+  // First event after k whose (alg, line) is in `breakpoints` (pairs alg*1000+line); else last.
+  size_t continue_to(size_t k, const std::vector<int>& breakpoints) const;
+  // The event in this trace that best matches event `e` of another trace: same algorithm,
+  // line, kind, depth, indices and calling line (alg*1000+line, 0 at top level) if present;
+  // else the closest by (alg, line). Keeps the cursor in place when the prompt changes.
+  size_t find_matching(const Event& e, int caller_key = 0) const;
+  // alg*1000+line of the line that called the frame of event k; 0 at top level.
+  int caller_key(size_t k) const;
+};
+
+class Tracer {
+ public:
+  explicit Tracer(Trace& t) : trace_(t) {}
+  void enter(int alg, std::vector<Value> inputs);
+  void leave();
+  void line(int alg, int line, std::vector<Value> values);
+  void substep(int alg, int line, std::string label, std::vector<Value> values);
+  Indices& idx() { return idx_; }
+  Trace& trace() { return trace_; }
+  // The sequences labelling the TokenX and TokenZ axes of the events that follow (indices into
+  // Trace::sequences, as add_sequence returns them). An Enter event whose inputs bind Tokens "x"
+  // (and "z") sets them itself: TokenX ← x, TokenZ ← z, or x when there is no z.
+  int add_sequence(const Tokens& t);
+  void set_sequences(int x, int z) { seq_x_ = x, seq_z_ = z; }
+  std::pair<int, int> sequences() const { return {seq_x_, seq_z_}; }
+
+ private:
+  Event make(EventKind kind, int alg, int line, int depth);
+  Trace& trace_;
+  int depth_ = -1;
+  Indices idx_;
+  int seq_x_ = -1, seq_z_ = -1;
+  struct Saved {
+    Indices idx;
+    int seq_x, seq_z;
+  };
+  std::vector<Saved> saved_;
+};
+
+// RAII frame: Enter on construction, leave on destruction; a no-op without a tracer.
+class TraceFrame {
+ public:
+  TraceFrame(Tracer* tr, int alg, std::vector<Value> inputs) : tr_(tr) {
+    if (tr_) tr_->enter(alg, std::move(inputs));
+  }
+  ~TraceFrame() {
+    if (tr_) tr_->leave();
+  }
+  TraceFrame(const TraceFrame&) = delete;
+  TraceFrame& operator=(const TraceFrame&) = delete;
+
+ private:
+  Tracer* tr_;
+};
+
+// RAII token labels: within its scope, TokenX axes are labelled by `x_axis` and TokenZ axes by
+// `z_axis` (e.g. Algorithm 8's encoder: both z; its cross-attention: x and z). No-op without a
+// tracer.
+class TraceSequences {
+ public:
+  TraceSequences(Tracer* tr, const Tokens& x_axis, const Tokens& z_axis) : tr_(tr) {
+    if (!tr_) return;
+    old_ = tr_->sequences();
+    tr_->set_sequences(tr_->add_sequence(x_axis), tr_->add_sequence(z_axis));
+  }
+  ~TraceSequences() {
+    if (tr_) tr_->set_sequences(old_.first, old_.second);
+  }
+  TraceSequences(const TraceSequences&) = delete;
+  TraceSequences& operator=(const TraceSequences&) = delete;
+
+ private:
+  Tracer* tr_;
+  std::pair<int, int> old_{-1, -1};
+};
+
+// RAII loop index: sets idx().*field for the scope of a loop body.
+class TraceIndex {
+ public:
+  TraceIndex(Tracer* tr, int Indices::*field, int value) : tr_(tr), field_(field) {
+    if (tr_) {
+      old_ = tr_->idx().*field_;
+      tr_->idx().*field_ = value;
+    }
+  }
+  ~TraceIndex() {
+    if (tr_) tr_->idx().*field_ = old_;
+  }
+  TraceIndex(const TraceIndex&) = delete;
+  TraceIndex& operator=(const TraceIndex&) = delete;
+
+ private:
+  Tracer* tr_;
+  int Indices::*field_;
+  int old_ = 0;
+};
+
+// Value constructors (copies, cast to float for display).
+template <class Derived>
+Value tv(std::string name, const Eigen::MatrixBase<Derived>& m, Axis rows = Axis::Feature, Axis cols = Axis::Feature) {
+  Value v;
+  v.name = std::move(name);
+  v.m = m.template cast<float>();
+  v.rows = rows;
+  v.cols = cols;
+  return v;
+}
+Value tscalar(std::string name, double x);
+Value ttokens(std::string name, const Tokens& t);
+Value tmask(std::string name, const Mask& m, Axis rows, Axis cols);
+Value with_note(Value v, std::string note);
+
+}  // namespace sf
