@@ -52,8 +52,9 @@ void expect_head(const Trace& trace, int l, int h, Block block, const json& ref,
   const std::pair<int, const char*> lines[] = {{1, "Q"}, {2, "K"}, {3, "V"}, {4, "S"}};
   for (const auto& [line, name] : lines)
     EXPECT_LT(gap(traced(trace, L, 4, line, l, h, name, block), M(ref.at(name))), tol) << name << at;
-  if (ref.contains("S_masked"))
+  if (ref.contains("S_masked")) {
     EXPECT_LT(gap(traced(trace, L, 4, 5, l, h, "S", block), M(ref.at("S_masked"))), tol) << "S masked" << at;
+  }
   EXPECT_LT(gap(traced(trace, L, 4, 6, l, h, "softmax(S/√d_attn)", block), M(ref.at("A"))), tol) << "A" << at;
   EXPECT_LT(gap(traced(trace, L, 4, 6, l, h, "Ṽ", block), M(ref.at("Y"))), tol) << "Y^h" << at;
 }
