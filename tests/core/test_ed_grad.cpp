@@ -1,0 +1,136 @@
+// The training forward/backward of the encoder-decoder (core/gradients/grad_edtransformer.cpp):
+//  - its batched forward gives, column by column, the P of core's Algorithm 8 on each unpadded
+//    pair (x padded behind a causal mask, z padded and key-masked in lines 5 and 16);
+//  - its gradient of the summed loss agrees with central differences of the loss computed by
+//    core's edtransformer (an independent forward), for every tensor, the encoder's included;
+//  - a batch's gradient is the sum of its pairs' gradients;
+//  - the encoder learns only through the cross-attention's keys and values: with them zero, every
+//    encoder gradient is exactly 0; padded context columns get no gradient.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/algorithms/algorithms.hpp"
+#include "test_ed_support.hpp"
+
+using namespace sf;
+using namespace sf::test;
+
+namespace {
+
+// L_enc = L_dec = 2, H = 2, d_e = 6, d_attn = 3, d_mid = 2 (≠ d_attn), d_mlp = 8, ℓ_max = 7; N_V = 7
+// (bos_token 6, eos_token 7).
+ModelConfig grad_config() { return ed_test_config(2, 2, 2, 6, 3, 2, 8, 7, {"a", "b", "c", "d"}); }
+
+// Three pairs with different ℓ_z and ℓ_x.
+const std::vector<Example> kPairs{{{6, 1, 7}, {6, 2, 3, 7}}, {{6, 4, 4, 2, 1, 3, 7}, {6, 1, 7}}, {{6, 2, 2, 7}, {6, 3, 1, 4, 2, 7}}};
+
+// Σ over the pairs of −Σ_{t=1}^{ℓ−1} log P[x[t+1], t], P from core's Algorithm 8.
+double summed_loss(const std::vector<Example>& pairs, const ModelConfig& c, const EdW<const double>& W) {
+  double loss = 0;
+  for (const Example& ex : pairs) {
+    const MatD P = edtransformer<double>(ex.z, ex.x, c, W);
+    for (size_t t = 0; t + 1 < ex.x.size(); ++t) loss -= std::log(P(ex.x[t + 1] - 1, t));
+  }
+  return loss;
+}
+
+struct GradModel {
+  ModelConfig c = grad_config();
+  ParamTable table{c};
+  std::vector<double> theta = spread_theta(table, 2, 0.4);
+  EdW<const double> W() const { return bind_ed<const double>(table, theta.data()); }
+};
+
+}  // namespace
+
+TEST(EdGrad, BatchedForwardEqualsAlgorithm8ColumnByColumn) {
+  const GradModel s;
+  const Batch b = pair_batch(kPairs, s.c.l_max, s.c.l_max);  // x and z both padded to ℓ_max = 7
+  ASSERT_EQ(b.z_lengths, (std::vector<int>{3, 7, 4}));
+  EdCache<double> cache;
+  const double loss = edtransformer_forward<double>(s.c, s.W(), b, 1.0, cache);
+  for (size_t k = 0; k < kPairs.size(); ++k) {
+    const MatD P = edtransformer<double>(kPairs[k].z, kPairs[k].x, s.c, s.W());  // (N_V, ℓ_x), unpadded
+    const MatD got = cache.loss.P.middleCols(static_cast<Eigen::Index>(k) * b.l, P.cols());
+    EXPECT_LT((got - P).cwiseAbs().maxCoeff(), 1e-13) << "pair " << k + 1;
+  }
+  EXPECT_NEAR(loss, summed_loss(kPairs, s.c, s.W()), 1e-12 * loss);
+  // Without the key padding, the short contexts' padding would be attended to: P would differ.
+  Batch unmasked = b;
+  unmasked.z_lengths.assign(b.B, b.l_z);
+  EdCache<double> other;
+  edtransformer_forward<double>(s.c, s.W(), unmasked, 1.0, other);
+  EXPECT_GT((other.loss.P.leftCols(4) - cache.loss.P.leftCols(4)).cwiseAbs().maxCoeff(), 1e-6);
+  EXPECT_LT((other.loss.P.middleCols(7, 3) - cache.loss.P.middleCols(7, 3)).cwiseAbs().maxCoeff(), 1e-13);  // ℓ_z = 7: no padding
+}
+
+TEST(EdGrad, GradientMatchesFiniteDifferencesForEveryTensor) {
+  GradModel s;
+  const Batch b = pair_batch(kPairs);
+  EdGradient<double> g(s.table);
+  const double loss = g.loss_and_gradient(s.c, s.W(), b, 1.0);
+  EXPECT_NEAR(loss, summed_loss(kPairs, s.c, s.W()), 1e-12 * loss);
+  const double scale = Eigen::Map<const Vec<double>>(g.grad.data(), g.grad.size()).norm();
+  double worst = 0;
+  for (const ParamEntry& e : s.table.entries()) {
+    const MatD numeric = numeric_gradient(s.theta.data() + e.offset, static_cast<Eigen::Index>(e.size()), 1,
+                                          [&] { return summed_loss(kPairs, s.c, s.W()); });
+    const Eigen::Map<const MatD> analytic(g.grad.data() + e.offset, static_cast<Eigen::Index>(e.size()), 1);
+    if (zero_by_softmax_shift(e.name)) {  // ∂loss/∂b_k = 0 (see grad_check.hpp)
+      EXPECT_LT(analytic.norm(), 1e-12 * scale) << e.name;
+      EXPECT_LT(numeric.norm(), 1e-7 * scale) << e.name;
+      continue;
+    }
+    EXPECT_GT(analytic.norm(), 1e-4 * scale) << e.name;  // the encoder's tensors too
+    const double err = relative_error(analytic, numeric);
+    worst = std::max(worst, err);
+    EXPECT_LT(err, 1e-6) << e.name;
+  }
+  RecordProperty("worst_relative_error", std::to_string(worst));
+}
+
+TEST(EdGrad, ABatchsGradientIsTheSumOfItsPairs) {
+  const GradModel s;
+  EdGradient<double> batch(s.table), one(s.table);
+  const double loss = batch.loss_and_gradient(s.c, s.W(), pair_batch(kPairs, 7, 7), 1.0);
+  Vec<double> sum = Vec<double>::Zero(static_cast<Eigen::Index>(s.table.total()));
+  double losses = 0;
+  for (const Example& ex : kPairs) {
+    losses += one.loss_and_gradient(s.c, s.W(), pair_batch({ex}), 1.0);
+    sum += Eigen::Map<const Vec<double>>(one.grad.data(), sum.size());
+  }
+  EXPECT_NEAR(loss, losses, 1e-12 * loss);
+  EXPECT_LT(relative_error(Eigen::Map<const Vec<double>>(batch.grad.data(), sum.size()), sum), 1e-12);
+  // The mean: each term weighs 1/#targets.
+  const Batch b = pair_batch(kPairs);
+  ASSERT_EQ(b.n_targets(), 3 + 2 + 5);
+  EXPECT_NEAR(batch.loss_and_gradient(s.c, s.W(), b, 0.1), losses / 10, 1e-12 * losses);
+}
+
+TEST(EdGrad, TheEncoderLearnsOnlyThroughTheCrossAttention) {
+  GradModel s;
+  EdGradient<double> g(s.table);
+  const Batch b = pair_batch(kPairs, 7, 7);
+  // Padded context columns get no gradient (their keys are masked in lines 5 and 16).
+  g.loss_and_gradient(s.c, s.W(), b, 1.0);
+  for (int k = 0; k < b.B; ++k) {
+    const Eigen::Index pad = b.l_z - b.z_lengths[k];
+    EXPECT_EQ(g.ws.enc.dX.middleCols(k * b.l_z + b.z_lengths[k], pad).cwiseAbs().sum(), 0.0) << "pair " << k + 1;
+    EXPECT_GT(g.ws.enc.dX.middleCols(k * b.l_z, b.z_lengths[k]).cwiseAbs().minCoeff(), 0.0) << "pair " << k + 1;
+  }
+  // With W_k = W_v = 0 in every cross-attention, P does not depend on Z: every encoder tensor's
+  // gradient is exactly 0, while the decoder's are not.
+  for (const ParamEntry& e : s.table.entries())
+    if (e.name.find("cross_attn.W_k") != std::string::npos || e.name.find("cross_attn.W_v") != std::string::npos)
+      std::fill_n(s.theta.begin() + e.offset, e.size(), 0.0);
+  g.loss_and_gradient(s.c, s.W(), b, 1.0);
+  for (const ParamEntry& e : s.table.entries()) {
+    const double norm = Eigen::Map<const Vec<double>>(g.grad.data() + e.offset, e.size()).norm();
+    if (e.name.rfind("enc.", 0) == 0) {
+      EXPECT_EQ(norm, 0.0) << e.name;
+    } else if (e.role == ParamRole::Weight && e.name.find("cross_attn") == std::string::npos) {
+      EXPECT_GT(norm, 0.0) << e.name;
+    }
+  }
+}
