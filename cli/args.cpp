@@ -4,7 +4,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "core/utf8.hpp"
+#include "core/tokenizers/utf8.hpp"
 
 namespace sf::cli {
 

@@ -7,8 +7,8 @@
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "cli/trace_print.hpp"
-#include "core/algorithms.hpp"
-#include "core/pseudocode.hpp"
+#include "core/algorithms/algorithms.hpp"
+#include "core/pseudocode/pseudocode.hpp"
 
 #ifndef STEPFORMER_ASSETS
 #define STEPFORMER_ASSETS ""

@@ -1,13 +1,14 @@
-// stepformer-cli forward: one pass of Algorithm 10, P ← DTransformer(x | θ), optionally traced.
+// stepformer-cli forward: one pass of the model's forward algorithm, optionally traced:
+// Algorithm 10 P ← DTransformer(x | θ), 9 P ← ETransformer(x | θ) or 8 P ← EDTransformer(z, x | θ).
 #include <cstdio>
 #include <iostream>
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "cli/trace_print.hpp"
-#include "core/algorithms.hpp"
-#include "core/error.hpp"
-#include "core/npy.hpp"
+#include "core/algorithms/algorithms.hpp"
+#include "core/model/error.hpp"
+#include "core/io/npy.hpp"
 #ifdef STEPFORMER_HAVE_GPU
 #include "gpu/dtransformer_gpu.hpp"
 #endif
@@ -49,6 +50,7 @@ MatF forward_on_gpu(std::ostream& os, const Model& model, const Tokens& x, const
 
 int run_forward(const Args& args) {
   args.require_one_of({"prompt", "tokens"});  // usage mistakes before any file is read
+  if (args.has("context") && args.has("context-tokens")) args.require_one_of({"context", "context-tokens"});
   const std::string attention = args.get_or("attention", "cpu");
   if (attention != "cpu" && attention != "gpu")
     throw UsageError("--attention must be cpu or gpu, not \"" + attention + "\"");
@@ -59,30 +61,39 @@ int run_forward(const Args& args) {
   if (args.has("trace") && attention == "gpu")
     throw UsageError("--trace records the lines inside Algorithms 5 and 4 as core runs them: leave out --attention gpu");
   const Model model = load_model(args.get("model"));
+  const Architecture& arch = architecture(model.config);
+  const int alg = arch.forward_algorithm();
+  if (attention == "gpu" && alg != 10)
+    throw UsageError("--attention gpu: the GPU path covers Algorithm 10 (DTransformer) today; this model runs " +
+                     algorithm_title(alg) + " on the CPU: leave out --attention gpu");
   const CharTokenizer tok(model.config);
-  const Tokens x = input_tokens(args, model.config, tok);
+  const Tokens z = context_tokens(args, model.config, tok);
+  const Tokens x = input_tokens(args, model.config, tok, prompt_with_eos(arch));
 
   std::cout << "model: " << args.get("model") << " (" << config_summary(model.config) << ")\n";
+  std::cout << "forward algorithm: " << algorithm_title(alg) << "\n";
+  if (arch.has_context()) {
+    std::cout << "context z = [" << id_list(z) << "]  (ℓ_z = " << z.size() << ": \"" << tok.decode(z) << "\")\n";
+  }
   print_tokens(std::cout, x, tok);
 
   Trace trace;
   Tracer tracer(trace);
-  const MatF P = attention == "gpu"
-                     ? forward_on_gpu(std::cout, model, x, form)
-                     : dtransformer<float>(x, model.config, model.weights(), args.has("trace") ? &tracer : nullptr);
+  const MatF P = attention == "gpu" ? forward_on_gpu(std::cout, model, x, form)
+                                    : arch.forward(model, z, x, args.has("trace") ? &tracer : nullptr);
 
   if (args.has("trace")) {
-    std::cout << "\ntrace of Algorithm 10: " << trace.size()
+    std::cout << "\ntrace of Algorithm " << alg << ": " << trace.size()
               << " events (call = the algorithm is entered with its inputs; line N = line N has run, with what it "
                  "bound; nested calls come before the line that made them)\n";
     print_trace(std::cout, trace);
   }
   std::cout << "\n";
-  print_predictions(std::cout, P, x, tok);
+  print_predictions(std::cout, P, x, tok, arch.output());
   if (args.has("out")) {
     write_npy(args.get("out"), P);
     std::cout << "\nwrote P ∈ ℝ^{" << P.rows() << "×" << P.cols() << "} to " << args.get("out")
-              << " (float32 .npy, shape (N_V, ℓ) = (" << P.rows() << ", " << P.cols() << "))\n";
+              << " (float32 .npy, shape (N_V, ℓ_x) = (" << P.rows() << ", " << P.cols() << "))\n";
   }
   return 0;
 }
@@ -92,32 +103,41 @@ int run_forward(const Args& args) {
 Command forward_command() {
   CommandSpec s;
   s.name = "forward";
-  s.summary = "Run Algorithm 10, P ← DTransformer(x | θ), on one sequence and show the predictions.";
+  s.summary = "Run the model's forward algorithm (10 GPT, 9 BERT, 8 encoder-decoder) and show P.";
   s.synopsis =
-      "--model MODEL (--prompt TEXT | --tokens IDS) [--out P.npy] [--trace] [--attention cpu|gpu] "
-      "[--gpu-form teaching|fused]";
+      "--model MODEL (--prompt TEXT | --tokens IDS) [--context TEXT | --context-tokens IDS] [--out P.npy] [--trace] "
+      "[--attention cpu|gpu] [--gpu-form teaching|fused]";
   s.description =
-      "Prints the tokens of x, then for each position t the three most likely next tokens under P[:, t] = "
-      "P̂(x[t+1] | x[1:t]) with their probabilities, and the probability of the actual next token. With --trace it "
-      "first prints every pseudocode line the pass executed (Algorithms 10, 1, 2, 6, 5 and 4), in order, indented by "
-      "call depth, with the loop indices in force and the name and shape of every value bound.";
+      "Runs the forward algorithm of the model's architecture once: Algorithm 10, P ← DTransformer(x | θ) (GPT); "
+      "Algorithm 9, P ← ETransformer(x | θ) (BERT); or Algorithm 8, P ← EDTransformer(z, x | θ) (encoder-decoder, "
+      "which also needs the context z). P ∈ ℝ^{N_V×ℓ_x}.\n"
+      "Prints the tokens of x, then for each position t the three most likely tokens under P[:, t] with their "
+      "probabilities. For GPT and the encoder-decoder P[:, t] predicts the next token x[t+1] (from x[1:t], and z); "
+      "for BERT P[:, t] is the distribution for x[t] itself, and the [MASK] positions are marked *. With --trace it "
+      "first prints every pseudocode line the pass executed, in order, indented by call depth, with the loop "
+      "indices in force and the name and shape of every value bound.";
   s.options = {
-      {"model", "MODEL", "The checkpoint to load (a .safetensors file written by stepformer-cli init or the app).", true},
+      {"model", "MODEL", "The checkpoint to load (a .safetensors file written by stepformer-cli init or train).", true},
       {"prompt", "TEXT",
-       "The input as text. It is encoded as the paper's §4 sequence [bos_token, characters…]: x[1] = bos_token, then "
-       "one token per character, so x has length(TEXT) + 1 tokens, at most ℓ_max. Every character must be in the "
+       "The input x as text, encoded as the paper's §4 sequence: [bos_token, characters…] (BERT: "
+       "[bos_token, characters…, eos_token], the whole sequence as in training), at most ℓ_max tokens. [MASK], "
+       "[BOS] and [EOS] in TEXT are mask_token, bos_token and eos_token; every other character must be in the "
        "model's vocabulary."},
       {"tokens", "IDS",
-       "The input as a comma-separated list of token ids, 1-based as the paper numbers them (1 … N_V; N_V−2 is "
+       "The input x as a comma-separated list of token ids, 1-based as the paper numbers them (1 … N_V; N_V−2 is "
        "mask_token, N_V−1 bos_token, N_V eos_token), e.g. 63,8,5. Nothing is added. Give --prompt or --tokens, not "
        "both."},
-      {"out", "P.npy", "Also write P ∈ ℝ^{N_V×ℓ} as a float32 NumPy file of shape (N_V, ℓ) (column t is P[:, t])."},
+      {"context", "TEXT",
+       "Encoder-decoder models only, and required there: the context z as text, encoded [bos_token, characters…, "
+       "eos_token] as the training pairs' z are; at most ℓ_max tokens."},
+      {"context-tokens", "IDS", "Encoder-decoder models: the context z as 1-based token ids (instead of --context)."},
+      {"out", "P.npy", "Also write P ∈ ℝ^{N_V×ℓ_x} as a float32 NumPy file of shape (N_V, ℓ_x) (column t is P[:, t])."},
       {"trace", "", "Print the trace: every executed pseudocode line with the values it bound."},
       {"attention", "cpu|gpu",
-       "Where line 6's MHAttention (Algorithms 5 and 4) runs: cpu (core, Eigen; the default) or gpu (OpenGL 4.3 "
-       "compute shaders on a headless context through EGL: a GPU's driver, or Mesa's llvmpipe on the CPU). With gpu "
-       "it prints the device, the time of every dispatch (GPU clock and CPU clock) and the largest difference from "
-       "the CPU's P. Not with --trace."},
+       "Where the self-attention lines' MHAttention (Algorithms 5 and 4) runs: cpu (core, Eigen; the default) or "
+       "gpu (OpenGL 4.3 compute shaders on a headless context through EGL: a GPU's driver, or Mesa's llvmpipe on "
+       "the CPU). With gpu it prints the device, the time of every dispatch (GPU clock and CPU clock) and the "
+       "largest difference from the CPU's P. The GPU path covers Algorithm 10 (GPT) today. Not with --trace."},
       {"gpu-form", "teaching|fused",
        "With --attention gpu: teaching runs one shader per pseudocode line (S, masked S and the softmax are stored); "
        "fused (the default) runs lines 4-6 as one flash-attention shader that never stores S."},
@@ -125,7 +145,9 @@ Command forward_command() {
   s.examples =
       "  stepformer-cli forward --model model.safetensors --prompt \"hello\"\n"
       "  stepformer-cli forward --model model.safetensors --tokens 63,8,5,12 --out P.npy --trace\n"
-      "  stepformer-cli forward --model model.safetensors --prompt \"hello\" --attention gpu --gpu-form teaching\n";
+      "  stepformer-cli forward --model model.safetensors --prompt \"hello\" --attention gpu --gpu-form teaching\n"
+      "  stepformer-cli forward --model bert.safetensors --prompt \"h[MASK]llo\"\n"
+      "  stepformer-cli forward --model ed.safetensors --context \"dcab\" --prompt \"abc\" --out P.npy\n";
   return {s, run_forward};
 }
 

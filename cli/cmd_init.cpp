@@ -3,9 +3,9 @@
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
-#include "core/checkpoint.hpp"
-#include "core/config.hpp"
-#include "core/error.hpp"
+#include "core/io/checkpoint.hpp"
+#include "core/model/config.hpp"
+#include "core/model/error.hpp"
 
 namespace sf::cli {
 
@@ -36,7 +36,7 @@ int run_init(const Args& args) {
 Command init_command() {
   CommandSpec s;
   s.name = "init";
-  s.summary = "Create a model with freshly initialised parameters θ and write it as a checkpoint.";
+  s.summary = "Create a model (GPT, BERT or encoder-decoder) with freshly initialised θ and write it as a checkpoint.";
   s.synopsis = "[--config FILE.json] [--seed N] --out MODEL.safetensors";
   s.description =
       "The initialisation is seeded and deterministic (GPT-2 style): weights ~ N(0, 0.02²), output projections "
@@ -44,10 +44,12 @@ Command init_command() {
       "says. The same configuration and seed always give the same θ.";
   s.options = {
       {"config", "FILE.json",
-       "The model configuration, a JSON object with any of the keys arch (\"gpt\"), L, H, d_e, d_attn, d_mid, d_mlp, "
-       "l_max, eps, position_init (\"learned\", \"sinusoid_lmax\", \"sinusoid_10000\") and vocab (a string of "
-       "characters, or an array of one-character strings; N_V = characters + 3 special tokens). Keys left out keep "
-       "their defaults. Default: the built-in configuration (L=2, H=4, d_e=64, d_attn=d_mid=16, d_mlp=256, ℓ_max=64, "
+       "The model configuration, a JSON object with any of the keys arch, the architecture's own keys, H, d_e, "
+       "d_attn, d_mid, d_mlp, l_max, eps, position_init (\"learned\", \"sinusoid_lmax\", \"sinusoid_10000\") and "
+       "vocab (a string of characters, or an array of one-character strings; N_V = characters + 3 special tokens). "
+       "arch is \"gpt\" (Algorithm 10; key L), \"bert\" (Algorithm 9; keys L and d_f, the size of W_f) or \"ed\" "
+       "(the encoder-decoder, Algorithm 8; keys L_enc and L_dec instead of L). Keys left out keep their defaults. "
+       "Default: the built-in configuration (gpt, L=2, H=4, d_e=64, d_attn=d_mid=16, d_mlp=256, ℓ_max=64, "
        "N_V=64)."},
       {"seed", "N", "Seed of the initialisation, a whole number ≥ 0. Default: 1."},
       {"out", "MODEL.safetensors",
@@ -58,7 +60,10 @@ Command init_command() {
   s.examples =
       "  stepformer-cli init --out model.safetensors\n"
       "  echo '{\"L\": 1, \"H\": 2, \"d_e\": 16, \"l_max\": 32}' > tiny.json\n"
-      "  stepformer-cli init --config tiny.json --seed 7 --out tiny.safetensors\n";
+      "  stepformer-cli init --config tiny.json --seed 7 --out tiny.safetensors\n"
+      "  echo '{\"arch\": \"bert\", \"L\": 2, \"d_f\": 32, \"d_e\": 32}' > bert.json\n"
+      "  echo '{\"arch\": \"ed\", \"L_enc\": 2, \"L_dec\": 2, \"d_e\": 32}' > ed.json\n"
+      "  stepformer-cli init --config ed.json --out ed.safetensors\n";
   return {s, run_init};
 }
 

@@ -1,28 +1,48 @@
-// stepformer-cli sample: Algorithm 14, y ← DInference(x, θ̂): continue a prompt.
+// stepformer-cli sample: the model's inference algorithm. Algorithm 14, y ← DInference(x, θ̂),
+// continues a prompt (GPT); Algorithm 15, x̂ ← EDInference(z, θ̂), writes x̂ for a context z (the
+// encoder-decoder). A fill-in model (BERT) has no such algorithm: `fill` is its command.
 #include <iostream>
+#include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
-#include "core/algorithms.hpp"
+#include "core/algorithms/algorithms.hpp"
 
 namespace sf::cli {
 
 namespace {
 
-int run_sample(const Args& args) {
+// --json: exactly one object, {"tokens": [...], "text": "...", "stopped": "..."}, where tokens is
+// the whole output sequence as the algorithm returns it (1-based ids).
+void print_json(const Tokens& tokens, const CharTokenizer& tok, const std::string& stopped) {
+  nlohmann::ordered_json j;
+  j["tokens"] = tokens;
+  j["text"] = tok.decode_text(tokens);
+  j["stopped"] = stopped;
+  std::cout << j.dump() << "\n";
+}
+
+// Algorithm 14 on --prompt / --tokens.
+int continue_prompt(const Args& args, const Model& model, const CharTokenizer& tok) {
+  refuse_option(args, "reuse-encoding", "it reuses Algorithm 15's encoder, and this model has none");
+  context_tokens(args, model.config, tok);  // refuses --context: Algorithm 14 reads x alone
   InferenceOptions opt;
   opt.tau = args.get_double("tau", 1.0, 0.0, 1e6);
   opt.l_gen = static_cast<int>(args.get_int("gen", 16, 0, 1000000));
   opt.seed = args.get_u64("seed", 1);
   opt.trim_context = !args.has("no-trim");
   opt.stop_at_eos = args.has("stop-at-eos");
-  args.require_one_of({"prompt", "tokens"});  // usage mistakes before any file is read
-  const Model model = load_model(args.get("model"));
-  const CharTokenizer tok(model.config);
   const Tokens x = input_tokens(args, model.config, tok);
 
   const InferenceResult r = dinference(x, model, opt);
+  if (args.has("json")) {
+    Tokens all = x;  // Algorithm 14's x after line 6: the prompt with y appended
+    all.insert(all.end(), r.y.begin(), r.y.end());
+    print_json(all, tok, r.stopped);
+    return 0;
+  }
   std::cout << "model: " << args.get("model") << " (" << config_summary(model.config) << ")\n";
+  std::cout << algorithm_title(14) << "\n";
   std::cout << "prompt:       \"" << tok.decode(x) << "\"  (x = [" << id_list(x) << "], ℓ = " << x.size() << ")\n";
   std::cout << "continuation: \"" << tok.decode(r.y) << "\"  (τ = " << opt.tau << (opt.tau == 0 ? ", argmax" : "")
             << ", ℓ_gen = " << opt.l_gen << ", seed " << opt.seed << ")\n";
@@ -37,35 +57,102 @@ int run_sample(const Args& args) {
   return 0;
 }
 
+// Algorithm 15 on --context / --context-tokens.
+int translate(const Args& args, const Model& model, const CharTokenizer& tok) {
+  const char* why = "Algorithm 15 starts x̂ at [bos_token] and runs until eos_token (or ℓ_max)";
+  for (const char* o : {"prompt", "tokens", "gen", "no-trim", "stop-at-eos"}) refuse_option(args, o, why);
+  EdInferenceOptions opt;
+  opt.tau = args.get_double("tau", 1.0, 0.0, 1e6);
+  opt.seed = args.get_u64("seed", 1);
+  opt.reuse_encoding = args.has("reuse-encoding");
+  const Tokens z = context_tokens(args, model.config, tok);
+
+  const EdInferenceResult r = edinference(z, model, opt);
+  if (args.has("json")) {
+    print_json(r.x_hat, tok, r.stopped);
+    return 0;
+  }
+  std::cout << "model: " << args.get("model") << " (" << config_summary(model.config) << ")\n";
+  std::cout << algorithm_title(15) << "  (τ = " << opt.tau << (opt.tau == 0 ? ", argmax" : "") << ", seed "
+            << opt.seed
+            << (opt.reuse_encoding ? "; the encoder ran once and Z was reused, not the paper's re-encoding" : "")
+            << ")\n";
+  std::cout << "context: \"" << tok.decode(z) << "\"  (z = [" << id_list(z) << "], ℓ_z = " << z.size() << ")\n";
+  std::cout << "x̂:      \"" << tok.decode(r.x_hat) << "\"  (" << r.steps.size() << " tokens drawn)\n";
+  std::cout << "ids: " << id_list(r.x_hat, ",") << "\n";
+  std::cout << "stopped: " << (r.stopped.empty() ? "eos_token" : r.stopped) << "\n";
+  return 0;
+}
+
+int run_sample(const Args& args) {
+  // Usage mistakes that do not depend on the model, before any file is read.
+  args.get_double("tau", 1.0, 0.0, 1e6);
+  args.get_int("gen", 16, 0, 1000000);
+  args.get_u64("seed", 1);
+  if (args.has("prompt") && args.has("tokens")) args.require_one_of({"prompt", "tokens"});
+  if (args.has("context") && args.has("context-tokens")) args.require_one_of({"context", "context-tokens"});
+  const Model model = load_model(args.get("model"));
+  const Architecture& arch = architecture(model.config);
+  const CharTokenizer tok(model.config);
+  switch (arch.output()) {
+    case OutputKind::Continuation: return continue_prompt(args, model, tok);
+    case OutputKind::Translation: return translate(args, model, tok);
+    case OutputKind::FillIn: break;
+  }
+  throw UsageError("this model (" + arch.title() + ", Algorithm " + std::to_string(arch.forward_algorithm()) +
+                   ") fills in [MASK] positions and has no inference algorithm that writes text: use stepformer-cli "
+                   "fill --model MODEL --prompt \"…[MASK]…\"");
+}
+
 }  // namespace
 
 Command sample_command() {
   CommandSpec s;
   s.name = "sample";
-  s.summary = "Run Algorithm 14, y ← DInference(x, θ̂): continue a prompt token by token.";
-  s.synopsis = "--model MODEL (--prompt TEXT | --tokens IDS) [--tau T] [--gen N] [--seed S] [--no-trim] [--stop-at-eos]";
+  s.summary = "Generate text: Algorithm 14 (GPT, continue a prompt) or 15 (encoder-decoder, x̂ for a context z).";
+  s.synopsis =
+      "--model MODEL ((--prompt TEXT | --tokens IDS) [--gen N] [--no-trim] [--stop-at-eos] | (--context TEXT | "
+      "--context-tokens IDS) [--reuse-encoding]) [--tau T] [--seed S] [--json]";
   s.description =
-      "Each step runs DTransformer on x, takes p = P[:, last], draws y from q ∝ p^{1/τ} and appends it to x. "
-      "Prints the prompt, the continuation (special tokens as <bos>, <eos>, <mask>) and its 1-based ids (the line "
-      "\"y: …\"), and notes when the context was trimmed or generation stopped early.";
+      "GPT: Algorithm 14, y ← DInference(x, θ̂). Each step runs DTransformer on x, takes p = P[:, last], draws y "
+      "from q ∝ p^{1/τ} and appends it to x. Prints the prompt, the continuation (special tokens as <bos>, <eos>, "
+      "<mask>) and its 1-based ids (the line \"y: …\"), and notes when the context was trimmed or generation "
+      "stopped early.\n"
+      "Encoder-decoder: Algorithm 15, x̂ ← EDInference(z, θ̂). x̂ starts as [bos_token]; each step runs "
+      "EDTransformer(z, x̂), draws a token from q ∝ p^{1/τ} and appends it, until eos_token is drawn. Prints x̂, its "
+      "ids and \"stopped: eos_token\", or why the loop was cut (x̂ reached ℓ_max; the paper's loop has no cap).\n"
+      "BERT has no such algorithm: use stepformer-cli fill.";
   s.options = {
       {"model", "MODEL", "The checkpoint to load (.safetensors).", true},
       {"prompt", "TEXT",
-       "The prompt as text, encoded as [bos_token, characters…] (§4): length(TEXT) + 1 tokens, at most ℓ_max."},
-      {"tokens", "IDS", "The prompt as 1-based token ids, e.g. 63,8,5 (instead of --prompt)."},
+       "GPT: the prompt as text, encoded as [bos_token, characters…] (§4): at most ℓ_max tokens. [MASK], [BOS] and "
+       "[EOS] are the special tokens."},
+      {"tokens", "IDS", "GPT: the prompt as 1-based token ids, e.g. 63,8,5 (instead of --prompt)."},
+      {"context", "TEXT",
+       "Encoder-decoder: the context z as text, encoded [bos_token, characters…, eos_token] as the training pairs' z "
+       "are."},
+      {"context-tokens", "IDS", "Encoder-decoder: z as 1-based token ids (instead of --context)."},
       {"tau", "T",
        "Temperature τ ≥ 0: τ = 1 samples from p itself, τ → ∞ approaches uniform sampling, τ = 0 takes the most "
        "likely token (argmax; the paper's q ∝ p^{1/τ} is undefined at 0). Default: 1."},
-      {"gen", "N", "ℓ_gen, the number of tokens to generate (≥ 0). Default: 16."},
+      {"gen", "N", "GPT: ℓ_gen, the number of tokens to generate (≥ 0). Default: 16."},
       {"seed", "S", "Seed of the sampling generator (a whole number ≥ 0). Default: 1."},
       {"no-trim", "",
-       "Stop when x reaches ℓ_max tokens, as the paper's DTransformer cannot take more. Default: trim, i.e. feed only "
-       "the last ℓ_max tokens (Carpenter's COMPLETE_TEXT)."},
-      {"stop-at-eos", "", "Stop as soon as eos_token is drawn (not in the paper's Algorithm 14)."},
+       "GPT: stop when x reaches ℓ_max tokens, as the paper's DTransformer cannot take more. Default: trim, i.e. "
+       "feed only the last ℓ_max tokens (Carpenter's COMPLETE_TEXT)."},
+      {"stop-at-eos", "", "GPT: stop as soon as eos_token is drawn (not in the paper's Algorithm 14)."},
+      {"reuse-encoding", "",
+       "Encoder-decoder: compute the encoder (Algorithm 8's lines 1–9) once and reuse Z at every step; the paper "
+       "re-encodes z each time. The same x̂."},
+      {"json", "",
+       "Print only one JSON object {\"tokens\": […], \"text\": \"…\", \"stopped\": \"…\"}: the 1-based ids of the "
+       "whole output sequence as the algorithm returns it (Algorithm 14: the prompt with y appended; Algorithm 15: "
+       "x̂ with its bos_token), its ordinary characters, and \"\", \"eos_token\" or why generation stopped."},
   };
   s.examples =
       "  stepformer-cli sample --model model.safetensors --prompt \"hello\" --tau 0.8 --gen 20 --seed 1\n"
-      "  stepformer-cli sample --model model.safetensors --prompt \"hello\" --tau 0 --gen 20\n";
+      "  stepformer-cli sample --model model.safetensors --prompt \"hello\" --tau 0 --gen 20 --json\n"
+      "  stepformer-cli sample --model ed.safetensors --context \"dcab\" --tau 0 --reuse-encoding\n";
   return {s, run_sample};
 }
 

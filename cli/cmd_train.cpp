@@ -1,9 +1,13 @@
-// stepformer-cli train: train a model on a built-in task, a text file or a file of sequences,
-// in the paper's mode (Algorithm 13: one sequence at a time, summed loss, plain SGD) or the
-// practical one (minibatches, mean loss, Adam(W), warmup + cosine, clipping). Writes
-// checkpoints that --resume continues exactly; Ctrl+C saves one and exits with status 130.
+// stepformer-cli train: train a model of any architecture on a built-in task, a text file, a file
+// of sequences or (encoder-decoder) a file of pairs z<TAB>x, in the paper's mode (the model's
+// training algorithm as printed: 13 DTraining, 12 ETraining or 11 EDTraining; one example at a
+// time, summed loss, plain SGD) or the practical one (minibatches, mean loss, Adam(W), warmup +
+// cosine, clipping). Writes checkpoints that --resume continues exactly; Ctrl+C saves one and
+// exits with status 130.
 #include <unistd.h>
 
+#include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -16,10 +20,12 @@
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
-#include "core/checkpoint.hpp"
-#include "core/error.hpp"
-#include "core/fileio.hpp"
-#include "core/training.hpp"
+#include "core/io/checkpoint.hpp"
+#include "core/model/error.hpp"
+#include "core/io/fileio.hpp"
+#include "core/tokenizers/utf8.hpp"
+#include "core/training/pair_tasks.hpp"
+#include "core/training/training.hpp"
 
 namespace sf::cli {
 
@@ -70,15 +76,76 @@ ConfigFile read_config(const Args& args) {
   return f;
 }
 
-Dataset make_data(const Args& args, uint64_t seed, int l_max) {
+// The data for a model of architecture `arch`: sequences, or pairs z<TAB>x when it reads a context.
+Dataset make_data(const Args& args, const Architecture& arch, uint64_t seed, int l_max) {
   TaskOptions t;
   t.seed = seed;
   t.max_chars = l_max - 2;  // room for bos_token and eos_token
   t.train_size = static_cast<int>(args.get_int("train-size", t.train_size, 1, 10'000'000));
   t.val_size = static_cast<int>(args.get_int("val-size", t.val_size, 0, 10'000'000));
-  if (args.has("task")) return make_task(args.get("task"), t);
+  const bool pairs = arch.has_context();
+  const std::string model = "this model (" + arch.title() + ")";
+  if (pairs)
+    for (const char* o : {"text", "sequences"})
+      if (args.has(o))
+        throw UsageError(std::string("--") + o + " gives single sequences, but " + model +
+                         " trains on pairs (z, x): give --pairs FILE (lines z<TAB>x) or a --task of pairs");
+  if (!pairs && args.has("pairs"))
+    throw UsageError("--pairs is for a model with a context z (an encoder-decoder); " + model +
+                     " trains on single sequences: give --sequences FILE");
+  if (args.has("task")) return pairs ? make_pair_task(args.get("task"), t) : make_task(args.get("task"), t);
   if (args.has("text")) return text_dataset(args.get("text"), t);
+  if (args.has("pairs")) return pairs_dataset(args.get("pairs"), t.max_chars);
   return sequences_dataset(args.get("sequences"), t.max_chars);
+}
+
+// --masks FILE: line k holds the 1-based positions of T̃ in update k, space-separated (possibly
+// none). Only the syntax is checked here; check_masks() checks the positions against the data.
+std::vector<std::vector<int>> read_masks(const std::string& path) {
+  std::vector<std::vector<int>> masks;
+  std::istringstream lines(read_file(path, size_t{1} << 30));
+  size_t k = 0;
+  for (std::string line; std::getline(lines, line);) {
+    ++k;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    std::vector<int> positions;
+    std::istringstream words(line);
+    for (std::string w; words >> w;) {
+      int p = 0;
+      const auto [end, ec] = std::from_chars(w.data(), w.data() + w.size(), p);
+      if (ec != std::errc() || end != w.data() + w.size())
+        throw Error("--masks line " + std::to_string(k) + ": \"" + w + "\" is not a position (a whole number ≥ 1)");
+      if (std::find(positions.begin(), positions.end(), p) != positions.end())
+        throw Error("--masks line " + std::to_string(k) + ": position " + w + " is given twice (T̃ is a set)");
+      positions.push_back(p);
+    }
+    masks.push_back(std::move(positions));
+  }
+  return masks;
+}
+
+// Every position of the updates the run makes lies in its sequence: update k trains on sequence
+// n = (k − 1) mod N_data + 1 (Algorithm 12 takes x_1 … x_N_data in order, N_epochs times).
+void check_masks(const std::vector<std::vector<int>>& masks, const std::vector<Example>& data, int epochs) {
+  const size_t updates = static_cast<size_t>(epochs) * data.size();
+  if (masks.size() < updates)
+    throw Error("--masks has " + std::to_string(masks.size()) + " lines but the run makes " + std::to_string(updates) +
+                " updates (N_epochs = " + std::to_string(epochs) + " × N_data = " + std::to_string(data.size()) +
+                "): one line per update");
+  for (size_t k = 0; k < updates; ++k) {
+    const size_t n = k % data.size();
+    const int l = static_cast<int>(data[n].x.size());
+    for (int p : masks[k])
+      if (p < 1 || p > l)
+        throw Error("--masks line " + std::to_string(k + 1) + ": position " + std::to_string(p) +
+                    " is outside sequence " + std::to_string(n + 1) + " (ℓ = " + std::to_string(l) + ")");
+  }
+}
+
+// One line for the data's preview: a pair's z and x side by side.
+std::string shown_example(const std::string& line) {
+  std::string z, x;
+  return split_pair(line, z, x) ? "z = \"" + z + "\", x = \"" + x + "\"" : "\"" + line + "\"";
 }
 
 // Options that have no meaning in the paper's mode are refused there, and vice versa.
@@ -90,9 +157,50 @@ void check_mode_options(const Args& args, bool paper) {
         throw UsageError(std::string("--") + o +
                          " does not apply to the paper's mode (--sgd): Algorithm 13 takes one sequence at a time, "
                          "sums its loss and updates θ ← θ − η·∇loss(θ) with a constant η");
-  } else if (args.has("epochs")) {
-    throw UsageError("--epochs is for the paper's mode (--sgd); the practical mode runs --steps updates");
+  } else {
+    if (args.has("epochs"))
+      throw UsageError("--epochs is for the paper's mode (--sgd); the practical mode runs --steps updates");
+    if (args.has("masks"))
+      throw UsageError("--masks gives T̃ of each update of the paper's Algorithm 12: add --sgd");
   }
+  if (args.has("masks") && (args.has("p-mask") || args.has("bert-80-10-10")))
+    throw UsageError("--masks gives T̃ itself (each of its positions becomes mask_token): leave out --p-mask and "
+                     "--bert-80-10-10");
+}
+
+// The options of masked language modelling, only for a fill-in model.
+void check_model_options(const Args& args, const Architecture& arch) {
+  if (arch.output() == OutputKind::FillIn) return;
+  const std::string why = "it is for masked language modelling (Algorithm 12), and this model (" + arch.title() +
+                          ") trains by " + algorithm_name(arch.training_algorithm());
+  for (const char* o : {"p-mask", "bert-80-10-10", "masks"}) refuse_option(args, o, why);
+}
+
+// What the run does, in the paper's words where it is the paper's algorithm.
+std::string mode_line(const Architecture& arch, const TrainOptions& opt, bool paper, const std::string& masks) {
+  const int alg = arch.training_algorithm();
+  std::ostringstream s;
+  if (paper)
+    s << "mode: the paper's " << algorithm_name(alg) << ", as printed: one example at a time, n = 1 … N_data in "
+      << "order, N_epochs = " << opt.epochs << ", " << paper_line(alg, "loss(θ) =") << " (summed), θ ← θ − η·∇loss(θ) "
+      << "with η = " << opt.lr;
+  else
+    s << "mode: practical (§7–8; not the paper's " << algorithm_name(alg) << "): minibatches of " << opt.batch
+      << ", " << paper_line(alg, "loss(θ) =") << " as a mean per term (not summed), Adam"
+      << (opt.adam.weight_decay > 0 ? "W (λ = " + number(opt.adam.weight_decay, 4) + ")" : "") << ", lr " << opt.lr
+      << " (warmup " << opt.warmup << ", cosine to " << opt.min_lr << " at step " << opt.steps << "), clip "
+      << opt.clip << ", " << opt.threads << " thread" << (opt.threads > 1 ? "s" : "");
+  if (arch.output() == OutputKind::FillIn) {
+    if (!masks.empty())
+      s << "; T̃ of update k from line k of " << masks;
+    else if (opt.bert_80_10_10)
+      s << "; p_mask = " << opt.p_mask
+        << ", BERT's 80-10-10 rule (not the paper's): of the chosen positions 80% become mask_token, 10% a random "
+           "token, 10% stay";
+    else
+      s << "; p_mask = " << opt.p_mask << " (each position becomes mask_token with probability p_mask)";
+  }
+  return s.str();
 }
 
 class Progress {
@@ -140,7 +248,7 @@ class Progress {
 
 int run_train(const Args& args) {
   // Usage mistakes first, before any file is read.
-  args.require_one_of({"task", "text", "sequences"});
+  args.require_one_of({"task", "text", "sequences", "pairs"});
   if (args.has("config") && args.has("model")) throw UsageError("give only one of --config and --model");
   const bool paper = args.has("sgd");
   check_mode_options(args, paper);
@@ -155,6 +263,9 @@ int run_train(const Args& args) {
   opt.clip = args.get_double("clip", 1.0, 0.0, 1e12);
   opt.threads = static_cast<int>(args.get_int("threads", 1, 1, 256));
   opt.epochs = static_cast<int>(args.get_int("epochs", 1, 1, 1'000'000'000));
+  opt.p_mask = args.get_double("p-mask", 0.15, 0.0, 1.0);
+  if (!(opt.p_mask > 0 && opt.p_mask < 1)) throw UsageError("--p-mask: p_mask must lie strictly between 0 and 1");
+  opt.bert_80_10_10 = args.has("bert-80-10-10");
   const int64_t eval_every = args.get_int("eval-every", 100, 0, INT64_MAX / 2);
   const uint64_t seed = args.get_u64("seed", 1);
   opt.data_seed = seed;
@@ -172,8 +283,11 @@ int run_train(const Args& args) {
     model = load_model(args.get("model"));
   else
     config = read_config(args);
-  const int l_max = resumed ? resumed->model.config.l_max : model ? model->config.l_max : config.config.l_max;
-  const Dataset data = make_data(args, seed, l_max);
+  const ModelConfig& chosen = resumed ? resumed->model.config : model ? model->config : config.config;
+  const Architecture& arch = architecture(chosen);
+  check_model_options(args, arch);
+  const std::vector<std::vector<int>> masks = args.has("masks") ? read_masks(args.get("masks")) : std::vector<std::vector<int>>{};
+  const Dataset data = make_data(args, arch, seed, chosen.l_max);
   if (!resumed && !model) {
     if (!config.has_vocab) config.config.vocab = data.vocab;
     const std::string why = validate(config.config);
@@ -183,20 +297,19 @@ int run_train(const Args& args) {
   Trainer trainer(resumed ? resumed->model : std::move(*model), data, opt);
   if (resumed) trainer.restore(*resumed);
   const ModelConfig& c = trainer.model().config;
+  if (args.has("masks")) {  // every line checked before the first update
+    check_masks(masks, arch.examples(data.train, c), opt.epochs);
+    opt.given_masks = masks;
+    trainer.set_options(opt);
+  }
 
   std::cout << "model: " << config_summary(c) << ", " << thousands(trainer.model().theta.size()) << " parameters\n";
   std::cout << "data: " << data.name << ": " << data.description << "; " << thousands(data.train.size())
-            << " training and " << thousands(data.val.size()) << " validation sequences, each [bos_token, "
-            << "characters…, eos_token]\n";
-  for (const auto& ex : data.preview(3)) std::cout << "  e.g. \"" << ex << "\"\n";
-  if (paper)
-    std::cout << "mode: the paper's Algorithm 13: one sequence at a time, x_1 … x_N_data in order, N_epochs = "
-              << opt.epochs << ", loss summed over the sequence, θ ← θ − η·∇loss(θ) with η = " << opt.lr << "\n";
-  else
-    std::cout << "mode: practical: minibatches of " << opt.batch << ", mean loss per token, Adam"
-              << (opt.adam.weight_decay > 0 ? "W (λ = " + number(opt.adam.weight_decay, 4) + ")" : "") << ", lr "
-              << opt.lr << " (warmup " << opt.warmup << ", cosine to " << opt.min_lr << " at step " << opt.steps
-              << "), clip " << opt.clip << ", " << opt.threads << " thread" << (opt.threads > 1 ? "s" : "") << "\n";
+            << " training and " << thousands(data.val.size())
+            << (arch.has_context() ? " validation pairs (z, x), z and x each [bos_token, characters…, eos_token]\n"
+                                   : " validation sequences, each [bos_token, characters…, eos_token]\n");
+  for (const auto& ex : data.preview(3)) std::cout << "  e.g. " << shown_example(ex) << "\n";
+  std::cout << mode_line(arch, opt, paper, args.get_or("masks", "")) << "\n";
   if (resumed) std::cout << "resuming " << args.get("resume") << " at step " << trainer.steps_done() << "\n";
   std::cout << std::flush;
 
@@ -269,52 +382,70 @@ int run_train(const Args& args) {
 Command train_command() {
   CommandSpec s;
   s.name = "train";
-  s.summary = "Train a model: the paper's Algorithm 13 (--sgd) or minibatches with Adam.";
+  s.summary = "Train a model: its paper algorithm (--sgd: 13 GPT, 12 BERT, 11 encoder-decoder) or minibatches.";
   s.synopsis =
-      "[--config FILE.json | --model IN.safetensors | --resume CKPT] (--task NAME | --text FILE | --sequences FILE) "
-      "--out OUT.safetensors [options]";
+      "[--config FILE.json | --model IN.safetensors | --resume CKPT] (--task NAME | --text FILE | --sequences FILE | "
+      "--pairs FILE) --out OUT.safetensors [options]";
   s.description =
-      "Every training sequence is tokenized as the paper's §4 says, [bos_token, characters…, eos_token], and the "
-      "model learns to predict x[t+1] from x[1:t].\n"
-      "The paper's mode (--sgd) is Algorithm 13 as printed: for i = 1 … N_epochs, for n = 1 … N_data in order, "
-      "loss = −Σ_{t=1}^{ℓ−1} log P[x_n[t+1], t] (summed) and θ ← θ − η·∇loss(θ). The practical mode (the default) "
-      "is what §7–8 say is done instead: minibatches (sequences padded to one length), the mean loss per predicted "
-      "token, Adam (AdamW with --weight-decay), linear warmup then cosine decay of the learning rate, and clipping "
-      "of the gradient norm.\n"
+      "Every training sequence is tokenized as the paper's §4 says, [bos_token, characters…, eos_token]; an "
+      "encoder-decoder trains on pairs (z, x), both so tokenized. What the model learns is its architecture's: GPT "
+      "predicts x[t+1] from x[1:t] (Algorithm 13), BERT predicts the masked tokens of x (Algorithm 12), the "
+      "encoder-decoder predicts x[t+1] from x[1:t] and z (Algorithm 11).\n"
+      "The paper's mode (--sgd) is the training algorithm as printed: for i = 1 … N_epochs, for n = 1 … N_data in "
+      "order, the summed loss of example n and θ ← θ − η·∇loss(θ). The practical mode (the default) is what §7–8 "
+      "say is done instead: minibatches (sequences padded to one length), the mean loss per term, Adam (AdamW with "
+      "--weight-decay), linear warmup then cosine decay of the learning rate, and clipping of the gradient norm.\n"
       "A progress line on stderr shows the step, the train and validation loss (mean −log P per predicted token), "
       "tokens/s and the time left. Every --eval-every steps the validation loss is measured and a checkpoint is "
       "written to --out (atomically), with the optimizer state and the loss history. Ctrl+C writes a checkpoint and "
       "exits with status 130; the same command with --resume OUT continues exactly where it stopped. A NaN or "
       "infinite loss stops training with a message naming the step; --out then holds the last good checkpoint.";
+  std::string pair_tasks;
+  for (const std::string& t : pair_task_names()) pair_tasks += (pair_tasks.empty() ? "" : ", ") + t;
   s.options = {
       {"config", "FILE.json",
-       "A model configuration (see stepformer-cli help init), freshly initialised with --seed. Without a \"vocab\" "
-       "key, the vocabulary is the data's characters. Default: the built-in configuration with the data's "
-       "vocabulary."},
+       "A model configuration (see stepformer-cli help init; its \"arch\" picks the architecture), freshly "
+       "initialised with --seed. Without a \"vocab\" key, the vocabulary is the data's characters. Default: the "
+       "built-in configuration (GPT) with the data's vocabulary."},
       {"model", "IN.safetensors", "Continue training this model (its vocabulary must hold the data's characters)."},
       {"resume", "CKPT",
        "Continue an interrupted run from its checkpoint: θ, the optimizer state (Adam's m, v and step), the data "
        "position and the loss history. Give the same data and options as the first run; the model comes from "
        "CKPT (--config and --model are not read)."},
       {"task", "NAME",
-       "A built-in task, generated by --seed: sort (\"dcab=abcd\"), reverse (\"abcd=dcba\"), copy (a repeated "
-       "random pattern, \"xkqxkq…\"), add (\"12+34=46\"), words (the lowercase words of /usr/share/dict/words, "
-       "package wamerican). 10% or --val-size sequences are held out for validation."},
+       "A built-in task, generated by --seed. For GPT and BERT: sort (\"dcab=abcd\"), reverse (\"abcd=dcba\"), copy "
+       "(a repeated random pattern, \"xkqxkq…\"), add (\"12+34=46\"), words (the lowercase words of "
+       "/usr/share/dict/words, package wamerican). For the encoder-decoder, pairs (z, x): " +
+           pair_tasks + ". 10% or --val-size examples are held out for validation."},
       {"text", "FILE",
-       "Character-level text from a UTF-8 file: each line is a sequence (long lines cut to ℓ_max − 2 characters); "
-       "the vocabulary is the file's characters. 10% of the lines are held out."},
+       "GPT, BERT: character-level text from a UTF-8 file: each line is a sequence (long lines cut to ℓ_max − 2 "
+       "characters); the vocabulary is the file's characters. 10% of the lines are held out."},
       {"sequences", "FILE",
-       "Each line of FILE is one training sequence x_n, taken in file order (none held out): the data of the "
-       "paper's Algorithm 13."},
+       "GPT, BERT: each line of FILE is one training sequence x_n, taken in file order (none held out): the data "
+       "of the paper's Algorithms 13 and 12."},
+      {"pairs", "FILE",
+       "Encoder-decoder: each line of FILE is one pair z<TAB>x (context, then target), in file order (none held "
+       "out): the data of the paper's Algorithm 11."},
       {"out", "OUT.safetensors", "Where the trained model (and the checkpoints along the way) are written.", true},
-      {"seed", "S", "Seed of the task's data, of the initialisation and of the minibatch order. Default: 1."},
+      {"seed", "S",
+       "Seed of the task's data, of the initialisation, of the minibatch order and of BERT's masks. Default: 1."},
       {"sgd", "",
-       "The paper's mode: Algorithm 13 with plain SGD, one sequence at a time, the summed loss; run --epochs "
-       "passes over the data."},
+       "The paper's mode: the model's training algorithm (13, 12 or 11) with plain SGD, one example at a time, the "
+       "summed loss; run --epochs passes over the data."},
       {"epochs", "N", "N_epochs of the paper's mode (--sgd). Default: 1."},
       {"lr", "η", "The learning rate: the constant η of --sgd, or Adam's peak learning rate. Default: 0.001."},
+      {"p-mask", "p",
+       "BERT (Algorithm 12): p_mask, the probability that a position becomes mask_token, in (0, 1). Default: 0.15."},
+      {"bert-80-10-10", "",
+       "BERT's rule, not the paper's: of the positions chosen with probability p_mask, 80% become mask_token, 10% a "
+       "random token and 10% stay as they are; all of them are scored. Default: the paper's rule (all become "
+       "mask_token)."},
+      {"masks", "FILE",
+       "BERT, paper mode (--sgd): T̃ given instead of drawn. Line k holds the 1-based positions masked in the k-th "
+       "update (sequence n = (k − 1) mod N_data + 1), space-separated, possibly none; one line per update, "
+       "N_epochs·N_data in all. The whole file is checked before training."},
       {"steps", "N", "Practical mode: the number of updates (minibatches). Default: 2000."},
-      {"batch", "B", "Practical mode: sequences per minibatch. Default: 16."},
+      {"batch", "B", "Practical mode: examples per minibatch. Default: 16."},
       {"warmup", "N", "Practical mode: updates of linear warmup of the learning rate. Default: min(100, steps/10)."},
       {"min-lr", "η_min",
        "Practical mode: the learning rate the cosine decays to at the last step (equal to --lr: constant after "
@@ -325,12 +456,16 @@ Command train_command() {
       {"eval-every", "N",
        "Measure the validation loss and write a checkpoint every N steps (0: only at the end). Default: 100."},
       {"threads", "T", "Practical mode: split each minibatch across T threads. Default: 1."},
-      {"train-size", "N", "Built-in tasks: the number of training sequences generated. Default: 10000."},
-      {"val-size", "N", "Built-in tasks: the number of validation sequences generated. Default: 500."},
+      {"train-size", "N", "Built-in tasks: the number of training examples generated. Default: 10000."},
+      {"val-size", "N", "Built-in tasks: the number of validation examples generated. Default: 500."},
   };
   s.examples =
       "  stepformer-cli train --config assets/default-config.json --task sort --steps 1500 --out sort.safetensors\n"
       "  stepformer-cli train --model IN.safetensors --sequences data.txt --sgd --lr 0.01 --epochs 3 --out "
+      "OUT.safetensors\n"
+      "  stepformer-cli train --model BERT.safetensors --sequences data.txt --sgd --lr 0.01 --epochs 1 --masks "
+      "masks.txt --out OUT.safetensors\n"
+      "  stepformer-cli train --model ED.safetensors --pairs pairs.tsv --sgd --lr 0.01 --epochs 2 --out "
       "OUT.safetensors\n"
       "  stepformer-cli train --text corpus.txt --steps 5000 --out text.safetensors\n"
       "  stepformer-cli train --task sort --steps 1500 --out sort.safetensors --resume sort.safetensors\n";

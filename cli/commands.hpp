@@ -19,6 +19,7 @@ struct Command {
 Command init_command();     // cli/cmd_init.cpp
 Command forward_command();  // cli/cmd_forward.cpp
 Command sample_command();   // cli/cmd_sample.cpp
+Command fill_command();     // cli/cmd_fill.cpp
 Command demo_command();     // cli/cmd_demo.cpp
 Command train_command();    // cli/cmd_train.cpp
 

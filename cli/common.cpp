@@ -6,9 +6,10 @@
 #include <ostream>
 #include <sstream>
 
-#include "core/checkpoint.hpp"
-#include "core/error.hpp"
-#include "core/utf8.hpp"
+#include "core/io/checkpoint.hpp"
+#include "core/model/error.hpp"
+#include "core/pseudocode/pseudocode.hpp"
+#include "core/tokenizers/utf8.hpp"
 
 namespace sf::cli {
 
@@ -32,10 +33,28 @@ Model load_model(const std::string& path) { return std::move(load_checkpoint(pat
 
 std::string config_summary(const ModelConfig& c) {
   std::ostringstream s;
-  s << c.arch << " L=" << c.L << " H=" << c.H << " d_e=" << c.d_e << " d_attn=" << c.d_attn << " d_mid=" << c.d_mid
-    << " d_mlp=" << c.d_mlp << " ℓ_max=" << c.l_max << " N_V=" << c.N_V() << " ε=" << c.eps
-    << " W_p=" << to_string(c.position_init);
+  s << c.arch;
+  for (const std::string& key : architecture(c).config_keys()) s << " " << key << "=" << *config_int(c, key);
+  s << " H=" << c.H << " d_e=" << c.d_e << " d_attn=" << c.d_attn << " d_mid=" << c.d_mid << " d_mlp=" << c.d_mlp
+    << " ℓ_max=" << c.l_max << " N_V=" << c.N_V() << " ε=" << c.eps << " W_p=" << to_string(c.position_init);
   return s.str();
+}
+
+std::string algorithm_name(int alg) {
+  const PseudoAlgorithm* a = pseudocode(alg);
+  return "Algorithm " + std::to_string(alg) + (a ? ", " + a->name : "");
+}
+
+std::string algorithm_title(int alg) {
+  const PseudoAlgorithm* a = pseudocode(alg);
+  return algorithm_name(alg) + (a && !a->signature.empty() ? ": " + a->signature : "");
+}
+
+std::string paper_line(int alg, const std::string& prefix) {
+  if (const PseudoAlgorithm* a = pseudocode(alg))
+    for (const PseudoLine& l : a->lines)
+      if (l.text.rfind(prefix, 0) == 0) return l.text;
+  return "";
 }
 
 std::string thousands(size_t n) {
@@ -47,26 +66,71 @@ std::string thousands(size_t n) {
   return out;
 }
 
-Tokens input_tokens(const Args& args, const ModelConfig& c, const CharTokenizer& tok) {
-  args.require_one_of({"prompt", "tokens"});
-  Tokens x;
-  if (args.has("prompt")) {
-    x = tok.encode_sequence(args.get("prompt"), false);  // [bos_token, characters…]
-    if (static_cast<int>(x.size()) > c.l_max)
-      throw Error("the prompt is " + std::to_string(x.size() - 1) + " characters, " + std::to_string(x.size()) +
-                  " tokens with bos_token, but this model's ℓ_max is " + std::to_string(c.l_max) +
-                  ": shorten it to at most " + std::to_string(c.l_max - 1) + " characters");
-  } else {
-    try {
-      x = tok.parse_ids(args.get("tokens"));
-    } catch (const Error& e) {
-      throw UsageError(std::string("--tokens: ") + e.what());
-    }
-    if (static_cast<int>(x.size()) > c.l_max)
-      throw Error("--tokens has " + std::to_string(x.size()) + " ids but this model's ℓ_max is " +
-                  std::to_string(c.l_max));
+namespace {
+
+// 1-based ids from a comma-separated list; a malformed list is a usage error.
+Tokens parse_id_option(const Args& args, const std::string& option, const CharTokenizer& tok) {
+  try {
+    return tok.parse_ids(args.get(option));
+  } catch (const Error& e) {
+    throw UsageError("--" + option + ": " + e.what());
   }
+}
+
+void check_length(const Tokens& x, const ModelConfig& c, const std::string& what) {
+  if (static_cast<int>(x.size()) > c.l_max)
+    throw Error(what + " " + std::to_string(x.size()) + " tokens, but this model's ℓ_max is " +
+                std::to_string(c.l_max) + ": shorten it by " + std::to_string(x.size() - c.l_max));
+}
+
+}  // namespace
+
+Tokens input_tokens(const Args& args, const ModelConfig& c, const CharTokenizer& tok, bool with_eos) {
+  args.require_one_of({"prompt", "tokens"});
+  if (args.has("tokens")) {
+    const Tokens x = parse_id_option(args, "tokens", tok);
+    check_length(x, c, "--tokens has");
+    return x;
+  }
+  const Tokens x = tok.encode_sequence(args.get("prompt"), with_eos);
+  check_length(x, c,
+               with_eos ? "the prompt makes x = [bos_token, characters…, eos_token] of"
+                        : "the prompt makes x = [bos_token, characters…] of");
   return x;
+}
+
+bool prompt_with_eos(const Architecture& a) { return a.output() == OutputKind::FillIn; }
+
+Tokens context_tokens(const Args& args, const ModelConfig& c, const CharTokenizer& tok) {
+  const bool given = args.has("context") || args.has("context-tokens");
+  if (!architecture(c).has_context()) {
+    if (given)
+      throw UsageError(std::string(args.has("context") ? "--context" : "--context-tokens") +
+                       " is for a model that reads a context z (an encoder-decoder, Algorithm 8); this model (" +
+                       architecture(c).title() + ") reads x alone");
+    return {};
+  }
+  if (!given)
+    throw UsageError("this encoder-decoder model needs a context z: give --context TEXT or --context-tokens IDS");
+  args.require_one_of({"context", "context-tokens"});
+  if (args.has("context-tokens")) {
+    const Tokens z = parse_id_option(args, "context-tokens", tok);
+    check_length(z, c, "--context-tokens has");
+    return z;
+  }
+  const Tokens z = tok.encode_sequence(args.get("context"), true);
+  check_length(z, c, "the context makes z = [bos_token, characters…, eos_token] of");
+  return z;
+}
+
+void refuse_option(const Args& args, const std::string& option, const std::string& why) {
+  if (args.has(option)) throw UsageError("--" + option + " is not for this model: " + why);
+}
+
+std::string architecture_with_output(OutputKind kind) {
+  for (const Architecture* a : all_architectures())
+    if (a->output() == kind) return a->name();
+  return "";
 }
 
 std::string show_token(const CharTokenizer& tok, int id) {
@@ -118,26 +182,44 @@ void print_tokens(std::ostream& os, const Tokens& x, const CharTokenizer& tok) {
   }
 }
 
-void print_predictions(std::ostream& os, const MatF& P, const Tokens& x, const CharTokenizer& tok, int k) {
-  const int N_V = static_cast<int>(P.rows());
-  k = std::min(k, N_V);
-  os << "P ∈ ℝ^{" << P.rows() << "×" << P.cols() << "}: column t is P̂(x[t+1] | x[1:t]); the top " << k
-     << " next tokens per position, and what P gave the actual x[t+1]\n";
+std::vector<std::pair<int, float>> top_entries(const Eigen::Ref<const VecF>& p, int k) {
+  const int n = static_cast<int>(p.size());
+  k = std::clamp(k, 0, n);
+  std::vector<int> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::partial_sort(order.begin(), order.begin() + k, order.end(),
+                    [&](int a, int b) { return p(a) > p(b) || (p(a) == p(b) && a < b); });
+  std::vector<std::pair<int, float>> top;
+  for (int r = 0; r < k; ++r) top.emplace_back(order[r] + 1, p(order[r]));
+  return top;
+}
+
+void print_predictions(std::ostream& os, const MatF& P, const Tokens& x, const CharTokenizer& tok, OutputKind kind,
+                       int k) {
+  const bool fill = kind == OutputKind::FillIn;
+  k = std::min(k, static_cast<int>(P.rows()));
+  os << "P ∈ ℝ^{" << P.rows() << "×" << P.cols() << "}: ";
+  if (fill)
+    os << "column t is P[:, t] for x[t] itself (the model reads all of x); * marks the positions holding "
+          "mask_token. The top "
+       << k << " tokens per position, and what P gave x[t]\n";
+  else
+    os << "column t is P̂(x[t+1] | x[1:t]" << (kind == OutputKind::Translation ? ", z" : "") << "); the top " << k
+       << " next tokens per position, and what P gave the actual x[t+1]\n";
   os << "     t  " << pad("x[t]", 8);
   for (int r = 1; r <= k; ++r) os << pad(std::string("#").append(std::to_string(r)), 16);
-  os << "x[t+1]\n";
-  std::vector<int> order(N_V);
+  os << (fill ? "x[t]" : "x[t+1]") << "\n";
   for (Eigen::Index t = 0; t < P.cols(); ++t) {
-    std::iota(order.begin(), order.end(), 0);
-    std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int a, int b) {
-      return P(a, t) > P(b, t) || (P(a, t) == P(b, t) && a < b);
-    });
+    const bool masked = fill && x[t] == tok.mask_token();
     char buf[16];
-    std::snprintf(buf, sizeof buf, "  %4d  ", static_cast<int>(t) + 1);
+    std::snprintf(buf, sizeof buf, " %c%4d  ", masked ? '*' : ' ', static_cast<int>(t) + 1);
     os << buf << pad(show_token(tok, x[t]), 8);
-    for (int r = 0; r < k; ++r) os << pad(show_token(tok, order[r] + 1) + " " + fixed(P(order[r], t), 4), 16);
-    if (t + 1 < static_cast<Eigen::Index>(x.size()))
-      os << show_token(tok, x[t + 1]) << " " << fixed(P(x[t + 1] - 1, t), 4);
+    for (const auto& [id, p] : top_entries(P.col(t), k)) os << pad(show_token(tok, id) + " " + fixed(p, 4), 16);
+    const Eigen::Index target = fill ? t : t + 1;  // the position column t predicts
+    if (masked)
+      os << "(to fill)";
+    else if (target < static_cast<Eigen::Index>(x.size()))
+      os << show_token(tok, x[target]) << " " << fixed(P(x[target] - 1, t), 4);
     else
       os << "(next)";
     os << "\n";

@@ -1,31 +1,59 @@
-// Helpers shared by the commands: loading a model, turning --prompt/--tokens into x,
-// printing tokens, shapes and predictions.
+// Helpers shared by the commands: loading a model, turning --prompt/--tokens into x and
+// --context/--context-tokens into z, naming the paper's algorithms, printing tokens, shapes and
+// predictions. Nothing here tests a configuration's "arch": what differs between the
+// architectures is asked of their Architecture (core/arch/architecture.hpp).
 #pragma once
 #include <iosfwd>
 #include <string>
 
 #include "cli/args.hpp"
-#include "core/config.hpp"
-#include "core/params.hpp"
-#include "core/tokenizer.hpp"
-#include "core/trace.hpp"
-#include "core/types.hpp"
+#include "core/arch/architecture.hpp"
+#include "core/model/config.hpp"
+#include "core/model/params.hpp"
+#include "core/tokenizers/tokenizer.hpp"
+#include "core/trace/trace.hpp"
+#include "core/model/types.hpp"
 
 namespace sf::cli {
 
 // Loads a checkpoint (core/checkpoint.hpp); throws sf::Error naming what is wrong.
 Model load_model(const std::string& path);
 
-// "gpt L=2 H=4 d_e=64 d_attn=16 d_mid=16 d_mlp=256 ℓ_max=64 N_V=64 ε=1e-05 W_p=learned"
+// "gpt L=2 H=4 d_e=64 d_attn=16 d_mid=16 d_mlp=256 ℓ_max=64 N_V=64 ε=1e-05 W_p=learned": the
+// architecture's own keys (Architecture::config_keys(): L; L, d_f; L_enc, L_dec), then the shared ones.
 std::string config_summary(const ModelConfig& c);
+
+// "Algorithm 9, ETransformer" and "Algorithm 9, ETransformer: P ← ETransformer(x | θ)" (the
+// paper's names, from core/pseudocode/).
+std::string algorithm_name(int alg);
+std::string algorithm_title(int alg);
+// The text of the paper's line of algorithm `alg` that starts with `prefix` (e.g. "loss(θ) ="), or "".
+std::string paper_line(int alg, const std::string& prefix);
 
 // 104320 → "104,320"
 std::string thousands(size_t n);
 
-// The model input x from --prompt TEXT ([bos_token, characters…]) or --tokens 3,1,4
-// (1-based ids). Throws UsageError for a malformed --tokens list, sf::Error for a character
-// outside the vocabulary or an x longer than ℓ_max.
-Tokens input_tokens(const Args& args, const ModelConfig& c, const CharTokenizer& tok);
+// The model input x from --prompt TEXT ([bos_token, characters…], and eos_token after them when
+// `with_eos`; the written [MASK], [BOS], [EOS] are those tokens) or --tokens 3,1,4 (1-based ids,
+// nothing added). Throws UsageError for a malformed --tokens list, sf::Error for a character or
+// [WORD] outside the vocabulary or an x longer than ℓ_max.
+Tokens input_tokens(const Args& args, const ModelConfig& c, const CharTokenizer& tok, bool with_eos = false);
+// Whether the architecture's --prompt gets eos_token: a model that reads whole sequences (fill-in,
+// trained on [bos_token, characters…, eos_token]) sees both ends; one that continues x does not.
+bool prompt_with_eos(const Architecture& a);
+
+// The context z of a model whose architecture has one (Algorithm 8): --context TEXT as
+// [bos_token, characters…, eos_token] (the form of the training pairs' z) or --context-tokens IDS.
+// Empty for a model without a context. Throws UsageError when the context is missing or given to
+// a model without one, or --context-tokens is malformed; sf::Error for text outside the vocabulary
+// or a z longer than ℓ_max.
+Tokens context_tokens(const Args& args, const ModelConfig& c, const CharTokenizer& tok);
+
+// A UsageError when `option` (without --) was given: "--OPTION is not for this model: WHY".
+void refuse_option(const Args& args, const std::string& option, const std::string& why);
+
+// The name of a known architecture that produces `kind` of output ("bert"), or "" (for messages).
+std::string architecture_with_output(OutputKind kind);
 
 // One token for people: 'h', ' ' (quoted), or <bos>, <eos>, <mask>.
 std::string show_token(const CharTokenizer& tok, int id);
@@ -41,8 +69,13 @@ std::string value_text(const Value& v);
 // The tokens with their positions, ids and labels, one row per position.
 void print_tokens(std::ostream& os, const Tokens& x, const CharTokenizer& tok);
 
-// For each position t, the top-k entries of P[:, t] (the prediction for x[t+1]) and the
-// probability P gave the actual next token.
-void print_predictions(std::ostream& os, const MatF& P, const Tokens& x, const CharTokenizer& tok, int k = 3);
+// For each position t, the top-k entries of P[:, t] and the probability P gave the actual token.
+// Continuation / Translation: P[:, t] predicts x[t+1] (given z for Translation). FillIn: P[:, t] is
+// the model's distribution for x[t] itself, and the positions holding mask_token are marked.
+void print_predictions(std::ostream& os, const MatF& P, const Tokens& x, const CharTokenizer& tok,
+                       OutputKind kind = OutputKind::Continuation, int k = 3);
+
+// The top k (id, probability) of a column, most likely first (ties: the lower id).
+std::vector<std::pair<int, float>> top_entries(const Eigen::Ref<const VecF>& p, int k);
 
 }  // namespace sf::cli

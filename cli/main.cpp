@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
-#include "core/error.hpp"
+#include "core/model/error.hpp"
 
 namespace {
 
@@ -16,8 +16,8 @@ using sf::cli::Command;
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> list{sf::cli::init_command(), sf::cli::forward_command(),
-                                         sf::cli::sample_command(), sf::cli::train_command(),
-                                         sf::cli::demo_command()};
+                                         sf::cli::sample_command(), sf::cli::fill_command(),
+                                         sf::cli::train_command(),  sf::cli::demo_command()};
   return list;
 }
 
@@ -41,7 +41,10 @@ void print_overview() {
   }
   std::cout << "  help      Print this overview, or the help of one command.\n\n"
                "Token ids are 1-based, as in the paper: ordinary characters 1 … N_V−3, then mask_token = N_V−2,\n"
-               "bos_token = N_V−1, eos_token = N_V. A --prompt TEXT is encoded as [bos_token, characters…].\n\n"
+               "bos_token = N_V−1, eos_token = N_V. A --prompt TEXT is encoded as [bos_token, characters…] (and\n"
+               "eos_token for BERT); [MASK], [BOS] and [EOS] in it are the special tokens.\n\n"
+               "A model is one of the paper's three architectures: GPT (Algorithms 10, 13, 14), BERT (9, 12, fill)\n"
+               "or the encoder-decoder (8, 11, 15, with a context z: --context TEXT).\n\n"
                "exit status: 0 success, 1 runtime error (file, model or input), 2 usage error.\n";
 }
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "cli/common.hpp"
-#include "core/pseudocode.hpp"
+#include "core/pseudocode/pseudocode.hpp"
 
 namespace sf::cli {
 

@@ -8,7 +8,7 @@
 #pragma once
 #include <iosfwd>
 
-#include "core/trace.hpp"
+#include "core/trace/trace.hpp"
 
 namespace sf::cli {
 

@@ -7,20 +7,18 @@
 
 #ifdef STEPFORMER_CLI
 
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
-#include "core/algorithms.hpp"
-#include "core/checkpoint.hpp"
-#include "core/npy.hpp"
-#include "core/tokenizer.hpp"
+#include "core/algorithms/algorithms.hpp"
+#include "core/io/checkpoint.hpp"
+#include "core/io/npy.hpp"
+#include "core/tokenizers/tokenizer.hpp"
+#include "test_cli_support.hpp"
 
 using namespace sf;
 namespace fs = std::filesystem;
@@ -33,37 +31,8 @@ constexpr int kL = 2, kH = 3, kLmax = 12;
 const char* kConfig = R"({"L": 2, "H": 3, "d_e": 16, "d_attn": 8, "d_mid": 4, "d_mlp": 32, "l_max": 12})";
 constexpr uint64_t kSeed = 5;
 
-struct Result {
-  int status = -1;  // exit status (or -1 when the program did not exit normally)
-  std::string out, err;
-  std::vector<std::string> out_lines() const { return split(out); }
-  std::vector<std::string> err_lines() const { return split(err); }
-  static std::vector<std::string> split(const std::string& s) {
-    std::vector<std::string> lines;
-    std::istringstream in(s);
-    for (std::string l; std::getline(in, l);) lines.push_back(l);
-    return lines;
-  }
-};
-
-std::string quote(const std::string& s) {  // for /bin/sh
-  std::string q = "'";
-  for (char c : s) {
-    if (c == '\'')
-      q.append("'\\''");
-    else
-      q.push_back(c);
-  }
-  q.push_back('\'');
-  return q;
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+using Result = sf::test::CliResult;
+using sf::test::slurp;
 
 class CliTest : public ::testing::Test {
  protected:
@@ -85,26 +54,12 @@ class CliTest : public ::testing::Test {
   }
 
   // Runs stepformer-cli with these arguments, stdout and stderr captured separately.
-  static Result run(const std::vector<std::string>& args) {
-    std::string cmd = quote(STEPFORMER_CLI);
-    for (const auto& a : args) cmd.append(" ").append(quote(a));
-    const fs::path out = dir / "stdout.txt", err = dir / "stderr.txt";
-    cmd.append(" >").append(quote(out.string())).append(" 2>").append(quote(err.string())).append(" </dev/null");
-    const int raw = std::system(cmd.c_str());
-    Result r;
-    r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-    r.out = slurp(out);
-    r.err = slurp(err);
-    return r;
-  }
+  static Result run(const std::vector<std::string>& args) { return sf::test::run_cli(dir, args); }
 
   static Model model() { return std::move(load_checkpoint(model_path.string()).model); }
 
-  // The line of `out` that starts with `prefix` (without it), or "".
   static std::string line_after(const std::string& out, const std::string& prefix) {
-    for (const auto& l : Result::split(out))
-      if (l.rfind(prefix, 0) == 0) return l.substr(prefix.size());
-    return "";
+    return sf::test::line_after(out, prefix);
   }
 
   // The one-line error contract: non-zero status `status`, nothing on stdout, one line on
@@ -112,13 +67,7 @@ class CliTest : public ::testing::Test {
   static void expect_error(const std::vector<std::string>& args, int status) {
     std::string shown;
     for (const auto& a : args) shown += a + " ";
-    const Result r = run(args);
-    EXPECT_EQ(r.status, status) << shown << "\n" << r.err;
-    EXPECT_EQ(r.out, "") << shown;
-    const auto lines = r.err_lines();
-    ASSERT_EQ(lines.size(), 1u) << shown << "\n" << r.err;
-    EXPECT_EQ(lines[0].rfind("stepformer-cli: error: ", 0), 0u) << shown << "\n" << r.err;
-    EXPECT_GT(lines[0].size(), std::string("stepformer-cli: error: ").size() + 10) << shown;
+    sf::test::expect_one_line_error(run(args), status, shown);
   }
 };
 

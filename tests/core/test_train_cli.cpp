@@ -22,8 +22,8 @@
 #include <string>
 #include <vector>
 
-#include "core/algorithms.hpp"
-#include "core/checkpoint.hpp"
+#include "core/algorithms/algorithms.hpp"
+#include "core/io/checkpoint.hpp"
 #include "grad_check.hpp"
 
 using namespace sf;

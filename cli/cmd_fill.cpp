@@ -1,0 +1,130 @@
+// stepformer-cli fill: a fill-in model (BERT, Algorithm 9) predicts the tokens at the [MASK]
+// positions of x from the columns of P ← ETransformer(x | θ) there (the paper prints no
+// algorithm for this; core/algorithms/fill_in.hpp).
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.hpp"
+#include "cli/common.hpp"
+#include "cli/trace_print.hpp"
+#include "core/algorithms/fill_in.hpp"
+#include "core/model/error.hpp"
+
+namespace sf::cli {
+
+namespace {
+
+std::string probability(float p) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4f", p);
+  return buf;
+}
+
+void print_json(const FillResult& r, const CharTokenizer& tok) {
+  nlohmann::ordered_json j;
+  j["filled_tokens"] = r.filled;
+  j["text"] = tok.decode_text(r.filled);
+  nlohmann::ordered_json positions = nlohmann::ordered_json::array();
+  for (const FillPosition& f : r.positions) {
+    nlohmann::ordered_json pos;
+    pos["t"] = f.t;
+    pos["chosen"] = f.chosen;
+    pos["chosen_text"] = tok.label(f.chosen);
+    nlohmann::ordered_json top = nlohmann::ordered_json::array();
+    for (const FillCandidate& c : f.top) top.push_back({{"id", c.id}, {"token", tok.label(c.id)}, {"p", c.p}});
+    pos["top"] = std::move(top);
+    positions.push_back(std::move(pos));
+  }
+  j["positions"] = std::move(positions);
+  std::cout << j.dump() << "\n";
+}
+
+int run_fill(const Args& args) {
+  // Usage mistakes before any file is read.
+  args.require_one_of({"prompt", "tokens"});
+  const double tau = args.get_double("tau", 0.0, 0.0, 1e6);
+  const uint64_t seed = args.get_u64("seed", 1);
+  const int top_k = static_cast<int>(args.get_int("top", 5, 1, 1'000'000));
+  if (args.has("trace") && args.has("json")) throw UsageError("--json prints one JSON object: leave out --trace");
+  const Model model = load_model(args.get("model"));
+  const Architecture& arch = architecture(model.config);
+  if (arch.output() != OutputKind::FillIn) {
+    const std::string bert = architecture_with_output(OutputKind::FillIn);
+    throw UsageError("this model (" + arch.title() + ") does not fill in [MASK]: fill needs a model trained by "
+                     "masked language modelling (Algorithm 12" +
+                     (bert.empty() ? "" : ", arch \"" + bert + "\"") + "); use stepformer-cli sample");
+  }
+  const CharTokenizer tok(model.config);
+  const Tokens x = input_tokens(args, model.config, tok, prompt_with_eos(arch));
+  if (std::find(x.begin(), x.end(), tok.mask_token()) == x.end())
+    throw Error(args.has("prompt")
+                    ? "the prompt has no [MASK] to fill: write [MASK] where the model should predict a token, e.g. "
+                      "--prompt \"h[MASK]llo\""
+                    : "--tokens has no mask_token (id " + std::to_string(tok.mask_token()) + ") to fill");
+
+  Trace trace;
+  Tracer tracer(trace);
+  const FillResult r = fill_masks(x, model, tau, seed, top_k, args.has("trace") ? &tracer : nullptr);
+  if (args.has("json")) {
+    print_json(r, tok);
+    return 0;
+  }
+  std::cout << "model: " << args.get("model") << " (" << config_summary(model.config) << ")\n";
+  std::cout << "forward algorithm: " << algorithm_title(arch.forward_algorithm()) << "\n";
+  print_tokens(std::cout, x, tok);
+  if (args.has("trace")) {
+    std::cout << "\ntrace of Algorithm " << arch.forward_algorithm() << ": " << trace.size()
+              << " events (call = the algorithm is entered with its inputs; line N = line N has run, with what it "
+                 "bound; nested calls come before the line that made them)\n";
+    print_trace(std::cout, trace);
+  }
+  std::cout << "\nfilled: \"" << tok.decode_text(r.filled) << "\"  (" << tok.decode(r.filled) << "; τ = " << tau
+            << (tau == 0 ? ", argmax" : ", seed " + std::to_string(seed)) << ")\n";
+  std::cout << "filled x = [" << id_list(r.filled) << "]\n";
+  std::cout << "at each [MASK] position t, P[:, t] is the model's distribution for x[t]; the top " << top_k << ":\n";
+  for (const FillPosition& f : r.positions) {
+    std::cout << "  t = " << f.t << "  chose " << show_token(tok, f.chosen) << " (id " << f.chosen << ")  top:";
+    for (size_t i = 0; i < f.top.size(); ++i)
+      std::cout << (i ? ", " : " ") << show_token(tok, f.top[i].id) << " " << probability(f.top[i].p);
+    std::cout << "\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+Command fill_command() {
+  CommandSpec s;
+  s.name = "fill";
+  s.summary = "BERT: fill in each [MASK] of a prompt from P ← ETransformer(x | θ) (Algorithm 9).";
+  s.synopsis = "--model BERT (--prompt TEXT | --tokens IDS) [--tau T] [--seed S] [--top K] [--trace] [--json]";
+  s.description =
+      "Runs Algorithm 9 once on x and, at each position t holding mask_token, takes P[:, t], the model's "
+      "distribution for x[t], as a masked language model is trained to (Algorithm 12): the most likely token when "
+      "τ = 0 (the default), else a token drawn from q ∝ p^{1/τ}. Prints the filled text and, for each masked "
+      "position, the top K candidates with their probabilities. The paper prints no algorithm for this step.";
+  s.options = {
+      {"model", "BERT", "The checkpoint of a fill-in model (\"arch\": \"bert\"), .safetensors.", true},
+      {"prompt", "TEXT",
+       "The text with [MASK] where tokens are missing, e.g. \"h[MASK]llo\". Encoded as the training sequences are, "
+       "[bos_token, characters…, eos_token], at most ℓ_max tokens; [BOS] and [EOS] may be written too."},
+      {"tokens", "IDS",
+       "x as 1-based token ids (mask_token = N_V−2), e.g. 63,8,62,12; nothing is added. Instead of --prompt."},
+      {"tau", "T", "Temperature τ ≥ 0; 0 takes the most likely token (argmax). Default: 0."},
+      {"seed", "S", "Seed of the sampling generator when τ > 0. Default: 1."},
+      {"top", "K", "How many candidates to show per masked position. Default: 5."},
+      {"trace", "", "Print the trace of Algorithm 9: every executed pseudocode line with the values it bound."},
+      {"json", "",
+       "Print only one JSON object: {\"filled_tokens\": […], \"text\": \"…\", \"positions\": [{\"t\": 3, "
+       "\"chosen\": id, \"chosen_text\": \"e\", \"top\": [{\"id\": …, \"token\": \"…\", \"p\": …}, …]}, …]} "
+       "(t and ids 1-based)."},
+  };
+  s.examples =
+      "  stepformer-cli fill --model bert.safetensors --prompt \"h[MASK]llo\"\n"
+      "  stepformer-cli fill --model bert.safetensors --prompt \"s[MASK]rt=[MASK]bc\" --tau 0.8 --seed 3 --json\n";
+  return {s, run_fill};
+}
+
+}  // namespace sf::cli
