@@ -7,11 +7,13 @@
 #include <cmath>
 #include <filesystem>
 
+#include "app/examples.hpp"
 #include "app/gpu_attention_backend.hpp"
 #include "app/panels/about_panel.hpp"
 #include "app/panels/attention_panel.hpp"
 #include "app/panels/callstack_panel.hpp"
 #include "app/panels/file_browser.hpp"
+#include "app/panels/fillin_panel.hpp"
 #include "app/panels/gpu_panel.hpp"
 #include "app/panels/layernorm_panel.hpp"
 #include "app/panels/panel.hpp"
@@ -20,6 +22,7 @@
 #include "app/panels/tensor_panel.hpp"
 #include "app/panels/toolbar_panel.hpp"
 #include "app/panels/training_panel.hpp"
+#include "app/panels/translation_panel.hpp"
 #include "app/panels/variables_panel.hpp"
 #include "imgui.h"
 #include "imgui_internal.h"
@@ -36,6 +39,8 @@ struct App::Panels {
   AttentionPanel attention;
   LayerNormPanel layernorm;
   SamplingPanel sampling;
+  FillInPanel fillin;
+  TranslationPanel translation;
   TrainingPanel training;
   GpuPanel gpu;
   FileBrowser files;
@@ -44,7 +49,8 @@ struct App::Panels {
 
 const std::vector<std::string>& PanelVisibility::names() {
   static const std::vector<std::string> n{"pseudocode", "callstack", "variables", "tensor", "attention", "layernorm",
-                                          "sampling",   "training",  "gpu",       "about",  "files"};
+                                          "sampling",   "fillin",    "translation", "training", "gpu",
+                                          "about",      "files"};
   return n;
 }
 
@@ -56,6 +62,8 @@ bool* PanelVisibility::by_name(const std::string& name) {
   if (name == "attention") return &attention;
   if (name == "layernorm") return &layernorm;
   if (name == "sampling") return &sampling;
+  if (name == "fillin") return &fillin;
+  if (name == "translation") return &translation;
   if (name == "training") return &training;
   if (name == "gpu") return &gpu;
   if (name == "about") return &about;
@@ -101,6 +109,23 @@ void App::notify(std::string text, bool error) {
   ui.notice_is_error = error;
 }
 
+bool App::open_example(int n, std::string& error) {
+  const std::vector<ExampleModel> ex = load_examples(error);
+  if (n < 1 || n > static_cast<int>(ex.size()))
+    return error = error.empty() ? "no example " + std::to_string(n) + " (there are " + std::to_string(ex.size()) + ")" : error,
+           false;
+  const ExampleModel& e = ex[n - 1];
+  if (!e.built) return error = e.path() + " is not built yet", false;
+  std::string load_error;
+  if (!session.load_model(e.path(), load_error)) return error = "could not open " + e.path() + ": " + load_error, false;
+  if (session.arch().has_context()) session.set_context(e.context);
+  session.set_prompt(e.prompt);
+  session.restart();
+  ui.viewed_event = SIZE_MAX;
+  notify("Example: " + e.title + " (" + std::to_string(session.model().table.total()) + " parameters)");
+  return true;
+}
+
 void App::open_model(const std::string& path) {
   std::string error;
   if (!session.load_model(path, error)) {
@@ -123,7 +148,8 @@ void App::layout_windows() {
   const ImVec2 o = vp->WorkPos, sz = vp->WorkSize;
   const float fs = ImGui::GetFontSize();
   const float status_h = fs * 1.9f;
-  const float top_h = fs * (session.prompt_error().empty() ? 4.6f : 6.0f);
+  const int errors = !session.prompt_error().empty() + !session.context_error().empty();
+  const float top_h = fs * (4.6f + 1.4f * static_cast<float>(errors));
   const float body_h = sz.y - top_h - status_h;
   const float left_w = sz.x * 0.38f, mid_w = sz.x * 0.24f, right_w = sz.x - left_w - mid_w;
   // Places a tiled window. A window still on the tile it was given last frame follows its
@@ -177,6 +203,7 @@ void App::layout_windows() {
     if (ImGui::BeginTabBar("views")) {
       auto tab = [&](const char* label, bool& open, auto&& body) {
         if (ImGui::BeginTabItem(label, nullptr, open ? ImGuiTabItemFlags_SetSelected : 0)) {
+          ui.tab_drawn[label] = ui.frame_index;
           body();
           ImGui::EndTabItem();
         }
@@ -185,7 +212,18 @@ void App::layout_windows() {
       tab("Tensor", ui.show.tensor, [&] { panels->tensor.draw(*this); });
       tab("Attention", ui.show.attention, [&] { panels->attention.draw(*this); });
       tab("LayerNorm", ui.show.layernorm, [&] { panels->layernorm.draw(*this); });
-      tab("Sampling", ui.show.sampling, [&] { panels->sampling.draw(*this); });
+      // The output tab the model's architecture has (never its name: its OutputKind).
+      switch (session.arch().output()) {
+        case OutputKind::Continuation:
+          tab("Sampling", ui.show.sampling, [&] { panels->sampling.draw(*this); });
+          break;
+        case OutputKind::FillIn:
+          tab("Fill-in", ui.show.fillin, [&] { panels->fillin.draw(*this); });
+          break;
+        case OutputKind::Translation:
+          tab("Translation", ui.show.translation, [&] { panels->translation.draw(*this); });
+          break;
+      }
       tab("Training", ui.show.training, [&] { panels->training.draw(*this); });
       tab("GPU", ui.show.gpu, [&] { panels->gpu.draw(*this); });
       ImGui::EndTabBar();
@@ -202,6 +240,18 @@ void App::draw_menu_bar() {
   if (!ImGui::BeginMainMenuBar()) return;
   if (ImGui::BeginMenu("File")) {
     if (ImGui::MenuItem("Open checkpoint…", "Ctrl+O")) ui.show.files = true;
+    if (ImGui::BeginMenu("Examples")) {
+      std::string error;
+      const std::vector<ExampleModel> ex = load_examples(error);
+      if (!error.empty()) ImGui::TextDisabled("%s", error.c_str());
+      for (size_t i = 0; i < ex.size(); ++i) {
+        const std::string label = ex[i].title + (ex[i].built ? "" : "  (not built)");
+        if (ImGui::MenuItem(label.c_str(), nullptr, false, ex[i].built)) open_example(static_cast<int>(i) + 1, error);
+        if (!ex[i].built && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+          item_tooltip(ex[i].path() + " does not exist yet (see assets/README.md for how it is trained).");
+      }
+      ImGui::EndMenu();
+    }
     if (ImGui::BeginMenu("Open recent", !settings.recent_files.empty())) {
       for (const auto& r : settings.recent_files)
         if (ImGui::MenuItem(r.c_str())) open_model(r);
@@ -221,10 +271,21 @@ void App::draw_menu_bar() {
     if (ImGui::MenuItem("Continue to breakpoint", "F5")) s.continue_run();
     if (ImGui::MenuItem("Restart", "Ctrl+R")) s.restart();
     ImGui::Separator();
-    if (ImGui::MenuItem("Trace the forward pass (Algorithm 10)", nullptr, s.run_kind() == RunKind::Forward))
-      s.trace_forward();
-    if (ImGui::MenuItem("Generate one token (Algorithm 14)", "Ctrl+G")) s.trace_generate(1, true);
-    if (ImGui::MenuItem("Generate ℓ_gen tokens (Algorithm 14)")) s.trace_generate(s.sampling.l_gen, false);
+    const std::string fwd = "Trace the forward pass (Algorithm " + std::to_string(s.arch().forward_algorithm()) + ")";
+    if (ImGui::MenuItem(fwd.c_str(), nullptr, s.run_kind() == RunKind::Forward)) s.trace_forward();
+    switch (s.arch().output()) {
+      case OutputKind::Continuation:
+        if (ImGui::MenuItem("Generate one token (Algorithm 14)", "Ctrl+G")) s.trace_generate(1, true);
+        if (ImGui::MenuItem("Generate ℓ_gen tokens (Algorithm 14)")) s.trace_generate(s.sampling.l_gen, false);
+        break;
+      case OutputKind::FillIn:
+        if (ImGui::MenuItem("Trace the fill")) s.trace_fill();
+        break;
+      case OutputKind::Translation:
+        if (ImGui::MenuItem("Translate one token (Algorithm 15)", "Ctrl+G")) s.trace_translate(true);
+        if (ImGui::MenuItem("Translate until eos_token (Algorithm 15)")) s.trace_translate(false);
+        break;
+    }
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("View")) {
@@ -276,9 +337,13 @@ void App::draw_status_bar() {
                ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings |
                    ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_NoBackground);
   const ModelConfig& c = session.model().config;
-  ImGui::TextDisabled("%s  ·  L=%d H=%d d_e=%d d_attn=%d d_mid=%d d_mlp=%d ℓ_max=%d N_V=%d ε=%g  ·  trace %.2f ms  ·  %s",
-                      session.model_label().c_str(), c.L, c.H, c.d_e, c.d_attn, c.d_mid, c.d_mlp, c.l_max, c.N_V(),
-                      c.eps, session.last_trace_ms(), ui.gl43 ? "OpenGL 4.3" : "no OpenGL 4.3 (CPU only)");
+  std::string keys;  // the architecture's own hyperparameters (L | L, d_f | L_enc, L_dec)
+  for (const auto& k : session.arch().config_keys())
+    if (const int* v = config_int(c, k)) keys += k + "=" + std::to_string(*v) + " ";
+  ImGui::TextDisabled("%s  ·  %s  ·  %sH=%d d_e=%d d_attn=%d d_mid=%d d_mlp=%d ℓ_max=%d N_V=%d ε=%g  ·  trace %.2f ms  ·  %s",
+                      session.model_label().c_str(), session.arch().name().c_str(), keys.c_str(), c.H, c.d_e,
+                      c.d_attn, c.d_mid, c.d_mlp, c.l_max, c.N_V(), c.eps, session.last_trace_ms(),
+                      ui.gl43 ? "OpenGL 4.3" : "no OpenGL 4.3 (CPU only)");
   if (!ui.notice.empty()) {
     ImGui::SameLine();
     ImGui::TextColored(ui.notice_is_error ? ImVec4(1, 0.4f, 0.35f, 1) : ImVec4(0.5f, 0.85f, 0.5f, 1), "  %s",
@@ -320,7 +385,10 @@ void App::handle_shortcuts() {
     if (pressed(GLFW_KEY_O)) ui.show.files = true;
     if (pressed(GLFW_KEY_Q)) ui.want_quit = true;
     if (pressed(GLFW_KEY_R)) s.restart();
-    if (pressed(GLFW_KEY_G)) s.trace_generate(1, true);
+    if (pressed(GLFW_KEY_G)) {
+      if (s.arch().output() == OutputKind::Continuation) s.trace_generate(1, true);
+      if (s.arch().output() == OutputKind::Translation) s.trace_translate(true);
+    }
   }
   if (s.cursor() != before) ui.viewed_event = SIZE_MAX;
 }
@@ -378,6 +446,31 @@ bool App::apply_action(const std::string& action, std::string& error) {
     s.toggle_breakpoint(v[0], v[1]);
   } else if (verb == "prompt") {
     s.set_prompt(arg);
+  } else if (verb == "context") {
+    if (!s.arch().has_context()) return error = "this model reads no context z", false;
+    s.set_context(arg);
+  } else if (verb == "example") {
+    if (!ints(v) || v.size() != 1) return error = "example needs a number (1-based, as File › Examples lists them)", false;
+    if (!open_example(v[0], error)) return false;
+  } else if (verb == "mask") {
+    if (!ints(v) || v.size() != 1) return error = "mask needs a position T (1-based, <bos> is 1)", false;
+    if (s.arch().output() != OutputKind::FillIn) return error = "this model does not fill in [MASK]", false;
+    if (!s.toggle_mask(v[0], error)) return false;
+    ui.show.fillin = true;
+  } else if (verb == "fill-trace") {
+    s.trace_fill();
+  } else if (verb == "translate-one" || verb == "translate-all") {
+    if (s.arch().output() != OutputKind::Translation) return error = "this model does not translate", false;
+    s.trace_translate(verb == "translate-one");
+    ui.show.translation = true;
+  } else if (verb == "translate-tau") {
+    try {
+      s.translation_settings.tau = std::clamp(std::stod(arg), 0.0, 100.0);
+    } catch (...) {
+      return error = "translate-tau needs a number", false;
+    }
+  } else if (verb == "translate-reuse") {
+    s.translation_settings.reuse_encoding = arg == "on";
   } else if (verb == "open" || verb == "close") {
     bool* p = ui.show.by_name(arg);
     if (!p) return error = "unknown panel \"" + arg + "\"", false;

@@ -34,7 +34,7 @@ struct Fonts {
 // Which panels are open (View menu, --actions open:NAME / close:NAME).
 struct PanelVisibility {
   bool pseudocode = true, callstack = true, variables = true, tensor = true, attention = false, layernorm = false,
-       sampling = false, training = false, about = false, files = false, gpu = false;
+       sampling = false, fillin = false, translation = false, training = false, about = false, files = false, gpu = false;
   bool* by_name(const std::string& name);
   static const std::vector<std::string>& names();
 };
@@ -53,6 +53,7 @@ struct UiState {
   bool focus_prompt = false;   // give the prompt field the keyboard on the next frame
   size_t frame_index = 0;
   float highlight_rect[4] = {0, 0, 0, 0};
+  std::map<std::string, size_t> tab_drawn;  // the frame each Inspector tab's body was last drawn (--dump-state)
   std::map<std::string, ImVec4> tiles;  // each tiled window's rectangle last frame (x, y, w, h)  // the current pseudocode line on screen (x, y, w, h)
 };
 
@@ -75,6 +76,8 @@ class App {
   void notify(std::string text, bool error = false);
   // Opens a checkpoint (file browser, drop, --model, load: action); errors go to the notice.
   void open_model(const std::string& path);
+  // Opens File › Examples' n-th model (1-based, assets/examples.json) with its prompt and context.
+  bool open_example(int n, std::string& error);
   // Writes the state tests check against a screenshot (see --dump-state).
   bool write_state(const std::string& path, std::string& error) const;
 

@@ -49,6 +49,11 @@ void Session::set_model(Model m, std::string label) {
       tokens_z_ = {tok_->bos_token(), tok_->eos_token()};
   }
   model_label_ = std::move(label);
+  mask_origins_.clear();
+  fill_key_.clear();
+  translation_ = {};
+  translation_shown_ = 0;
+  translation_key_.clear();
   gen_prefix_.clear();
   generated_.clear();
   generation_ = {};
@@ -89,16 +94,21 @@ void Session::set_context(const std::string& text) {
   if (!arch_->has_context()) return;
   if (!encode_input(text, true, "context", unknown_z_, context_error_, tokens_z_)) return;
   if (run_kind_ == RunKind::Training) return;  // a shown training trace has no context
+  if (run_kind_ == RunKind::Translate) {  // x̂ belonged to the old z: back to Algorithm 8
+    trace_forward();
+    return;
+  }
   retrace_keep_cursor();
 }
 
 void Session::set_prompt(const std::string& text) {
   prompt_ = text;
+  if (!keep_mask_origins_) mask_origins_.clear();  // typed text: the masked characters are forgotten
   Tokens t;
   if (!encode_input(text, false, "prompt", unknown_, prompt_error_, t)) return;
   tokens_ = std::move(t);
-  const bool was_training = run_kind_ == RunKind::Training;
-  if (was_training) {  // a shown training trace has no prompt: back to Algorithm 10, line 1
+  const bool was_training = run_kind_ == RunKind::Training || run_kind_ == RunKind::Translate;
+  if (was_training) {  // a training trace (or Algorithm 15) reads no prompt: back to the forward pass, line 1
     run_kind_ = RunKind::Forward;
     trace_label_.clear();
     cursor_ = trace_.size();
@@ -151,7 +161,13 @@ void Session::run_trace() {
   if (run_kind_ == RunKind::Forward && !attn_hook_) {
     Tracer cpu_tracer(fresh);
     arch_->forward(*model_, tokens_z_, tokens_, &cpu_tracer);
-  } else if (run_kind_ != RunKind::Forward) {
+  } else if (run_kind_ == RunKind::Translate) {
+    EdInferenceOptions opt;
+    opt.tau = translation_settings.tau;
+    opt.seed = translation_settings.seed;
+    opt.reuse_encoding = translation_settings.reuse_encoding;
+    translation_ = edinference(tokens_z_, *model_, opt, &tracer);
+  } else if (run_kind_ == RunKind::Generate) {
     InferenceOptions opt;
     opt.l_gen = gen_count_;
     opt.tau = sampling.tau;
@@ -261,6 +277,117 @@ std::vector<const Value*> Session::scope_for_view(size_t k) const {
   for (size_t j = k; j-- > 0;)
     if (trace_.events[j].depth == d) return trace_.scope(j);
   return {};
+}
+
+namespace {
+
+// The prompt text that encodes to x[2:] (x[1] is <bos>): special tokens written [MASK], [BOS], [EOS].
+std::string prompt_text(const CharTokenizer& tok, const Tokens& x) {
+  std::string out;
+  for (size_t k = 1; k < x.size(); ++k) {
+    const int id = x[k];
+    if (id == tok.mask_token()) out += "[MASK]";
+    else if (id == tok.bos_token()) out += "[BOS]";
+    else if (id == tok.eos_token()) out += "[EOS]";
+    else out += tok.label(id);
+  }
+  return out;
+}
+
+}  // namespace
+
+bool Session::toggle_mask(int t, std::string& error) {
+  if (t < 2 || t > static_cast<int>(tokens_.size()))
+    return error = "position " + std::to_string(t) + " is not a prompt character (2 … " +
+                   std::to_string(tokens_.size()) + "; 1 is <bos>)",
+           false;
+  Tokens x = tokens_;
+  auto it = std::find_if(mask_origins_.begin(), mask_origins_.end(), [&](const auto& o) { return o.first == t; });
+  if (x[t - 1] == tok_->mask_token()) {
+    if (it == mask_origins_.end())
+      return error = "the [MASK] at position " + std::to_string(t) + " was typed: there is no character to restore",
+             false;
+    x[t - 1] = it->second;
+    mask_origins_.erase(it);
+  } else {
+    if (it != mask_origins_.end()) mask_origins_.erase(it);
+    mask_origins_.emplace_back(t, x[t - 1]);
+    x[t - 1] = tok_->mask_token();
+  }
+  keep_mask_origins_ = true;
+  set_prompt(prompt_text(*tok_, x));
+  keep_mask_origins_ = false;
+  return true;
+}
+
+const FillResult& Session::fill() const {
+  std::vector<double> key(tokens_.begin(), tokens_.end());
+  key.insert(key.end(), {fill_settings.tau, static_cast<double>(fill_settings.seed),
+                         static_cast<double>(fill_settings.top_k), static_cast<double>(model_->table.total())});
+  if (key == fill_key_) return fill_;
+  fill_key_ = key;
+  fill_ = {};
+  fill_error_.clear();
+  if (arch_->output() != OutputKind::FillIn) {
+    fill_error_ = "this model does not fill in [MASK] (" + arch_->title() + ")";
+    return fill_;
+  }
+  try {
+    fill_ = fill_masks(tokens_, *model_, fill_settings.tau, fill_settings.seed, fill_settings.top_k);
+  } catch (const std::exception& e) {
+    fill_error_ = e.what();
+  }
+  return fill_;
+}
+
+const std::string& Session::fill_error() const {
+  fill();
+  return fill_error_;
+}
+
+void Session::trace_fill() {
+  if (run_kind_ != RunKind::Forward) trace_forward();
+  const int alg = arch_->forward_algorithm();
+  for (size_t k = trace_.size(); k-- > 0;) {
+    const Event& e = trace_.events[k];
+    if (e.alg == alg && e.kind == EventKind::Line && e.depth == 0) {
+      cursor_ = k;
+      return;
+    }
+  }
+}
+
+void Session::trace_translate(bool one) {
+  std::vector<double> key(tokens_z_.begin(), tokens_z_.end());
+  key.insert(key.end(), {translation_settings.tau, static_cast<double>(translation_settings.seed),
+                         translation_settings.reuse_encoding ? 1.0 : 0.0, static_cast<double>(model_->table.total())});
+  const bool same = run_kind_ == RunKind::Translate && key == translation_key_;
+  if (!same) {
+    run_kind_ = RunKind::Translate;
+    trace_label_.clear();
+    translation_key_ = key;
+    translation_shown_ = 0;
+    run_trace();
+  }
+  const int n = static_cast<int>(translation_.steps.size());
+  translation_shown_ = one ? std::min(translation_shown_ + 1, n) : n;
+  if (!one) {
+    jump(trace_.size());
+    return;
+  }
+  for (size_t k = 0; k < trace_.size(); ++k) {
+    const Event& e = trace_.events[k];
+    if (e.alg == 15 && e.line == 3 && e.kind == EventKind::Line && e.idx.i == translation_shown_) {
+      cursor_ = k;
+      return;
+    }
+  }
+  restart();
+}
+
+Tokens Session::translated() const {
+  const size_t n = std::min<size_t>(translation_.x_hat.size(), static_cast<size_t>(translation_shown_) + 1);
+  return Tokens(translation_.x_hat.begin(), translation_.x_hat.begin() + static_cast<long>(n));
 }
 
 }  // namespace sf

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/algorithms/algorithms.hpp"
+#include "core/algorithms/fill_in.hpp"
 #include "core/arch/architecture.hpp"
 #include "core/tokenizers/tokenizer.hpp"
 
@@ -15,13 +16,28 @@ namespace sf {
 
 // Which run is traced: Algorithm 10 on the prompt, Algorithm 14 generating from it, or a trace
 // made elsewhere and shown as it is (Training: one update of Algorithm 13, see show_trace).
-enum class RunKind { Forward, Generate, Training };
+// Translate: Algorithm 15 writing x̂ for the context z (models whose output is a Translation).
+enum class RunKind { Forward, Generate, Training, Translate };
 
 struct SamplingSettings {
   double tau = 0.8;        // τ (0 = argmax)
   int l_gen = 12;          // ℓ_gen
   uint64_t seed = 1;
   bool trim_context = true;
+};
+
+// Filling in [MASK] (models whose output is FillIn): τ = 0 takes the argmax.
+struct FillSettings {
+  double tau = 0.0;
+  uint64_t seed = 1;
+  int top_k = 5;
+};
+
+// Algorithm 15's settings (models whose output is a Translation).
+struct TranslationSettings {
+  double tau = 0.0;             // τ (0 = argmax)
+  uint64_t seed = 1;
+  bool reuse_encoding = false;  // not in the paper: encode z once and reuse Z
 };
 
 // One compute dispatch of the last traced pass's attention on another backend (the GPU).
@@ -68,6 +84,36 @@ class Session {
   const Tokens& tokens_z() const { return tokens_z_; }
   const std::string& context_error() const { return context_error_; }
   const std::vector<UnknownChar>& unknown_context_chars() const { return unknown_z_; }
+
+  // --- filling in [MASK] (arch().output() == OutputKind::FillIn) ---
+  // Masks (or unmasks) the prompt's token at 1-based position t (<bos> is 1): the prompt text
+  // gets [MASK] there, and unmasking restores the character that was there. Re-traces keeping
+  // the cursor. False with `error` at <bos>, outside the prompt, or when a [MASK] typed by hand
+  // has no character to restore.
+  bool toggle_mask(int t, std::string& error);
+  // fill_masks on the prompt (untraced; the Forward run is its traced ETransformer pass), for
+  // fill_settings; positions empty when the prompt has no [MASK] or the model does not fill in
+  // (fill_error() says why).
+  const FillResult& fill() const;
+  const std::string& fill_error() const;
+  FillSettings fill_settings;
+  // The Forward run with the cursor on its last line (Algorithm 9 line 12: P's columns at the
+  // masks are what the fill reads).
+  void trace_fill();
+
+  // --- Algorithm 15 (arch().output() == OutputKind::Translation) ---
+  // Traces EDInference on the context z. `one`: shows one more step of x̂ than before (the first
+  // after a change of z or settings), the cursor on that step's loop line (F11 enters its
+  // EDTransformer call); otherwise every step until eos_token or the ℓ_max cap. The whole run
+  // is traced once (the steps are drawn in order from one generator, so a run cut after k
+  // steps has the same first k tokens); each "one" reveals and moves to the next step.
+  void trace_translate(bool one);
+  const EdInferenceResult& translation() const { return translation_; }
+  // Steps of translation() shown so far (≤ translation().steps.size()).
+  int translation_shown() const { return translation_shown_; }
+  // x̂ as far as shown: [bos_token, y_1 … y_shown].
+  Tokens translated() const;
+  TranslationSettings translation_settings;
 
   // --- the traced run ---
   RunKind run_kind() const { return run_kind_; }
@@ -158,6 +204,14 @@ class Session {
   size_t cursor_ = 0;
   std::vector<int> breakpoints_;
   double last_trace_ms_ = 0;
+  bool keep_mask_origins_ = false;
+  std::vector<std::pair<int, int>> mask_origins_;  // (t, the token that [MASK] replaced)
+  mutable FillResult fill_;
+  mutable std::string fill_error_;
+  mutable std::vector<double> fill_key_;  // tokens and settings fill_ was computed for
+  EdInferenceResult translation_;
+  int translation_shown_ = 0;
+  std::vector<double> translation_key_;  // z and settings translation_ was traced for
   AttentionHook attn_hook_;
   std::vector<AttentionDispatch> attn_times_;
   double attn_max_diff_ = 0;

@@ -34,6 +34,21 @@ bool App::write_state(const std::string& path, std::string& error) const {
   j["model"] = session.model_label();
   j["generated"] = session.generated().size();
   j["run_kind"] = static_cast<int>(session.run_kind());
+  j["arch"] = session.arch().name();
+  j["context"] = session.context();
+  j["context_error"] = session.context_error();
+  j["tokens_z"] = session.tokens_z().size();
+  j["fill"] = session.tokenizer().decode(session.fill().filled);
+  j["fill_positions"] = session.fill().positions.size();
+  j["translated"] = session.tokenizer().decode(session.translated());
+  j["translation_shown"] = session.translation_shown();
+  j["translation_stopped"] = session.translation().stopped;
+  {
+    nlohmann::ordered_json tabs = nlohmann::ordered_json::array();
+    for (const auto& [name, frame] : ui.tab_drawn)
+      if (frame == ui.frame_index) tabs.push_back(name);
+    j["tabs_shown"] = tabs;
+  }
   {
     const TrainSnapshot& ts = training_panel(*this).snapshot();
     j["train_step"] = ts.step;

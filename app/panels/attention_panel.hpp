@@ -15,6 +15,7 @@ struct AttentionPanel {
   void draw(App& app);
 
  private:
+  int g_ = 0;                   // the group shown (which transformer line's attention)
   int l_ = 1, h_ = 1, i_ = 0;   // the head shown; i_: Algorithm 14's generation step (0: none)
   size_t followed_ = SIZE_MAX;  // the cursor position whose indices were last taken over
   HeatmapHover hover_;          // the cell hovered last frame, outlined in all four views

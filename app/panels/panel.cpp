@@ -29,7 +29,9 @@ std::string describe_indices(const Indices& idx) {
 std::string describe_event(const Event& e) {
   std::string s = algorithm_name(e.alg);
   s += e.kind == EventKind::Enter ? " (call)" : " line " + std::to_string(e.line);
-  const std::string idx = describe_indices(e.idx);
+  std::string idx = describe_indices(e.idx);
+  const std::string role = e.kind == EventKind::Enter ? "" : loop_role(e.alg, e.line);  // encoder / decoder layers
+  if (!role.empty()) idx = role + (idx.empty() ? "" : ", " + idx);
   if (!idx.empty()) s += " (" + idx + ")";
   return s;
 }

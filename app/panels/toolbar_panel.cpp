@@ -22,8 +22,7 @@ bool step_button(const char* label, const char* tip, bool enabled = true) {
 }
 
 // Red underlines under the characters that are not in the vocabulary.
-void mark_unknown(const App& app, const std::string& text, ImVec2 frame_min) {
-  const auto& bad = app.session.unknown_chars();
+void mark_unknown(const std::vector<UnknownChar>& bad, const std::string& text, ImVec2 frame_min) {
   if (bad.empty()) return;
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImVec2 pad = ImGui::GetStyle().FramePadding;
@@ -69,39 +68,62 @@ void ToolbarPanel::draw(App& app) {
   ImGui::SameLine();
   ImGui::TextDisabled("%s", describe_event(s.current()).c_str());
 
-  // The prompt: editing it re-runs the traced forward pass at once.
-  if (!synced_ || (!ImGui::IsAnyItemActive() && prompt_buf_ != s.prompt())) {
+  // The prompt (and, for a model with a context, z): editing re-runs the traced forward pass at once.
+  if (!synced_ || (!ImGui::IsAnyItemActive() && (prompt_buf_ != s.prompt() || context_buf_ != s.context()))) {
     prompt_buf_ = s.prompt();
+    context_buf_ = s.context();
     synced_ = true;
   }
-  ImGui::AlignTextToFramePadding();
+  const bool ctx = s.arch().has_context();
+  const float field_w = ImGui::GetFontSize() * (ctx ? 14.0f : 22.0f);
+  if (ctx) {
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted("Context z:");
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(field_w);
+    if (ImGui::InputText("##context", &context_buf_)) s.set_context(context_buf_);
+    mark_unknown(s.unknown_context_chars(), context_buf_, ImGui::GetItemRectMin());
+    item_tooltip("The encoder's input z, tokenized as [<bos>, its characters…, <eos>] as training pairs are. "
+                 "Characters outside the model's vocabulary are underlined in red.");
+    ImGui::SameLine();
+    ImGui::TextDisabled("ℓ_z = %zu", s.tokens_z().size());
+    ImGui::SameLine(0, ImGui::GetFontSize());
+  } else {
+    ImGui::AlignTextToFramePadding();
+  }
   const char* prompt_label = s.run_kind() == RunKind::Generate   ? "Prompt x (generating):"
                              : s.run_kind() == RunKind::Training ? "Prompt x (editing returns to the forward pass):"
-                                                                 : "Prompt x:";
+                             : s.run_kind() == RunKind::Translate ? "x (editing returns to the forward pass):"
+                             : ctx                                ? "x (teacher-forced):"
+                                                                  : "Prompt x:";
   ImGui::TextUnformatted(prompt_label);
   ImGui::SameLine();
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 22.0f);
+  ImGui::SetNextItemWidth(field_w);
   if (app.ui.focus_prompt) {
     ImGui::SetKeyboardFocusHere();
     app.ui.focus_prompt = false;
   }
   if (ImGui::InputText("##prompt", &prompt_buf_)) s.set_prompt(prompt_buf_);
-  mark_unknown(app, prompt_buf_, ImGui::GetItemRectMin());
-  item_tooltip("The prompt is tokenized as [<bos>, its characters…] (the paper's §4). Characters outside the "
-               "model's vocabulary are underlined in red.");
+  mark_unknown(s.unknown_chars(), prompt_buf_, ImGui::GetItemRectMin());
+  item_tooltip(ctx ? "The decoder's input x, tokenized as [<bos>, its characters…]: the forward pass reads it whole "
+                     "(teacher forcing), as training does. Underlined in red: not in the vocabulary."
+                   : "The prompt is tokenized as [<bos>, its characters…] (the paper's §4). Write [MASK], [BOS], [EOS] "
+                     "for the special tokens. Characters outside the model's vocabulary are underlined in red.");
   ImGui::SameLine();
   std::string toks;
   for (int id : s.tokens()) toks += token_label(s.tokenizer(), id) + " ";
   ImGui::TextDisabled("ℓ = %zu  tokens: %s", s.tokens().size(), toks.c_str());
-  if (!s.prompt_error().empty()) {
-    ImGui::TextColored(ImVec4(1.0f, 0.4f, 0.35f, 1.0f), "%s", s.prompt_error().c_str());
-    if (!s.unknown_chars().empty()) {
-      ImGui::SameLine();
-      std::string list;
-      for (const auto& u : s.unknown_chars()) list += describe_char(u.chr) + " at " + std::to_string(u.position) + "  ";
-      ImGui::TextDisabled("%s", list.c_str());
-    }
-  }
+  auto show_error = [&](const std::string& what, const std::string& err, const std::vector<UnknownChar>& bad) {
+    if (err.empty()) return;
+    ImGui::TextColored(ImVec4(1.0f, 0.4f, 0.35f, 1.0f), "%s%s", what.c_str(), err.c_str());
+    if (bad.empty()) return;
+    ImGui::SameLine();
+    std::string list;
+    for (const auto& u : bad) list += describe_char(u.chr) + " at " + std::to_string(u.position) + "  ";
+    ImGui::TextDisabled("%s", list.c_str());
+  };
+  show_error(ctx ? "x: " : "", s.prompt_error(), s.unknown_chars());
+  if (ctx) show_error("z: ", s.context_error(), s.unknown_context_chars());
 }
 
 }  // namespace sf

@@ -9,6 +9,7 @@ struct ToolbarPanel {
   void draw(App& app);
  private:
   std::string prompt_buf_;
+  std::string context_buf_;
   bool synced_ = false;
 };
 }  // namespace sf

@@ -6,6 +6,7 @@
 
 #include "app/panels/panel.hpp"
 #include "core/model/error.hpp"
+#include "core/training/pair_tasks.hpp"
 
 namespace sf {
 
@@ -167,18 +168,25 @@ void loss_chart(const char* id, const std::vector<Series>& series, ImVec2 size, 
   }
 }
 
+// The built-in tasks for an architecture: pairs (z, x) when it reads a context, else sequences.
+const std::vector<std::string>& tasks_for(const Architecture& a) { return a.has_context() ? pair_task_names() : task_names(); }
+
 }  // namespace
 
 bool TrainingPanel::configure(App& app, std::string& error) {
-  (void)app;
   try {
-    ModelConfig c;  // the built-in configuration
+    // The session model's architecture and sizes (a fresh θ: training starts from scratch).
+    ModelConfig c = app.session.model().config;
+    const Architecture& arch = app.session.arch();
+    arch_ = &arch;
     TaskOptions to;
     to.seed = static_cast<uint64_t>(seed_);
     to.max_chars = c.l_max - 2;
     Dataset d;
-    const auto& names = task_names();
-    if (std::find(names.begin(), names.end(), task_) != names.end()) d = make_task(task_, to);
+    const auto& names = tasks_for(arch);
+    if (std::find(names.begin(), names.end(), task_) != names.end())
+      d = arch.has_context() ? make_pair_task(task_, to) : make_task(task_, to);
+    else if (arch.has_context()) d = pairs_dataset(task_, to.max_chars);
     else d = text_dataset(task_, to);
     if (!missing_characters(d.vocab, c).empty()) c.vocab = d.vocab;
     Model m = Model::initialised(c, static_cast<uint64_t>(seed_));
@@ -191,6 +199,8 @@ bool TrainingPanel::configure(App& app, std::string& error) {
     o.epochs = 3;
     o.eval_sequences = 256;
     o.data_seed = static_cast<uint64_t>(seed_);
+    o.p_mask = p_mask_;
+    o.bert_80_10_10 = bert_80_10_10_;
     preview_ = d.preview(8);
     n_train_ = d.train.size();
     n_val_ = d.val.size();
@@ -208,7 +218,9 @@ bool TrainingPanel::configure(App& app, std::string& error) {
 }
 
 bool TrainingPanel::ensure(App& app) {
-  if (configured_) return true;
+  if (configured_ && arch_ == &app.session.arch()) return true;
+  const auto& names = tasks_for(app.session.arch());
+  if (arch_ != &app.session.arch() && std::find(names.begin(), names.end(), task_) == names.end()) task_ = names.front();
   std::string err;
   return configure(app, err);
 }
@@ -296,7 +308,7 @@ void TrainingPanel::draw(App& app) {
   const TrainSnapshot& s = snapshot();
 
   // --- the task and its data ---
-  const auto& names = task_names();
+  const auto& names = tasks_for(app.session.arch());
   const bool is_file = std::find(names.begin(), names.end(), task_) == names.end();
   ImGui::SetNextItemWidth(fs * 9);
   if (ImGui::BeginCombo("Task", is_file ? "text file" : task_.c_str())) {
@@ -317,6 +329,22 @@ void TrainingPanel::draw(App& app) {
     if (!set_task(app, path_, err)) app.notify("Could not load " + std::string(path_) + ": " + err, true);
   }
   ImGui::EndDisabled();
+  ImGui::TextDisabled("Trains a fresh %s (Algorithm %d) with the open model's sizes.", app.session.arch().title().c_str(),
+                      app.session.arch().training_algorithm());
+  if (app.session.arch().output() == OutputKind::FillIn) {  // Algorithm 12's masking
+    bool changed = false;
+    ImGui::SetNextItemWidth(fs * 9);
+    changed |= ImGui::SliderFloat("p_mask", &p_mask_, 0.01f, 0.9f, "%.2f");
+    item_tooltip("Algorithm 12: each position of x becomes mask_token with probability p_mask.");
+    ImGui::SameLine();
+    changed |= ImGui::Checkbox("80/10/10 (BERT's rule, not the paper's)", &bert_80_10_10_);
+    item_tooltip("Of the chosen positions, 80% become mask_token, 10% a random token and 10% stay as they are "
+                 "(Devlin et al.); the paper's Algorithm 12 masks them all.");
+    if (changed) {
+      std::string err;
+      if (!configure(app, err)) app.notify(err, true);
+    }
+  }
   if (!description_.empty()) ImGui::TextWrapped("%s", description_.c_str());
   ImGui::Text("train: %zu sequences · validation: %zu", n_train_, n_val_);
   if (!preview_.empty()) {

@@ -44,6 +44,9 @@ class TrainingPanel {
   float lr_ = 3e-3f;
   int batch_ = 16;
   int seed_ = 1;
+  const Architecture* arch_ = nullptr;  // the session model's architecture the runner was configured for
+  float p_mask_ = 0.15f;                // Algorithm 12's p_mask (models that fill in [MASK])
+  bool bert_80_10_10_ = false;          // BERT's 80/10/10 rule (not the paper's)
   int eval_every_ = 50;
   std::vector<std::string> preview_;
   size_t n_train_ = 0, n_val_ = 0;

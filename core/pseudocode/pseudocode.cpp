@@ -312,4 +312,11 @@ const PseudoLine* pseudocode_line(int alg, int line) {
   return nullptr;
 }
 
+const char* loop_role(int alg, int line) {
+  if (alg != 8) return "";
+  if (line >= 4 && line <= 9) return "encoder";
+  if (line >= 13 && line <= 20) return "decoder";
+  return "";
+}
+
 }  // namespace sf

@@ -31,6 +31,10 @@ const PseudoAlgorithm* pseudocode(int alg);
 // The numbered line `line` of algorithm `alg`, or nullptr (line 0 and unknown lines).
 const PseudoLine* pseudocode_line(int alg, int line);
 
+// Which stack of layers the numbered line `line` of `alg` belongs to: "encoder" (Algorithm 8
+// lines 4–9), "decoder" (Algorithm 8 lines 13–20), "" elsewhere. Labels call-stack frames.
+const char* loop_role(int alg, int line);
+
 // All 15 algorithms, in order.
 const std::vector<PseudoAlgorithm>& pseudocode_all();
 

@@ -292,3 +292,105 @@ TEST(Gui, WithoutOpenGL43GpuAttentionFallsBackToTheCpuAndSaysWhy) {
   EXPECT_NE(notice.find("4.3"), std::string::npos) << notice;
   EXPECT_EQ(r.state["event"]["line"], 5);
 }
+
+// --- BERT and the encoder-decoder ---
+
+#include "core/io/checkpoint.hpp"
+
+namespace {
+
+// A small untrained model of `arch` saved to a temporary checkpoint (the bundled BERT and ED
+// models may not be built yet).
+std::string small_checkpoint(const std::string& arch) {
+  sf::ModelConfig c;
+  c.arch = arch;
+  c.L = c.L_enc = c.L_dec = 2;
+  c.H = 4;
+  c.d_e = 64;
+  c.d_attn = c.d_mid = 16;
+  c.d_mlp = 256;
+  c.d_f = 64;
+  c.l_max = 16;
+  const std::string path = (fs::temp_directory_path() / ("stepformer-gui-" + arch + "-" +
+                                                         std::to_string(::getpid()) + ".safetensors")).string();
+  if (!fs::exists(path)) sf::save_checkpoint(path, sf::Model::initialised(c, 1));
+  return path;
+}
+
+bool has_tab(const AppRun& r, const std::string& name) {
+  for (const auto& t : r.state["tabs_shown"])
+    if (t == name) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST(GuiBert, FillInTabMasksAndFills) {
+  const std::string model = small_checkpoint("bert");
+  const AppRun r = run_app("--model " + model, "prompt:abcd,mask:3,mask:5,open:fillin,wait");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_GT(luminance_std(r), 20.0) << "the screenshot looks blank";
+  EXPECT_EQ(r.state["arch"], "bert");
+  EXPECT_EQ(r.state["prompt"], "a[MASK]c[MASK]");
+  EXPECT_EQ(r.state["fill_positions"], 2);
+  EXPECT_EQ(r.state["event"]["alg"], 9);
+  EXPECT_TRUE(has_tab(r, "Fill-in")) << r.state["tabs_shown"];
+  // The fill is the session's: fill_masks at τ = 0 on the same prompt.
+  sf::Session s;
+  std::string error;
+  ASSERT_TRUE(s.load_model(model, error)) << error;
+  s.set_prompt("a[MASK]c[MASK]");
+  EXPECT_EQ(r.state["fill"], s.tokenizer().decode(s.fill().filled));
+  // A GPT model has no Fill-in tab, and mask: is refused.
+  const AppRun g = run_app("", "mask:2");
+  EXPECT_EQ(g.exit_code, 3) << g.output;
+}
+
+TEST(GuiEd, ToolbarHasTwoInputsAndTracesAlgorithm8) {
+  const std::string model = small_checkpoint("ed");
+  const AppRun r = run_app("--model " + model, "context:ab\\,c,prompt:xy,goto:4:4:1:2,open:attention,wait");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_GT(luminance_std(r), 20.0) << "the screenshot looks blank";
+  EXPECT_EQ(r.state["arch"], "ed");
+  EXPECT_EQ(r.state["context"], "ab,c");
+  EXPECT_EQ(r.state["tokens_z"], 6);  // <bos> a b , c <eos>
+  EXPECT_EQ(r.state["prompt"], "xy");
+  EXPECT_EQ(r.state["event"]["alg"], 4);
+  EXPECT_TRUE(has_tab(r, "Attention"));
+  // An unknown character in z is reported and the last good z kept.
+  const AppRun bad = run_app("--model " + model, "context:ab,context:a\u00e9");
+  ASSERT_EQ(bad.exit_code, 0) << bad.output;
+  EXPECT_EQ(bad.state["tokens_z"], 4);
+  EXPECT_NE(bad.state["context_error"].get<std::string>(), "");
+}
+
+TEST(GuiEd, TranslationTabTranslates) {
+  const std::string model = small_checkpoint("ed");
+  const AppRun r = run_app("--model " + model, "context:abc,translate-one,translate-one,wait");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_GT(luminance_std(r), 20.0) << "the screenshot looks blank";
+  EXPECT_EQ(r.state["run_kind"], 3);  // RunKind::Translate
+  EXPECT_EQ(r.state["translation_shown"], 2);
+  EXPECT_EQ(r.state["event"]["alg"], 15);
+  EXPECT_EQ(r.state["event"]["i"], 2);
+  EXPECT_TRUE(has_tab(r, "Translation")) << r.state["tabs_shown"];
+  sf::Session s;
+  std::string error;
+  ASSERT_TRUE(s.load_model(model, error)) << error;
+  s.set_context("abc");
+  const sf::EdInferenceResult e = sf::edinference(s.tokens_z(), s.model(), sf::EdInferenceOptions{0.0, 1, false});
+  EXPECT_EQ(r.state["translated"], s.tokenizer().decode(sf::Tokens(e.x_hat.begin(), e.x_hat.begin() + 3)));
+  const AppRun all = run_app("--model " + model, "context:abc,translate-all,wait");
+  ASSERT_EQ(all.exit_code, 0) << all.output;
+  EXPECT_EQ(all.state["translated"], s.tokenizer().decode(e.x_hat));
+  EXPECT_EQ(all.state["translation_stopped"], e.stopped);
+}
+
+TEST(GuiExamples, ExampleOneOpensTheDefaultModel) {
+  const AppRun r = run_app("", "prompt:abc,example:1,wait");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.state["prompt"], "hello=");
+  EXPECT_EQ(r.state["model"], "default.safetensors");
+  const AppRun none = run_app("", "example:9");
+  EXPECT_EQ(none.exit_code, 3);
+}

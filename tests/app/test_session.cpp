@@ -224,3 +224,214 @@ TEST(MathText, SubscriptsSuperscriptsAndLiteralUnderscores) {
   EXPECT_EQ(runs[1].text, "z");
   EXPECT_EQ(runs[2].text, "×ℓ");
 }
+
+// --- BERT and the encoder-decoder in the session ---
+
+#include "app/attention_calls.hpp"
+
+namespace {
+
+Model small_model(const std::string& arch) {
+  ModelConfig c;
+  c.arch = arch;
+  c.L = 2;
+  c.L_enc = 2;
+  c.L_dec = 2;
+  c.H = 4;
+  c.d_e = 64;
+  c.d_attn = 16;
+  c.d_mid = 16;
+  c.d_mlp = 256;
+  c.d_f = 64;
+  c.l_max = 16;  // short: an untrained encoder-decoder runs to the ℓ_max cap
+  return Model::initialised(c, 1);
+}
+
+const Value* value_at(const Trace& t, size_t k, const std::string& name) {
+  for (const auto& v : t.events[k].values)
+    if (v.name == name) return &v;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST(SessionBert, ForwardTraceIsAlgorithm9WithAllOnesMask) {
+  Session s;
+  s.set_model(small_model("bert"), "bert test");
+  s.set_prompt("abc");
+  EXPECT_EQ(s.arch().output(), OutputKind::FillIn);
+  EXPECT_EQ(ev(s).alg, 9);
+  for (int line : {1, 5, 12}) EXPECT_TRUE(s.jump_to(9, line)) << "line " << line;
+  const auto calls = head_calls(s.trace());
+  ASSERT_EQ(calls.size(), 2u * 4u);  // L × H
+  for (const auto& c : calls) {
+    EXPECT_EQ(c.caller_alg, 9);
+    EXPECT_EQ(c.caller_line, 5);
+    ASSERT_NE(c.mask, nullptr);
+    EXPECT_EQ(c.mask->m.rows(), 4);
+    EXPECT_EQ(c.mask->m.cols(), 4);
+    EXPECT_EQ(c.mask->m.minCoeff(), 1.0f);  // Mask ≡ 1: no causal zeros
+  }
+  const auto groups = attention_groups(calls);
+  ASSERT_EQ(groups.size(), 1u);
+  EXPECT_NE(groups[0].mask_text.find("Mask ≡ 1"), std::string::npos);
+}
+
+TEST(SessionBert, MaskTogglesAndFillEqualsFillMasks) {
+  Session s;
+  s.set_model(small_model("bert"), "bert test");
+  s.set_prompt("abcd");
+  ASSERT_TRUE(s.jump_to(4, 5, 2, 3));
+  std::string err;
+  EXPECT_FALSE(s.toggle_mask(1, err));  // <bos>
+  EXPECT_FALSE(s.toggle_mask(6, err));  // past the end
+  ASSERT_TRUE(s.toggle_mask(3, err)) << err;
+  EXPECT_EQ(s.prompt(), "a[MASK]cd");
+  EXPECT_EQ(s.tokens()[2], s.tokenizer().mask_token());
+  EXPECT_EQ(ev(s).alg, 4);  // the cursor is kept
+  EXPECT_EQ(ev(s).idx.l, 2);
+  EXPECT_EQ(ev(s).idx.h, 3);
+  ASSERT_TRUE(s.toggle_mask(5, err)) << err;
+  EXPECT_EQ(s.prompt(), "a[MASK]c[MASK]");
+  s.fill_settings = {0.0, 1, 5};
+  const FillResult expect = fill_masks(s.tokens(), s.model(), 0.0, 1, 5);
+  const FillResult& got = s.fill();
+  ASSERT_EQ(got.positions.size(), 2u);
+  EXPECT_EQ(got.filled, expect.filled);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(got.positions[i].t, expect.positions[i].t);
+    EXPECT_EQ(got.positions[i].chosen, expect.positions[i].chosen);
+    ASSERT_EQ(got.positions[i].top.size(), 5u);
+    EXPECT_EQ(got.positions[i].top[0].id, expect.positions[i].top[0].id);
+    EXPECT_FLOAT_EQ(got.positions[i].top[0].p, expect.positions[i].top[0].p);
+  }
+  EXPECT_EQ(got.positions[0].t, 3);
+  EXPECT_EQ(got.positions[1].t, 5);
+  // The fill reads P of the traced forward run: the same column at t = 3.
+  s.trace_fill();
+  EXPECT_EQ(ev(s).alg, 9);
+  EXPECT_EQ(ev(s).line, 12);
+  const Value* P = value_at(s.trace(), s.cursor(), "P");
+  ASSERT_NE(P, nullptr);
+  EXPECT_FLOAT_EQ(P->m(got.positions[0].chosen - 1, 2), got.positions[0].p(got.positions[0].chosen - 1));
+  // A sampled fill (τ > 0) is fill_masks with that seed.
+  s.fill_settings = {1.0, 7, 3};
+  EXPECT_EQ(s.fill().filled, fill_masks(s.tokens(), s.model(), 1.0, 7, 3).filled);
+  // Unmasking restores the characters.
+  ASSERT_TRUE(s.toggle_mask(3, err));
+  ASSERT_TRUE(s.toggle_mask(5, err));
+  EXPECT_EQ(s.prompt(), "abcd");
+  EXPECT_TRUE(s.fill().positions.empty());
+  EXPECT_FALSE(s.fill_error().empty());
+  // A [MASK] typed by hand has nothing to restore.
+  s.set_prompt("a[MASK]");
+  EXPECT_FALSE(s.toggle_mask(3, err));
+}
+
+TEST(SessionEd, SetContextRetracesAndKeepsTheCursor) {
+  Session s;
+  s.set_model(small_model("ed"), "ed test");
+  EXPECT_TRUE(s.arch().has_context());
+  s.set_context("hello");
+  s.set_prompt("olleh");
+  ASSERT_EQ(s.tokens_z().size(), 7u);  // <bos> hello <eos>
+  EXPECT_EQ(s.tokens_z().back(), s.tokenizer().eos_token());
+  ASSERT_TRUE(s.jump_to(4, 4, 1, 2));  // the first S: the encoder's layer 1, head 2
+  ASSERT_EQ(s.trace().caller_key(s.cursor()) / 1000, 5);
+  s.set_context("abcdefgh");
+  EXPECT_TRUE(s.context_error().empty());
+  EXPECT_EQ(s.tokens_z().size(), 10u);
+  EXPECT_EQ(ev(s).alg, 4);
+  EXPECT_EQ(ev(s).line, 4);
+  EXPECT_EQ(ev(s).idx.l, 1);
+  EXPECT_EQ(ev(s).idx.h, 2);
+  const Value* S = value_at(s.trace(), s.cursor(), "S");
+  ASSERT_NE(S, nullptr);
+  EXPECT_EQ(S->m.rows(), 10);  // the new z: encoder self-attention is ℓ_z × ℓ_z
+  EXPECT_EQ(S->m.cols(), 10);
+  // An unknown character keeps the last good trace and says so.
+  s.set_context("abc\x01");
+  EXPECT_FALSE(s.context_error().empty());
+  EXPECT_EQ(s.tokens_z().size(), 10u);
+}
+
+TEST(SessionEd, CrossAttentionAxesAreZRowsAndXColumns) {
+  Session s;
+  s.set_model(small_model("ed"), "ed test");
+  s.set_context("abcde");  // ℓ_z = 7
+  s.set_prompt("xyz");     // ℓ_x = 4
+  const auto calls = head_calls(s.trace());
+  const auto groups = attention_groups(calls);
+  ASSERT_EQ(groups.size(), 3u);
+  EXPECT_EQ(groups[0].line, 5);
+  EXPECT_EQ(groups[1].line, 14);
+  EXPECT_EQ(groups[2].line, 16);
+  EXPECT_NE(groups[0].title.find("ncoder"), std::string::npos);
+  EXPECT_NE(groups[1].title.find("ecoder"), std::string::npos);
+  EXPECT_NE(groups[2].title.find("Cross"), std::string::npos);
+  const HeadCall* enc = find_head_call(calls, 8, 5, 1, 1, 0);
+  const HeadCall* dec = find_head_call(calls, 8, 14, 2, 1, 0);
+  const HeadCall* cross = find_head_call(calls, 8, 16, 2, 3, 0);
+  ASSERT_TRUE(enc && dec && cross && cross->S && enc->mask && dec->mask && cross->mask);
+  EXPECT_EQ(enc->mask->m.rows(), 7);
+  EXPECT_EQ(enc->mask->m.minCoeff(), 1.0f);
+  EXPECT_EQ(dec->mask->m.rows(), 4);
+  EXPECT_EQ(dec->mask->m(1, 0), 0.0f);  // causal: key 2 is after query 1
+  EXPECT_EQ(dec->mask->m(0, 1), 1.0f);
+  EXPECT_EQ(cross->mask->m.rows(), 7);
+  EXPECT_EQ(cross->mask->m.cols(), 4);
+  EXPECT_EQ(cross->mask->m.minCoeff(), 1.0f);
+  EXPECT_EQ(cross->S->m.rows(), 7);
+  EXPECT_EQ(cross->S->m.cols(), 4);
+  EXPECT_EQ(cross->S->rows, Axis::TokenZ);
+  EXPECT_EQ(cross->S->cols, Axis::TokenX);
+  EXPECT_EQ(s.tokens_at(cross->line4, Axis::TokenZ), s.tokens_z());
+  EXPECT_EQ(s.tokens_at(cross->line4, Axis::TokenX), s.tokens());
+  // The decoder's self-attention labels both axes with x.
+  EXPECT_EQ(s.tokens_at(dec->line4, dec->S->rows), s.tokens());
+}
+
+TEST(SessionEd, TranslateOneAndAllEqualEdInference) {
+  Session s;
+  s.set_model(small_model("ed"), "ed test");
+  s.set_context("abc");
+  s.translation_settings = {0.7, 3, false};
+  const EdInferenceResult expect = edinference(s.tokens_z(), s.model(), EdInferenceOptions{0.7, 3, false});
+  ASSERT_GE(expect.steps.size(), 2u);
+  s.trace_translate(true);
+  EXPECT_EQ(s.run_kind(), RunKind::Translate);
+  EXPECT_EQ(s.translation_shown(), 1);
+  EXPECT_EQ(s.translated(), Tokens(expect.x_hat.begin(), expect.x_hat.begin() + 2));
+  EXPECT_EQ(ev(s).alg, 15);
+  EXPECT_EQ(ev(s).line, 3);
+  EXPECT_EQ(ev(s).idx.i, 1);
+  s.step_into();  // into line 4's EDTransformer call
+  EXPECT_EQ(ev(s).alg, 8);
+  s.trace_translate(true);
+  EXPECT_EQ(s.translation_shown(), 2);
+  EXPECT_EQ(ev(s).idx.i, 2);
+  EXPECT_EQ(s.translated(), Tokens(expect.x_hat.begin(), expect.x_hat.begin() + 3));
+  s.trace_translate(false);
+  EXPECT_EQ(s.translated(), expect.x_hat);
+  EXPECT_EQ(s.translation().stopped, expect.stopped);
+  ASSERT_EQ(s.translation().steps.size(), expect.steps.size());
+  for (size_t i = 0; i < expect.steps.size(); ++i) {
+    EXPECT_EQ(s.translation().steps[i].y, expect.steps[i].y);
+    EXPECT_TRUE(s.translation().steps[i].p.isApprox(expect.steps[i].p));
+  }
+  // The last step's cross-attention: rows z, columns the x̂ that step saw.
+  const int n = static_cast<int>(expect.steps.size());
+  const HeadCall* cross = find_head_call(head_calls(s.trace()), 8, 16, 1, 1, n);
+  ASSERT_TRUE(cross && cross->A);
+  EXPECT_EQ(cross->A->m.rows(), static_cast<int>(s.tokens_z().size()));
+  EXPECT_EQ(cross->A->m.cols(), n);
+  EXPECT_EQ(s.tokens_at(cross->line6, Axis::TokenX), Tokens(expect.x_hat.begin(), expect.x_hat.begin() + n));
+  // Reusing the encoder's output gives the same x̂ (Algorithm 15's option, not in the paper).
+  s.translation_settings.reuse_encoding = true;
+  s.trace_translate(false);
+  EXPECT_EQ(s.translated(), expect.x_hat);
+  // A new z returns to the forward pass (Algorithm 8).
+  s.set_context("abd");
+  EXPECT_EQ(s.run_kind(), RunKind::Forward);
+  EXPECT_EQ(ev(s).alg, 8);
+}

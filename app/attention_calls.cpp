@@ -1,0 +1,74 @@
+#include "app/attention_calls.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+#include "core/pseudocode/pseudocode.hpp"
+
+namespace sf {
+
+const Value* event_value(const Event& e, const std::string& name) {
+  for (const auto& v : e.values)
+    if (v.name == name) return &v;
+  return nullptr;
+}
+
+std::vector<HeadCall> head_calls(const Trace& t) {
+  std::vector<HeadCall> out;
+  for (size_t k = 0; k < t.size(); ++k) {
+    const Event& e = t.events[k];
+    if (e.alg != 4 || e.kind != EventKind::Enter) continue;
+    HeadCall c;
+    c.enter = k;
+    c.idx = e.idx;
+    c.mask = event_value(e, "Mask");
+    // The caller of Attention is MHAttention's line; MHAttention's caller is the transformer line.
+    size_t up = t.caller_line(k);
+    while (up < t.size() && (t.events[up].alg == 4 || t.events[up].alg == 5)) up = t.caller_line(up);
+    if (up < t.size()) c.caller_alg = t.events[up].alg, c.caller_line = t.events[up].line;
+    for (size_t j = k + 1; j < t.size() && t.events[j].depth >= e.depth; ++j) {
+      const Event& x = t.events[j];
+      if (x.depth != e.depth || x.kind != EventKind::Line || x.alg != 4) continue;
+      if (x.line == 4) c.line4 = j, c.S = event_value(x, "S");
+      if (x.line == 5) c.line5 = j, c.S_masked = event_value(x, "S");
+      if (x.line == 6) c.line6 = j, c.A = event_value(x, "softmax(S/√d_attn)");
+    }
+    out.push_back(c);
+  }
+  return out;
+}
+
+std::vector<AttentionGroup> attention_groups(const std::vector<HeadCall>& calls) {
+  std::vector<AttentionGroup> out;
+  for (const auto& c : calls) {
+    if (std::any_of(out.begin(), out.end(), [&](const AttentionGroup& g) { return g.alg == c.caller_alg && g.line == c.caller_line; }))
+      continue;
+    AttentionGroup g;
+    g.alg = c.caller_alg;
+    g.line = c.caller_line;
+    const PseudoLine* pl = pseudocode_line(g.alg, g.line);
+    const std::string text = pl ? pl->text : "";
+    const bool cross = text.find("X, Z") != std::string::npos;
+    const char* role = loop_role(g.alg, g.line);
+    std::string what = cross ? "Cross-attention (queries x, keys and values z)" : "Self-attention";
+    if (!cross && *role) {
+      what = std::string(role) + " self-attention";
+      what[0] = static_cast<char>(std::toupper(what[0]));
+    }
+    g.title = what + " — " + (pseudocode(g.alg) ? pseudocode(g.alg)->name : std::string("?")) + " line " +
+              std::to_string(g.line);
+    g.mask_text = text.find("Mask ≡ 1") != std::string::npos ? "Mask ≡ 1: every query attends to every key"
+                                                              : "Mask[t_z, t_x] = [t_z ≤ t_x]: causal, a query sees "
+                                                                "the keys up to itself";
+    out.push_back(g);
+  }
+  return out;
+}
+
+const HeadCall* find_head_call(const std::vector<HeadCall>& calls, int alg, int line, int l, int h, int i) {
+  for (const auto& c : calls)
+    if (c.caller_alg == alg && c.caller_line == line && c.idx.l == l && c.idx.h == h && c.idx.i == i) return &c;
+  return nullptr;
+}
+
+}  // namespace sf

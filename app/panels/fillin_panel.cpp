@@ -1,0 +1,130 @@
+#include "app/panels/fillin_panel.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "app/mathtext.hpp"
+#include "app/panels/panel.hpp"
+#include "app/widgets/heatmap.hpp"
+
+namespace sf {
+
+void FillInPanel::draw(App& app) {
+  Session& s = app.session;
+  FillSettings& st = s.fill_settings;
+  const CharTokenizer& tok = s.tokenizer();
+  const bool dark = app.settings.dark;
+  const float fs = ImGui::GetFontSize();
+  const ImU32 accent = accent_color(dark);
+
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextDisabled("Click a token to mask it (it becomes [MASK] in the prompt) or to unmask it. At each [MASK], "
+                      "the model's guess is the column of P = %s(x) there (not a paper algorithm: the paper trains "
+                      "BERT but prints none for using it).",
+                      algorithm_name(s.arch().forward_algorithm()));
+  ImGui::PopTextWrapPos();
+
+  // --- the prompt's tokens as buttons ---
+  const Tokens& x = s.tokens();
+  ImGui::PushFont(app.fonts.mono);
+  for (size_t k = 0; k < x.size(); ++k) {
+    const int t = static_cast<int>(k) + 1;
+    const bool masked = x[k] == tok.mask_token();
+    const std::string label = token_label(tok, x[k]) + "##tok" + std::to_string(t);
+    if (k) ImGui::SameLine(0, 2.0f);
+    if (masked) ImGui::PushStyleColor(ImGuiCol_Button, highlight_bg(dark));
+    ImGui::BeginDisabled(k == 0);
+    if (ImGui::Button(label.c_str())) {
+      std::string error;
+      if (!s.toggle_mask(t, error)) app.notify(error, true);
+      app.ui.viewed_event = SIZE_MAX;
+    }
+    ImGui::EndDisabled();
+    if (masked) ImGui::PopStyleColor();
+    ImGui::PopFont();
+    item_tooltip("t = " + std::to_string(t) + (k == 0 ? ": <bos>, not maskable" : masked ? ": click to unmask" : ": click to mask"));
+    ImGui::PushFont(app.fonts.mono);
+  }
+  ImGui::PopFont();
+
+  // --- τ, seed, top k ---
+  float tau = static_cast<float>(st.tau);
+  ImGui::SetNextItemWidth(fs * 10.0f);
+  if (ImGui::SliderFloat("τ##fill", &tau, 0.0f, 5.0f, "%.2f", ImGuiSliderFlags_Logarithmic))
+    st.tau = std::clamp(static_cast<double>(tau), 0.0, 100.0);
+  item_tooltip("τ = 0 puts the most likely token (argmax) at each [MASK]; τ > 0 samples it from q ∝ p^(1/τ), as "
+               "Algorithms 14 and 15 do.");
+  ImGui::SameLine(0, fs);
+  const uint64_t one = 1;
+  ImGui::SetNextItemWidth(fs * 7.0f);
+  ImGui::InputScalar("seed##fill", ImGuiDataType_U64, &st.seed, &one);
+  ImGui::SameLine(0, fs);
+  ImGui::SetNextItemWidth(fs * 6.0f);
+  if (ImGui::InputInt("top k", &st.top_k)) st.top_k = std::clamp(st.top_k, 1, s.model().config.N_V());
+  if (ImGui::Button("Trace the fill")) {
+    s.trace_fill();
+    app.ui.viewed_event = SIZE_MAX;
+  }
+  item_tooltip("The fill reads the traced forward pass: the cursor goes to its last line, P = softmax(W_u X), whose "
+               "columns at the [MASK] positions are the distributions below.");
+
+  const FillResult& r = s.fill();
+  ImGui::Separator();
+  if (r.positions.empty()) {
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextDisabled("%s", s.fill_error().empty() ? "No [MASK] in the prompt." : s.fill_error().c_str());
+    ImGui::PopTextWrapPos();
+    return;
+  }
+  math_text(app.fonts, "Filled: " + tok.decode(r.filled), accent);
+  const ImU32 p_col = dark ? IM_COL32(90, 160, 230, 255) : IM_COL32(40, 100, 190, 255);
+  ImGui::BeginChild("positions", ImVec2(0, 0));
+  for (const FillPosition& pos : r.positions) {
+    ImGui::PushID(pos.t);
+    char head[160];
+    std::snprintf(head, sizeof head, "t = %d: [MASK] → “%s”  (p = %.3f)", pos.t, token_label(tok, pos.chosen).c_str(),
+                  pos.p(pos.chosen - 1));
+    math_text(app.fonts, head);
+    const float scale = pos.top.empty() ? 1.0f : pos.top.front().p;
+    if (ImGui::BeginTable("top", 3, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_BordersOuter)) {
+      ImGui::TableSetupColumn("rank", ImGuiTableColumnFlags_WidthFixed, fs * 2.2f);
+      ImGui::TableSetupColumn("token", ImGuiTableColumnFlags_WidthFixed, fs * 4.0f);
+      ImGui::TableSetupColumn("P[id, t]", ImGuiTableColumnFlags_WidthStretch);
+      ImGui::TableHeadersRow();
+      for (size_t r2 = 0; r2 < pos.top.size(); ++r2) {
+        const FillCandidate& c = pos.top[r2];
+        ImGui::TableNextRow();
+        if (c.id == pos.chosen) ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, highlight_bg(dark));
+        ImGui::TableNextColumn();
+        ImGui::Text("%zu", r2 + 1);
+        ImGui::TableNextColumn();
+        ImGui::PushFont(app.fonts.mono);
+        ImGui::TextUnformatted(token_label(tok, c.id).c_str());
+        ImGui::PopFont();
+        ImGui::TableNextColumn();
+        char num[32];
+        std::snprintf(num, sizeof num, "%.3f", c.p);
+        number_bar(app, num, "0.000 ", c.p, scale, false, p_col);
+      }
+      ImGui::EndTable();
+    }
+    // The whole column P[:, t] as a strip (one cell per token id).
+    ImGui::TextDisabled("P[:, %d] over all N_V = %d ids:", pos.t, static_cast<int>(pos.p.size()));
+    HeatmapOptions o;
+    o.value_name = "P[:, " + std::to_string(pos.t) + "]ᵀ";
+    o.cols.index = "token id";
+    for (int id = 1; id <= static_cast<int>(pos.p.size()); ++id) o.cols.labels.push_back(token_label(tok, id));
+    o.rows.labels = {std::to_string(pos.t)};
+    o.scale = ColorScale::Sequential;
+    o.lo = 0;
+    o.hi = 1;
+    o.max_height = fs * 4.0f;
+    const MatF strip = pos.p.transpose();
+    heatmap("column", strip, app.fonts, o);
+    ImGui::Spacing();
+    ImGui::PopID();
+  }
+  ImGui::EndChild();
+}
+
+}  // namespace sf
