@@ -9,63 +9,26 @@
 //
 // bench/torch_forward.py runs the same model shape in PyTorch; bench/run_forward.sh prints
 // both side by side.
-#include <benchmark/benchmark.h>
-
-#include <vector>
-
+#include "bench/bench_common.hpp"
 #include "core/algorithms/algorithms.hpp"
-#include "core/model/rng.hpp"
 
 namespace {
 
-constexpr int kBatch = 16;  // sequences per iteration
-constexpr int kLength = 64;  // ℓ = ℓ_max
+using namespace sf::bench;
 
-// 16 random sequences of 1-based ids, each starting with bos_token, fixed by a seed.
-std::vector<sf::Tokens> make_batch(const sf::ModelConfig& c) {
-  sf::Rng rng(42);
-  std::vector<sf::Tokens> batch(kBatch);
-  for (auto& x : batch) {
-    x.push_back(c.bos_token());
-    while (static_cast<int>(x.size()) < kLength) x.push_back(1 + static_cast<int>(rng.below(c.N_V() - 3)));
+// Algorithm 10 on the default (GPT) configuration, its weights bound once.
+struct Gpt {
+  sf::Model model = sf::Model::initialised(sf::ModelConfig{}, 1);
+  sf::GptW<const float> W = model.weights();
+  sf::MatF operator()(const sf::Tokens& x, sf::Tracer* tr) const {
+    return sf::dtransformer<float>(x, model.config, W, tr);
   }
-  return batch;
-}
+};
 
-void BM_ForwardUntraced(benchmark::State& state) {
-  const sf::Model model = sf::Model::initialised(sf::ModelConfig{}, 1);
-  const auto W = model.weights();
-  const auto batch = make_batch(model.config);
-  for (auto _ : state) {
-    for (const auto& x : batch) {
-      sf::MatF P = sf::dtransformer<float>(x, model.config, W);
-      benchmark::DoNotOptimize(P.data());
-      benchmark::ClobberMemory();
-    }
-  }
-  const double tokens = static_cast<double>(state.iterations()) * kBatch * kLength;
-  state.counters["tokens/s"] = benchmark::Counter(tokens, benchmark::Counter::kIsRate);
-  state.SetLabel("16 x 64 tokens per iteration");
-}
+void BM_ForwardUntraced(benchmark::State& state) { forward_untraced(state, Gpt{}); }
 BENCHMARK(BM_ForwardUntraced)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 
-void BM_ForwardTraced(benchmark::State& state) {
-  const sf::Model model = sf::Model::initialised(sf::ModelConfig{}, 1);
-  const auto W = model.weights();
-  const sf::Tokens x = make_batch(model.config)[0];
-  size_t events = 0;
-  for (auto _ : state) {
-    sf::Trace trace;
-    sf::Tracer tracer(trace);
-    sf::MatF P = sf::dtransformer<float>(x, model.config, W, &tracer);
-    benchmark::DoNotOptimize(P.data());
-    events = trace.size();
-  }
-  state.counters["events"] = static_cast<double>(events);
-  state.counters["tokens/s"] =
-      benchmark::Counter(static_cast<double>(state.iterations()) * kLength, benchmark::Counter::kIsRate);
-  state.SetLabel("one 64-token pass, traced");
-}
+void BM_ForwardTraced(benchmark::State& state) { forward_traced(state, Gpt{}); }
 BENCHMARK(BM_ForwardTraced)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 
 }  // namespace

@@ -12,13 +12,11 @@
 // prints both side by side.
 #include <benchmark/benchmark.h>
 
-#include "core/model/rng.hpp"
-#include "core/training/training.hpp"
+#include "bench/bench_common.hpp"
 
 namespace {
 
-constexpr int kBatch = 16;
-constexpr int kLength = 64;  // ℓ = ℓ_max: [bos_token, 62 characters, eos_token]
+using namespace sf::bench;
 
 // FLOPs of the matrix products of one training step (2 per multiply-add). The forward pass per
 // token: Q, K, V for every head (2·d_e·H(2·d_attn + d_mid)), S = KᵀQ and V·A over the whole ℓ×ℓ
@@ -32,39 +30,13 @@ double train_step_flops(const sf::ModelConfig& c, int B, int l) {
   return 3.0 * forward;
 }
 
-// Random strings of 62 characters of the default vocabulary, 16 per minibatch.
-sf::Dataset random_text(const sf::ModelConfig& c) {
-  sf::Rng rng(42);
-  sf::Dataset d;
-  d.name = "random text";
-  d.vocab = c.vocab;
-  for (int n = 0; n < 64 * kBatch; ++n) {
-    std::string s;
-    for (int t = 0; t < kLength - 2; ++t) s += c.vocab[rng.below(c.vocab.size())];
-    d.train.push_back(s);
-  }
-  return d;
-}
-
 void BM_TrainStep(benchmark::State& state) {
   const sf::ModelConfig c;
-  sf::TrainOptions opt;
-  opt.batch = kBatch;
-  opt.steps = 1'000'000'000;
-  opt.threads = 1;
-  sf::Trainer trainer(sf::Model::initialised(c, 1), random_text(c), opt);
-  trainer.step();  // buffers are sized on the first step
-  for (auto _ : state) {
-    const sf::StepInfo info = trainer.step();
-    benchmark::DoNotOptimize(info.loss);
-  }
+  train_steps(state, c, random_text(c));
   const double flops = train_step_flops(c, kBatch, kLength);
-  state.counters["tokens/s"] =
-      benchmark::Counter(static_cast<double>(state.iterations()) * kBatch * kLength, benchmark::Counter::kIsRate);
   state.counters["FLOP/step"] = flops;
   state.counters["GFLOP/s"] =
       benchmark::Counter(static_cast<double>(state.iterations()) * flops * 1e-9, benchmark::Counter::kIsRate);
-  state.SetLabel("16 x 64 tokens per step, Adam");
 }
 BENCHMARK(BM_TrainStep)->Unit(benchmark::kMillisecond)->MinTime(3.0);
 

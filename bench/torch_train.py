@@ -31,20 +31,27 @@ class GPTLogits(GPT):
         return self.W_u(self.ln(h))
 
 
+def trainer(model, loss):
+    """One training step of `model` as the C++ Trainer's practical mode takes it: loss() (a mean),
+    backward, clipping of the gradient norm to 1, and Adam (lr 1e-3, betas (0.9, 0.99), eps 1e-8)."""
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3, betas=(0.9, 0.99), eps=1e-8)
+
+    def step():
+        value = loss()
+        opt.zero_grad(set_to_none=True)
+        value.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        return value.item()
+
+    return step
+
+
 def main():
     single_thread()
     model = GPTLogits().train()
-    opt = torch.optim.Adam(model.parameters(), lr=1e-3, betas=(0.9, 0.99), eps=1e-8)
     x = torch.randint(0, N_V - 3, (BATCH, LENGTH))
-
-    def step():
-        logits = model(x)
-        loss = F.cross_entropy(logits[:, :-1].reshape(-1, N_V), x[:, 1:].reshape(-1))
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        return loss.item()
+    step = trainer(model, lambda: F.cross_entropy(model(x)[:, :-1].reshape(-1, N_V), x[:, 1:].reshape(-1)))
 
     result = measure(step, warmup=5, unit="step")
     if "--json" in sys.argv[1:]:

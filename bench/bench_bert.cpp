@@ -1,0 +1,49 @@
+// BERT benchmarks (Algorithm 9 ETransformer, trained by Algorithm 12's masked language modelling
+// in the Trainer's practical mode) on the reference configuration with arch = "bert": d_e=64,
+// L=2, H=4, d_attn=d_mid=16, d_mlp=256, d_f=64, ℓ=ℓ_max=64, N_V=64, one thread.
+//
+//   BM_BertForwardUntraced  16 sequences of 64 tokens per iteration, tracing off: tokens/s.
+//   BM_BertForwardTraced    one traced 64-token pass: time per call and events per trace.
+//   BM_BertTrainStep        Trainer::step(): a minibatch of 16 sequences of 64 tokens, each
+//                           position masked with p_mask = 0.15 (the paper's rule), forward,
+//                           backward, clipping and Adam: tokens/s.
+//
+// bench/torch_bert.py runs the same model in PyTorch; bench/run_bert.sh prints both side by side.
+#include <benchmark/benchmark.h>
+
+#include "bench/bench_common.hpp"
+
+namespace {
+
+using namespace sf::bench;
+
+sf::ModelConfig bert_config() {
+  sf::ModelConfig c;
+  c.arch = "bert";
+  return c;
+}
+
+// Algorithm 9 through the architecture (P for x; BERT reads no context).
+struct Bert {
+  sf::Model model = sf::Model::initialised(bert_config(), 1);
+  const sf::Architecture& arch = sf::architecture(model.config);
+  sf::MatF operator()(const sf::Tokens& x, sf::Tracer* tr) const { return arch.forward(model, {}, x, tr); }
+};
+
+void BM_BertForwardUntraced(benchmark::State& state) { forward_untraced(state, Bert{}); }
+BENCHMARK(BM_BertForwardUntraced)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+
+void BM_BertForwardTraced(benchmark::State& state) { forward_traced(state, Bert{}); }
+BENCHMARK(BM_BertForwardTraced)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+
+void BM_BertTrainStep(benchmark::State& state) {
+  const sf::ModelConfig c = bert_config();
+  sf::TrainOptions opt;
+  opt.p_mask = 0.15;
+  train_steps(state, c, random_text(c), opt);
+}
+BENCHMARK(BM_BertTrainStep)->Unit(benchmark::kMillisecond)->MinTime(3.0);
+
+}  // namespace
+
+BENCHMARK_MAIN();

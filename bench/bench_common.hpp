@@ -1,0 +1,121 @@
+// What the benchmarks of bench/ share: the reference minibatch (16 sequences of ℓ = 64 tokens),
+// random data of the default vocabulary fixed by a seed, and the bodies of the forward-pass and
+// training-step benchmarks, each over any architecture (the caller names the forward call or
+// the configuration). One thread: core is built with EIGEN_DONT_PARALLELIZE and the Trainer runs
+// with threads = 1.
+#pragma once
+#include <benchmark/benchmark.h>
+
+#include <concepts>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/model/rng.hpp"
+#include "core/trace/trace.hpp"
+#include "core/training/training.hpp"
+
+namespace sf::bench {
+
+constexpr int kBatch = 16;   // sequences per iteration / minibatch
+constexpr int kLength = 64;  // ℓ = ℓ_max: [bos_token, 62 characters, eos_token]
+
+// tokens/s over the iterations run, `tokens` per iteration (also given as "tokens/iteration",
+// which bench/pair_report.py divides by the wall and the CPU time per iteration).
+inline void count_tokens(benchmark::State& state, double tokens) {
+  state.counters["tokens/iteration"] = tokens;
+  state.counters["tokens/s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) * tokens, benchmark::Counter::kIsRate);
+}
+
+// kBatch random sequences of 1-based ordinary ids, each starting with bos_token, fixed by a seed.
+inline std::vector<Tokens> random_tokens(const ModelConfig& c, uint64_t seed = 42) {
+  Rng rng(seed);
+  std::vector<Tokens> batch(kBatch);
+  for (auto& x : batch) {
+    x.push_back(c.bos_token());
+    while (static_cast<int>(x.size()) < kLength) x.push_back(1 + static_cast<int>(rng.below(c.N_V() - 3)));
+  }
+  return batch;
+}
+
+// A random string of n characters of the configuration's vocabulary.
+inline std::string random_chars(const ModelConfig& c, Rng& rng, int n) {
+  std::string s;
+  for (int t = 0; t < n; ++t) s += c.vocab[rng.below(c.vocab.size())];
+  return s;
+}
+
+// 64 minibatches of random lines of 62 characters (ℓ = 64 once tokenized); with `pairs`, each
+// line is "z<TAB>x", both sides so (the encoder-decoder's ℓ_z = ℓ_x = 64).
+inline Dataset random_text(const ModelConfig& c, bool pairs = false) {
+  Rng rng(42);
+  Dataset d;
+  d.name = pairs ? "random pairs" : "random text";
+  d.vocab = c.vocab;
+  for (int n = 0; n < 64 * kBatch; ++n) {
+    std::string s = random_chars(c, rng, kLength - 2);
+    if (pairs) s += "\t" + random_chars(c, rng, kLength - 2);
+    d.train.push_back(std::move(s));
+  }
+  return d;
+}
+
+// A forward pass: P for the sequence x, traced when tr is given, of f.model.
+template <class F>
+concept ForwardFn = requires(const F& f, const Tokens& x, Tracer* tr) {
+  { f(x, tr) };
+  { f.model.config } -> std::convertible_to<const ModelConfig&>;
+};
+
+// random_tokens(): kBatch sequences of kLength tokens per iteration, tracing off: tokens/s.
+template <ForwardFn F>
+void forward_untraced(benchmark::State& state, const F& forward) {
+  const std::vector<Tokens> batch = random_tokens(forward.model.config);
+  for (auto _ : state) {
+    for (const auto& x : batch) {
+      MatF P = forward(x, nullptr);
+      benchmark::DoNotOptimize(P.data());
+      benchmark::ClobberMemory();
+    }
+  }
+  count_tokens(state, static_cast<double>(kBatch) * kLength);
+  state.SetLabel("16 x 64 tokens per iteration");
+}
+
+// One traced pass of kLength tokens (every line's values copied into the trace): time per call
+// and events per trace.
+template <ForwardFn F>
+void forward_traced(benchmark::State& state, const F& forward) {
+  const Tokens x = random_tokens(forward.model.config)[0];
+  size_t events = 0;
+  for (auto _ : state) {
+    Trace trace;
+    Tracer tracer(trace);
+    MatF P = forward(x, &tracer);
+    benchmark::DoNotOptimize(P.data());
+    events = trace.size();
+  }
+  state.counters["events"] = static_cast<double>(events);
+  count_tokens(state, static_cast<double>(x.size()));
+  state.SetLabel("one 64-token pass, traced");
+}
+
+// The Trainer's practical step on `data` (minibatches of kBatch, Adam, clipping), after one step
+// that sizes the buffers; `opt` as given but for batch, steps and threads. tokens/s counts
+// kBatch·kLength per step (x's tokens; the encoder-decoder's context z is not counted).
+inline void train_steps(benchmark::State& state, const ModelConfig& c, Dataset data, TrainOptions opt = {}) {
+  opt.batch = kBatch;
+  opt.steps = 1'000'000'000;
+  opt.threads = 1;
+  Trainer trainer(Model::initialised(c, 1), std::move(data), opt);
+  trainer.step();
+  for (auto _ : state) {
+    const StepInfo info = trainer.step();
+    benchmark::DoNotOptimize(info.loss);
+  }
+  count_tokens(state, static_cast<double>(kBatch) * kLength);
+  state.SetLabel("16 x 64 tokens per step, Adam");
+}
+
+}  // namespace sf::bench
