@@ -108,6 +108,21 @@ TEST(EdGrad, ABatchsGradientIsTheSumOfItsPairs) {
   EXPECT_NEAR(batch.loss_and_gradient(s.c, s.W(), b, 0.1), losses / 10, 1e-12 * losses);
 }
 
+TEST(EdGrad, AnEarlierBatchOfTheSameShapeLeavesNothingBehind) {
+  // The trainer reuses one EdGradient for every step of one shape: a step must not depend on the
+  // last one (here, one without padding, then the padded batch).
+  const GradModel s;
+  const Batch padded = pair_batch(kPairs, 7, 7);
+  Batch full = padded;
+  full.z_lengths.assign(full.B, full.l_z);
+  EdGradient<double> reused(s.table), fresh(s.table);
+  reused.loss_and_gradient(s.c, s.W(), full, 1.0);
+  const double a = reused.loss_and_gradient(s.c, s.W(), padded, 1.0);
+  const double b = fresh.loss_and_gradient(s.c, s.W(), padded, 1.0);
+  EXPECT_EQ(a, b);
+  EXPECT_TRUE(std::equal(reused.grad.begin(), reused.grad.end(), fresh.grad.begin()));
+}
+
 TEST(EdGrad, TheEncoderLearnsOnlyThroughTheCrossAttention) {
   GradModel s;
   EdGradient<double> g(s.table);
