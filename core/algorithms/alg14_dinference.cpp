@@ -44,6 +44,7 @@ InferenceResult dinference(const Tokens& x_in, const Model& model, const Inferen
     if (tr) tr->line(14, 2, {tscalar("i", i)});
     // L3: P ← DTransformer(x | θ̂)   (with trimming: the last ℓ_max tokens of x)
     const Tokens input(x.begin() + start, x.end());
+    TraceSequences labels(tr, input, input);  // this pass's P is over the x its DTransformer call saw
     const MatF P = dtransformer<float>(input, c, W, tr);  // (N_V, length(input))
     if (tr)
       tr->line(14, 3, {with_note(tv("P", P, Axis::Vocab, Axis::TokenX),
