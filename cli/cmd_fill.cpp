@@ -2,7 +2,6 @@
 // positions of x from the columns of P ← ETransformer(x | θ) there (the paper prints no
 // algorithm for this; core/algorithms/fill_in.hpp).
 #include <algorithm>
-#include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -15,12 +14,6 @@
 namespace sf::cli {
 
 namespace {
-
-std::string probability(float p) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4f", p);
-  return buf;
-}
 
 void print_json(const FillResult& r, const CharTokenizer& tok) {
   nlohmann::ordered_json j;
@@ -74,12 +67,7 @@ int run_fill(const Args& args) {
   std::cout << "model: " << args.get("model") << " (" << config_summary(model.config) << ")\n";
   std::cout << "forward algorithm: " << algorithm_title(arch.forward_algorithm()) << "\n";
   print_tokens(std::cout, x, tok);
-  if (args.has("trace")) {
-    std::cout << "\ntrace of Algorithm " << arch.forward_algorithm() << ": " << trace.size()
-              << " events (call = the algorithm is entered with its inputs; line N = line N has run, with what it "
-                 "bound; nested calls come before the line that made them)\n";
-    print_trace(std::cout, trace);
-  }
+  if (args.has("trace")) print_algorithm_trace(std::cout, arch.forward_algorithm(), trace);
   std::cout << "\nfilled: \"" << tok.decode_text(r.filled) << "\"  (" << tok.decode(r.filled) << "; τ = " << tau
             << (tau == 0 ? ", argmax" : ", seed " + std::to_string(seed)) << ")\n";
   std::cout << "filled x = [" << id_list(r.filled) << "]\n";
@@ -87,7 +75,7 @@ int run_fill(const Args& args) {
   for (const FillPosition& f : r.positions) {
     std::cout << "  t = " << f.t << "  chose " << show_token(tok, f.chosen) << " (id " << f.chosen << ")  top:";
     for (size_t i = 0; i < f.top.size(); ++i)
-      std::cout << (i ? ", " : " ") << show_token(tok, f.top[i].id) << " " << probability(f.top[i].p);
+      std::cout << (i ? ", " : " ") << show_token(tok, f.top[i].id) << " " << fixed(f.top[i].p, 4);
     std::cout << "\n";
   }
   return 0;

@@ -82,12 +82,7 @@ int run_forward(const Args& args) {
   const MatF P = attention == "gpu" ? forward_on_gpu(std::cout, model, x, form)
                                     : arch.forward(model, z, x, args.has("trace") ? &tracer : nullptr);
 
-  if (args.has("trace")) {
-    std::cout << "\ntrace of Algorithm " << alg << ": " << trace.size()
-              << " events (call = the algorithm is entered with its inputs; line N = line N has run, with what it "
-                 "bound; nested calls come before the line that made them)\n";
-    print_trace(std::cout, trace);
-  }
+  if (args.has("trace")) print_algorithm_trace(std::cout, alg, trace);
   std::cout << "\n";
   print_predictions(std::cout, P, x, tok, arch.output());
   if (args.has("out")) {

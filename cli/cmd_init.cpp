@@ -36,7 +36,7 @@ int run_init(const Args& args) {
 Command init_command() {
   CommandSpec s;
   s.name = "init";
-  s.summary = "Create a model (GPT, BERT or encoder-decoder) with freshly initialised θ and write it as a checkpoint.";
+  s.summary = "Create a model (GPT, BERT or encoder-decoder) with freshly initialised θ; write its checkpoint.";
   s.synopsis = "[--config FILE.json] [--seed N] --out MODEL.safetensors";
   s.description =
       "The initialisation is seeded and deterministic (GPT-2 style): weights ~ N(0, 0.02²), output projections "

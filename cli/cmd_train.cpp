@@ -34,8 +34,8 @@ namespace {
 volatile std::sig_atomic_t g_interrupted = 0;
 extern "C" void on_sigint(int) { g_interrupted = 1; }
 
-// For the tests: STEPFORMER_INJECT_NAN_AT=STEP poisons θ (an entry of the final γ, which every
-// position uses) just before update number STEP.
+// For the tests: STEPFORMER_INJECT_NAN_AT=STEP poisons θ (W_u[1, 1], which every position of every
+// architecture uses) just before update number STEP.
 int64_t inject_nan_at() {
   const char* v = std::getenv("STEPFORMER_INJECT_NAN_AT");
   return v ? parse_int(v, "STEPFORMER_INJECT_NAN_AT", 1, INT64_MAX) : 0;
@@ -48,12 +48,6 @@ std::string duration(double seconds) {
     std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
   else
     std::snprintf(buf, sizeof buf, "%ld:%02ld", s / 60, s % 60);
-  return buf;
-}
-
-std::string number(double x, int digits) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, x);
   return buf;
 }
 
@@ -187,7 +181,7 @@ std::string mode_line(const Architecture& arch, const TrainOptions& opt, bool pa
   else
     s << "mode: practical (§7–8; not the paper's " << algorithm_name(alg) << "): minibatches of " << opt.batch
       << ", " << paper_line(alg, "loss(θ) =") << " as a mean per term (not summed), Adam"
-      << (opt.adam.weight_decay > 0 ? "W (λ = " + number(opt.adam.weight_decay, 4) + ")" : "") << ", lr " << opt.lr
+      << (opt.adam.weight_decay > 0 ? "W (λ = " + fixed(opt.adam.weight_decay, 4) + ")" : "") << ", lr " << opt.lr
       << " (warmup " << opt.warmup << ", cosine to " << opt.min_lr << " at step " << opt.steps << "), clip "
       << opt.clip << ", " << opt.threads << " thread" << (opt.threads > 1 ? "s" : "");
   if (arch.output() == OutputKind::FillIn) {
@@ -218,8 +212,8 @@ class Progress {
         done > 0 ? elapsed / static_cast<double>(done) * static_cast<double>(total_ - tr.steps_done()) : 0;
     std::ostringstream s;
     s << "step " << tr.steps_done() << "/" << total_;
-    if (!tr.train_history().empty()) s << "  train " << number(tr.train_history().back().loss, 4);
-    if (!std::isnan(val)) s << "  val " << number(val, 4);
+    if (!tr.train_history().empty()) s << "  train " << fixed(tr.train_history().back().loss, 4);
+    if (!std::isnan(val)) s << "  val " << fixed(val, 4);
     s << "  " << thousands(static_cast<size_t>(tr.tokens_per_second())) << " tok/s  " << duration(left) << " left";
     std::string line = s.str();
     if (tty_) {
@@ -326,13 +320,13 @@ int run_train(const Args& args) {
 
   while (!trainer.finished()) {
     if (g_interrupted) break;
-    if (trainer.steps_done() + 1 == nan_at) trainer.model().theta[trainer.model().table.find("gamma")->offset] = NAN;
+    if (trainer.steps_done() + 1 == nan_at) trainer.model().theta[trainer.model().table.find("W_u")->offset] = NAN;
     const StepInfo info = trainer.step();
     if (!info.finite) {
       progress.finish();
       std::signal(SIGINT, previous);
       throw Error("the loss became " + std::string(std::isnan(info.loss) ? "NaN" : "infinite") + " at step " +
-                  std::to_string(info.step + 1) + " (the gradient norm is " + number(info.grad_norm, 4) +
+                  std::to_string(info.step + 1) + " (the gradient norm is " + fixed(info.grad_norm, 4) +
                   "); training stopped without that update. " +
                   (saved_at >= 0 ? out + " holds the last good checkpoint, of step " + std::to_string(saved_at)
                                  : "No checkpoint had been written yet") +
@@ -366,9 +360,9 @@ int run_train(const Args& args) {
 
   std::cout << "trained " << trainer.steps_done() << " steps";
   if (!trainer.train_history().empty())
-    std::cout << "; last train loss " << number(trainer.train_history().back().loss, 4);
-  if (!std::isnan(val)) std::cout << ", validation loss " << number(val, 4);
-  std::cout << " (mean −log P per predicted token; a uniform guess scores ln N_V = " << number(std::log(c.N_V()), 4)
+    std::cout << "; last train loss " << fixed(trainer.train_history().back().loss, 4);
+  if (!std::isnan(val)) std::cout << ", validation loss " << fixed(val, 4);
+  std::cout << " (mean −log P per predicted token; a uniform guess scores ln N_V = " << fixed(std::log(c.N_V()), 4)
             << ")\n";
   std::cout << "tokens/s: " << thousands(static_cast<size_t>(train_seconds > 0 ? train_tokens / train_seconds : 0))
             << " (" << thousands(static_cast<size_t>(train_tokens)) << " tokens in " << duration(train_seconds)

@@ -21,13 +21,13 @@ std::string pad(const std::string& s, size_t width) {
   return n >= width ? s : s + std::string(width - n, ' ');
 }
 
+}  // namespace
+
 std::string fixed(double x, int digits) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", digits, x);
   return buf;
 }
-
-}  // namespace
 
 Model load_model(const std::string& path) { return std::move(load_checkpoint(path).model); }
 
@@ -85,18 +85,29 @@ void check_length(const Tokens& x, const ModelConfig& c, const std::string& what
 
 }  // namespace
 
-Tokens input_tokens(const Args& args, const ModelConfig& c, const CharTokenizer& tok, bool with_eos) {
-  args.require_one_of({"prompt", "tokens"});
-  if (args.has("tokens")) {
-    const Tokens x = parse_id_option(args, "tokens", tok);
-    check_length(x, c, "--tokens has");
-    return x;
+namespace {
+
+// A sequence given either as text (--TEXT_OPTION, encoded [bos_token, characters…] plus eos_token
+// when `with_eos`) or as ids (--IDS_OPTION, nothing added), at most ℓ_max tokens. `name` is "x" or "z".
+Tokens sequence_option(const Args& args, const std::string& text_option, const std::string& ids_option,
+                       const ModelConfig& c, const CharTokenizer& tok, bool with_eos, const std::string& name) {
+  args.require_one_of({text_option, ids_option});
+  if (args.has(ids_option)) {
+    const Tokens ids = parse_id_option(args, ids_option, tok);
+    check_length(ids, c, "--" + ids_option + " has");
+    return ids;
   }
-  const Tokens x = tok.encode_sequence(args.get("prompt"), with_eos);
-  check_length(x, c,
-               with_eos ? "the prompt makes x = [bos_token, characters…, eos_token] of"
-                        : "the prompt makes x = [bos_token, characters…] of");
-  return x;
+  const Tokens seq = tok.encode_sequence(args.get(text_option), with_eos);
+  check_length(seq, c,
+               "--" + text_option + " makes " + name + " = [bos_token, characters…" + (with_eos ? ", eos_token" : "") +
+                   "] of");
+  return seq;
+}
+
+}  // namespace
+
+Tokens input_tokens(const Args& args, const ModelConfig& c, const CharTokenizer& tok, bool with_eos) {
+  return sequence_option(args, "prompt", "tokens", c, tok, with_eos, "x");
 }
 
 bool prompt_with_eos(const Architecture& a) { return a.output() == OutputKind::FillIn; }
@@ -112,15 +123,7 @@ Tokens context_tokens(const Args& args, const ModelConfig& c, const CharTokenize
   }
   if (!given)
     throw UsageError("this encoder-decoder model needs a context z: give --context TEXT or --context-tokens IDS");
-  args.require_one_of({"context", "context-tokens"});
-  if (args.has("context-tokens")) {
-    const Tokens z = parse_id_option(args, "context-tokens", tok);
-    check_length(z, c, "--context-tokens has");
-    return z;
-  }
-  const Tokens z = tok.encode_sequence(args.get("context"), true);
-  check_length(z, c, "the context makes z = [bos_token, characters…, eos_token] of");
-  return z;
+  return sequence_option(args, "context", "context-tokens", c, tok, true, "z");
 }
 
 void refuse_option(const Args& args, const std::string& option, const std::string& why) {

@@ -32,6 +32,8 @@ std::string paper_line(int alg, const std::string& prefix);
 
 // 104320 → "104,320"
 std::string thousands(size_t n);
+// fixed(0.01834, 4) → "0.0183"
+std::string fixed(double x, int digits);
 
 // The model input x from --prompt TEXT ([bos_token, characters…], and eos_token after them when
 // `with_eos`; the written [MASK], [BOS], [EOS] are those tokens) or --tokens 3,1,4 (1-based ids,

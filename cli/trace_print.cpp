@@ -144,4 +144,11 @@ void print_trace(std::ostream& os, const Trace& trace, const TracePrintOptions& 
   for (const auto& n : notes) os << "note: " << n << "\n";
 }
 
+void print_algorithm_trace(std::ostream& os, int alg, const Trace& trace) {
+  os << "\ntrace of Algorithm " << alg << ": " << trace.size()
+     << " events (call = the algorithm is entered with its inputs; line N = line N has run, with what it bound; "
+        "nested calls come before the line that made them)\n";
+  print_trace(os, trace);
+}
+
 }  // namespace sf::cli

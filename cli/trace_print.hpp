@@ -21,4 +21,7 @@ struct TracePrintOptions {
 
 void print_trace(std::ostream& os, const Trace& trace, const TracePrintOptions& opt = {});
 
+// A blank line, "trace of Algorithm N: K events (…how to read it…)", then the whole trace.
+void print_algorithm_trace(std::ostream& os, int alg, const Trace& trace);
+
 }  // namespace sf::cli

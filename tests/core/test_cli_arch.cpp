@@ -144,7 +144,7 @@ TEST_F(CliArch, ForwardOnTheEncoderDecoderReadsTheContext) {
 
   // --context-tokens gives the same z.
   std::string ids;
-  for (int v : z) ids += (ids.empty() ? "" : ",") + std::to_string(v);
+  for (int v : z) ids.append(ids.empty() ? "" : ",").append(std::to_string(v));
   ASSERT_EQ(run({"forward", "--model", ed, "--context-tokens", ids, "--prompt", "abc", "--out", path("Pe2.npy")}).status,
             0);
   EXPECT_TRUE(read_npy(path("Pe2.npy")) == P);
@@ -189,7 +189,8 @@ TEST_F(CliArch, FillPrintsTheTopFiveOfEachMaskedPosition) {
     for (const FillCandidate& c : p.top) {
       char prob[16];
       std::snprintf(prob, sizeof prob, "%.4f", c.p);
-      const std::string label = c.id <= m.config.N_V() - 3 ? "'" + tok.label(c.id) + "'" : tok.label(c.id);
+      std::string label = tok.label(c.id);  // ordinary characters are quoted, <eos> and the like not
+      if (c.id <= m.config.N_V() - 3) label = std::string(1, '\'').append(label).append(1, '\'');
       EXPECT_NE(line.find(label + " " + prob), std::string::npos) << line << " lacks " << label << " " << prob;
     }
     EXPECT_EQ(p.chosen, p.top[0].id);  // τ = 0: the argmax
