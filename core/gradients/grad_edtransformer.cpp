@@ -50,6 +50,25 @@ void post_ln_backward(StreamGrad<T>& s, const MapV<const T>& gamma, const PostLn
   s.dX = s.dR + s.dT;
 }
 
+// The MLP sub-layer, encoder (lines 7–8: W_mlp1, W_mlp2, γ², β²) or decoder (lines 18–19: W_mlp3,
+// W_mlp4, γ⁵, β⁵): "X ← X + W_b ReLU(W_a X + b_a 1ᵀ) + b_b 1ᵀ", then layer_norm.
+template <class T>
+void mlp_sublayer_forward(Mat<T>& X, const MapM<const T>& W_a, const MapV<const T>& b_a, const MapM<const T>& W_b,
+                          const MapV<const T>& b_b, const MapV<const T>& gamma, const MapV<const T>& beta, T eps,
+                          PostLnCache<T>& c, MlpCache<T>& mlp) {
+  post_ln_forward<T>(X, gamma, beta, eps, c, [&](const Mat<T>& Xin, Mat<T>& R) {
+    mlp_forward<T>(Xin, W_a, b_a, W_b, b_b, Activation::ReLU, mlp, R);
+  });
+}
+template <class T>
+void mlp_sublayer_backward(StreamGrad<T>& s, const MapM<const T>& W_a, const MapM<const T>& W_b,
+                           const MapV<const T>& gamma, const PostLnCache<T>& c, const MlpCache<T>& mlp, Mat<T>& dH,
+                           Ref<T> dW_a, Ref<T> db_a, Ref<T> dW_b, Ref<T> db_b, Ref<T> dgamma, Ref<T> dbeta) {
+  post_ln_backward<T>(s, gamma, c, dgamma, dbeta, [&](const Mat<T>& dR, Mat<T>& dT) {
+    mlp_backward<T>(dR, c.X, W_a, W_b, Activation::ReLU, mlp, dH, dW_a, db_a, dW_b, db_b, dT);
+  });
+}
+
 void check_batch(const ModelConfig& c, const Batch& b) {
   if (b.B < 1 || b.l < 1 || b.l > c.l_max || b.l_z < 1 || b.l_z > c.l_max ||
       b.tokens.size() != static_cast<size_t>(b.B) * b.l || b.z_tokens.size() != static_cast<size_t>(b.B) * b.l_z ||
@@ -100,9 +119,8 @@ T edtransformer_forward(const ModelConfig& c, const EdW<const T>& W, const Batch
     });
     // L7: Z ← Z + W^l_mlp2 ReLU(W^l_mlp1 Z + b^l_mlp1 1ᵀ) + b^l_mlp2 1ᵀ
     // L8: for t ∈ [ℓ_z]: Z[:, t] ← layer_norm(Z[:, t] | γ²_l, β²_l)
-    post_ln_forward<T>(cache.Z, Wl.gamma2, Wl.beta2, eps, lc.mlp_ln, [&](const Mat<T>& Z, Mat<T>& R) {
-      mlp_forward<T>(Z, Wl.W_mlp1, Wl.b_mlp1, Wl.W_mlp2, Wl.b_mlp2, Activation::ReLU, lc.mlp, R);
-    });
+    mlp_sublayer_forward<T>(cache.Z, Wl.W_mlp1, Wl.b_mlp1, Wl.W_mlp2, Wl.b_mlp2, Wl.gamma2, Wl.beta2, eps, lc.mlp_ln,
+                            lc.mlp);
   }
   /* Decode the primary sequence, conditioning on the context: */
   // L11: for t ∈ [ℓ_x]: e_t ← W_e[:, x[t]] + W_p[:, t];  L12: X ← [e_1, e_2, … e_{ℓ_x}]
@@ -123,9 +141,8 @@ T edtransformer_forward(const ModelConfig& c, const EdW<const T>& W, const Batch
     });
     // L18: X ← X + W^l_mlp4 ReLU(W^l_mlp3 X + b^l_mlp3 1ᵀ) + b^l_mlp4 1ᵀ
     // L19: for t ∈ [ℓ_x]: X[:, t] ← layer_norm(X[:, t] | γ⁵_l, β⁵_l)
-    post_ln_forward<T>(cache.X, Wl.gamma5, Wl.beta5, eps, lc.mlp_ln, [&](const Mat<T>& X, Mat<T>& R) {
-      mlp_forward<T>(X, Wl.W_mlp3, Wl.b_mlp3, Wl.W_mlp4, Wl.b_mlp4, Activation::ReLU, lc.mlp, R);
-    });
+    mlp_sublayer_forward<T>(cache.X, Wl.W_mlp3, Wl.b_mlp3, Wl.W_mlp4, Wl.b_mlp4, Wl.gamma5, Wl.beta5, eps, lc.mlp_ln,
+                            lc.mlp);
   }
   // L21: return P = softmax(W_u X), then Alg. 11 L5: loss = Σ_t w_t · (−log P[x[t+1], t])
   return loss_forward<T>(cache.X, W.W_u, cache.targets, cache.weights, cache.loss);
@@ -147,10 +164,8 @@ void edtransformer_backward(const EdW<const T>& W, const EdCache<T>& cache, EdWo
     const EdDecoderLayerCache<T>& lc = cache.dec[layer];
     // ∂ of L19: X[:, t] ← layer_norm(X[:, t] | γ⁵_l, β⁵_l)
     // ∂ of L18: X ← X + W^l_mlp4 ReLU(W^l_mlp3 X + b^l_mlp3 1ᵀ) + b^l_mlp4 1ᵀ
-    post_ln_backward<T>(ws.dec, Wl.gamma5, lc.mlp_ln, dWl.gamma5, dWl.beta5, [&](const Mat<T>& dR, Mat<T>& dT) {
-      mlp_backward<T>(dR, lc.mlp_ln.X, Wl.W_mlp3, Wl.W_mlp4, Activation::ReLU, lc.mlp, ws.dH, dWl.W_mlp3, dWl.b_mlp3,
-                      dWl.W_mlp4, dWl.b_mlp4, dT);
-    });
+    mlp_sublayer_backward<T>(ws.dec, Wl.W_mlp3, Wl.W_mlp4, Wl.gamma5, lc.mlp_ln, lc.mlp, ws.dH, dWl.W_mlp3, dWl.b_mlp3,
+                             dWl.W_mlp4, dWl.b_mlp4, dWl.gamma5, dWl.beta5);
     // ∂ of L17: X[:, t] ← layer_norm(X[:, t] | γ⁴_l, β⁴_l)
     // ∂ of L16: X ← X + MHAttention(X, Z | W^ed_l, Mask ≡ 1): to X (queries) and to Z (keys, values)
     post_ln_backward<T>(ws.dec, Wl.gamma4, lc.cross_ln, dWl.gamma4, dWl.beta4, [&](const Mat<T>& dR, Mat<T>& dT) {
@@ -173,10 +188,8 @@ void edtransformer_backward(const EdW<const T>& W, const EdCache<T>& cache, EdWo
     const EdEncoderLayerCache<T>& lc = cache.enc[layer];
     // ∂ of L8: Z[:, t] ← layer_norm(Z[:, t] | γ²_l, β²_l)
     // ∂ of L7: Z ← Z + W^l_mlp2 ReLU(W^l_mlp1 Z + b^l_mlp1 1ᵀ) + b^l_mlp2 1ᵀ
-    post_ln_backward<T>(ws.enc, Wl.gamma2, lc.mlp_ln, dWl.gamma2, dWl.beta2, [&](const Mat<T>& dR, Mat<T>& dT) {
-      mlp_backward<T>(dR, lc.mlp_ln.X, Wl.W_mlp1, Wl.W_mlp2, Activation::ReLU, lc.mlp, ws.dH, dWl.W_mlp1, dWl.b_mlp1,
-                      dWl.W_mlp2, dWl.b_mlp2, dT);
-    });
+    mlp_sublayer_backward<T>(ws.enc, Wl.W_mlp1, Wl.W_mlp2, Wl.gamma2, lc.mlp_ln, lc.mlp, ws.dH, dWl.W_mlp1, dWl.b_mlp1,
+                             dWl.W_mlp2, dWl.b_mlp2, dWl.gamma2, dWl.beta2);
     // ∂ of L6: Z[:, t] ← layer_norm(Z[:, t] | γ¹_l, β¹_l)
     // ∂ of L5: Z ← Z + MHAttention(Z | W^enc_l, Mask ≡ 1)
     post_ln_backward<T>(ws.enc, Wl.gamma1, lc.attn_ln, dWl.gamma1, dWl.beta1, [&](const Mat<T>& dR, Mat<T>& dT) {

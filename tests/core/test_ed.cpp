@@ -14,6 +14,7 @@
 #include <cmath>
 #include <functional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/algorithms/algorithms.hpp"
@@ -30,21 +31,9 @@ namespace {
 // (mask_token 5, bos_token 6, eos_token 7).
 ModelConfig props_config() { return ed_test_config(2, 2, 2, 8, 4, 3, 16, 8, {"a", "b", "c", "d"}); }
 
-struct Spread {
-  ModelConfig c = props_config();
-  ParamTable table{c};
-  std::vector<double> theta = spread_theta(table, 3, 0.5);
-  EdW<const double> W() const { return bind_ed<const double>(table, theta.data()); }
+struct Spread : SpreadModel {
+  Spread() : SpreadModel(props_config(), 3, 0.5) {}
 };
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 }  // namespace
 
@@ -352,19 +341,12 @@ TEST(EdTrace, ExactEventSequence) {
   const Events want = expected_trace();
   ASSERT_EQ(want.size(), 178u);
   ASSERT_EQ(r.trace.size(), want.size());
-  for (size_t k = 0; k < want.size(); ++k) {
+  for (size_t k = 0; k < want.size(); ++k) {  // (kind, alg, line, depth, l, h, t, i, n, has a label)
     const Event& e = r.trace.events[k];
     const Ev& w = want[k];
-    EXPECT_EQ(e.kind, w.kind) << "event " << k;
-    EXPECT_EQ(e.alg, w.alg) << "event " << k;
-    EXPECT_EQ(e.line, w.line) << "event " << k;
-    EXPECT_EQ(e.depth, w.depth) << "event " << k;
-    EXPECT_EQ(e.idx.l, w.l) << "event " << k;
-    EXPECT_EQ(e.idx.h, w.h) << "event " << k;
-    EXPECT_EQ(e.idx.t, w.t) << "event " << k;
-    EXPECT_EQ(e.idx.i, 0) << "event " << k;
-    EXPECT_EQ(e.idx.n, 0) << "event " << k;
-    EXPECT_EQ(e.label.empty(), e.kind != EventKind::SubStep) << "event " << k;
+    EXPECT_EQ(std::make_tuple(e.kind, e.alg, e.line, e.depth, e.idx.l, e.idx.h, e.idx.t, e.idx.i, e.idx.n, !e.label.empty()),
+              std::make_tuple(w.kind, w.alg, w.line, w.depth, w.l, w.h, w.t, 0, 0, w.kind == S))
+        << "event " << k;
   }
   EXPECT_EQ(r.trace.tokens_z, kZ);
   EXPECT_EQ(r.trace.tokens_x, kX);
@@ -458,6 +440,18 @@ Model golden_model() {
   return m;
 }
 
+// The golden model made to draw `token` at every step: γ⁵ = 0 and β⁵ = 1 make every column of the
+// decoder's output 1, and W_u's only non-zero row is the token's.
+Model always(int token) {
+  Model m = golden_model();
+  EdW<float> W = bind_ed<float>(m.table, m.theta.data());
+  W.dec.back().gamma5.setZero();
+  W.dec.back().beta5.setOnes();
+  W.W_u.setZero();
+  W.W_u.row(token - 1).setOnes();
+  return m;
+}
+
 }  // namespace
 
 TEST(EdInference, GoldenOutputAtTauZero) {
@@ -478,30 +472,22 @@ TEST(EdInference, GoldenOutputAtTauZero) {
 }
 
 TEST(EdInference, TheLmaxCapAndEosAtOnce) {
-  Model m = golden_model();
-  EdW<float> W = bind_ed<float>(m.table, m.theta.data());
-  // γ⁵ = 0, β⁵ = 1: every column of the decoder's output is 1; then W_u decides alone.
-  W.dec[1].gamma5.setZero();
-  W.dec[1].beta5.setOnes();
-  W.W_u.setZero();
-  W.W_u.row(0).setOnes();  // always "a": eos_token is never drawn
   EdInferenceOptions opt;
   opt.tau = 0;
-  EdInferenceResult r = edinference({6, 2, 7}, m, opt);
+  const Model never = always(1);  // always "a": eos_token is never drawn
+  EdInferenceResult r = edinference({6, 2, 7}, never, opt);
   EXPECT_EQ(r.x_hat, (Tokens{6, 1, 1, 1, 1, 1, 1, 1}));  // ℓ_max = 8 tokens, bos_token included
   EXPECT_EQ(r.stopped,
             "the ℓ_max cap: x̂ reached ℓ_max = 8 tokens before eos_token was drawn (the paper's loop has no bound)");
   EXPECT_EQ(r.steps.size(), 7u);
-  W.W_u.setZero();
-  W.W_u.row(6).setOnes();  // always eos_token
-  r = edinference({6, 2, 7}, m, opt);
+  r = edinference({6, 2, 7}, always(7), opt);
   EXPECT_EQ(r.x_hat, (Tokens{6, 7}));
   EXPECT_EQ(r.stopped, "eos_token");
   // τ > 0 samples; refusals.
   opt.tau = -1;
-  EXPECT_NE(error_of([&] { edinference({6, 7}, m, opt); }).find("τ"), std::string::npos);
+  EXPECT_NE(error_of([&] { edinference({6, 7}, never, opt); }).find("τ"), std::string::npos);
   opt.tau = 1;
-  EXPECT_NE(error_of([&] { edinference({}, m, opt); }).find("context z"), std::string::npos);
+  EXPECT_NE(error_of([&] { edinference({}, never, opt); }).find("context z"), std::string::npos);
 }
 
 TEST(EdInference, ReusingTheEncodingGivesTheSameXHatAndP) {
@@ -523,19 +509,14 @@ TEST(EdInference, ReusingTheEncodingGivesTheSameXHatAndP) {
 }
 
 TEST(EdInference, TraceOfTheLoop) {
-  Model m = golden_model();
-  EdW<float> W = bind_ed<float>(m.table, m.theta.data());
-  W.dec[1].gamma5.setZero();
-  W.dec[1].beta5.setOnes();
-  W.W_u.setZero();
-  W.W_u.row(6).setOnes();  // always eos_token
+  const Model eos = always(7);
   EdInferenceOptions opt;
   opt.tau = 0;
   for (bool reuse : {false, true}) {
     opt.reuse_encoding = reuse;
     Trace trace;
     Tracer tr(trace);
-    const EdInferenceResult r = edinference({6, 2, 7}, m, opt, &tr);
+    const EdInferenceResult r = edinference({6, 2, 7}, eos, opt, &tr);
     ASSERT_EQ(r.x_hat, (Tokens{6, 7}));
     // Algorithm 15's own events (depth 0): Enter, L1, L2, one pass (L3 at i = 1, Algorithm 8
     // nested, L4 … L7), the last test of L3 (y = eos_token) and L9.
@@ -551,13 +532,12 @@ TEST(EdInference, TraceOfTheLoop) {
     EXPECT_EQ(trace.events[enter8].idx.i, 1);
   }
   // With reuse, passes after the first skip lines 1–9 and say so; without, each pass encodes z.
-  W.W_u.setZero();
-  W.W_u.row(0).setOnes();  // now never eos_token: 7 passes up to ℓ_max
+  const Model never = always(1);  // 7 passes up to ℓ_max
   for (bool reuse : {false, true}) {
     opt.reuse_encoding = reuse;
     Trace trace;
     Tracer tr(trace);
-    edinference({6, 2, 7}, m, opt, &tr);
+    edinference({6, 2, 7}, never, opt, &tr);
     int enters = 0, encodes = 0, notes = 0;
     for (const Event& e : trace.events) {
       if (e.alg != 8) continue;

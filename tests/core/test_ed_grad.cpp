@@ -35,11 +35,8 @@ double summed_loss(const std::vector<Example>& pairs, const ModelConfig& c, cons
   return loss;
 }
 
-struct GradModel {
-  ModelConfig c = grad_config();
-  ParamTable table{c};
-  std::vector<double> theta = spread_theta(table, 2, 0.4);
-  EdW<const double> W() const { return bind_ed<const double>(table, theta.data()); }
+struct GradModel : SpreadModel {
+  GradModel() : SpreadModel(grad_config(), 2, 0.4) {}
 };
 
 }  // namespace

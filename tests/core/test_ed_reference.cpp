@@ -59,6 +59,41 @@ void expect_head(const Trace& trace, int l, int h, Block block, const json& ref,
   EXPECT_LT(gap(traced(trace, L, 4, 6, l, h, "Ṽ", block), M(ref.at("Y"))), tol) << "Y^h" << at;
 }
 
+// A value of one layer that the trace binds: the event (kind, alg, line), the value's name, which
+// of the layer's events with that name (its Block for Algorithm 5's), and the reference's key.
+struct LayerValue {
+  EventKind kind;
+  int alg, line;
+  const char* name;
+  size_t nth;
+  const char* key;
+};
+constexpr EventKind kLine = EventKind::Line, kSub = EventKind::SubStep;
+const std::vector<LayerValue> kEncoderValues{
+    {kLine, 5, 3, "Y", kEncoder, "Y"},          {kLine, 5, 4, "Ṽ", kEncoder, "mha"},
+    {kLine, 8, 5, "Z", 0, "Z_after_attn"},      {kLine, 8, 6, "Z", 0, "Z_ln1"},
+    {kSub, 8, 7, "W_mlp1 Z + b_mlp1 1ᵀ", 0, "mlp_pre"}, {kSub, 8, 7, "ReLU(…)", 0, "mlp_relu"},
+    {kLine, 8, 7, "Z", 0, "Z_after_mlp"},       {kLine, 8, 8, "Z", 0, "Z_ln2"}};
+const std::vector<LayerValue> kDecoderValues{
+    {kLine, 5, 3, "Y", kSelf, "self_Y"},        {kLine, 5, 4, "Ṽ", kSelf, "self_mha"},
+    {kLine, 5, 3, "Y", kCross, "cross_Y"},      {kLine, 5, 4, "Ṽ", kCross, "cross_mha"},
+    {kLine, 8, 14, "X", 0, "X_after_self_attn"}, {kLine, 8, 15, "X", 0, "X_ln3"},
+    {kLine, 8, 16, "X", 0, "X_after_cross_attn"}, {kLine, 8, 17, "X", 0, "X_ln4"},
+    {kSub, 8, 18, "W_mlp3 X + b_mlp3 1ᵀ", 0, "mlp_pre"}, {kSub, 8, 18, "ReLU(…)", 0, "mlp_relu"},
+    {kLine, 8, 18, "X", 0, "X_after_mlp"},      {kLine, 8, 19, "X", 0, "X_ln5"}};
+
+void expect_layer(const Trace& trace, int l, const std::vector<LayerValue>& values, const json& ref, double tol,
+                  const std::string& at) {
+  for (const LayerValue& v : values)
+    EXPECT_LT(gap(traced(trace, v.kind, v.alg, v.line, l, 0, v.name, v.nth), M(ref.at(v.key))), tol) << v.key << at;
+}
+
+// Values the batched forward keeps, each against the reference's value under its key.
+void expect_batched(const json& ref, const std::vector<std::pair<const MatD*, const char*>>& values, double tol,
+                    const std::string& at) {
+  for (const auto& [got, key] : values) EXPECT_LT(gap(*got, M(ref.at(key))), tol) << key << at;
+}
+
 }  // namespace
 
 TEST(EdReference, TheFileMatchesTheTable) {
@@ -87,14 +122,7 @@ TEST(EdReference, ForwardInFloatMatchesEveryTracedIntermediate) {
     const std::string at = " of encoder layer " + std::to_string(l);
     for (int h = 1; h <= r.c.H; ++h)
       expect_head(trace, l, h, kEncoder, layer.at("heads").at(h - 1), tol, at + ", head " + std::to_string(h));
-    EXPECT_LT(gap(traced(trace, L, 5, 3, l, 0, "Y", kEncoder), M(layer.at("Y"))), tol) << "Y" << at;
-    EXPECT_LT(gap(traced(trace, L, 5, 4, l, 0, "Ṽ", kEncoder), M(layer.at("mha"))), tol) << "mha" << at;
-    EXPECT_LT(gap(traced(trace, L, 8, 5, l, 0, "Z"), M(layer.at("Z_after_attn"))), tol) << "line 5" << at;
-    EXPECT_LT(gap(traced(trace, L, 8, 6, l, 0, "Z"), M(layer.at("Z_ln1"))), tol) << "line 6" << at;
-    EXPECT_LT(gap(traced(trace, S, 8, 7, l, 0, "W_mlp1 Z + b_mlp1 1ᵀ"), M(layer.at("mlp_pre"))), tol) << "pre" << at;
-    EXPECT_LT(gap(traced(trace, S, 8, 7, l, 0, "ReLU(…)"), M(layer.at("mlp_relu"))), tol) << "ReLU" << at;
-    EXPECT_LT(gap(traced(trace, L, 8, 7, l, 0, "Z"), M(layer.at("Z_after_mlp"))), tol) << "line 7" << at;
-    EXPECT_LT(gap(traced(trace, L, 8, 8, l, 0, "Z"), M(layer.at("Z_ln2"))), tol) << "line 8" << at;
+    expect_layer(trace, l, kEncoderValues, layer, tol, at);
   }
   EXPECT_LT(gap(traced(trace, L, 8, 8, r.c.L_enc, 0, "Z"), M(f.at("Z_final"))), tol) << "Z_final";
   EXPECT_LT(gap(traced(trace, L, 8, 12, 0, 0, "X"), M(f.at("X0"))), tol) << "X0";
@@ -106,18 +134,7 @@ TEST(EdReference, ForwardInFloatMatchesEveryTracedIntermediate) {
       expect_head(trace, l, h, kSelf, layer.at("self_heads").at(h - 1), tol, ah + " (self)");
       expect_head(trace, l, h, kCross, layer.at("cross_heads").at(h - 1), tol, ah + " (cross)");
     }
-    EXPECT_LT(gap(traced(trace, L, 5, 3, l, 0, "Y", kSelf), M(layer.at("self_Y"))), tol) << "self Y" << at;
-    EXPECT_LT(gap(traced(trace, L, 5, 4, l, 0, "Ṽ", kSelf), M(layer.at("self_mha"))), tol) << "self mha" << at;
-    EXPECT_LT(gap(traced(trace, L, 5, 3, l, 0, "Y", kCross), M(layer.at("cross_Y"))), tol) << "cross Y" << at;
-    EXPECT_LT(gap(traced(trace, L, 5, 4, l, 0, "Ṽ", kCross), M(layer.at("cross_mha"))), tol) << "cross mha" << at;
-    EXPECT_LT(gap(traced(trace, L, 8, 14, l, 0, "X"), M(layer.at("X_after_self_attn"))), tol) << "line 14" << at;
-    EXPECT_LT(gap(traced(trace, L, 8, 15, l, 0, "X"), M(layer.at("X_ln3"))), tol) << "line 15" << at;
-    EXPECT_LT(gap(traced(trace, L, 8, 16, l, 0, "X"), M(layer.at("X_after_cross_attn"))), tol) << "line 16" << at;
-    EXPECT_LT(gap(traced(trace, L, 8, 17, l, 0, "X"), M(layer.at("X_ln4"))), tol) << "line 17" << at;
-    EXPECT_LT(gap(traced(trace, S, 8, 18, l, 0, "W_mlp3 X + b_mlp3 1ᵀ"), M(layer.at("mlp_pre"))), tol) << "pre" << at;
-    EXPECT_LT(gap(traced(trace, S, 8, 18, l, 0, "ReLU(…)"), M(layer.at("mlp_relu"))), tol) << "ReLU" << at;
-    EXPECT_LT(gap(traced(trace, L, 8, 18, l, 0, "X"), M(layer.at("X_after_mlp"))), tol) << "line 18" << at;
-    EXPECT_LT(gap(traced(trace, L, 8, 19, l, 0, "X"), M(layer.at("X_ln5"))), tol) << "line 19" << at;
+    expect_layer(trace, l, kDecoderValues, layer, tol, at);
   }
   EXPECT_LT(gap(traced(trace, L, 8, 19, r.c.L_dec, 0, "X"), M(f.at("X_final"))), tol) << "X_final";
   EXPECT_LT(gap(traced(trace, S, 8, 21, 0, 0, "W_u X"), M(f.at("logits"))), tol) << "logits";
@@ -140,12 +157,9 @@ TEST(EdReference, ForwardInDoubleMatchesPAndTheBatchedIntermediates) {
     const json& layer = f.at("encoder_layers").at(l - 1);
     const EdEncoderLayerCache<double>& lc = cache.enc[l - 1];
     const std::string at = ", encoder layer " + std::to_string(l);
-    EXPECT_LT(gap(lc.attn.Y, M(layer.at("Y"))), tol) << "Y" << at;
-    EXPECT_LT(gap(lc.attn_ln.R, M(layer.at("Z_after_attn"))), tol) << "line 5" << at;
-    EXPECT_LT(gap(lc.mlp_ln.X, M(layer.at("Z_ln1"))), tol) << "line 6" << at;
-    EXPECT_LT(gap(lc.mlp.H_pre, M(layer.at("mlp_pre"))), tol) << "pre" << at;
-    EXPECT_LT(gap(lc.mlp.H_act, M(layer.at("mlp_relu"))), tol) << "ReLU" << at;
-    EXPECT_LT(gap(lc.mlp_ln.R, M(layer.at("Z_after_mlp"))), tol) << "line 7" << at;
+    expect_batched(layer, {{&lc.attn.Y, "Y"}, {&lc.attn_ln.R, "Z_after_attn"}, {&lc.mlp_ln.X, "Z_ln1"},
+                           {&lc.mlp.H_pre, "mlp_pre"}, {&lc.mlp.H_act, "mlp_relu"}, {&lc.mlp_ln.R, "Z_after_mlp"}},
+                   tol, at);
     const MatD& next = l < r.c.L_enc ? cache.enc[l].attn_ln.X : cache.Z;
     EXPECT_LT(gap(next, M(layer.at("Z_ln2"))), tol) << "line 8" << at;
   }
@@ -156,18 +170,13 @@ TEST(EdReference, ForwardInDoubleMatchesPAndTheBatchedIntermediates) {
     const json& layer = f.at("decoder_layers").at(l - 1);
     const EdDecoderLayerCache<double>& lc = cache.dec[l - 1];
     const std::string at = ", decoder layer " + std::to_string(l);
-    EXPECT_LT(gap(lc.self_attn.Y, M(layer.at("self_Y"))), tol) << "self Y" << at;
-    EXPECT_LT(gap(lc.self_ln.R, M(layer.at("X_after_self_attn"))), tol) << "line 14" << at;
-    EXPECT_LT(gap(lc.cross_ln.X, M(layer.at("X_ln3"))), tol) << "line 15" << at;
     for (int h = 1; h <= r.c.H; ++h)  // the batched cross-attention's weights, ℓ_z × ℓ_x per head
       EXPECT_LT(gap(lc.cross.A.middleCols((h - 1) * l_x, l_x), M(layer.at("cross_heads").at(h - 1).at("A"))), tol)
           << "cross A, head " << h << at;
-    EXPECT_LT(gap(lc.cross.Y, M(layer.at("cross_Y"))), tol) << "cross Y" << at;
-    EXPECT_LT(gap(lc.cross_ln.R, M(layer.at("X_after_cross_attn"))), tol) << "line 16" << at;
-    EXPECT_LT(gap(lc.mlp_ln.X, M(layer.at("X_ln4"))), tol) << "line 17" << at;
-    EXPECT_LT(gap(lc.mlp.H_pre, M(layer.at("mlp_pre"))), tol) << "pre" << at;
-    EXPECT_LT(gap(lc.mlp.H_act, M(layer.at("mlp_relu"))), tol) << "ReLU" << at;
-    EXPECT_LT(gap(lc.mlp_ln.R, M(layer.at("X_after_mlp"))), tol) << "line 18" << at;
+    expect_batched(layer, {{&lc.self_attn.Y, "self_Y"}, {&lc.self_ln.R, "X_after_self_attn"}, {&lc.cross_ln.X, "X_ln3"},
+                           {&lc.cross.Y, "cross_Y"}, {&lc.cross_ln.R, "X_after_cross_attn"}, {&lc.mlp_ln.X, "X_ln4"},
+                           {&lc.mlp.H_pre, "mlp_pre"}, {&lc.mlp.H_act, "mlp_relu"}, {&lc.mlp_ln.R, "X_after_mlp"}},
+                   tol, at);
     const MatD& next = l < r.c.L_dec ? cache.dec[l].self_ln.X : cache.X;
     EXPECT_LT(gap(next, M(layer.at("X_ln5"))), tol) << "line 19" << at;
   }

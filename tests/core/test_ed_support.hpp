@@ -1,8 +1,9 @@
-// What the encoder-decoder tests (tests/core/test_ed*.cpp) share: a configuration, a padded
-// batch of pairs, a θ with spread (test_bert_support.hpp's spread_theta), values bound by trace
-// events, and a relative gap between matrices that may hold −∞.
+// Shared by tests/core/test_ed*.cpp (the encoder-decoder): its configuration, the message of a
+// refusal, pairs as one padded Batch, values bound by trace events, a relative gap between
+// matrices that may hold −∞; θ with spread comes from test_bert_support.hpp (spread_theta).
 #pragma once
 #include <cmath>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -10,6 +11,7 @@
 
 #include "core/arch/ed.hpp"
 #include "core/gradients/grad_edtransformer.hpp"
+#include "core/model/error.hpp"
 #include "grad_check.hpp"
 #include "test_bert_support.hpp"
 
@@ -18,18 +20,28 @@ namespace sf::test {
 // "arch": "ed" with these sizes; N_V = vocab.size() + 3.
 inline ModelConfig ed_test_config(int L_enc, int L_dec, int H, int d_e, int d_attn, int d_mid, int d_mlp, int l_max,
                                   std::vector<std::string> vocab) {
+  return {.arch = "ed", .L_enc = L_enc, .L_dec = L_dec, .H = H, .d_e = d_e, .d_attn = d_attn, .d_mid = d_mid,
+          .d_mlp = d_mlp, .l_max = l_max, .vocab = std::move(vocab)};
+}
+
+// A model of configuration c with θ in double, every entry N(0, scale²) (γ's around 1).
+struct SpreadModel {
   ModelConfig c;
-  c.arch = "ed";
-  c.L_enc = L_enc;
-  c.L_dec = L_dec;
-  c.H = H;
-  c.d_e = d_e;
-  c.d_attn = d_attn;
-  c.d_mid = d_mid;
-  c.d_mlp = d_mlp;
-  c.l_max = l_max;
-  c.vocab = std::move(vocab);
-  return c;
+  ParamTable table{c};
+  std::vector<double> theta;
+  SpreadModel(ModelConfig config, uint64_t seed, double scale)
+      : c(std::move(config)), table(c), theta(spread_theta(table, seed, scale)) {}
+  EdW<const double> W() const { return bind_ed<const double>(table, theta.data()); }
+};
+
+// What f throws as sf::Error ("" when it throws nothing).
+inline std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
 }
 
 // The pairs as one Batch (EdArchitecture::make_batch), x padded to the longest x and z to the

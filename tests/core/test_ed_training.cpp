@@ -27,15 +27,6 @@ namespace {
 
 ModelConfig small_config() { return ed_test_config(1, 1, 2, 8, 4, 4, 16, 8, {"a", "b", "c"}); }  // bos 5, eos 6
 
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
 }  // namespace
 
 // ---- Algorithm 11 ------------------------------------------------------------------------------------
@@ -247,7 +238,7 @@ TaskOptions task_options(int max_chars, int train = 3000, int val = 100) {
 
 TEST(EdPairTasks, NamesAndUnknownNames) {
   EXPECT_EQ(pair_task_names(), (std::vector<std::string>{"reverse", "sort", "numbers", "dates"}));
-  const std::string e = message_of([] { make_pair_task("translate", TaskOptions{}); });
+  const std::string e = error_of([] { make_pair_task("translate", TaskOptions{}); });
   EXPECT_NE(e.find("unknown pair task \"translate\""), std::string::npos) << e;
   EXPECT_NE(e.find("reverse, sort, numbers, dates"), std::string::npos) << e;
 }
@@ -345,15 +336,15 @@ TEST(EdPairsFile, LinesInFileOrderAndTheirErrors) {
   EXPECT_TRUE(d.val.empty());
   EXPECT_EQ(d.vocab, (std::vector<std::string>{"a", "b", "c"}));
   const std::string notab = temp_file("notab.tsv", "cab\tabc\nno tab here\n");
-  EXPECT_EQ(message_of([&] { pairs_dataset(notab, 10); }), notab + ": line 2 has no tab: each line must be z<TAB>x");
+  EXPECT_EQ(error_of([&] { pairs_dataset(notab, 10); }), notab + ": line 2 has no tab: each line must be z<TAB>x");
   const std::string long_z = temp_file("long.tsv", "\n\nabcd\tab\n");
-  std::string e = message_of([&] { pairs_dataset(long_z, 3); });
+  std::string e = error_of([&] { pairs_dataset(long_z, 3); });
   EXPECT_EQ(e.rfind(long_z + ": line 3: the context z has 4 characters", 0), 0u) << e;
   const std::string long_x = temp_file("longx.tsv", "ab\tabcd\n");
-  e = message_of([&] { pairs_dataset(long_x, 3); });
+  e = error_of([&] { pairs_dataset(long_x, 3); });
   EXPECT_EQ(e.rfind(long_x + ": line 1: x has 4 characters", 0), 0u) << e;
   const std::string empty = temp_file("empty.tsv", "\n\n");
-  EXPECT_NE(message_of([&] { pairs_dataset(empty, 3); }).find("no pairs"), std::string::npos);
+  EXPECT_NE(error_of([&] { pairs_dataset(empty, 3); }).find("no pairs"), std::string::npos);
   // The Trainer takes the file's pairs, in order (Algorithm 11's n).
   TrainOptions opt;
   opt.mode = TrainMode::Paper;
