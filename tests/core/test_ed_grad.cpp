@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 
 #include "core/algorithms/algorithms.hpp"
 #include "test_ed_support.hpp"
@@ -84,7 +85,9 @@ TEST(EdGrad, GradientMatchesFiniteDifferencesForEveryTensor) {
     worst = std::max(worst, err);
     EXPECT_LT(err, 1e-6) << e.name;
   }
-  RecordProperty("worst_relative_error", std::to_string(worst));
+  char digits[32];
+  std::snprintf(digits, sizeof digits, "%.2e", worst);
+  RecordProperty("worst_relative_error", digits);
 }
 
 TEST(EdGrad, ABatchsGradientIsTheSumOfItsPairs) {
