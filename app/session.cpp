@@ -105,7 +105,9 @@ void Session::set_prompt(const std::string& text) {
   prompt_ = text;
   if (!keep_mask_origins_) mask_origins_.clear();  // typed text: the masked characters are forgotten
   Tokens t;
-  if (!encode_input(text, false, "prompt", unknown_, prompt_error_, t)) return;
+  // BERT reads whole sequences as it was trained on them, [bos_token, characters…, eos_token].
+  const bool with_eos = arch_->output() == OutputKind::FillIn;
+  if (!encode_input(text, with_eos, "prompt", unknown_, prompt_error_, t)) return;
   tokens_ = std::move(t);
   const bool was_training = run_kind_ == RunKind::Training || run_kind_ == RunKind::Translate;
   if (was_training) {  // a training trace (or Algorithm 15) reads no prompt: back to the forward pass, line 1
@@ -297,11 +299,13 @@ std::string prompt_text(const CharTokenizer& tok, const Tokens& x) {
 }  // namespace
 
 bool Session::toggle_mask(int t, std::string& error) {
-  if (t < 2 || t > static_cast<int>(tokens_.size()))
-    return error = "position " + std::to_string(t) + " is not a prompt character (2 … " +
-                   std::to_string(tokens_.size()) + "; 1 is <bos>)",
+  const bool with_eos = arch_->output() == OutputKind::FillIn;  // the last token is then eos_token
+  const int last = static_cast<int>(tokens_.size()) - (with_eos ? 1 : 0);
+  if (t < 2 || t > last)
+    return error = "position " + std::to_string(t) + " is not a prompt character (2 … " + std::to_string(last) +
+                   "; 1 is <bos>" + (with_eos ? ", " + std::to_string(last + 1) + " <eos>)" : ")"),
            false;
-  Tokens x = tokens_;
+  Tokens x(tokens_.begin(), tokens_.begin() + last);
   auto it = std::find_if(mask_origins_.begin(), mask_origins_.end(), [&](const auto& o) { return o.first == t; });
   if (x[t - 1] == tok_->mask_token()) {
     if (it == mask_origins_.end())

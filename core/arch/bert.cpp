@@ -3,6 +3,8 @@
 // [MASK] positions (core/algorithms/fill_in.hpp), for which the paper prints no algorithm.
 #include "core/arch/bert.hpp"
 
+#include "core/arch/batched_gradient.hpp"
+
 #include "core/gradients/grad_etransformer.hpp"
 #include "core/model/error.hpp"
 #include "core/training/datasets.hpp"
@@ -33,23 +35,8 @@ namespace {
 
 BertW<const float> weights(const Model& m) { return bind_bert<const float>(m.table, m.theta.data()); }
 
-// loss(θ) and ∇loss(θ) of Algorithm 9 over a batch (core/gradients/grad_etransformer.cpp).
-class BertModelGradient : public ModelGradient {
- public:
-  explicit BertModelGradient(const ParamTable& table) : g_(table) {}
-  float loss_and_gradient(const Model& m, const Batch& b, float w) override {
-    return g_.loss_and_gradient(m.config, weights(m), b, w);
-  }
-  float loss(const Model& m, const Batch& b, float w) override {
-    return etransformer_forward<float>(m.config, weights(m), b, w, g_.cache);
-  }
-  VecF position_losses() const override { return g_.cache.loss.losses; }
-  float* grad() override { return g_.grad.data(); }
-  size_t grad_size() const override { return g_.grad.size(); }
-
- private:
-  BertGradient<float> g_;
-};
+// loss(θ) and ∇loss(θ) over a batch (core/gradients/).
+using BertModelGradient = BatchedModelGradient<BertGradient<float>, weights, &etransformer_forward<float>>;
 
 }  // namespace
 

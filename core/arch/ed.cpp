@@ -2,6 +2,8 @@
 // Algorithm 11 (EDTraining, seq2seq next-token prediction), used by Algorithm 15 (EDInference).
 #include "core/arch/ed.hpp"
 
+#include "core/arch/batched_gradient.hpp"
+
 #include "core/gradients/grad_edtransformer.hpp"
 #include "core/model/error.hpp"
 #include "core/training/datasets.hpp"
@@ -11,23 +13,8 @@ namespace sf {
 
 namespace {
 
-// loss(θ) and ∇loss(θ) of Algorithm 8 over a batch (core/gradients/grad_edtransformer.cpp).
-class EdModelGradient : public ModelGradient {
- public:
-  explicit EdModelGradient(const ParamTable& table) : g_(table) {}
-  float loss_and_gradient(const Model& m, const Batch& b, float w) override {
-    return g_.loss_and_gradient(m.config, ed_weights(m), b, w);
-  }
-  float loss(const Model& m, const Batch& b, float w) override {
-    return edtransformer_forward<float>(m.config, ed_weights(m), b, w, g_.cache);
-  }
-  VecF position_losses() const override { return g_.cache.loss.losses; }
-  float* grad() override { return g_.grad.data(); }
-  size_t grad_size() const override { return g_.grad.size(); }
-
- private:
-  EdGradient<float> g_;
-};
+// loss(θ) and ∇loss(θ) over a batch (core/gradients/).
+using EdModelGradient = BatchedModelGradient<EdGradient<float>, ed_weights, &edtransformer_forward<float>>;
 
 }  // namespace
 

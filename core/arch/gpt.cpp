@@ -2,6 +2,7 @@
 // (DTraining, next-token prediction), prompted by Algorithm 14 (DInference).
 #include "core/arch/gpt.hpp"
 
+#include "core/arch/batched_gradient.hpp"
 #include "core/gradients/grad.hpp"
 #include "core/training/datasets.hpp"
 #include "core/training/training.hpp"
@@ -10,23 +11,10 @@ namespace sf {
 
 namespace {
 
-// loss(θ) and ∇loss(θ) of Algorithm 10 over a batch (core/gradients/grad_dtransformer.cpp).
-class GptModelGradient : public ModelGradient {
- public:
-  explicit GptModelGradient(const ParamTable& table) : g_(table) {}
-  float loss_and_gradient(const Model& m, const Batch& b, float w) override {
-    return g_.loss_and_gradient(m.config, m.weights(), b, w);
-  }
-  float loss(const Model& m, const Batch& b, float w) override {
-    return dtransformer_forward<float>(m.config, m.weights(), b, w, g_.cache);
-  }
-  VecF position_losses() const override { return g_.cache.loss.losses; }
-  float* grad() override { return g_.grad.data(); }
-  size_t grad_size() const override { return g_.grad.size(); }
+GptW<const float> gpt_weights(const Model& m) { return m.weights(); }
 
- private:
-  GptGradient<float> g_;
-};
+// loss(θ) and ∇loss(θ) over a batch (core/gradients/).
+using GptModelGradient = BatchedModelGradient<GptGradient<float>, gpt_weights, &dtransformer_forward<float>>;
 
 }  // namespace
 
