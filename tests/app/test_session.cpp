@@ -268,8 +268,8 @@ TEST(SessionBert, ForwardTraceIsAlgorithm9WithAllOnesMask) {
     EXPECT_EQ(c.caller_alg, 9);
     EXPECT_EQ(c.caller_line, 5);
     ASSERT_NE(c.mask, nullptr);
-    EXPECT_EQ(c.mask->m.rows(), 4);
-    EXPECT_EQ(c.mask->m.cols(), 4);
+    EXPECT_EQ(c.mask->m.rows(), 5);  // [bos, a, b, c, eos]: BERT reads whole sequences
+    EXPECT_EQ(c.mask->m.cols(), 5);
     EXPECT_EQ(c.mask->m.minCoeff(), 1.0f);  // Mask ≡ 1: no causal zeros
   }
   const auto groups = attention_groups(calls);
