@@ -12,7 +12,6 @@ namespace sf {
 
 namespace {
 
-constexpr const char* kPaperLabel = "Paper: Algorithm 13 as printed — one sequence at a time, summed loss, plain SGD";
 constexpr const char* kPracticalLabel =
     "Practical (§7–8): minibatches, mean loss, Adam, warmup + cosine, clipping";
 
@@ -359,7 +358,11 @@ void TrainingPanel::draw(App& app) {
   // --- mode and hyperparameters ---
   ImGui::Separator();
   int mode = mode_ == TrainMode::Paper ? 0 : 1;
-  if (ImGui::RadioButton(kPaperLabel, &mode, 0)) set_mode(app, TrainMode::Paper);
+  const Architecture& arch = app.session.arch();
+  const std::unique_ptr<PaperTraining> paper = arch.paper_training(1, 1);  // the algorithm's number and update line
+  const std::string alg = "Algorithm " + std::to_string(paper->algorithm());
+  const std::string paper_label = "Paper: " + alg + " as printed — one example at a time, summed loss, plain SGD";
+  if (ImGui::RadioButton(paper_label.c_str(), &mode, 0)) set_mode(app, TrainMode::Paper);
   if (ImGui::RadioButton(kPracticalLabel, &mode, 1)) set_mode(app, TrainMode::Practical);
   ImGui::SetNextItemWidth(fs * 9);
   if (ImGui::SliderFloat("η (learning rate)", &lr_, 1e-5f, 1.0f, "%.2e", ImGuiSliderFlags_Logarithmic))
@@ -436,7 +439,7 @@ void TrainingPanel::draw(App& app) {
     }
   }
 
-  // --- use the model; trace Algorithm 13 ---
+  // --- use the model; trace one update of the training algorithm ---
   ImGui::Separator();
   if (ImGui::Button("Use this model")) {
     std::string err;
@@ -444,12 +447,14 @@ void TrainingPanel::draw(App& app) {
   }
   item_tooltip("Copies the model being trained into the stepper, the attention and the other views.");
   ImGui::SameLine();
-  if (ImGui::Button("Trace one update of Algorithm 13 (paper mode)")) {
+  if (ImGui::Button(("Trace one update of " + alg + " (paper mode)").c_str())) {
     std::string err;
     if (!trace_update(app, err)) app.notify(err, true);
   }
-  item_tooltip("Pauses, then runs one update of Algorithm 13 with the tracer on a copy of the model: line 4 steps "
-               "into DTransformer, line 5 shows the loss terms, line 6 ∇loss(θ) and θ before and after.");
+  const std::string U = std::to_string(paper->update_line());
+  item_tooltip("Pauses, then runs one update of " + alg + " with the tracer on a copy of the model: it steps into " +
+               "Algorithm " + std::to_string(arch.forward_algorithm()) + ", shows the loss terms, then line " + U +
+               ": ∇loss(θ) and θ before and after.");
   if (app.session.run_kind() == RunKind::Training) {
     ImGui::TextDisabled("Shown in the stepper: %s", app.session.trace_label().c_str());
     const ParamTable table(app.session.model().config);
@@ -466,11 +471,11 @@ void TrainingPanel::draw(App& app) {
       const std::string& nm = entries[param_].name;
       const std::string value = std::string(what) == "∇" ? "∇" + nm : nm + " (" + what + ")";
       if (ImGui::SmallButton(what)) {
-        app.session.jump_to(13, 6);
+        app.session.jump_to(paper->algorithm(), paper->update_line());
         app.ui.selected_value = value;
         app.ui.show.tensor = true;
       }
-      item_tooltip("Line 6 of Algorithm 13, \"" + value + "\" in the Tensor tab");
+      item_tooltip("Line " + U + " of " + alg + ", \"" + value + "\" in the Tensor tab");
     }
   }
 }

@@ -70,6 +70,7 @@ class PaperTraining {
   PaperTraining(int alg, int update_line, int N_data, int N_epochs);
   virtual ~PaperTraining() = default;
   int algorithm() const { return alg_; }
+  int update_line() const { return update_line_; }  // U, the line θ ← θ − η · ∇loss(θ)
   int N_data() const { return N_data_; }
   int N_epochs() const { return N_epochs_; }
   bool done() const { return i_ > N_epochs_; }
