@@ -374,25 +374,37 @@ ModelConfig read_config(const std::string& text, const std::string& file) {
 
 // Runs before the model is allocated, so that a configuration asking for billions of parameters
 // cannot allocate them unless the file really holds them.
-void check_parameters(const ParamTable& table, const std::map<std::string, StoredTensor>& tensors, const std::string& file) {
-  for (const ParamEntry& e : table.entries()) {
-    const auto it = tensors.find(e.name);
-    if (it == tensors.end())
-      fail(file, "parameter tensor " + quoted(e.name) + " " + shape_string(e.shape()) +
-                     " is missing; the tensors do not match the configuration in __metadata__.config");
-    if (it->second.shape != e.shape())
-      fail(file, "tensor " + quoted(e.name) + " has shape " + shape_string(it->second.shape) + " but the configuration needs " +
-                     shape_string(e.shape()) + "; the tensors do not match __metadata__.config");
-  }
-  std::vector<std::string> unknown;
+void check_parameters(const ParamTable& table, const std::string& arch, const std::map<std::string, StoredTensor>& tensors,
+                      const std::string& file) {
+  // "a", "b", "c", "d", "e" and 3 more
+  auto list = [](const std::vector<std::string>& names) {
+    std::string out = names[0];
+    for (size_t i = 1; i < std::min<size_t>(names.size(), 5); ++i) out += ", " + names[i];
+    if (names.size() > 5) out += " and " + std::to_string(names.size() - 5) + " more";
+    return out;
+  };
+  std::vector<std::string> missing, unknown;
+  for (const ParamEntry& e : table.entries())
+    if (!tensors.count(e.name)) missing.push_back(quoted(e.name) + " " + shape_string(e.shape()));
   for (const auto& [name, t] : tensors)
     if (!table.find(name) && !is_extra_name(name)) unknown.push_back(quoted(name));
-  if (unknown.empty()) return;
-  std::string names = unknown[0];
-  for (size_t i = 1; i < std::min<size_t>(unknown.size(), 5); ++i) names += ", " + unknown[i];
-  if (unknown.size() > 5) names += " and " + std::to_string(unknown.size() - 5) + " more";
-  fail(file, "unknown tensor " + names +
-                 ": not a parameter of this configuration; extra tensors must be named \"optimizer.…\" or \"train.…\"");
+  // A file of another architecture (or size) lacks some tensors and has others: name both.
+  std::string why;
+  if (!missing.empty())
+    why = (missing.size() == 1 ? "parameter tensor " : "parameter tensors ") + list(missing) +
+          (missing.size() == 1 ? " is" : " are") + " missing";
+  if (!unknown.empty())
+    why += (why.empty() ? "" : "; ") + std::string("unknown tensor ") + list(unknown) +
+           ": not a parameter of this configuration; extra tensors must be named \"optimizer.…\" or \"train.…\"";
+  if (!why.empty())
+    fail(file, why + " (the tensors do not match the configuration in __metadata__.config, arch \"" +
+                   arch + "\")");
+  for (const ParamEntry& e : table.entries()) {
+    const StoredTensor& t = tensors.at(e.name);
+    if (t.shape != e.shape())
+      fail(file, "tensor " + quoted(e.name) + " has shape " + shape_string(t.shape) + " but the configuration needs " +
+                     shape_string(e.shape()) + "; the tensors do not match __metadata__.config");
+  }
 }
 
 std::vector<float> read_floats(const std::string& bytes, size_t buffer_start, const StoredTensor& t) {
@@ -419,7 +431,7 @@ Checkpoint parse_checkpoint(const std::string& bytes, const std::string& name) {
   std::map<std::string, std::string> metadata = read_metadata(header, name);
   const std::map<std::string, StoredTensor> tensors = read_tensor_entries(header, buffer_size, name);
   const ModelConfig config = read_config(metadata["config"], name);
-  check_parameters(ParamTable(config), tensors, name);
+  check_parameters(ParamTable(config), config.arch, tensors, name);
 
   Checkpoint ckpt{Model(config), {}, {}};
   metadata.erase("config");

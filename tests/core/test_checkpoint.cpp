@@ -535,3 +535,29 @@ TEST_F(CheckpointTest, SaveRefusesWhatLoadWouldRefuseAndKeepsTheOldFile) {
 }
 
 }  // namespace
+
+// A GPT file whose configuration says "bert" (or the reverse) names the tensors that do not fit.
+TEST_F(CheckpointTest, RefusesAFileOfAnotherArchitectureNamingTheTensors) {
+  SplitFile f = split(good_bytes());  // a GPT file (L = 2)
+  ordered_json metadata = f.header["__metadata__"];
+  ordered_json config = ordered_json::parse(metadata["config"].get<std::string>());
+  config["arch"] = "bert";
+  config["d_f"] = 8;
+  metadata["config"] = config.dump();
+  const std::string as_bert = build(metadata, tensors_of(f));
+  expect_refused(as_bert, "W_f");  // BERT's head is missing
+  expect_refused(as_bert, "b_f");
+
+  ModelConfig c = small_config();
+  c.arch = "bert";
+  c.d_f = 5;
+  const std::string p = path("bert.safetensors");
+  sf::save_checkpoint(p, Model::initialised(c, 3));
+  SplitFile b = split(sf::read_file(p, size_t{1} << 30));
+  ordered_json bert_meta = b.header["__metadata__"];
+  ordered_json bert_config = ordered_json::parse(bert_meta["config"].get<std::string>());
+  bert_config["arch"] = "gpt";
+  bert_config.erase("d_f");
+  bert_meta["config"] = bert_config.dump();
+  expect_refused(build(bert_meta, tensors_of(b)), "W_f");  // BERT's head is extra in a GPT file
+}
