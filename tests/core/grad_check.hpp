@@ -5,6 +5,9 @@
 #include <functional>
 #include <string>
 
+#include <gtest/gtest.h>
+
+#include "core/model/params.hpp"
 #include "core/model/rng.hpp"
 #include "core/model/types.hpp"
 
@@ -53,6 +56,31 @@ double relative_error(const A& a, const B& b) {
 inline bool zero_by_softmax_shift(const std::string& tensor) {
   const std::string suffix = "attn.b_k";
   return tensor.size() >= suffix.size() && tensor.compare(tensor.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// Checks the gradient `grad` (θ's layout) of every tensor of `table` against central differences
+// of f() over theta (both table.total() long): relative error < 1e-6, a nonzero gradient (larger
+// than min_share of the whole gradient's norm), and b_k's exact zero by size. Returns the worst
+// relative error.
+inline double check_every_tensor(const ParamTable& table, double* theta, const double* grad,
+                                 const std::function<double()>& f, double min_share = 0.0) {
+  const double scale = Eigen::Map<const Vec<double>>(grad, static_cast<Eigen::Index>(table.total())).norm();
+  double worst = 0;
+  for (const ParamEntry& e : table.entries()) {
+    const Eigen::Index n = static_cast<Eigen::Index>(e.size());
+    const MatD numeric = numeric_gradient(theta + e.offset, n, 1, f, 1e-5);
+    const Eigen::Map<const MatD> analytic(grad + e.offset, n, 1);
+    if (zero_by_softmax_shift(e.name)) {
+      EXPECT_LT(analytic.norm(), 1e-12 * scale) << e.name;
+      EXPECT_LT(numeric.norm(), 1e-7 * scale) << e.name;
+      continue;
+    }
+    EXPECT_GT(analytic.norm(), min_share * scale) << e.name;
+    const double err = relative_error(analytic, numeric);
+    EXPECT_LT(err, 1e-6) << e.name;
+    worst = std::max(worst, err);
+  }
+  return worst;
 }
 
 }  // namespace sf::test

@@ -116,20 +116,7 @@ void check_model_gradient(bool mean) {
     return w * s;
   };
   EXPECT_NEAR(loss, f(), 1e-12 * std::abs(loss));
-  const double scale = Eigen::Map<const Vec<double>>(g.grad.data(), g.grad.size()).norm();
-  double worst = 0;
-  for (const ParamEntry& e : table.entries()) {
-    const MatD num = numeric_gradient(theta.data() + e.offset, e.rows, e.cols * e.count, f, 1e-5);
-    const Eigen::Map<const MatD> ana(g.grad.data() + e.offset, e.rows, e.cols * e.count);
-    if (zero_by_softmax_shift(e.name)) {
-      EXPECT_LT(ana.norm(), 1e-12 * scale) << e.name;
-      EXPECT_LT(num.norm(), 1e-7 * scale) << e.name;
-      continue;
-    }
-    const double err = relative_error(ana, num);
-    EXPECT_LT(err, 1e-6) << e.name;
-    worst = std::max(worst, err);
-  }
+  const double worst = check_every_tensor(table, theta.data(), g.grad.data(), f);
   ::testing::Test::RecordProperty("worst_relative_error", std::to_string(worst));
   // Positions past ℓ_max of the batch (W_p[:, 10…]) and never-used tokens get exactly 0.
   const Eigen::Map<const MatD> dW_e(g.grad.data() + table.find("W_e")->offset, c.d_e, c.N_V());
