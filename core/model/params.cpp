@@ -30,6 +30,7 @@ void ParamTable::add(std::string name, std::string symbol, int layer, int count,
   e.role = role;
   e.offset = total_;
   total_ += e.size();
+  index_.emplace(e.name, entries_.size());
   entries_.push_back(std::move(e));
 }
 
@@ -65,9 +66,8 @@ void ParamTable::add_mlp(const std::string& p, int a, int b, int l, const ModelC
 }
 
 const ParamEntry* ParamTable::find(const std::string& name) const {
-  for (const auto& e : entries_)
-    if (e.name == name) return &e;
-  return nullptr;
+  const auto it = index_.find(name);
+  return it == index_.end() ? nullptr : &entries_[it->second];
 }
 
 const ParamEntry& ParamTable::at(const std::string& name) const {

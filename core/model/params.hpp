@@ -7,6 +7,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/model/config.hpp"
@@ -55,6 +56,7 @@ class ParamTable {
 
  private:
   std::vector<ParamEntry> entries_;
+  std::unordered_map<std::string, size_t> index_;  // name → position in entries_ (binding looks up by name)
   size_t total_ = 0;
 };
 
