@@ -40,12 +40,15 @@ Command init_command() {
   s.synopsis = "[--config FILE.json] [--seed N] --out MODEL.safetensors";
   s.description =
       "The initialisation is seeded and deterministic (GPT-2 style): weights ~ N(0, 0.02²), output projections "
-      "~ N(0, (0.02/√(2L))²), biases and β = 0, γ = 1; W_p is learned or the paper's sinusoid, as the configuration "
-      "says. The same configuration and seed always give the same θ.";
+      "~ N(0, (0.02/√(2L))²), biases and β = 0, γ = 1 (a sinusoidal W_p is computed, not stored)."
+      " The same configuration and seed always give the same θ.";
   s.options = {
       {"config", "FILE.json",
        "The model configuration, a JSON object with any of the keys arch, the architecture's own keys, H, d_e, "
-       "d_attn, d_mid, d_mlp, l_max, eps, position_init (\"learned\", \"sinusoid_lmax\", \"sinusoid_10000\") and "
+       "d_attn, d_mid, d_mlp, l_max, eps, the variants (norm_position \"pre\"|\"post\", norm \"layer_norm\"|\"rms_norm\", "
+       "position \"learned\"|\"sinusoidal\"|\"rope\"|\"alibi\"|\"none\" with position_base \"l_max\"|10000 and rope_base, "
+       "activation \"gelu\"|\"gelu_tanh\"|\"relu\"|\"swiglu\", tied_unembedding, H_kv, mask \"causal\"|\"prefix\" with "
+       "prefix_separator; docs/checkpoint-format.md) and "
        "vocab (a string of characters, or an array of one-character strings; N_V = characters + 3 special tokens). "
        "arch is \"gpt\" (Algorithm 10; key L), \"bert\" (Algorithm 9; keys L and d_f, the size of W_f) or \"ed\" "
        "(the encoder-decoder, Algorithm 8; keys L_enc and L_dec instead of L). Keys left out keep their defaults. "

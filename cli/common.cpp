@@ -36,7 +36,9 @@ std::string config_summary(const ModelConfig& c) {
   s << c.arch;
   for (const std::string& key : architecture(c).config_keys()) s << " " << key << "=" << *config_int(c, key);
   s << " H=" << c.H << " d_e=" << c.d_e << " d_attn=" << c.d_attn << " d_mid=" << c.d_mid << " d_mlp=" << c.d_mlp
-    << " ℓ_max=" << c.l_max << " N_V=" << c.N_V() << " ε=" << c.eps << " W_p=" << to_string(c.position_init);
+    << " ℓ_max=" << c.l_max << " N_V=" << c.N_V() << " ε=" << c.eps;
+  const std::string v = variant_summary(c);
+  if (!v.empty()) s << " variants: " << v;
   return s.str();
 }
 

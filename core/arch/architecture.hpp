@@ -59,6 +59,10 @@ class Architecture {
   virtual std::vector<std::string> config_keys() const = 0;
   // "" when the configuration suits this architecture, else what is wrong (its own keys only).
   virtual std::string validate(const ModelConfig& c) const { return ""; }
+  // The paper's choices for this architecture, used where a configuration leaves them unset:
+  // GPT is pre-LN with GELU; BERT post-LN with GELU; the encoder-decoder post-LN with ReLU.
+  virtual NormPosition paper_norm_position() const { return NormPosition::Post; }
+  virtual Activation paper_activation() const { return Activation::GELU; }
 
   // --- parameters: the paper's tensors, in the order checkpoints and the browser list them ---
   virtual void build_table(const ModelConfig& c, ParamTable& table) const = 0;

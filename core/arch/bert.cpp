@@ -17,13 +17,15 @@ BertW<T> bind_bert(const ParamTable& table, T* theta) {
   for (int l = 1; table.find("layer" + std::to_string(l) + ".gamma1"); ++l)
     layers.push_back(bind_layer<T>(table, theta, "layer" + std::to_string(l) + ".", "attn."));
   return BertW<T>{.W_e = bind_matrix<T>(table, theta, "W_e"),
-                  .W_p = bind_matrix<T>(table, theta, "W_p"),
+                  .W_p = bind_matrix_if<T>(table, theta, "W_p"),
                   .layers = std::move(layers),
+                  .enc_gamma = bind_vector_if<T>(table, theta, "enc.gamma"),
+                  .enc_beta = bind_vector_if<T>(table, theta, "enc.beta"),
                   .W_f = bind_matrix<T>(table, theta, "W_f"),
                   .b_f = bind_vector<T>(table, theta, "b_f"),
                   .gamma = bind_vector<T>(table, theta, "gamma"),
-                  .beta = bind_vector<T>(table, theta, "beta"),
-                  .W_u = bind_matrix<T>(table, theta, "W_u")};
+                  .beta = bind_vector_if<T>(table, theta, "beta"),
+                  .W_u = bind_matrix_if<T>(table, theta, "W_u")};
 }
 
 template BertW<float> bind_bert<float>(const ParamTable&, float*);
@@ -40,25 +42,38 @@ using BertModelGradient = BatchedModelGradient<BertGradient<float>, weights, &et
 
 }  // namespace
 
+std::string BertArchitecture::validate(const ModelConfig& c) const {
+  std::string e;
+  if (c.mask != MaskKind::Causal)
+    e += "mask \"prefix\" is a GPT variant: BERT's attention is bidirectional already (Mask ≡ 1)";
+  if (c.tied_unembedding && c.d_f != c.d_e)
+    e += std::string(e.empty() ? "" : "; ") + "tied_unembedding needs d_f = d_e (W_u = W_eᵀ is N_V×d_e, but W_u acts on W_f's d_f = " +
+         std::to_string(c.d_f) + " outputs; d_e = " + std::to_string(c.d_e) + ")";
+  return e;
+}
+
 std::vector<std::string> BertArchitecture::config_keys() const { return {"L", "d_f"}; }
 
 void BertArchitecture::build_table(const ModelConfig& c, ParamTable& t) const {
   // Algorithm 9's parameters: W_e, W_p; for l ∈ [L]: W_l, γ¹_l, β¹_l, γ²_l, β²_l, the MLP;
   // W_f, b_f, γ, β ∈ ℝ^{d_f}; W_u.
+  // Variants: W_p only for learned positions; pre-LN adds the stack's final enc.gamma, enc.beta;
+  // no W_u when tied (W_u = W_eᵀ, d_f = d_e).
   t.add("W_e", "W_e", 0, 1, c.d_e, c.N_V(), ParamRole::Embedding);
-  t.add("W_p", "W_p", 0, 1, c.d_e, c.l_max, ParamRole::Position);
+  if (c.position == Position::Learned) t.add("W_p", "W_p", 0, 1, c.d_e, c.l_max, ParamRole::Position);
   for (int l = 1; l <= c.L; ++l) {
     const std::string p = "layer" + std::to_string(l) + ".";
     t.add_mh_attention(p + "attn.", "", l, c);
-    t.add_layer_norm(p, "1", l, c.d_e);
-    t.add_layer_norm(p, "2", l, c.d_e);
+    t.add_layer_norm(p, "1", l, c.d_e, c);
+    t.add_layer_norm(p, "2", l, c.d_e, c);
     t.add_mlp(p, 1, 2, l, c);
   }
+  if (c.norm_pos() == NormPosition::Pre) t.add_layer_norm("enc.", "", 0, c.d_e, c);
   t.add("W_f", "W_f", 0, 1, c.d_f, c.d_e, ParamRole::Weight);
   t.add("b_f", "b_f", 0, 1, c.d_f, 1, ParamRole::Bias);
-  t.add_layer_norm("", "", 0, c.d_f);
+  t.add_layer_norm("", "", 0, c.d_f, c);
   // The paper prints W_u ∈ ℝ^{N_V×d_e}, a slip: after line 10, X ∈ ℝ^{d_f×ℓ}, so W_u is N_V×d_f.
-  t.add("W_u", "W_u", 0, 1, c.N_V(), c.d_f, ParamRole::Weight);
+  if (!c.tied_unembedding) t.add("W_u", "W_u", 0, 1, c.N_V(), c.d_f, ParamRole::Weight);
 }
 
 MatF BertArchitecture::forward(const Model& m, const Tokens&, const Tokens& x, Tracer* tr,

@@ -15,6 +15,7 @@ class BertArchitecture : public Architecture {
   int training_algorithm() const override { return 12; }
   OutputKind output() const override { return OutputKind::FillIn; }
   std::vector<std::string> config_keys() const override;
+  std::string validate(const ModelConfig& c) const override;
   void build_table(const ModelConfig& c, ParamTable& table) const override;
   MatF forward(const Model& m, const Tokens& z, const Tokens& x, Tracer* tr,
                const MHAttentionFn<float>& attn) const override;

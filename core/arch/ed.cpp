@@ -18,29 +18,40 @@ using EdModelGradient = BatchedModelGradient<EdGradient<float>, ed_weights, &edt
 
 }  // namespace
 
+std::string EdArchitecture::validate(const ModelConfig& c) const {
+  if (c.mask != MaskKind::Causal)
+    return "mask \"prefix\" is a GPT variant: the encoder-decoder's encoder is bidirectional already and its decoder causal";
+  return "";
+}
+
 std::vector<std::string> EdArchitecture::config_keys() const { return {"L_enc", "L_dec"}; }
 
 void EdArchitecture::build_table(const ModelConfig& c, ParamTable& t) const {
   // Algorithm 8's parameters: W_e, W_p (shared by z and x); for l ∈ [L_enc]: W^enc_l, γ¹_l, β¹_l,
   // γ²_l, β²_l, W^l_mlp1, b^l_mlp1, W^l_mlp2, b^l_mlp2; for l ∈ [L_dec]: W^dec_l, W^ed_l, γ³_l … β⁵_l,
   // W^l_mlp3, b^l_mlp3, W^l_mlp4, b^l_mlp4; W_u.
+  // Variants: W_p only for learned positions; pre-LN adds each stack's final layer norm
+  // (enc.gamma, enc.beta after the encoder, dec.gamma, dec.beta after the decoder); no W_u when tied.
   t.add("W_e", "W_e", 0, 1, c.d_e, c.N_V(), ParamRole::Embedding);
-  t.add("W_p", "W_p", 0, 1, c.d_e, c.l_max, ParamRole::Position);
+  if (c.position == Position::Learned) t.add("W_p", "W_p", 0, 1, c.d_e, c.l_max, ParamRole::Position);
+  const bool pre = c.norm_pos() == NormPosition::Pre;
   for (int l = 1; l <= c.L_enc; ++l) {
     const std::string p = "enc.layer" + std::to_string(l) + ".";
     t.add_mh_attention(p + "attn.", "enc", l, c);
-    t.add_layer_norm(p, "1", l, c.d_e);
-    t.add_layer_norm(p, "2", l, c.d_e);
+    t.add_layer_norm(p, "1", l, c.d_e, c);
+    t.add_layer_norm(p, "2", l, c.d_e, c);
     t.add_mlp(p, 1, 2, l, c);
   }
+  if (pre) t.add_layer_norm("enc.", "", 0, c.d_e, c);
   for (int l = 1; l <= c.L_dec; ++l) {
     const std::string p = "dec.layer" + std::to_string(l) + ".";
     t.add_mh_attention(p + "self_attn.", "dec", l, c);
     t.add_mh_attention(p + "cross_attn.", "ed", l, c);  // W_q acts on X, W_k and W_v on Z
-    for (const char* k : {"3", "4", "5"}) t.add_layer_norm(p, k, l, c.d_e);
+    for (const char* k : {"3", "4", "5"}) t.add_layer_norm(p, k, l, c.d_e, c);
     t.add_mlp(p, 3, 4, l, c);
   }
-  t.add("W_u", "W_u", 0, 1, c.N_V(), c.d_e, ParamRole::Weight);
+  if (pre) t.add_layer_norm("dec.", "", 0, c.d_e, c);
+  if (!c.tied_unembedding) t.add("W_u", "W_u", 0, 1, c.N_V(), c.d_e, ParamRole::Weight);
 }
 
 MatF EdArchitecture::forward(const Model& m, const Tokens& z, const Tokens& x, Tracer* tr,
@@ -100,13 +111,18 @@ EdW<T> bind_ed(const ParamTable& table, T* theta) {
     const std::string p = "dec.layer" + std::to_string(l) + ".";
     auto v = [&](const char* name) { return bind_vector<T>(table, theta, p + name); };
     auto m = [&](const char* name) { return bind_matrix<T>(table, theta, p + name); };
+    auto opt = [&](const char* name) { return bind_vector_if<T>(table, theta, p + name); };
     dec.push_back(DecoderLayerW<T>{bind_mh_attention<T>(table, theta, p + "self_attn."),
-                                   bind_mh_attention<T>(table, theta, p + "cross_attn."), v("gamma3"), v("beta3"),
-                                   v("gamma4"), v("beta4"), v("gamma5"), v("beta5"), m("W_mlp3"), v("b_mlp3"),
-                                   m("W_mlp4"), v("b_mlp4")});
+                                   bind_mh_attention<T>(table, theta, p + "cross_attn."), v("gamma3"), opt("beta3"),
+                                   v("gamma4"), opt("beta4"), v("gamma5"), opt("beta5"), m("W_mlp3"), v("b_mlp3"),
+                                   m("W_mlp4"), v("b_mlp4"), bind_matrix_if<T>(table, theta, p + "W_gate2"),
+                                   opt("b_gate2")});
   }
-  return EdW<T>{bind_matrix<T>(table, theta, "W_e"), bind_matrix<T>(table, theta, "W_p"), std::move(enc),
-                std::move(dec), bind_matrix<T>(table, theta, "W_u")};
+  return EdW<T>{bind_matrix<T>(table, theta, "W_e"),          bind_matrix_if<T>(table, theta, "W_p"),
+                std::move(enc),                               std::move(dec),
+                bind_matrix_if<T>(table, theta, "W_u"),       bind_vector_if<T>(table, theta, "enc.gamma"),
+                bind_vector_if<T>(table, theta, "enc.beta"),  bind_vector_if<T>(table, theta, "dec.gamma"),
+                bind_vector_if<T>(table, theta, "dec.beta")};
 }
 
 template EdW<float> bind_ed<float>(const ParamTable&, float*);

@@ -15,6 +15,8 @@ class EdArchitecture : public Architecture {
   OutputKind output() const override { return OutputKind::Translation; }
   bool has_context() const override { return true; }
   std::vector<std::string> config_keys() const override;
+  std::string validate(const ModelConfig& c) const override;
+  Activation paper_activation() const override { return Activation::ReLU; }
   void build_table(const ModelConfig& c, ParamTable& table) const override;
   // Algorithm 8 on (z, x). `attn`, when set, computes the self-attention lines (5 and 14).
   MatF forward(const Model& m, const Tokens& z, const Tokens& x, Tracer* tr,

@@ -22,18 +22,19 @@ std::vector<std::string> GptArchitecture::config_keys() const { return {"L"}; }
 
 void GptArchitecture::build_table(const ModelConfig& c, ParamTable& t) const {
   // Algorithm 10's parameters: W_e, W_p; for l ∈ [L]: γ¹_l, β¹_l, W_l, γ²_l, β²_l, the MLP;
-  // γ, β; W_u.
+  // γ, β; W_u. Variants: W_p only for learned positions; no final γ, β when post-LN (GPT-1);
+  // no W_u when tied (W_u = W_eᵀ).
   t.add("W_e", "W_e", 0, 1, c.d_e, c.N_V(), ParamRole::Embedding);
-  t.add("W_p", "W_p", 0, 1, c.d_e, c.l_max, ParamRole::Position);
+  if (c.position == Position::Learned) t.add("W_p", "W_p", 0, 1, c.d_e, c.l_max, ParamRole::Position);
   for (int l = 1; l <= c.L; ++l) {
     const std::string p = "layer" + std::to_string(l) + ".";
-    t.add_layer_norm(p, "1", l, c.d_e);
+    t.add_layer_norm(p, "1", l, c.d_e, c);
     t.add_mh_attention(p + "attn.", "", l, c);
-    t.add_layer_norm(p, "2", l, c.d_e);
+    t.add_layer_norm(p, "2", l, c.d_e, c);
     t.add_mlp(p, 1, 2, l, c);
   }
-  t.add_layer_norm("", "", 0, c.d_e);
-  t.add("W_u", "W_u", 0, 1, c.N_V(), c.d_e, ParamRole::Weight);
+  if (c.norm_pos() == NormPosition::Pre) t.add_layer_norm("", "", 0, c.d_e, c);
+  if (!c.tied_unembedding) t.add("W_u", "W_u", 0, 1, c.N_V(), c.d_e, ParamRole::Weight);
 }
 
 MatF GptArchitecture::forward(const Model& m, const Tokens&, const Tokens& x, Tracer* tr,

@@ -12,6 +12,7 @@ class GptArchitecture : public Architecture {
   int training_algorithm() const override { return 13; }
   OutputKind output() const override { return OutputKind::Continuation; }
   std::vector<std::string> config_keys() const override;
+  NormPosition paper_norm_position() const override { return NormPosition::Pre; }
   void build_table(const ModelConfig& c, ParamTable& table) const override;
   MatF forward(const Model& m, const Tokens& z, const Tokens& x, Tracer* tr,
                const MHAttentionFn<float>& attn) const override;

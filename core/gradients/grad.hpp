@@ -166,8 +166,6 @@ void mh_cross_attention_backward(CRef<T> dX, CRef<T> Xt, CRef<T> Z, const MHAtte
 
 // ---- Alg. 10 line 8 (GELU) and Alg. 8 line 7 (ReLU): X ← X + W_mlp2 act(W_mlp1 X̃ + b_mlp1 1ᵀ) + b_mlp2 1ᵀ
 
-enum class Activation { GELU, ReLU };
-
 template <class T>
 struct MlpCache {
   Mat<T> H_pre;  // (d_mlp, N) W_mlp1 X̃ + b_mlp1 1ᵀ

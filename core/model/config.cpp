@@ -1,5 +1,6 @@
 #include "core/model/config.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -20,20 +21,63 @@ std::vector<std::string> ModelConfig::default_vocab() {
   return v;
 }
 
-const char* to_string(PositionInit p) {
-  switch (p) {
-    case PositionInit::Learned: return "learned";
-    case PositionInit::SinusoidLmax: return "sinusoid_lmax";
-    case PositionInit::Sinusoid10000: return "sinusoid_10000";
+const char* to_string(NormPosition v) { return v == NormPosition::Pre ? "pre" : "post"; }
+const char* to_string(Norm v) { return v == Norm::LayerNorm ? "layer_norm" : "rms_norm"; }
+const char* to_string(Position v) {
+  switch (v) {
+    case Position::Learned: return "learned";
+    case Position::Sinusoidal: return "sinusoidal";
+    case Position::Rope: return "rope";
+    case Position::Alibi: return "alibi";
+    case Position::None: return "none";
   }
   return "learned";
 }
+const char* to_string(Activation v) {
+  switch (v) {
+    case Activation::GELU: return "gelu";
+    case Activation::GELUTanh: return "gelu_tanh";
+    case Activation::ReLU: return "relu";
+    case Activation::SwiGLU: return "swiglu";
+  }
+  return "gelu";
+}
+const char* to_string(MaskKind v) { return v == MaskKind::Causal ? "causal" : "prefix"; }
 
-static PositionInit position_init_from(const std::string& s) {
-  if (s == "learned") return PositionInit::Learned;
-  if (s == "sinusoid_lmax") return PositionInit::SinusoidLmax;
-  if (s == "sinusoid_10000") return PositionInit::Sinusoid10000;
-  throw Error("config: position_init must be \"learned\", \"sinusoid_lmax\" or \"sinusoid_10000\", not \"" + s + "\"");
+NormPosition ModelConfig::norm_pos() const {
+  if (norm_position) return *norm_position;
+  const Architecture* a = find_architecture(arch);
+  return a ? a->paper_norm_position() : NormPosition::Pre;
+}
+
+Activation ModelConfig::act() const {
+  if (activation) return *activation;
+  const Architecture* a = find_architecture(arch);
+  return a ? a->paper_activation() : Activation::GELU;
+}
+
+std::string variant_summary(const ModelConfig& c) {
+  std::vector<std::string> parts;
+  const Architecture* a = find_architecture(c.arch);
+  if (a && c.norm_pos() != a->paper_norm_position()) parts.push_back(c.norm_pos() == NormPosition::Pre ? "pre-LN" : "post-LN");
+  if (c.norm == Norm::RmsNorm) parts.push_back("RMSNorm");
+  switch (c.position) {
+    case Position::Learned: break;
+    case Position::Sinusoidal:
+      parts.push_back(c.position_base > 0 ? "sinusoidal positions (base " + std::to_string(static_cast<long long>(c.position_base)) + ")"
+                                          : "sinusoidal positions (base ℓ_max)");
+      break;
+    case Position::Rope: parts.push_back("RoPE"); break;
+    case Position::Alibi: parts.push_back("ALiBi"); break;
+    case Position::None: parts.push_back("no positions"); break;
+  }
+  if (a && c.act() != a->paper_activation()) parts.push_back(to_string(c.act()));
+  if (c.tied_unembedding) parts.push_back("tied W_u = W_eᵀ");
+  if (c.kv_heads() != c.H) parts.push_back(c.kv_heads() == 1 ? "multi-query (H_kv = 1)" : "grouped-query (H_kv = " + std::to_string(c.kv_heads()) + ")");
+  if (c.mask == MaskKind::Prefix) parts.push_back("prefix-LM mask at \"" + c.prefix_separator + "\"");
+  std::string out;
+  for (const std::string& p : parts) out += (out.empty() ? "" : ", ") + p;
+  return out;
 }
 
 namespace {
@@ -46,6 +90,65 @@ std::vector<std::string> int_keys(const Architecture& a) {
   std::vector<std::string> keys = a.config_keys();
   keys.insert(keys.end(), kSharedKeys.begin(), kSharedKeys.end());
   return keys;
+}
+
+// One of `names` (the enum's values in order) for the string key k, or throws naming them.
+template <class E>
+void get_choice(const nlohmann::json& j, const char* k, std::initializer_list<const char*> names, E& dst) {
+  if (!j.contains(k)) return;
+  std::string list;
+  for (const char* n : names) list += std::string(list.empty() ? "" : ", ") + "\"" + n + "\"";
+  if (!j[k].is_string()) throw Error(std::string("config: \"") + k + "\" must be one of " + list);
+  const std::string v = j[k].get<std::string>();
+  int i = 0;
+  for (const char* n : names) {
+    if (v == n) {
+      dst = static_cast<E>(i);
+      return;
+    }
+    ++i;
+  }
+  throw Error(std::string("config: \"") + k + "\" must be one of " + list + ", not \"" + v + "\"");
+}
+
+void read_variants(const nlohmann::json& j, ModelConfig& c) {
+  if (j.contains("norm_position")) {
+    NormPosition v{};
+    get_choice(j, "norm_position", {"pre", "post"}, v);
+    c.norm_position = v;
+  }
+  get_choice(j, "norm", {"layer_norm", "rms_norm"}, c.norm);
+  get_choice(j, "position", {"learned", "sinusoidal", "rope", "alibi", "none"}, c.position);
+  if (j.contains("position_base")) {
+    const auto& b = j["position_base"];
+    if (b.is_string() && b.get<std::string>() == "l_max") c.position_base = 0;
+    else if (b.is_number()) c.position_base = b.get<double>();
+    else throw Error("config: \"position_base\" must be \"l_max\" (the paper) or a number such as 10000 (Vaswani et al.)");
+  }
+  if (j.contains("rope_base")) {
+    if (!j["rope_base"].is_number()) throw Error("config: \"rope_base\" must be a number such as 10000");
+    c.rope_base = j["rope_base"].get<double>();
+  }
+  if (j.contains("activation")) {
+    Activation v{};
+    get_choice(j, "activation", {"gelu", "gelu_tanh", "relu", "swiglu"}, v);
+    c.activation = v;
+  }
+  if (j.contains("tied_unembedding")) {
+    if (!j["tied_unembedding"].is_boolean()) throw Error("config: \"tied_unembedding\" must be true or false");
+    c.tied_unembedding = j["tied_unembedding"].get<bool>();
+  }
+  if (j.contains("H_kv")) {
+    if (!j["H_kv"].is_number_integer()) throw Error("config: \"H_kv\" must be an integer dividing H");
+    const long long v = j["H_kv"].get<long long>();
+    if (v < 0 || v > 65536) throw Error("config: \"H_kv\" is out of range");
+    c.H_kv = static_cast<int>(v);
+  }
+  get_choice(j, "mask", {"causal", "prefix"}, c.mask);
+  if (j.contains("prefix_separator")) {
+    if (!j["prefix_separator"].is_string()) throw Error("config: \"prefix_separator\" must be a one-character string");
+    c.prefix_separator = j["prefix_separator"].get<std::string>();
+  }
 }
 
 }  // namespace
@@ -93,6 +196,18 @@ std::string validate(const ModelConfig& c) {
   positive("d_mlp", c.d_mlp, 65536);
   positive("l_max", c.l_max, 65536);
   if (!(c.eps >= 0.0f) || !std::isfinite(c.eps)) e << "eps must be a finite number ≥ 0; ";
+  if (c.H_kv < 0 || c.H_kv > c.H || (c.H_kv > 0 && c.H % c.H_kv != 0))
+    e << "H_kv (key/value heads) must divide H = " << c.H << " (it is " << c.H_kv
+      << "): 1 is multi-query attention, H is ordinary multi-head attention; ";
+  if (c.position == Position::Rope && c.d_attn % 2 != 0)
+    e << "position \"rope\" rotates pairs of coordinates of Q and K, so d_attn must be even (it is " << c.d_attn << "); ";
+  if (c.position == Position::Sinusoidal && c.d_e % 2 != 0)
+    e << "position \"sinusoidal\" fills sin/cos pairs, so d_e must be even (it is " << c.d_e << "); ";
+  if (c.position_base != 0 && !(c.position_base > 1 && std::isfinite(c.position_base)))
+    e << "position_base must be \"l_max\" or a number > 1 such as 10000; ";
+  if (!(c.rope_base > 1 && std::isfinite(c.rope_base))) e << "rope_base must be a number > 1 such as 10000; ";
+  if (c.mask == MaskKind::Prefix && utf8_length(c.prefix_separator) != 1)
+    e << "prefix_separator must be one character (it is \"" << c.prefix_separator << "\"); ";
   if (c.vocab.empty()) e << "vocab must hold at least one character; ";
   if (c.vocab.size() > 1000000) e << "vocab is larger than 1,000,000 tokens; ";
   std::set<std::string> seen;
@@ -107,6 +222,9 @@ std::string validate(const ModelConfig& c) {
       break;
     }
   }
+  if (c.mask == MaskKind::Prefix && utf8_length(c.prefix_separator) == 1 &&
+      std::find(c.vocab.begin(), c.vocab.end(), c.prefix_separator) == c.vocab.end())
+    e << "prefix_separator \"" << c.prefix_separator << "\" is not in the vocabulary, so no prefix could ever be found; ";
   std::string s = e.str();
   if (s.size() >= 2) s.resize(s.size() - 2);
   return s;
@@ -117,7 +235,19 @@ std::string to_json(const ModelConfig& c) {
   j["arch"] = c.arch;
   for (const std::string& key : int_keys(architecture(c))) j[key] = *config_int(c, key);
   j["eps"] = c.eps;
-  j["position_init"] = to_string(c.position_init);
+  j["norm_position"] = to_string(c.norm_pos());
+  j["norm"] = to_string(c.norm);
+  j["position"] = to_string(c.position);
+  if (c.position == Position::Sinusoidal) {
+    if (c.position_base > 0) j["position_base"] = c.position_base;
+    else j["position_base"] = "l_max";
+  }
+  if (c.position == Position::Rope) j["rope_base"] = c.rope_base;
+  j["activation"] = to_string(c.act());
+  j["tied_unembedding"] = c.tied_unembedding;
+  j["H_kv"] = c.kv_heads();
+  j["mask"] = to_string(c.mask);
+  if (c.mask == MaskKind::Prefix) j["prefix_separator"] = c.prefix_separator;
   j["vocab"] = c.vocab;
   return j.dump();
 }
@@ -139,7 +269,9 @@ ModelConfig config_from_json(const std::string& text) {
     const Architecture* arch = find_architecture(c.arch);
     if (!arch) throw Error("config: " + validate(c));
     const std::vector<std::string> ints = int_keys(*arch);
-    std::set<std::string> known{"arch", "eps", "vocab", "position_init", "N_V"};
+    std::set<std::string> known{"arch",  "eps",         "vocab",     "position_init",    "N_V",  "norm_position",
+                                "norm",  "position",    "position_base", "rope_base", "activation",
+                                "tied_unembedding", "H_kv", "mask", "prefix_separator"};
     known.insert(ints.begin(), ints.end());
     for (auto it = j.begin(); it != j.end(); ++it) {
       if (known.count(it.key())) continue;
@@ -162,10 +294,11 @@ ModelConfig config_from_json(const std::string& text) {
       if (!j["eps"].is_number()) throw Error("config: \"eps\" must be a number");
       c.eps = j["eps"].get<float>();
     }
-    if (j.contains("position_init")) {
-      if (!j["position_init"].is_string()) throw Error("config: \"position_init\" must be a string");
-      c.position_init = position_init_from(j["position_init"].get<std::string>());
-    }
+    // Files written before the variants have "position_init" ("learned", or a sinusoid that only
+    // initialised W_p): their W_p is stored and trained, which is position "learned".
+    if (j.contains("position_init") && !j["position_init"].is_string())
+      throw Error("config: \"position_init\" must be a string");
+    read_variants(j, c);
     if (j.contains("vocab")) {
       const auto& v = j["vocab"];
       c.vocab.clear();

@@ -1,12 +1,27 @@
 // The model configuration: the paper's hyperparameters as one plain struct with defaults.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace sf {
 
-// How W_p starts. The paper (§5) writes ℓ_max in the sinusoid where Vaswani et al. use 10000.
-enum class PositionInit { Learned, SinusoidLmax, Sinusoid10000 };
+// The variants of the seeds (issue 10). The paper's choices are the defaults; everything else is
+// labelled "variant" with the seed that describes it wherever it shows (core/pseudocode/variants).
+// Where layer_norm sits in a layer: before each sub-layer (GPT-2; the paper's Algorithm 10) or
+// after the residual sum (the paper's Algorithms 8 and 9, BERT, GPT-1).
+enum class NormPosition { Pre, Post };
+// Algorithm 6, or RMSNorm (§6 of the paper mentions it; the encyclopedia article): no m, no β.
+enum class Norm { LayerNorm, RmsNorm };
+// How positions enter: W_p learned (the paper), the fixed sinusoid (§5, computed, not stored),
+// rotary (RoPE), linear biases (ALiBi), or nothing.
+enum class Position { Learned, Sinusoidal, Rope, Alibi, None };
+// The MLP's non-linearity: exact erf GELU (eq. 5), GPT-2's tanh approximation, ReLU (the paper's
+// Algorithm 8) or SwiGLU (a gated MLP with W_gate, b_gate).
+enum class Activation { GELU, GELUTanh, ReLU, SwiGLU };
+// GPT's self-attention mask: causal (the paper), or prefix-LM: bidirectional over the first p
+// tokens, where p is the position of the first prefix_separator in the input.
+enum class MaskKind { Causal, Prefix };
 
 struct ModelConfig {
   // The architecture (core/arch/): "gpt" (Algorithm 10), "bert" (Algorithm 9) or "ed"
@@ -23,7 +38,19 @@ struct ModelConfig {
   int d_mlp = 256;           // MLP hidden size
   int l_max = 64;            // ℓ_max, maximum context length
   float eps = 1e-5f;         // ε under the root in layer_norm (the paper has none)
-  PositionInit position_init = PositionInit::Learned;
+
+  // ---- variants (JSON keys of the same names) ----
+  std::optional<NormPosition> norm_position{};  // unset: the paper's for the arch (norm_pos())
+  Norm norm = Norm::LayerNorm;
+  Position position = Position::Learned;
+  double position_base = 0;     // the sinusoid's base: 0 means ℓ_max (the paper), e.g. 10000 (Vaswani et al.)
+  double rope_base = 10000;     // RoPE: θ_i = rope_base^{−2(i−1)/d_attn}
+  std::optional<Activation> activation{};  // unset: the paper's for the arch (act())
+  bool tied_unembedding = false;         // W_u = W_eᵀ, no W_u tensor (Dinan–Yaida–Zhang, GPT-2)
+  int H_kv = 0;                          // key/value heads, dividing H; 0 means H (no sharing)
+  MaskKind mask = MaskKind::Causal;      // GPT only
+  std::string prefix_separator = "=";    // MaskKind::Prefix: p = position of its first occurrence
+
   // The ordinary tokens, in id order (ids 1 … N_V−3), each one Unicode character (UTF-8).
   // mask_token = N_V−2, bos_token = N_V−1, eos_token = N_V follow them (§4).
   std::vector<std::string> vocab = default_vocab();
@@ -32,6 +59,15 @@ struct ModelConfig {
   int mask_token() const { return N_V() - 2; }
   int bos_token() const { return N_V() - 1; }
   int eos_token() const { return N_V(); }
+
+  // The variants as they apply to this configuration (the arch's paper choice where unset).
+  NormPosition norm_pos() const;
+  Activation act() const;
+  int kv_heads() const { return H_kv > 0 ? H_kv : H; }
+  // The sinusoid's base: ℓ_max (the paper) unless position_base is set.
+  double sinusoid_base() const { return position_base > 0 ? position_base : l_max; }
+  // The key/value head that query head h (1-based) reads: ⌊(h−1)·H_kv/H⌋ + 1.
+  int kv_head_of(int h) const { return (h - 1) * kv_heads() / H + 1; }
 
   // Space, a–z, 0–9 and 24 punctuation marks: 61 ordinary tokens, N_V = 64.
   static std::vector<std::string> default_vocab();
@@ -50,6 +86,13 @@ std::string to_json(const ModelConfig& c);
 ModelConfig config_from_json(const std::string& text);
 ModelConfig load_config_file(const std::string& path);
 
-const char* to_string(PositionInit p);
+const char* to_string(NormPosition v);
+const char* to_string(Norm v);
+const char* to_string(Position v);
+const char* to_string(Activation v);
+const char* to_string(MaskKind v);
+// One line naming every variant that differs from the paper's choice for the arch, e.g.
+// "pre-LN, RMSNorm, RoPE, SwiGLU, tied W_u, H_kv = 1"; "" for the paper's model.
+std::string variant_summary(const ModelConfig& c);
 
 }  // namespace sf

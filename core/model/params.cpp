@@ -37,24 +37,25 @@ void ParamTable::add(std::string name, std::string symbol, int layer, int count,
 ParamTable::ParamTable(const ModelConfig& c) { architecture(c).build_table(c, *this); }
 
 void ParamTable::add_mh_attention(const std::string& p, const std::string& sup, int l, const ModelConfig& c) {
-  const int H = c.H, d_e = c.d_e, d_attn = c.d_attn, d_mid = c.d_mid;
+  const int H = c.H, H_kv = c.kv_heads(), d_e = c.d_e, d_attn = c.d_attn, d_mid = c.d_mid;
   const std::string h = sup.empty() ? "^h" : "^{h," + sup + "}";  // W_q^h or W_q^{h,enc}
+  const std::string g = H_kv == H ? h : sup.empty() ? "^g" : "^{g," + sup + "}";  // shared: key/value head g
   add(p + "W_q", "W_q" + h, l, H, d_attn, d_e, ParamRole::Weight);
   add(p + "b_q", "b_q" + h, l, H, d_attn, 1, ParamRole::Bias);
-  add(p + "W_k", "W_k" + h, l, H, d_attn, d_e, ParamRole::Weight);
-  add(p + "b_k", "b_k" + h, l, H, d_attn, 1, ParamRole::Bias);
-  add(p + "W_v", "W_v" + h, l, H, d_mid, d_e, ParamRole::Weight);
-  add(p + "b_v", "b_v" + h, l, H, d_mid, 1, ParamRole::Bias);
+  add(p + "W_k", "W_k" + g, l, H_kv, d_attn, d_e, ParamRole::Weight);
+  add(p + "b_k", "b_k" + g, l, H_kv, d_attn, 1, ParamRole::Bias);
+  add(p + "W_v", "W_v" + g, l, H_kv, d_mid, d_e, ParamRole::Weight);
+  add(p + "b_v", "b_v" + g, l, H_kv, d_mid, 1, ParamRole::Bias);
   add(p + "W_o", sup.empty() ? "W_o" : "W_o^" + sup, l, 1, d_e, H * d_mid, ParamRole::OutputWeight);
   add(p + "b_o", sup.empty() ? "b_o" : "b_o^" + sup, l, 1, d_e, 1, ParamRole::Bias);
 }
 
-void ParamTable::add_layer_norm(const std::string& p, const std::string& k, int l, int d) {
+void ParamTable::add_layer_norm(const std::string& p, const std::string& k, int l, int d, const ModelConfig& c) {
   static const char* kSup[] = {"", "¹", "²", "³", "⁴", "⁵", "⁶", "⁷", "⁸", "⁹"};
   const std::string sup = k.size() == 1 && k[0] >= '1' && k[0] <= '9' ? kSup[k[0] - '0'] : k;
   const std::string sub = l > 0 ? "_l" : "";
   add(p + "gamma" + k, "γ" + sup + sub, l, 1, d, 1, ParamRole::Gain);
-  add(p + "beta" + k, "β" + sup + sub, l, 1, d, 1, ParamRole::Offset);
+  if (c.norm == Norm::LayerNorm) add(p + "beta" + k, "β" + sup + sub, l, 1, d, 1, ParamRole::Offset);
 }
 
 void ParamTable::add_mlp(const std::string& p, int a, int b, int l, const ModelConfig& c) {
@@ -63,6 +64,11 @@ void ParamTable::add_mlp(const std::string& p, int a, int b, int l, const ModelC
   add(p + "b_mlp" + A, "b^l_mlp" + A, l, 1, c.d_mlp, 1, ParamRole::Bias);
   add(p + "W_mlp" + B, "W^l_mlp" + B, l, 1, c.d_e, c.d_mlp, ParamRole::OutputWeight);
   add(p + "b_mlp" + B, "b^l_mlp" + B, l, 1, c.d_e, 1, ParamRole::Bias);
+  if (c.act() == Activation::SwiGLU) {
+    const std::string G = a == 1 ? "" : "2";  // the encoder-decoder's decoder MLP (W_mlp3) has W_gate2
+    add(p + "W_gate" + G, "W^l_gate" + G, l, 1, c.d_mlp, c.d_e, ParamRole::Weight);
+    add(p + "b_gate" + G, "b^l_gate" + G, l, 1, c.d_mlp, 1, ParamRole::Bias);
+  }
 }
 
 const ParamEntry* ParamTable::find(const std::string& name) const {
@@ -98,17 +104,29 @@ MapV<T> bind_vector(const ParamTable& table, T* theta, const std::string& name, 
 }
 
 template <class T>
+MapM<T> bind_matrix_if(const ParamTable& table, T* theta, const std::string& name) {
+  return table.find(name) ? bind_matrix<T>(table, theta, name) : MapM<T>(nullptr, 0, 0);
+}
+
+template <class T>
+MapV<T> bind_vector_if(const ParamTable& table, T* theta, const std::string& name) {
+  return table.find(name) ? bind_vector<T>(table, theta, name) : MapV<T>(nullptr, 0);
+}
+
+template <class T>
 MHAttentionW<T> bind_mh_attention(const ParamTable& table, T* theta, const std::string& p) {
   MHAttentionW<T> w;
-  w.heads.resize(table.at(p + "W_q").count);
-  for (int h = 0; h < static_cast<int>(w.heads.size()); ++h) {
+  const int H = table.at(p + "W_q").count, H_kv = table.at(p + "W_k").count;
+  w.heads.resize(H);
+  for (int h = 0; h < H; ++h) {
     AttentionHeadW<T>& hw = w.heads[h];
+    const int g = h * H_kv / H;  // the key/value head of query head h (0-based): ⌊(h−1)·H_kv/H⌋ + 1
     rebind(hw.W_q, bind_matrix<T>(table, theta, p + "W_q", h));
     rebind(hw.b_q, bind_vector<T>(table, theta, p + "b_q", h));
-    rebind(hw.W_k, bind_matrix<T>(table, theta, p + "W_k", h));
-    rebind(hw.b_k, bind_vector<T>(table, theta, p + "b_k", h));
-    rebind(hw.W_v, bind_matrix<T>(table, theta, p + "W_v", h));
-    rebind(hw.b_v, bind_vector<T>(table, theta, p + "b_v", h));
+    rebind(hw.W_k, bind_matrix<T>(table, theta, p + "W_k", g));
+    rebind(hw.b_k, bind_vector<T>(table, theta, p + "b_k", g));
+    rebind(hw.W_v, bind_matrix<T>(table, theta, p + "W_v", g));
+    rebind(hw.b_v, bind_vector<T>(table, theta, p + "b_v", g));
   }
   rebind(w.W_o, bind_matrix<T>(table, theta, p + "W_o"));
   rebind(w.b_o, bind_vector<T>(table, theta, p + "b_o"));
@@ -123,13 +141,15 @@ LayerW<T> bind_layer(const ParamTable& table, T* theta, const std::string& p, co
   rebind(w.attn.W_o, a.W_o);
   rebind(w.attn.b_o, a.b_o);
   rebind(w.gamma1, bind_vector<T>(table, theta, p + "gamma1"));
-  rebind(w.beta1, bind_vector<T>(table, theta, p + "beta1"));
+  rebind(w.beta1, bind_vector_if<T>(table, theta, p + "beta1"));
   rebind(w.gamma2, bind_vector<T>(table, theta, p + "gamma2"));
-  rebind(w.beta2, bind_vector<T>(table, theta, p + "beta2"));
+  rebind(w.beta2, bind_vector_if<T>(table, theta, p + "beta2"));
   rebind(w.W_mlp1, bind_matrix<T>(table, theta, p + "W_mlp1"));
   rebind(w.b_mlp1, bind_vector<T>(table, theta, p + "b_mlp1"));
   rebind(w.W_mlp2, bind_matrix<T>(table, theta, p + "W_mlp2"));
   rebind(w.b_mlp2, bind_vector<T>(table, theta, p + "b_mlp2"));
+  rebind(w.W_gate, bind_matrix_if<T>(table, theta, p + "W_gate"));
+  rebind(w.b_gate, bind_vector_if<T>(table, theta, p + "b_gate"));
   return w;
 }
 
@@ -137,18 +157,20 @@ template <class T>
 GptW<T> bind_gpt(const ParamTable& table, T* theta) {
   GptW<T> w;
   rebind(w.W_e, bind_matrix<T>(table, theta, "W_e"));
-  rebind(w.W_p, bind_matrix<T>(table, theta, "W_p"));
+  rebind(w.W_p, bind_matrix_if<T>(table, theta, "W_p"));
   for (int l = 1; table.find("layer" + std::to_string(l) + ".gamma1"); ++l)
     w.layers.push_back(bind_layer<T>(table, theta, "layer" + std::to_string(l) + ".", "attn."));
-  rebind(w.gamma, bind_vector<T>(table, theta, "gamma"));
-  rebind(w.beta, bind_vector<T>(table, theta, "beta"));
-  rebind(w.W_u, bind_matrix<T>(table, theta, "W_u"));
+  rebind(w.gamma, bind_vector_if<T>(table, theta, "gamma"));
+  rebind(w.beta, bind_vector_if<T>(table, theta, "beta"));
+  rebind(w.W_u, bind_matrix_if<T>(table, theta, "W_u"));
   return w;
 }
 
 #define SF_INSTANTIATE_BINDINGS(T)                                                                      \
   template MapM<T> bind_matrix<T>(const ParamTable&, T*, const std::string&, int);                      \
   template MapV<T> bind_vector<T>(const ParamTable&, T*, const std::string&, int);                      \
+  template MapM<T> bind_matrix_if<T>(const ParamTable&, T*, const std::string&);                        \
+  template MapV<T> bind_vector_if<T>(const ParamTable&, T*, const std::string&);                        \
   template MHAttentionW<T> bind_mh_attention<T>(const ParamTable&, T*, const std::string&);             \
   template LayerW<T> bind_layer<T>(const ParamTable&, T*, const std::string&, const std::string&);
 SF_INSTANTIATE_BINDINGS(float)
@@ -173,7 +195,7 @@ MatF sinusoid_positions(int d_e, int l_max, double base) {
   return W_p;
 }
 
-void init_params(const ModelConfig& c, const ParamTable& table, uint64_t seed, float* theta) {
+void init_params(const ModelConfig&, const ParamTable& table, uint64_t seed, float* theta) {
   Rng rng(seed);
   // GPT-2 scales the residual branches' output projections by 1/√(number of branches): 2L in
   // GPT-2 (W_o and W_mlp2 of each layer), counted from the table for every architecture.
@@ -191,13 +213,6 @@ void init_params(const ModelConfig& c, const ParamTable& table, uint64_t seed, f
         for (size_t i = 0; i < n; ++i) p[i] = static_cast<float>(out_std * rng.normal());
         break;
       case ParamRole::Position:
-        if (c.position_init != PositionInit::Learned) {
-          const double base = c.position_init == PositionInit::SinusoidLmax ? c.l_max : 10000.0;
-          MatF W_p = sinusoid_positions(c.d_e, c.l_max, base);
-          std::copy(W_p.data(), W_p.data() + n, p);
-          break;
-        }
-        [[fallthrough]];
       case ParamRole::Weight:
       case ParamRole::Embedding:
         for (size_t i = 0; i < n; ++i) p[i] = static_cast<float>(0.02 * rng.normal());

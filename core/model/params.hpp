@@ -47,11 +47,14 @@ class ParamTable {
   void add(std::string name, std::string symbol, int layer, int count, int rows, int cols, ParamRole role);
   // The eight tensors of one multi-head attention layer, eq. (4), under `prefix` ("layer1.attn."):
   // W_q [H, d_attn, d_e], b_q, W_k, b_k, W_v [H, d_mid, d_e], b_v, W_o [d_e, H·d_mid], b_o.
+  // With H_kv < H (multi-query / grouped-query, a variant) W_k, b_k, W_v, b_v have H_kv heads.
   // `sup` is the superscript of the paper's symbols, e.g. "" or "enc", "dec", "ed".
   void add_mh_attention(const std::string& prefix, const std::string& sup, int layer, const ModelConfig& c);
-  // layer_norm's γ and β [d] under `prefix`+"gamma"+k and "beta"+k (k = "1", "2", … or "").
-  void add_layer_norm(const std::string& prefix, const std::string& k, int layer, int d);
-  // An MLP's W_mlp<a> [d_mlp, d_e], b_mlp<a>, W_mlp<b> [d_e, d_mlp], b_mlp<b> under `prefix`.
+  // layer_norm's γ and β [d] under `prefix`+"gamma"+k and "beta"+k (k = "1", "2", … or "");
+  // RMSNorm (a variant) has γ only.
+  void add_layer_norm(const std::string& prefix, const std::string& k, int layer, int d, const ModelConfig& c);
+  // An MLP's W_mlp<a> [d_mlp, d_e], b_mlp<a>, W_mlp<b> [d_e, d_mlp], b_mlp<b> under `prefix`; with
+  // SwiGLU (a variant) also W_gate [d_mlp, d_e], b_gate (W_gate2, b_gate2 for the decoder's a = 3).
   void add_mlp(const std::string& prefix, int a, int b, int layer, const ModelConfig& c);
 
  private:
@@ -60,7 +63,10 @@ class ParamTable {
   size_t total_ = 0;
 };
 
-// Typed views of one flat buffer θ (or of a gradient buffer with the same table).
+// Typed views of one flat buffer θ (or of a gradient buffer with the same table). A tensor that a
+// variant does not have (β under RMSNorm, W_p without learned positions, W_u when tied, the final
+// γ, β of a post-LN GPT, W_gate without SwiGLU) is an empty view (size() == 0). With H_kv < H,
+// the heads that share a key/value head view the same W_k, b_k, W_v, b_v storage.
 template <class T>
 struct AttentionHeadW {  // W_qkv of one head, eq. (4)
   MapM<T> W_q{nullptr, 0, 0};  // (d_attn, d_x)
@@ -87,6 +93,8 @@ struct LayerW {
   MapV<T> b_mlp1{nullptr, 0};                     // (d_mlp)
   MapM<T> W_mlp2{nullptr, 0, 0};                  // (d_e, d_mlp)
   MapV<T> b_mlp2{nullptr, 0};                     // (d_e)
+  MapM<T> W_gate{nullptr, 0, 0};                  // (d_mlp, d_e) SwiGLU only, else empty
+  MapV<T> b_gate{nullptr, 0};                     // (d_mlp)      SwiGLU only, else empty
 };
 
 template <class T>
@@ -94,8 +102,8 @@ struct GptW {
   MapM<T> W_e{nullptr, 0, 0};  // (d_e, N_V)
   MapM<T> W_p{nullptr, 0, 0};  // (d_e, ℓ_max)
   std::vector<LayerW<T>> layers;
-  MapV<T> gamma{nullptr, 0}, beta{nullptr, 0};  // (d_e), final layer norm
-  MapM<T> W_u{nullptr, 0, 0};                   // (N_V, d_e)
+  MapV<T> gamma{nullptr, 0}, beta{nullptr, 0};  // (d_e), final layer norm (empty: post-LN)
+  MapM<T> W_u{nullptr, 0, 0};                   // (N_V, d_e) (empty: tied, W_u = W_eᵀ)
 };
 
 template <class T>
@@ -103,6 +111,7 @@ struct BertW {  // Algorithm 9's parameters
   MapM<T> W_e{nullptr, 0, 0};  // (d_e, N_V)
   MapM<T> W_p{nullptr, 0, 0};  // (d_e, ℓ_max)
   std::vector<LayerW<T>> layers;
+  MapV<T> enc_gamma{nullptr, 0}, enc_beta{nullptr, 0};  // (d_e) pre-LN only: the stack's final layer norm
   MapM<T> W_f{nullptr, 0, 0};                   // (d_f, d_e), line 10
   MapV<T> b_f{nullptr, 0};                      // (d_f)
   MapV<T> gamma{nullptr, 0}, beta{nullptr, 0};  // (d_f), line 11
@@ -120,6 +129,8 @@ struct DecoderLayerW {  // one decoder layer of Algorithm 8 (lines 14–19)
   MapV<T> b_mlp3{nullptr, 0};                     // (d_mlp)
   MapM<T> W_mlp4{nullptr, 0, 0};                  // (d_e, d_mlp)
   MapV<T> b_mlp4{nullptr, 0};                     // (d_e)
+  MapM<T> W_gate{nullptr, 0, 0};                  // (d_mlp, d_e) SwiGLU only: "W_gate2" in the checkpoint
+  MapV<T> b_gate{nullptr, 0};                     // (d_mlp)      "b_gate2"
 };
 
 template <class T>
@@ -129,6 +140,8 @@ struct EdW {  // Algorithm 8's parameters
   std::vector<LayerW<T>> enc;  // (L_enc) W^enc_l, γ¹ β¹ γ² β², W_mlp1, W_mlp2 (ReLU)
   std::vector<DecoderLayerW<T>> dec;  // (L_dec)
   MapM<T> W_u{nullptr, 0, 0};  // (N_V, d_e)
+  MapV<T> enc_gamma{nullptr, 0}, enc_beta{nullptr, 0};  // (d_e) pre-LN only: after the encoder stack
+  MapV<T> dec_gamma{nullptr, 0}, dec_beta{nullptr, 0};  // (d_e) pre-LN only: after the decoder stack
 };
 
 // Views of one tensor of `theta` (table.total() elements) by its checkpoint name; k is the head
@@ -137,6 +150,11 @@ template <class T>
 MapM<T> bind_matrix(const ParamTable& table, T* theta, const std::string& name, int k = 0);
 template <class T>
 MapV<T> bind_vector(const ParamTable& table, T* theta, const std::string& name, int k = 0);
+// The same, or an empty view when the table has no such tensor (a variant without it).
+template <class T>
+MapM<T> bind_matrix_if(const ParamTable& table, T* theta, const std::string& name);
+template <class T>
+MapV<T> bind_vector_if(const ParamTable& table, T* theta, const std::string& name);
 // The eight tensors of add_mh_attention(prefix, …).
 template <class T>
 MHAttentionW<T> bind_mh_attention(const ParamTable& table, T* theta, const std::string& prefix);
@@ -156,11 +174,12 @@ template <class T>
 EdW<T> bind_ed(const ParamTable& table, T* theta);
 
 // Seeded, deterministic initialisation (GPT-2 style): weights ~ N(0, 0.02²), output
-// projections ~ N(0, (0.02/√(2L))²), biases and β = 0, γ = 1; W_p by config.position_init.
+// projections ~ N(0, (0.02/√(2L))²), biases and β = 0, γ = 1.
 void init_params(const ModelConfig& c, const ParamTable& table, uint64_t seed, float* theta);
 
 // The paper's sinusoid (§5): W_p[2i−1,t] = sin(t / base^{2i/d_e}), W_p[2i,t] = cos(…),
 // with base = ℓ_max (the paper) or 10000 (Vaswani et al.). Column t is position t (1-based).
+// Position "sinusoidal" computes it (never stored, never trained).
 MatF sinusoid_positions(int d_e, int l_max, double base);
 
 // A model: configuration, parameter table, parameters θ.

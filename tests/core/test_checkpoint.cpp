@@ -144,7 +144,8 @@ class CheckpointTest : public ::testing::Test {
 TEST_F(CheckpointTest, RoundTripKeepsConfigParametersMetadataAndExtras) {
   ModelConfig c = small_config();
   c.eps = 1e-6f;
-  c.position_init = sf::PositionInit::SinusoidLmax;
+  c.position = sf::Position::Sinusoidal;
+  c.position_base = 10000;
   const Model model = Model::initialised(c, 42);
   const std::map<std::string, std::string> metadata{{"step", "1200"}, {"note", "trained on ünïcode"}};
   const std::map<std::string, ExtraTensor> extra{
