@@ -12,10 +12,12 @@
 #include "app/panels/about_panel.hpp"
 #include "app/panels/attention_panel.hpp"
 #include "app/panels/callstack_panel.hpp"
+#include "app/panels/errata_panel.hpp"
 #include "app/panels/file_browser.hpp"
 #include "app/panels/fillin_panel.hpp"
 #include "app/panels/gpu_panel.hpp"
 #include "app/panels/layernorm_panel.hpp"
+#include "app/panels/model_builder.hpp"
 #include "app/panels/panel.hpp"
 #include "app/panels/pseudocode_panel.hpp"
 #include "app/panels/sampling_panel.hpp"
@@ -45,12 +47,14 @@ struct App::Panels {
   GpuPanel gpu;
   FileBrowser files;
   AboutPanel about;
+  ModelBuilder builder;
+  ErrataPanel errata;
 };
 
 const std::vector<std::string>& PanelVisibility::names() {
   static const std::vector<std::string> n{"pseudocode", "callstack", "variables", "tensor", "attention", "layernorm",
                                           "sampling",   "fillin",    "translation", "training", "gpu",
-                                          "about",      "files"};
+                                          "about",      "files",     "builder",     "errata"};
   return n;
 }
 
@@ -68,6 +72,8 @@ bool* PanelVisibility::by_name(const std::string& name) {
   if (name == "gpu") return &gpu;
   if (name == "about") return &about;
   if (name == "files") return &files;
+  if (name == "builder") return &builder;
+  if (name == "errata") return &errata;
   return nullptr;
 }
 
@@ -96,6 +102,7 @@ void App::release_gl() {
 }
 
 const TrainingPanel& training_panel(const App& app) { return app.panels->training; }
+bool App::trace_training_update(std::string& error) { return panels->training.trace_update(*this, error); }
 App::~App() = default;
 
 size_t App::shown_event() const {
@@ -233,12 +240,15 @@ void App::layout_windows() {
   // Floating windows, on top of the layout.
   if (ui.show.files) panels->files.draw(*this);
   if (ui.show.about) panels->about.draw(*this);
+  if (ui.show.builder) panels->builder.draw(*this);
+  if (ui.show.errata) panels->errata.draw(*this);
   ui.reset_layout = false;
 }
 
 void App::draw_menu_bar() {
   if (!ImGui::BeginMainMenuBar()) return;
   if (ImGui::BeginMenu("File")) {
+    if (ImGui::MenuItem("New model…")) panels->builder.open(*this);
     if (ImGui::MenuItem("Open checkpoint…", "Ctrl+O")) ui.show.files = true;
     if (ImGui::BeginMenu("Examples")) {
       std::string error;
@@ -290,7 +300,7 @@ void App::draw_menu_bar() {
   }
   if (ImGui::BeginMenu("View")) {
     for (const auto& n : PanelVisibility::names()) {
-      if (n == "about" || n == "files") continue;
+      if (n == "about" || n == "files" || n == "builder" || n == "errata") continue;  // File and Help menus
       bool* v = ui.show.by_name(n);
       std::string label = n;
       label[0] = static_cast<char>(std::toupper(label[0]));
@@ -322,6 +332,7 @@ void App::draw_menu_bar() {
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("Help")) {
+    if (ImGui::MenuItem("Errata of the seeds…")) ui.show.errata = true;
     if (ImGui::MenuItem("About Stepformer", "F1")) ui.show.about = true;
     ImGui::EndMenu();
   }
@@ -522,6 +533,25 @@ bool App::apply_action(const std::string& action, std::string& error) {
     if (!panels->training.trace_update(*this, error)) return false;
   } else if (verb == "train-use") {
     if (!panels->training.use_model(*this, error)) return false;
+  } else if (verb == "builder") {
+    // builder:open, builder:set:KEY=VALUE, builder:create, builder:save:PATH (File › New model…)
+    const size_t c2 = arg.find(':');
+    const std::string sub = arg.substr(0, c2), rest = c2 == std::string::npos ? "" : arg.substr(c2 + 1);
+    const size_t eq = rest.find('=');
+    if (sub == "open") panels->builder.open(*this);
+    else if (sub == "set" && eq != std::string::npos) {
+      if (!panels->builder.set(rest.substr(0, eq), rest.substr(eq + 1), error)) return false;
+    } else if (sub == "create") {
+      if (!panels->builder.create(*this, error)) return false;
+    } else if (sub == "save") {
+      if (!panels->builder.save_as(*this, rest, error)) return false;
+    } else return error = "builder takes open, set:KEY=VALUE, create or save:PATH", false;
+  } else if (verb == "errata") {
+    // errata:show:ID (Help › Errata, "Show me")
+    const Erratum* e = arg.rfind("show:", 0) == 0 ? find_erratum(arg.substr(5)) : nullptr;
+    if (!e) return error = "errata takes show:ID with the id of an erratum (core/pseudocode/errata.cpp)", false;
+    ui.show.errata = true;
+    panels->errata.show(*this, *e);  // a model that does not run it is a notice, not a failed action
   } else if (verb == "attention") {
     if (arg != "gpu" && arg != "cpu") return error = "attention is gpu or cpu", false;
     set_attention_gpu(arg == "gpu");

@@ -34,7 +34,8 @@ struct Fonts {
 // Which panels are open (View menu, --actions open:NAME / close:NAME).
 struct PanelVisibility {
   bool pseudocode = true, callstack = true, variables = true, tensor = true, attention = false, layernorm = false,
-       sampling = false, fillin = false, translation = false, training = false, about = false, files = false, gpu = false;
+       sampling = false, fillin = false, translation = false, training = false, about = false, files = false, gpu = false,
+       builder = false, errata = false;
   bool* by_name(const std::string& name);
   static const std::vector<std::string>& names();
 };
@@ -76,6 +77,9 @@ class App {
   void notify(std::string text, bool error = false);
   // Opens a checkpoint (file browser, drop, --model, load: action); errors go to the notice.
   void open_model(const std::string& path);
+  // Puts one traced update of the model's training algorithm in the stepper (the Training tab's
+  // "Trace one update"); false with `error`.
+  bool trace_training_update(std::string& error);
   // Opens File › Examples' n-th model (1-based, assets/examples.json) with its prompt and context.
   bool open_example(int n, std::string& error);
   // Writes the state tests check against a screenshot (see --dump-state).

@@ -35,6 +35,9 @@ bool App::write_state(const std::string& path, std::string& error) const {
   j["generated"] = session.generated().size();
   j["run_kind"] = static_cast<int>(session.run_kind());
   j["arch"] = session.arch().name();
+  j["params"] = session.model().table.total();  // ParamTable(c).total() of the session's model
+  j["config"] = nlohmann::ordered_json::parse(to_json(session.model().config));
+  j["variants"] = variant_summary(session.model().config);
   j["context"] = session.context();
   j["context_error"] = session.context_error();
   j["tokens_z"] = session.tokens_z().size();
@@ -59,6 +62,9 @@ bool App::write_state(const std::string& path, std::string& error) const {
     j["train_mode"] = to_string(ts.mode);
     j["train_task"] = training_panel(*this).task_label();
     j["training_tab_shown"] = training_panel(*this).drawn_frame() == ui.frame_index;
+    const Batch b = training_panel(*this).last_minibatch();  // the padding view's minibatch
+    j["train_batch"] = {{"B", b.B}, {"l", b.l}, {"lengths", b.lengths}, {"real_tokens", b.real_tokens()},
+                        {"targets", b.n_targets()}};
   }
   j["highlight"] = {ui.highlight_rect[0], ui.highlight_rect[1], ui.highlight_rect[2], ui.highlight_rect[3]};
   nlohmann::ordered_json windows = nlohmann::ordered_json::object();

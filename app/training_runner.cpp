@@ -116,6 +116,11 @@ void TrainingRunner::reset(uint64_t seed) {
   ++version_;
 }
 
+Batch TrainingRunner::last_minibatch() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return trainer_ ? trainer_->last_minibatch() : Batch{};
+}
+
 void TrainingRunner::snapshot(TrainSnapshot& s) const {
   std::lock_guard<std::mutex> lock(mu_);
   s.playing = run_.load();

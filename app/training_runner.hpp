@@ -52,6 +52,8 @@ class TrainingRunner {
   void snapshot(TrainSnapshot& s) const;
   // A copy of the model, the dataset, the options, Algorithm 13's position (under the mutex).
   bool copy_state(std::unique_ptr<Model>* m, Dataset* d, TrainOptions* o, int* i, int* n) const;
+  // The last practical minibatch (Trainer::last_minibatch); B = 0 when there is none.
+  Batch last_minibatch() const;
   int eval_every = 50;  // evaluate() every this many updates
 
  private:

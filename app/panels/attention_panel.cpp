@@ -10,6 +10,28 @@
 
 namespace sf {
 
+namespace {
+
+// The query heads that read key/value head g (1-based): "1–2", or "3" alone.
+std::string heads_sharing(const ModelConfig& c, int g) {
+  int lo = 0, hi = 0;
+  for (int h = 1; h <= c.H; ++h)
+    if (c.kv_head_of(h) == g) {
+      if (!lo) lo = h;
+      hi = h;
+    }
+  return lo == hi ? std::to_string(lo) : std::to_string(lo) + "–" + std::to_string(hi);
+}
+
+// With H_kv < H: which query heads share head h's keys and values, and the variant's name.
+std::string kv_sharing_label(const ModelConfig& c, int h) {
+  const int g = c.kv_head_of(h);
+  return "K,V shared by heads " + heads_sharing(c, g) + " (key/value head " + std::to_string(g) + " of H_kv = " +
+         std::to_string(c.kv_heads()) + "; " + (c.kv_heads() == 1 ? "multi-query" : "grouped-query") +
+         " attention, a variant: seed 004)";
+}
+
+}  // namespace
 
 void AttentionPanel::draw(App& app) {
   Session& s = app.session;
@@ -76,6 +98,12 @@ void AttentionPanel::draw(App& app) {
   auto call_for = [&](const AttentionGroup& g, int l, int h) {
     return find_head_call(calls, g.alg, g.line, l, h, i_);
   };
+  const bool shared_kv = cfg.kv_heads() < cfg.H;
+  if (shared_kv) {
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextColored(ImColor(accent_color(app.settings.dark)), "%s", kv_sharing_label(cfg, h_).c_str());
+    ImGui::PopTextWrapPos();
+  }
   const HeadCall* call = call_for(group, l_, h_);
   if (!call || !call->S || !call->S_masked || !call->A || !call->mask) {
     ImGui::TextDisabled("No attention call for layer %d, head %d in this trace.", l_, h_);
@@ -169,6 +197,18 @@ void AttentionPanel::draw(App& app) {
     for (int h = 1; h <= cfg.H; ++h) {
       ImGui::TableNextColumn();
       ImGui::TextDisabled("h = %d", h);
+    }
+    if (shared_kv) {  // the key/value head each query head reads, groups on alternating backgrounds
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextDisabled("K,V");
+      for (int h = 1; h <= cfg.H; ++h) {
+        ImGui::TableNextColumn();
+        const int g = cfg.kv_head_of(h);
+        if (g % 2) ImGui::TableSetBgColor(ImGuiTableBgTarget_CellBg, highlight_bg(app.settings.dark));
+        ImGui::Text("g = %d", g);
+        item_tooltip(kv_sharing_label(cfg, h));
+      }
     }
     for (int l = 1; l <= layers_of(g); ++l) {
       ImGui::TableNextRow();

@@ -1,6 +1,7 @@
 #include "app/panels/training_panel.hpp"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstdio>
 
@@ -16,6 +17,13 @@ constexpr const char* kPracticalLabel =
     "Practical (§7–8): minibatches, mean loss, Adam, warmup + cosine, clipping";
 
 float default_lr(TrainMode m) { return m == TrainMode::Paper ? 1e-2f : 3e-3f; }
+
+// The session configuration the trainer follows: everything but the vocabulary, which a task
+// may replace with its own characters.
+std::string config_key(ModelConfig c) {
+  c.vocab.clear();
+  return to_json(c);
+}
 
 std::string fmt(const char* f, double v) {
   char buf[64];
@@ -178,6 +186,7 @@ bool TrainingPanel::configure(App& app, std::string& error) {
     ModelConfig c = app.session.model().config;
     const Architecture& arch = app.session.arch();
     arch_ = &arch;
+    config_key_ = config_key(c);
     TaskOptions to;
     to.seed = static_cast<uint64_t>(seed_);
     to.max_chars = c.l_max - 2;
@@ -189,6 +198,9 @@ bool TrainingPanel::configure(App& app, std::string& error) {
     else d = text_dataset(task_, to);
     if (!missing_characters(d.vocab, c).empty()) c.vocab = d.vocab;
     Model m = Model::initialised(c, static_cast<uint64_t>(seed_));
+    train_tok_ = std::make_unique<CharTokenizer>(c);
+    minibatch_ = {};
+    minibatch_step_ = -1;
     TrainOptions o;
     o.mode = mode_;
     o.lr = lr_;
@@ -217,7 +229,7 @@ bool TrainingPanel::configure(App& app, std::string& error) {
 }
 
 bool TrainingPanel::ensure(App& app) {
-  if (configured_ && arch_ == &app.session.arch()) return true;
+  if (configured_ && arch_ == &app.session.arch() && config_key_ == config_key(app.session.model().config)) return true;
   const auto& names = tasks_for(app.session.arch());
   if (arch_ != &app.session.arch() && std::find(names.begin(), names.end(), task_) == names.end()) task_ = names.front();
   std::string err;
@@ -297,6 +309,107 @@ bool TrainingPanel::trace_update(App& app, std::string& error) {
     return error = e.what(), false;
   }
   return true;
+}
+
+void TrainingPanel::draw_padding(App& app) {
+  const float F = ImGui::GetFontSize();
+  const bool dark = app.settings.dark;
+  if (mode_ == TrainMode::Paper) {
+    ImGui::TextDisabled("The paper's mode takes one sequence at a time: nothing is padded.");
+    return;
+  }
+  if (snap_.step != minibatch_step_) {
+    minibatch_ = runner_.last_minibatch();
+    minibatch_step_ = snap_.step;
+  }
+  const Batch& b = minibatch_;
+  if (b.B == 0 || !train_tok_) {
+    ImGui::TextDisabled("(after the first update)");
+    return;
+  }
+  const int l = b.l;
+  ImGui::TextWrapped("The last minibatch: B = %d sequences padded to ℓ = %d, %d real tokens and %d padded; %d loss "
+                     "terms. No loss on padding: a padded position has no target, and its key is masked for every "
+                     "query (practical training, not in the paper).",
+                     b.B, l, b.real_tokens(), b.B * l - b.real_tokens(), b.n_targets());
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text), faint = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+  const ImU32 pad_bg = dark ? IM_COL32(70, 70, 78, 255) : IM_COL32(205, 205, 212, 255);
+  const ImU32 accent = accent_color(dark);
+  // A padded cell: shaded and hatched.
+  auto padded_cell = [&](ImVec2 p, float w) {
+    dl->AddRectFilled(p, ImVec2(p.x + w, p.y + w), pad_bg);
+    for (float d = w * 0.33f; d < 2 * w; d += w * 0.33f)
+      dl->AddLine(ImVec2(p.x + std::max(0.0f, d - w), p.y + std::min(d, w)), ImVec2(p.x + std::min(d, w), p.y + std::max(0.0f, d - w)),
+                  faint);
+  };
+  const float label_w = ImGui::CalcTextSize("b = 00").x + F * 0.4f;
+  const float cell = std::clamp((ImGui::GetContentRegionAvail().x - label_w) / static_cast<float>(l), F * 0.7f, F * 1.3f);
+  const int rows = std::min(b.B, 8);
+  ImGui::PushFont(app.fonts.mono);
+  for (int n = 0; n < rows; ++n) {
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    dl->AddText(ImVec2(p.x, p.y + (cell - F) * 0.5f), faint, ("b = " + std::to_string(n + 1)).c_str());
+    for (int t = 0; t < l; ++t) {
+      const ImVec2 c(p.x + label_w + static_cast<float>(t) * cell, p.y);
+      const size_t k = static_cast<size_t>(n) * l + t;
+      if (t >= b.lengths[n]) {
+        padded_cell(c, cell - 1);
+        continue;
+      }
+      dl->AddRect(c, ImVec2(c.x + cell - 1, c.y + cell - 1), faint);
+      // A character in the cell; bos_token, eos_token and mask_token as "bos", "eos", "msk" in the small font.
+      const int id = b.tokens[k];
+      const bool special = id == train_tok_->bos_token() || id == train_tok_->eos_token() || id == train_tok_->mask_token();
+      const std::string tok = !special ? token_label(*train_tok_, id)
+                              : id == train_tok_->bos_token() ? "bos" : id == train_tok_->eos_token() ? "eos" : "msk";
+      ImFont* font = special ? app.fonts.small : app.fonts.mono;
+      const ImVec2 ts = font->CalcTextSizeA(font->FontSize, FLT_MAX, 0.0f, tok.c_str());
+      dl->AddText(font, font->FontSize, ImVec2(c.x + (cell - ts.x) * 0.5f, c.y + (cell - ts.y) * 0.5f), text, tok.c_str());
+      if (b.targets[k] != 0) dl->AddLine(ImVec2(c.x + 2, c.y + cell - 3), ImVec2(c.x + cell - 3, c.y + cell - 3), accent, 2.0f);
+    }
+    ImGui::Dummy(ImVec2(label_w + cell * static_cast<float>(l), cell));
+    if (ImGui::IsItemHovered())
+      item_tooltip("sequence " + std::to_string(n + 1) + ": ℓ_n = " + std::to_string(b.lengths[n]) + " real tokens, " +
+                   std::to_string(l - b.lengths[n]) + " padded");
+  }
+  ImGui::PopFont();
+  if (b.B > rows) ImGui::TextDisabled("… and %d more sequences", b.B - rows);
+  ImGui::TextDisabled("hatched: padding · underlined: a position with a loss term");
+
+  // One sequence's attention mask: the architecture's mask, and no padded key for any query.
+  ImGui::SetNextItemWidth(F * 8);
+  ImGui::SliderInt("sequence b", &batch_seq_, 1, b.B);
+  batch_seq_ = std::clamp(batch_seq_, 1, b.B);
+  const int len = b.lengths[batch_seq_ - 1];
+  const bool causal = app.session.arch().output() != OutputKind::FillIn;
+  Mask mask = causal ? unidirectional_mask(l, l) : bidirectional_mask(l, l);  // (ℓ, ℓ)
+  mask.bottomRows(l - len).setZero();  // keys t_z > ℓ_b are padding
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextDisabled("%s self-attention Mask[t_z, t_x] of sequence %d (ℓ_b = %d): rows t_z are keys, columns t_x "
+                      "queries",
+                      causal ? "The causal" : "The bidirectional", batch_seq_, len);
+  ImGui::PopTextWrapPos();
+  const float mc = std::clamp((ImGui::GetContentRegionAvail().x - label_w) / static_cast<float>(l), 4.0f, F * 0.55f);
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  for (int tz = 0; tz < l; ++tz)
+    for (int tx = 0; tx < l; ++tx) {
+      const ImVec2 c(p.x + label_w + static_cast<float>(tx) * mc, p.y + static_cast<float>(tz) * mc);
+      if (tz >= len && mask(tz, tx) == 0) padded_cell(c, mc - 1);
+      else dl->AddRectFilled(c, ImVec2(c.x + mc - 1, c.y + mc - 1), mask(tz, tx) ? accent : pad_bg);
+    }
+  dl->AddText(ImVec2(p.x, p.y), faint, "t_z ↓");
+  if (len < l)
+    dl->AddText(ImVec2(p.x, p.y + static_cast<float>(len) * mc), faint, "pad");
+  ImGui::Dummy(ImVec2(label_w + mc * static_cast<float>(l), mc * static_cast<float>(l)));
+  std::string legend = "filled: 1 (may attend) · ";
+  if (causal) legend += "plain: 0 (the causal mask) · ";
+  legend += "hatched: a padded key, masked for every query";
+  if (app.session.arch().has_context())
+    legend += "; the contexts z are padded too, their padded keys masked in the encoder and in cross-attention";
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextDisabled("%s", legend.c_str());
+  ImGui::PopTextWrapPos();
 }
 
 void TrainingPanel::draw(App& app) {
@@ -411,9 +524,12 @@ void TrainingPanel::draw(App& app) {
              ImVec2(std::max(avail, fs * 10), fs * 13), log_y_, ema_, dark);
   ImGui::TextDisabled("mean −log P per predicted token; validation every %d updates", runner_.eval_every);
 
+  // --- the minibatch's padding ---
+  if (ImGui::CollapsingHeader("Padding of the minibatch", ImGuiTreeNodeFlags_DefaultOpen)) draw_padding(app);
+
   // --- per-tensor gradient norms ---
   if (ImGui::CollapsingHeader("Gradient norm per tensor (last update)", ImGuiTreeNodeFlags_DefaultOpen)) {
-    const ParamTable table(ModelConfig{});  // the names and symbols do not depend on the vocabulary
+    const ParamTable table(app.session.model().config);  // the trained model's table (the vocabulary aside)
     const auto& entries = table.entries();
     double mx = 0;
     for (double v : s.grad_norms) mx = std::max(mx, v);

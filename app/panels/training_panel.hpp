@@ -6,6 +6,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -28,10 +29,15 @@ class TrainingPanel {
   // The trainer's state (refreshed under the runner's mutex), for --dump-state.
   const TrainSnapshot& snapshot() const;
   const std::string& task_label() const { return task_label_; }
-  size_t drawn_frame() const { return drawn_frame_; }  // ui.frame_index when the tab last drew
+  size_t drawn_frame() const { return drawn_frame_; }
+  // The last practical minibatch the trainer made (B = 0 before the first), for --dump-state.
+  Batch last_minibatch() const { return runner_.last_minibatch(); }  // ui.frame_index when the tab last drew
 
  private:
   bool ensure(App& app);  // configures the default task on first use
+  // The last minibatch: each sequence's tokens with its padding shaded, and one sequence's
+  // attention mask with the padded keys masked.
+  void draw_padding(App& app);
   bool configure(App& app, std::string& error);
 
   TrainingRunner runner_;
@@ -45,6 +51,7 @@ class TrainingPanel {
   int batch_ = 16;
   int seed_ = 1;
   const Architecture* arch_ = nullptr;  // the session model's architecture the runner was configured for
+  std::string config_key_;  // … and its configuration but for the vocabulary (a new model, File › New model…, retrains)
   float p_mask_ = 0.15f;                // Algorithm 12's p_mask (models that fill in [MASK])
   bool bert_80_10_10_ = false;          // BERT's 80/10/10 rule (not the paper's)
   int eval_every_ = 50;
@@ -56,6 +63,10 @@ class TrainingPanel {
   float ema_ = 0.6f;
   int param_ = 0;
   size_t drawn_frame_ = SIZE_MAX;  // parameter picked for the traced update's tensor view
+  Batch minibatch_;          // the last practical minibatch (refreshed when the step changes)
+  int64_t minibatch_step_ = -1;  // the step minibatch_ was fetched at
+  std::unique_ptr<CharTokenizer> train_tok_;  // the trained model's vocabulary (labels of minibatch_)
+  int batch_seq_ = 1;        // the sequence b (1-based) whose attention mask is drawn
 };
 
 // The App's training panel (defined in app/app.cpp, where App::Panels is complete).

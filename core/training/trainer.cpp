@@ -144,6 +144,14 @@ StepInfo Trainer::step(Tracer* tr) {
   return info;
 }
 
+Batch Trainer::last_minibatch() const {
+  Batch b;
+  if (pick_.empty() || step_ == 0) return b;
+  Rng rng = update_rng(step_ - 1);  // the generator the update drew from
+  arch_.make_batch(train_, pick_, l_, l_z_, opt_, rng, b);
+  return b;
+}
+
 StepInfo Trainer::practical_step() {
   const auto t0 = Clock::now();
   // The next minibatch: the next `batch` sequences of this epoch's shuffled order.

@@ -203,6 +203,10 @@ class Trainer {
   int64_t epoch() const { return epoch_; }   // practical mode: completed passes over the data
   size_t cursor() const { return cursor_; }  // practical mode: position in this pass's order
   const AdamState& adam() const { return adam_; }
+  // The last practical minibatch as one Batch, made again from the sequences it picked: their
+  // padding and loss targets (and, on one thread, BERT's masks as that update drew them); B = 0
+  // before the first practical update. For the Training tab's padding view.
+  Batch last_minibatch() const;
 
   // Settings that take effect at the next update, without a reset.
   void set_lr(double lr);

@@ -394,3 +394,110 @@ TEST(GuiExamples, ExampleOneOpensTheDefaultModel) {
   const AppRun none = run_app("", "example:9");
   EXPECT_EQ(none.exit_code, 3);
 }
+
+// File › New model…: the builder's actions make a RoPE + SwiGLU + grouped-query model the
+// session's, and the state reports its configuration and ParamTable(c).total().
+TEST(Gui, ModelBuilderCreatesARopeSwigluModel) {
+  const AppRun r = run_app("", "builder:open,builder:set:position=rope,builder:set:activation=swiglu,"
+                               "builder:set:H_kv=2,builder:set:L=3,builder:create");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(r.state["windows"].contains("New model###builder"));
+  const json& c = r.state["config"];
+  EXPECT_EQ(c["position"], "rope");
+  EXPECT_EQ(c["activation"], "swiglu");
+  EXPECT_EQ(c["H_kv"], 2);
+  EXPECT_EQ(c["L"], 3);
+  // The count the app reports is that of the table of the same choice made here.
+  const sf::Session s;  // the default model, whose sizes the builder started from
+  sf::ModelConfig expect = s.model().config;
+  expect.position = sf::Position::Rope;
+  expect.activation = sf::Activation::SwiGLU;
+  expect.H_kv = 2;
+  expect.L = 3;
+  const sf::ParamTable table(expect);
+  EXPECT_EQ(r.state["params"].get<size_t>(), table.total());
+  EXPECT_NE(r.state["params"].get<size_t>(), s.model().table.total());
+  EXPECT_EQ(table.find("W_p"), nullptr);  // RoPE: no learned positions
+  EXPECT_NE(table.find("layer3.W_gate"), nullptr);
+  EXPECT_NE(r.state["variants"].get<std::string>().find("RoPE"), std::string::npos);
+  // The trace re-ran on the new model: the cursor is back on Algorithm 10, line 1.
+  EXPECT_EQ(r.state["event"]["alg"], 10);
+  EXPECT_EQ(r.state["event"]["line"], 1);
+  EXPECT_NE(r.state["model"].get<std::string>().find("new gpt model"), std::string::npos);
+}
+
+TEST(Gui, ModelBuilderRefusesAnImpossibleCombinationWithTheReason) {
+  AppRun r = run_app("", "builder:open,builder:set:H_kv=3,builder:create");
+  EXPECT_EQ(r.exit_code, 3) << r.output;  // a refused action
+  EXPECT_NE(r.output.find("must divide H"), std::string::npos) << r.output;
+  r = run_app("", "builder:open,builder:set:position=sideways");
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  EXPECT_NE(r.output.find("learned, sinusoidal, rope, alibi, none"), std::string::npos) << r.output;
+  // Shown, not created: the dialog stays open over the unchanged model.
+  r = run_app("", "builder:open,builder:set:H_kv=3");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(r.state["windows"].contains("New model###builder"));
+  EXPECT_EQ(r.state["model"], "default.safetensors");
+}
+
+// Help › Errata: "Show me" moves the stepper to the line where the slip shows, traces the run
+// that has it, or says which model to open.
+TEST(Gui, ErrataShowMeJumpsToTheLine) {
+  AppRun r = run_app("", "errata:show:paper-layer-norm-eps");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(r.state["windows"].contains("Errata of the seeds###errata"));
+  EXPECT_EQ(r.state["event"]["alg"], 6);
+  EXPECT_EQ(r.state["event"]["line"], 3);
+  // τ = 0 shows in Algorithm 14: the GPT generates to get there.
+  r = run_app("", "errata:show:paper-tau-zero");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.state["event"]["alg"], 14);
+  EXPECT_EQ(r.state["event"]["line"], 5);
+  // Algorithm 8's loop index: the GPT does not run it; the encoder-decoder does.
+  r = run_app("", "errata:show:paper-alg8-loop-index");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.state["event"]["alg"], 10);
+  EXPECT_NE(r.state["notice"].get<std::string>().find("Encoder-decoder"), std::string::npos) << r.state["notice"];
+  r = run_app("", "example:3,errata:show:paper-alg8-loop-index");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.state["event"]["alg"], 8);
+  EXPECT_EQ(r.state["event"]["line"], 13);
+  r = run_app("", "errata:show:no-such-slip");
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+}
+
+TEST(Gui, ModelBuilderSavesTheNewModelAsACheckpoint) {
+  const fs::path out = fs::temp_directory_path() / ("stepformer-builder-" + std::to_string(::getpid()) + ".safetensors");
+  const AppRun r = run_app("", "builder:open,builder:set:arch=bert,builder:set:H_kv=1,builder:set:L=1,builder:set:seed=7,"
+                               "builder:save:" + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_TRUE(fs::exists(out)) << r.output;
+  const sf::Checkpoint ck = sf::load_checkpoint(out.string());
+  fs::remove(out);
+  EXPECT_EQ(ck.model.config.arch, "bert");
+  EXPECT_EQ(ck.model.config.kv_heads(), 1);
+  EXPECT_EQ(ck.model.config.L, 1);
+  EXPECT_EQ(ck.model.table.find("layer2.attn.W_q"), nullptr);
+  EXPECT_EQ(r.state["params"].get<size_t>(), ck.model.table.total());
+  EXPECT_EQ(r.state["arch"], "bert");
+  // Seeded: the same seed gives the same θ.
+  const sf::Model again = sf::Model::initialised(ck.model.config, 7);
+  EXPECT_EQ(again.theta, ck.model.theta);
+}
+
+// The Training tab's padding view reads the trainer's last minibatch: sequences of different
+// lengths padded to ℓ, and loss terms only on real positions (ℓ_n − 1 per GPT sequence).
+TEST(Gui, TrainingTabShowsTheMinibatchPadding) {
+  const AppRun r = run_app("", "open:training,train-task:sort,train-step:2");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const json& b = r.state["train_batch"];
+  ASSERT_EQ(b["B"], 16);
+  const std::vector<int> lengths = b["lengths"].get<std::vector<int>>();
+  ASSERT_EQ(lengths.size(), 16u);
+  int sum = 0;
+  for (int n : lengths) sum += n;
+  EXPECT_EQ(b["real_tokens"], sum);
+  EXPECT_GE(b["l"].get<int>(), *std::max_element(lengths.begin(), lengths.end()));  // padded to the longest of the data
+  EXPECT_LT(*std::min_element(lengths.begin(), lengths.end()), b["l"].get<int>()) << "no sequence is padded";
+  EXPECT_EQ(b["targets"], sum - 16);  // no loss term on padding, none on the last real token
+}
