@@ -15,6 +15,9 @@ struct PseudoLine {
   int number;        // the paper's line number; 0 for an unnumbered comment line (Alg. 8)
   std::string text;  // the line as printed, without its number or leading indentation
   int indent;        // nesting level (0 = the algorithm's body)
+  // "" for the paper's line; else the variant that rewrote it and its source, e.g.
+  // "RMSNorm — encyclopedia article (seed 004)" (core/pseudocode/variants.hpp).
+  std::string variant{};
 };
 
 struct PseudoAlgorithm {
@@ -23,6 +26,9 @@ struct PseudoAlgorithm {
   std::string signature;            // "P ← DTransformer(x | θ)"; "" where the paper gives none
   std::vector<std::string> header;  // the /* comment */, Input/Output/Parameters/… lines
   std::vector<PseudoLine> lines;    // in order, comment lines included
+  // Lines a model's variants add under the header (number 0, variant set), e.g. the tensors
+  // they add or remove; empty for the paper's algorithm (core/pseudocode/variants.hpp).
+  std::vector<PseudoLine> variant_header{};
 };
 
 // The algorithm with that number, or nullptr when there is none (outside 1 … 15).

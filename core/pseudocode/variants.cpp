@@ -1,0 +1,312 @@
+// The pseudocode of a model with variants (see core/pseudocode/variants.hpp): the paper's text
+// (core/pseudocode/pseudocode.cpp) with the lines the variants of docs/variants.md change
+// rewritten and labelled with the variant and the seed that describes it.
+#include "core/pseudocode/variants.hpp"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/arch/architecture.hpp"
+
+namespace sf {
+
+namespace {
+
+using Labels = std::vector<std::string>;
+
+const std::string kSeed004 = " — encyclopedia article (seed 004)";
+const std::string kTilde = "\u0303";  // X̃ = X + combining tilde, as the paper's text writes it
+
+// What a configuration changes, as labels: "" keeps the paper's choice.
+struct Variants {
+  bool pre = false;            // the norm sits before each sub-layer
+  std::string order;           // pre-LN/post-LN where it differs from the arch's paper choice
+  std::string rms;             // RMSNorm
+  std::string position;        // anything but a learned W_p
+  bool rotary = false, alibi = false, no_w_p = false;
+  std::string activation;      // anything but the arch's paper activation
+  std::string act_name;        // the name written in the MLP line: GELU, GELU_tanh, ReLU
+  bool swiglu = false;
+  std::string tied;            // W_u = W_eᵀ
+  std::string kv;              // H_kv < H
+  std::string prefix;          // prefix-LM mask (GPT)
+};
+
+std::string number(double x) {
+  std::string s = std::to_string(static_cast<long long>(x));
+  return static_cast<double>(static_cast<long long>(x)) == x ? s : std::to_string(x);
+}
+
+std::string sinusoid_base(const ModelConfig& c) { return c.position_base > 0 ? number(c.position_base) : "ℓ_max"; }
+
+Variants variants_of(const ModelConfig& c) {
+  Variants v;
+  const Architecture* a = find_architecture(c.arch);
+  const NormPosition paper_pos = a ? a->paper_norm_position() : c.norm_pos();
+  const Activation paper_act = a ? a->paper_activation() : c.act();
+  v.pre = c.norm_pos() == NormPosition::Pre;
+  if (c.norm_pos() != paper_pos) v.order = (v.pre ? "pre-LN" : "post-LN (GPT-1)") + kSeed004;
+  if (c.norm == Norm::RmsNorm) v.rms = "RMSNorm" + kSeed004;
+  switch (c.position) {
+    case Position::Learned: break;
+    case Position::Sinusoidal: v.position = "sinusoidal W_p (base " + sinusoid_base(c) + ", the paper's §5)" + kSeed004; break;
+    case Position::Rope: v.position = "RoPE" + kSeed004, v.rotary = true; break;
+    case Position::Alibi: v.position = "ALiBi" + kSeed004, v.alibi = true; break;
+    case Position::None: v.position = "no positions: the causal mask alone tells them apart" + kSeed004; break;
+  }
+  v.no_w_p = c.position != Position::Learned && c.position != Position::Sinusoidal;
+  const Activation act = c.act();
+  v.swiglu = act == Activation::SwiGLU;
+  v.act_name = act == Activation::ReLU ? "ReLU" : act == Activation::GELUTanh ? "GELU_tanh" : "GELU";
+  if (act != paper_act) {
+    switch (act) {
+      case Activation::GELU: v.activation = "GELU, eq. (5) — the paper's Algorithms 9 and 10"; break;
+      case Activation::GELUTanh: v.activation = "GELU, tanh approximation — GPT-2"; break;
+      case Activation::ReLU: v.activation = "ReLU — the paper's Algorithm 8"; break;
+      case Activation::SwiGLU: v.activation = "SwiGLU" + kSeed004; break;
+    }
+  }
+  if (c.tied_unembedding) v.tied = "tied unembedding W_u = W_eᵀ — Dinan–Yaida–Zhang (seed 001)";
+  if (c.kv_heads() != c.H)
+    v.kv = (c.kv_heads() == 1 ? "multi-query attention (H_kv = 1)" : "grouped-query attention (H_kv = " + std::to_string(c.kv_heads()) + ")") +
+           kSeed004;
+  if (c.mask == MaskKind::Prefix) v.prefix = "prefix-LM mask at \"" + c.prefix_separator + "\"" + kSeed004;
+  return v;
+}
+
+// The non-empty labels, in order.
+Labels labels(std::initializer_list<std::string> all) {
+  Labels out;
+  for (const std::string& s : all)
+    if (!s.empty()) out.push_back(s);
+  return out;
+}
+
+// Replaces numbered line `n` with `text`, marked by `why`; nothing when no variant applies.
+void rewrite(PseudoAlgorithm& a, int n, std::string text, const Labels& why) {
+  if (why.empty()) return;
+  std::string label;
+  for (const std::string& w : why) label += (label.empty() ? "" : "; ") + w;
+  for (PseudoLine& l : a.lines)
+    if (l.number == n) {
+      l.text = std::move(text);
+      l.variant = std::move(label);
+      return;
+    }
+}
+
+void add_header(PseudoAlgorithm& a, const std::string& text, const std::string& why) {
+  if (!why.empty()) a.variant_header.push_back({0, text, 0, why});
+}
+
+// ---- the texts the forward algorithms share ----
+
+// "for t ∈ [ℓ]: X̃[:, t] ← layer_norm(X[:, t] | γ¹_l, β¹_l)"; `scale` and `offset` are γ and β
+// with their sub- and superscripts (RMSNorm has no β).
+std::string norm_line(const Variants& v, const std::string& len, const std::string& out, const std::string& in,
+                      const std::string& scale, const std::string& offset) {
+  return "for t ∈ [" + len + "]: " + out + "[:, t] ← " + (v.rms.empty() ? "layer_norm" : "rms_norm") + "(" + in + "[:, t] | " +
+         scale + (v.rms.empty() ? ", " + offset : "") + ")";
+}
+
+// The MLP sub-layer applied to `in`: "W^l_mlp2 GELU(W^l_mlp1 X̃ + b^l_mlp1 1ᵀ) + b^l_mlp2 1ᵀ", or
+// the SwiGLU form with W^l_gate.
+std::string mlp(const Variants& v, const std::string& in, const std::string& w1, const std::string& w2, const std::string& gate) {
+  const std::string first = "W^l_" + w1 + " " + in + " + b^l_" + w1 + " 1ᵀ";
+  const std::string inner = v.swiglu ? "(SiLU(W^l_" + gate + " " + in + " + b^l_" + gate + " 1ᵀ) ⊙ (" + first + "))"
+                                     : v.act_name + "(" + first + ")";
+  return "W^l_" + w2 + " " + inner + " + b^l_" + w2 + " 1ᵀ";
+}
+
+// Where positions enter a self-attention (RoPE, ALiBi), as a margin note.
+std::string self_attention_note(const Variants& v) {
+  return v.rotary ? "   [[RoPE inside Algorithm 4]]" : v.alibi ? "   [[ALiBi inside Algorithm 4]]" : "";
+}
+
+// One residual sub-layer of a stack: its body applied to an input, its norm's γ, β names and
+// the variants that change its own statement.
+struct SubLayer {
+  std::function<std::string(const std::string& in)> body;
+  std::string scale, offset;
+  Labels why;
+};
+
+// Lines first … first + 2·subs − 1 of a layer: post-LN writes each sub-layer then its norm
+// (the paper's Algorithms 8 and 9), pre-LN the norm into X̃ then the sub-layer reading X̃
+// (the paper's Algorithm 10). The line numbers stay; the statements follow the order.
+void layer_lines(PseudoAlgorithm& a, const Variants& v, int first, const std::string& len, const std::string& X,
+                 const std::vector<SubLayer>& subs) {
+  int n = first;
+  for (const SubLayer& s : subs) {
+    const Labels norm_why = labels({v.order, v.rms});
+    Labels sub_why = s.why;
+    if (!v.order.empty()) sub_why.insert(sub_why.begin(), v.order);
+    if (v.pre) {
+      rewrite(a, n++, norm_line(v, len, X + kTilde, X, s.scale, s.offset), norm_why);
+      rewrite(a, n++, X + " ← " + X + " + " + s.body(X + kTilde), sub_why);
+    } else {
+      rewrite(a, n++, X + " ← " + X + " + " + s.body(X), sub_why);
+      rewrite(a, n++, norm_line(v, len, X, X, s.scale, s.offset), norm_why);
+    }
+  }
+}
+
+// Line 2 of Algorithms 9, 10 (lines 2 and 11 of Algorithm 8): the embedding of token t.
+void embedding_line(PseudoAlgorithm& a, const Variants& v, int n, const std::string& len, const std::string& seq) {
+  const std::string token = "for t ∈ [" + len + "]: e_t ← W_e[:, " + seq + "[t]]";
+  if (v.no_w_p)
+    rewrite(a, n, token + "   [[no W_p: " + (v.rotary ? "RoPE inside Algorithm 4" : v.alibi ? "ALiBi inside Algorithm 4" : "no positions") + "]]",
+            {v.position});
+  else
+    rewrite(a, n, token + " + W_p[:, t]   [[W_p computed, Algorithm 2]]", labels({v.position}));
+}
+
+// The return line P = softmax(W_u X), tied: W_eᵀ in place of W_u.
+void return_line(PseudoAlgorithm& a, const Variants& v, int n) { rewrite(a, n, "return P = softmax(W_eᵀ X)", labels({v.tied})); }
+
+// The tensors the variants add or remove, listed under the forward algorithm's header.
+void parameter_header(PseudoAlgorithm& a, const Variants& v, const ModelConfig& c) {
+  if (v.no_w_p) add_header(a, "no W_p: positions are not embedded", v.position);
+  else add_header(a, "W_p is computed, not a parameter: W_p[2i−1, t] = sin(t / " + sinusoid_base(c) + "^{2i/d_e}), W_p[2i, t] = cos(t / " +
+                         sinusoid_base(c) + "^{2i/d_e})", v.position);
+  add_header(a, "no β tensors: RMSNorm scales by γ only", v.rms);
+  if (c.arch == "gpt") add_header(a, "no final γ, β: post-LN ends with the last layer's norm", v.order);
+  if (c.arch == "bert") add_header(a, "γ_enc, β_enc ∈ ℝ^{d_e}: the final norm of the stack, before line 10", v.order);
+  if (c.arch == "ed") add_header(a, "γ_enc, β_enc, γ_dec, β_dec ∈ ℝ^{d_e}: the final norms of the encoder (Z) and the decoder (before W_u)", v.order);
+  if (v.swiglu)
+    add_header(a, c.arch == "ed" ? "for l: W^l_gate, W^l_gate2 ∈ ℝ^{d_mlp×d_e}, b^l_gate, b^l_gate2 ∈ ℝ^{d_mlp} (encoder, decoder)"
+                                 : "for l: W^l_gate ∈ ℝ^{d_mlp×d_e}, b^l_gate ∈ ℝ^{d_mlp}",
+               v.activation);
+  add_header(a, "no W_u: W_u = W_eᵀ", v.tied);
+  add_header(a, "W_k, b_k, W_v, b_v have H_kv = " + std::to_string(c.kv_heads()) + " heads; query head h reads g(h) = ⌊(h−1)·H_kv/H⌋ + 1",
+             v.kv);
+}
+
+SubLayer self_attention(const Variants& v, const std::string& W, const std::string& mask, Labels why) {
+  const std::string note = self_attention_note(v);
+  if (!note.empty()) why.push_back(v.position);
+  return {[=](const std::string& in) { return "MHAttention(" + in + " | " + W + ", " + mask + ")" + note; }, "", "", why};
+}
+
+SubLayer mlp_layer(const Variants& v, const std::string& w1, const std::string& w2, const std::string& gate) {
+  return {[=](const std::string& in) { return mlp(v, in, w1, w2, gate); }, "", "", labels({v.activation})};
+}
+
+SubLayer normed(SubLayer s, std::string scale, std::string offset) {
+  s.scale = std::move(scale);
+  s.offset = std::move(offset);
+  return s;
+}
+
+// Algorithm 10, DTransformer (GPT).
+void dtransformer(PseudoAlgorithm& a, const Variants& v, const ModelConfig& c) {
+  embedding_line(a, v, 2, "ℓ", "x");
+  const std::string mask = v.prefix.empty() ? "Mask[t, t′] = [[t ≤ t′]]" : "Mask[t, t′] = [[t ≤ max(t′, p)]]";
+  layer_lines(a, v, 5, "ℓ", "X",
+              {normed(self_attention(v, "W_l", mask, labels({v.prefix})), "γ¹_l", "β¹_l"),
+               normed(mlp_layer(v, "mlp1", "mlp2", "gate"), "γ²_l", "β²_l")});
+  if (v.pre) rewrite(a, 10, norm_line(v, "ℓ", "X", "X", "γ", "β"), labels({v.rms}));
+  else rewrite(a, 10, "(no final norm: post-LN — the line is skipped)", {v.order});
+  return_line(a, v, 11);
+  parameter_header(a, v, c);
+}
+
+// Algorithm 9, ETransformer (BERT).
+void etransformer(PseudoAlgorithm& a, const Variants& v, const ModelConfig& c) {
+  embedding_line(a, v, 2, "ℓ", "x");
+  layer_lines(a, v, 5, "ℓ", "X",
+              {normed(self_attention(v, "W_l", "Mask ≡ 1", {}), "γ¹_l", "β¹_l"), normed(mlp_layer(v, "mlp1", "mlp2", "gate"), "γ²_l", "β²_l")});
+  if (v.pre) rewrite(a, 10, norm_line(v, "ℓ", "X", "X", "γ_enc", "β_enc") + ";  X ← GELU(W_f X + b_f 1ᵀ)", {v.order});
+  rewrite(a, 11, norm_line(v, "ℓ", "X", "X", "γ", "β"), labels({v.rms}));
+  return_line(a, v, 12);
+  parameter_header(a, v, c);
+}
+
+// Algorithm 8, EDTransformer.
+void edtransformer(PseudoAlgorithm& a, const Variants& v, const ModelConfig& c) {
+  embedding_line(a, v, 2, "ℓ_z", "z");
+  layer_lines(a, v, 5, "ℓ_z", "Z",
+              {normed(self_attention(v, "W^enc_l", "Mask ≡ 1", {}), "γ¹_l", "β¹_l"), normed(mlp_layer(v, "mlp1", "mlp2", "gate"), "γ²_l", "β²_l")});
+  if (v.pre) rewrite(a, 9, "end;  " + norm_line(v, "ℓ_z", "Z", "Z", "γ_enc", "β_enc"), {v.order});
+  embedding_line(a, v, 11, "ℓ_x", "x");
+  const SubLayer cross{[](const std::string& in) { return "MHAttention(" + in + ", Z | W^ed_l, Mask ≡ 1)"; }, "γ⁴_l", "β⁴_l", {}};
+  layer_lines(a, v, 14, "ℓ_x", "X",
+              {normed(self_attention(v, "W^dec_l", "Mask[t, t′] ≡ [[t ≤ t′]]", {}), "γ³_l", "β³_l"), cross,
+               normed(mlp_layer(v, "mlp3", "mlp4", "gate2"), "γ⁵_l", "β⁵_l")});
+  if (v.pre) rewrite(a, 20, "end;  " + norm_line(v, "ℓ_x", "X", "X", "γ_dec", "β_dec"), {v.order});
+  return_line(a, v, 21);
+  parameter_header(a, v, c);
+}
+
+// The forward algorithm of each architecture.
+int forward_algorithm(const std::string& arch) { return arch == "gpt" ? 10 : arch == "bert" ? 9 : arch == "ed" ? 8 : 0; }
+
+}  // namespace
+
+PseudoAlgorithm pseudocode_for(int alg, const ModelConfig& c, bool kv_cache) {
+  const PseudoAlgorithm* paper = pseudocode(alg);
+  if (!paper) return PseudoAlgorithm{0, "", "", {}, {}};
+  PseudoAlgorithm a = *paper;
+  const Variants v = variants_of(c);
+  const int forward = forward_algorithm(c.arch);
+  const std::string cache = "KV cache: only the new column is computed — not in the paper (encyclopedia article, seed 004)";
+  switch (alg) {
+    case 2:
+      if (v.no_w_p) rewrite(a, 1, "(not called: no W_p under this variant)", {v.position});
+      else rewrite(a, 1, "return e_p = W_p[:, ℓ],  W_p[2i−1, ℓ] = sin(ℓ / " + sinusoid_base(c) + "^{2i/d_e}),  W_p[2i, ℓ] = cos(ℓ / " +
+                             sinusoid_base(c) + "^{2i/d_e})", labels({v.position}));
+      break;
+    case 4:
+      if (v.rotary) {
+        rewrite(a, 1, "Q ← RoPE_t(W_q X + b_q 1ᵀ)   [[column t rotated by t·θ_i; self-attention only]]", {v.position});
+        rewrite(a, 2, "K ← RoPE_t(W_k Z + b_k 1ᵀ)   [[column t rotated by t·θ_i; self-attention only]]", {v.position});
+        add_header(a, "RoPE: θ_i = " + number(c.rope_base) + "^{−2(i−1)/d_attn}, i = 1 … d_attn/2", v.position);
+      }
+      if (v.alibi) {
+        rewrite(a, 6, "return Ṽ = V · softmax(S / √d_attn + m_h·B)   [[self-attention only]]", {v.position});
+        add_header(a, "ALiBi: B[t_z, t_x] = −|t_z − t_x|, m_h = 2^{−8h/H}", v.position);
+      }
+      break;
+    case 5:
+      rewrite(a, 2, "Y^h ← Attention(X, Z | W^h_q, b^h_q, W^{g(h)}_k, b^{g(h)}_k, W^{g(h)}_v, b^{g(h)}_v, Mask)", labels({v.kv}));
+      add_header(a, "W_k, b_k, W_v, b_v have H_kv = " + std::to_string(c.kv_heads()) + " heads; g(h) = ⌊(h−1)·H_kv/H⌋ + 1", v.kv);
+      break;
+    case 6:
+      rewrite(a, 1, "(no m: RMSNorm does not centre e)", labels({v.rms}));
+      rewrite(a, 2, "v ← Σ_{i=1}^{d_e} e[i]² / d_e", labels({v.rms}));
+      rewrite(a, 3, "return ê = e/√v ⊙ γ       (no m, no β)", labels({v.rms}));
+      add_header(a, "Parameters: γ ∈ ℝ^{d_e} only (no β)", v.rms);
+      break;
+    case 7: rewrite(a, 1, "return p = softmax(W_eᵀ e)", labels({v.tied})); break;
+    case 8:
+      if (forward == 8) edtransformer(a, v, c);
+      break;
+    case 9:
+      if (forward == 9) etransformer(a, v, c);
+      break;
+    case 10:
+      if (forward == 10) dtransformer(a, v, c);
+      break;
+    case 13:
+      if (forward == 10)
+        rewrite(a, 5, "loss(θ) = −Σ_{t=max(1, p)}^{ℓ−1} log P(θ)[x_n[t+1], t]   [[no loss inside the prefix]]", labels({v.prefix}));
+      break;
+    case 14:
+      if (kv_cache) {
+        rewrite(a, 3, "P ← DTransformer(x | θ̂)   [[cached K, V: only column ℓ + i − 1 is computed]]", {cache});
+        rewrite(a, 4, "p ← P[:, ℓ + i − 1]   [[the one column computed]]", {cache});
+      }
+      break;
+    case 15:
+      if (kv_cache) {
+        rewrite(a, 4, "P ← EDTransformer(z, x̂ | θ̂)   [[cached K, V: only column length(x̂) is computed]]", {cache});
+        rewrite(a, 5, "p ← P[:, length(x̂)]   [[the one column computed]]", {cache});
+      }
+      break;
+    default: break;
+  }
+  return a;
+}
+
+}  // namespace sf
