@@ -24,6 +24,8 @@ const Seed kSeeds[] = {Seed::Paper, Seed::Paper, Seed::Carpenter, Seed::DinanYai
 }  // namespace
 
 bool ErrataPanel::show(App& app, const Erratum& e) {
+  shown_ = e.id;
+  scroll_to_shown_ = true;
   result_error_ = !locate(app, e, result_);
   app.notify(result_, result_error_);
   return !result_error_;
@@ -68,10 +70,10 @@ bool ErrataPanel::locate(App& app, const Erratum& e, std::string& message) {
 void ErrataPanel::draw(App& app) {
   const float F = ImGui::GetFontSize();
   const ImGuiViewport* vp = ImGui::GetMainViewport();
-  ImGui::SetNextWindowPos(ImVec2(vp->WorkPos.x + vp->WorkSize.x * 0.5f, vp->WorkPos.y + vp->WorkSize.y * 0.5f),
-                          ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
-  ImGui::SetNextWindowSize(ImVec2(std::min(F * 56.0f, vp->WorkSize.x * 0.95f), std::min(F * 44.0f, vp->WorkSize.y * 0.92f)),
-                           ImGuiCond_Appearing);
+  // Over the variables and the inspector, so that the pseudocode (left) shows where "Show me" went.
+  ImGui::SetNextWindowPos(ImVec2(vp->WorkPos.x + vp->WorkSize.x * 0.385f, vp->WorkPos.y + vp->WorkSize.y * 0.07f),
+                          ImGuiCond_Appearing);
+  ImGui::SetNextWindowSize(ImVec2(vp->WorkSize.x * 0.6f, vp->WorkSize.y * 0.86f), ImGuiCond_Appearing);
   ImGui::SetNextWindowBgAlpha(1.0f);  // opaque over the panels, for a projector
   bool open = true;
   if (ImGui::Begin("Errata of the seeds###errata", &open, ImGuiWindowFlags_NoCollapse)) {
@@ -98,6 +100,13 @@ void ErrataPanel::draw(App& app) {
       if (seed_filter_ && e.seed != kSeeds[seed_filter_]) continue;
       ImGui::PushID(static_cast<int>(i));
       ImGui::Separator();
+      if (e.id == shown_) {  // the erratum "Show me" went to: marked, and scrolled to once
+        const ImVec2 p = ImGui::GetCursorScreenPos();
+        ImGui::GetWindowDrawList()->AddRectFilled(p, ImVec2(p.x + ImGui::GetContentRegionAvail().x, p.y + F * 1.3f),
+                                                  highlight_bg(dark));
+        if (scroll_to_shown_) ImGui::SetScrollHereY(0.0f);
+        scroll_to_shown_ = false;
+      }
       ImGui::TextColored(ImColor(accent_color(dark)), "%s", e.where.c_str());
       ImGui::SameLine();
       ImGui::TextDisabled("%s · %s", to_string(e.seed), to_string(e.kind));

@@ -25,6 +25,8 @@ class ErrataPanel {
 
   int seed_filter_ = 0;  // 0 every seed, 1 the paper, 2 Carpenter, 3 Dinan–Yaida–Zhang
   std::string result_;   // the last "Show me" outcome
+  std::string shown_;    // the id of the erratum it was for
+  bool scroll_to_shown_ = false;
   bool result_error_ = false;
 };
 

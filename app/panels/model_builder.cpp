@@ -24,10 +24,10 @@ const char* source(Norm v) { return v == Norm::RmsNorm ? "variant: RMSNorm (seed
 const char* source(Position v) {
   switch (v) {
     case Position::Learned: return "";
-    case Position::Sinusoidal: return "variant: the paper's §5 sinusoid, computed, not learned";
+    case Position::Sinusoidal: return "variant: §5's sinusoid, computed";
     case Position::Rope: return "variant: RoPE (seed 004)";
     case Position::Alibi: return "variant: ALiBi (seed 004)";
-    case Position::None: return "variant: no position (the mask alone orders a causal model)";
+    case Position::None: return "variant: no position at all";
   }
   return "";
 }
@@ -36,7 +36,7 @@ const char* source(Activation v) {
     case Activation::GELU: return "variant: the paper's GPT/BERT GELU, eq. (5)";
     case Activation::GELUTanh: return "variant: GPT-2's tanh GELU";
     case Activation::ReLU: return "variant: the paper's encoder-decoder ReLU";
-    case Activation::SwiGLU: return "variant: SwiGLU, gated MLP (seed 004)";
+    case Activation::SwiGLU: return "variant: SwiGLU (seed 004)";
   }
   return "";
 }
@@ -268,7 +268,7 @@ void ModelBuilder::draw_variants() {
   ImGui::Checkbox("tied_unembedding: W_u = W_eᵀ", &c_.tied_unembedding);
   if (c_.tied_unembedding) {
     ImGui::SameLine();
-    ImGui::TextDisabled("variant: Dinan–Yaida–Zhang (seed 001), GPT-2");
+    ImGui::TextDisabled("variant: seed 001, GPT-2");
   }
   int h_kv = c_.kv_heads();
   ImGui::SetNextItemWidth(F * 7.0f);
@@ -291,17 +291,20 @@ void ModelBuilder::draw_variants() {
     }
   }
   const std::string summary = variant_summary(c_);
+  ImGui::PushTextWrapPos(0.0f);
   ImGui::TextDisabled("%s", summary.empty() ? "The paper's model." : ("Variants: " + summary).c_str());
+  ImGui::PopTextWrapPos();
 }
 
-void ModelBuilder::draw_table(App& app) {
+void ModelBuilder::draw_table(App& app, float height) {
   const ParamTable table(c_);
   ImGui::Text("%zu parameters", table.total());
   ImGui::SameLine();
   ImGui::TextDisabled("in %zu tensors", table.entries().size());
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY | ImGuiTableFlags_BordersInnerV |
                                 ImGuiTableFlags_SizingStretchProp;
-  if (!ImGui::BeginTable("params", 4, flags, ImVec2(0, ImGui::GetContentRegionAvail().y))) return;
+  const float F = ImGui::GetFontSize();
+  if (!ImGui::BeginTable("params", 4, flags, ImVec2(0, std::max(F * 4.0f, height - F * 3.0f)))) return;
   ImGui::TableSetupScrollFreeze(0, 1);
   ImGui::TableSetupColumn("name", ImGuiTableColumnFlags_WidthStretch, 3.0f);
   ImGui::TableSetupColumn("symbol", ImGuiTableColumnFlags_WidthStretch, 1.5f);
@@ -341,13 +344,14 @@ void ModelBuilder::draw(App& app) {
   bool open = true;
   if (ImGui::Begin("New model###builder", &open, ImGuiWindowFlags_NoCollapse)) {
     const std::string why = why_not();
-    const float footer = F * (why.empty() ? 4.6f : 6.8f);
+    const float footer = F * (2.4f + (why.empty() ? 0.0f : 2.4f) + (result_.empty() ? 0.0f : 1.4f));
+    const float body_h = std::max(F * 8.0f, ImGui::GetContentRegionAvail().y - footer);
     if (ImGui::BeginTable("builder", 2, ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_BordersInnerV,
-                          ImVec2(0, ImGui::GetContentRegionAvail().y - footer))) {
+                          ImVec2(0, body_h))) {
       ImGui::TableSetupColumn("choices", ImGuiTableColumnFlags_WidthStretch, 1.15f);
       ImGui::TableSetupColumn("table", ImGuiTableColumnFlags_WidthStretch, 1.0f);
       ImGui::TableNextColumn();
-      ImGui::BeginChild("choices");
+      ImGui::BeginChild("choices", ImVec2(0, body_h - F * 0.4f));
       ImGui::TextColored(ImColor(accent_color(app.settings.dark)), "Architecture and sizes");
       draw_sizes();
       ImGui::Separator();
@@ -356,7 +360,7 @@ void ModelBuilder::draw(App& app) {
       ImGui::EndChild();
       ImGui::TableNextColumn();
       ImGui::TextColored(ImColor(accent_color(app.settings.dark)), "Parameters θ");
-      if (validate(c_).empty()) draw_table(app);
+      if (validate(c_).empty()) draw_table(app, body_h);
       else ImGui::TextDisabled("(no table for an impossible configuration)");
       ImGui::EndTable();
     }

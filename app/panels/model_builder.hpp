@@ -37,7 +37,7 @@ class ModelBuilder {
  private:
   void draw_sizes();
   void draw_variants();
-  void draw_table(App& app);
+  void draw_table(App& app, float height);  // the table of c_ in `height` pixels
 
   ModelConfig c_;
   uint64_t seed_ = 1;

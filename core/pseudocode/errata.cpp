@@ -39,7 +39,7 @@ const std::vector<Erratum>& errata() {
        "status bar, as the index tutorial (seed 001) does.",
        {{6, 3}}},
       {"paper-alg8-loop-index", kPaper, ErratumKind::Slip, "Algorithm 8 (EDTransformer), line 13",
-       "for i = 1, 2, …, L_dec do   (the body uses W^dec_l, γ³_l, W^l_mlp3 …)",
+       "for i = 1, 2, …, L_dec do   (the body uses W^{dec}_l, γ³_l, W^l_mlp3 …)",
        "The decoder loop counts i but its body indexes the layer by l.",
        "Counts the decoder layers with l, as the body reads; the call stack shows l.", {{8, 13}}},
       {"paper-alg9-wu-shape", kPaper, ErratumKind::Slip, "Algorithm 9 (ETransformer), Parameters and line 12",
