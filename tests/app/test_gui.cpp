@@ -501,3 +501,18 @@ TEST(Gui, TrainingTabShowsTheMinibatchPadding) {
   EXPECT_LT(*std::min_element(lengths.begin(), lengths.end()), b["l"].get<int>()) << "no sequence is padded";
   EXPECT_EQ(b["targets"], sum - 16);  // no loss term on padding, none on the last real token
 }
+
+TEST(Gui, ErrataShowMeTracesTrainingAndTranslationWhenTheyHaveTheLine) {
+  // Carpenter's LOG_DENSITY shows at Algorithm 13's loss line: one traced update of the GPT.
+  AppRun r = run_app("", "errata:show:carpenter-history-names");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.state["event"]["alg"], 13);
+  EXPECT_EQ(r.state["event"]["line"], 5);
+  EXPECT_EQ(r.state["run_kind"], static_cast<int>(sf::RunKind::Training));
+  // Algorithm 15's unbounded loop: the encoder-decoder translates.
+  r = run_app("", "example:3,errata:show:paper-alg15-unbounded");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.state["event"]["alg"], 15);
+  EXPECT_EQ(r.state["event"]["line"], 3);
+  EXPECT_EQ(r.state["run_kind"], static_cast<int>(sf::RunKind::Translate));
+}
