@@ -18,6 +18,7 @@
 #include "app/panels/gpu_panel.hpp"
 #include "app/panels/layernorm_panel.hpp"
 #include "app/panels/model_builder.hpp"
+#include "app/panels/notation_panel.hpp"
 #include "app/panels/panel.hpp"
 #include "app/panels/pseudocode_panel.hpp"
 #include "app/panels/sampling_panel.hpp"
@@ -49,12 +50,13 @@ struct App::Panels {
   AboutPanel about;
   ModelBuilder builder;
   ErrataPanel errata;
+  NotationPanel notation;
 };
 
 const std::vector<std::string>& PanelVisibility::names() {
   static const std::vector<std::string> n{"pseudocode", "callstack", "variables", "tensor", "attention", "layernorm",
                                           "sampling",   "fillin",    "translation", "training", "gpu",
-                                          "about",      "files",     "builder",     "errata"};
+                                          "about",      "files",     "builder",     "errata",      "notation"};
   return n;
 }
 
@@ -74,6 +76,7 @@ bool* PanelVisibility::by_name(const std::string& name) {
   if (name == "files") return &files;
   if (name == "builder") return &builder;
   if (name == "errata") return &errata;
+  if (name == "notation") return &notation;
   return nullptr;
 }
 
@@ -231,6 +234,7 @@ void App::layout_windows() {
           tab("Translation", ui.show.translation, [&] { panels->translation.draw(*this); });
           break;
       }
+      tab("Notations", ui.show.notation, [&] { panels->notation.draw(*this); });
       tab("Training", ui.show.training, [&] { panels->training.draw(*this); });
       tab("GPU", ui.show.gpu, [&] { panels->gpu.draw(*this); });
       ImGui::EndTabBar();
@@ -452,6 +456,9 @@ bool App::apply_action(const std::string& action, std::string& error) {
     if (!ints(v) || v.size() < 2) return error = "goto needs ALG:LINE[:l:h:t]", false;
     v.resize(5, 0);
     if (!s.jump_to(v[0], v[1], v[2], v[3], v[4])) return error = "no such line in the trace", false;
+  } else if (verb == "notation") {
+    if (!notation_from_key(arg, panels->notation.notation)) return error = "notation takes paper, carpenter or dyz", false;
+    ui.show.notation = true;
   } else if (verb == "breakpoint") {
     if (!ints(v) || v.size() != 2) return error = "breakpoint needs ALG:LINE", false;
     s.toggle_breakpoint(v[0], v[1]);

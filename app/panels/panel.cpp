@@ -87,5 +87,6 @@ void number_bar(const App& app, const std::string& text, const char* width_sampl
 
 ImU32 accent_color(bool dark) { return dark ? IM_COL32(255, 196, 64, 255) : IM_COL32(180, 90, 0, 255); }
 ImU32 highlight_bg(bool dark) { return dark ? IM_COL32(90, 70, 20, 200) : IM_COL32(255, 230, 150, 255); }
+ImU32 variant_color(bool dark) { return dark ? IM_COL32(196, 150, 255, 255) : IM_COL32(128, 48, 184, 255); }
 
 }  // namespace sf

@@ -29,5 +29,7 @@ void number_bar(const App& app, const std::string& text, const char* width_sampl
 // Accent colours that read well on both themes.
 ImU32 accent_color(bool dark);
 ImU32 highlight_bg(bool dark);
+// The colour of what a variant changed (docs/variants.md): pseudocode lines, tags, banners.
+ImU32 variant_color(bool dark);
 
 }  // namespace sf

@@ -4,6 +4,7 @@
 #include "app/panels/panel.hpp"
 #include "core/pseudocode/explanations.hpp"
 #include "core/pseudocode/pseudocode.hpp"
+#include "core/pseudocode/variants.hpp"
 
 namespace sf {
 
@@ -22,6 +23,19 @@ const char* implementer_note(int alg) {
   }
 }
 
+// A small "variant" tag whose left edge is at `left` on a line of height line_h.
+void draw_variant_tag(const App& app, ImVec2 left, float line_h, ImU32 color) {
+  const char* tag = "variant";
+  ImFont* f = app.fonts.mono;
+  const float size = f->FontSize * 0.8f;
+  const ImVec2 ts = f->CalcTextSizeA(size, FLT_MAX, 0.0f, tag);
+  const float pad = size * 0.3f;
+  const ImVec2 a(left.x, left.y + (line_h - ts.y) * 0.5f - pad * 0.5f);
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  dl->AddRect(a, ImVec2(a.x + ts.x + 2 * pad, a.y + ts.y + pad), color, 3.0f);
+  dl->AddText(f, size, ImVec2(a.x + pad, a.y + pad * 0.5f), color, tag);
+}
+
 }  // namespace
 
 void PseudocodePanel::draw(App& app) {
@@ -32,18 +46,32 @@ void PseudocodePanel::draw(App& app) {
   }
   const size_t k = app.shown_event();
   const Event& ev = s.trace().events[k];
-  const PseudoAlgorithm* alg = pseudocode(ev.alg);
-  if (!alg) {
+  // The algorithm as the open model runs it: the paper's, with the lines its variants change
+  // rewritten and marked (core/pseudocode/variants).
+  const ModelConfig& config = s.model().config;
+  const PseudoAlgorithm listing = pseudocode_for(ev.alg, config);
+  const PseudoAlgorithm* alg = &listing;
+  if (alg->number == 0) {
     ImGui::Text("Algorithm %d", ev.alg);
     return;
   }
   const bool dark = app.settings.dark;
   const ImU32 dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
+  const ImU32 variant = variant_color(dark);
   ImGui::PushFont(app.fonts.text);
+  if (const std::string summary = variant_summary(config); !summary.empty()) {
+    math_text(app.fonts, "Variants: " + summary, variant);
+    item_tooltip("This model is not the paper's: the lines marked \"variant\" differ from the paper's listing "
+                 "(docs/variants.md). Hover a marked line for its source and the paper's line.");
+  }
   math_text(app.fonts, "Algorithm " + std::to_string(alg->number) + ": " + (alg->signature.empty() ? alg->name : alg->signature),
             accent_color(dark));
   for (const auto& h : alg->header) math_text(app.fonts, h, dim);
+  for (const PseudoLine& h : alg->variant_header) {
+    math_text(app.fonts, "variant: " + h.text, variant);
+    item_tooltip(h.variant);
+  }
   ImGui::Separator();
 
   const int cur_line = ev.kind == EventKind::Enter ? 0 : ev.line;
@@ -84,8 +112,16 @@ void PseudocodePanel::draw(App& app) {
     const ImVec2 tp(ImGui::GetCursorScreenPos().x + indent, p0.y);
     const bool comment = pl.number == 0;
     ImGui::InvisibleButton("line", ImVec2(std::max(1.0f, width - gutter), line_h));
-    draw_math(app.fonts, tp, pl.text, comment ? dim : (ran || is_cur ? text : dim));
-    if (const char* why = explain_line(ev.alg, pl.number); *why) item_tooltip(why);
+    const bool marked = !pl.variant.empty();
+    const ImU32 color = comment ? dim : marked ? (ran || is_cur ? variant : (variant & 0x00FFFFFFu) | 0xA0000000u) : (ran || is_cur ? text : dim);
+    const float text_w = draw_math(app.fonts, tp, pl.text, color);
+    if (marked) draw_variant_tag(app, ImVec2(tp.x + text_w + ImGui::GetFontSize() * 0.6f, p0.y), line_h, variant);
+    std::string tip = explain_line(ev.alg, pl.number);
+    if (marked) {
+      const PseudoLine* paper = pseudocode_line(ev.alg, pl.number);
+      tip = "Variant: " + pl.variant + "\nThe paper's line: " + (paper ? paper->text : std::string("(none)")) + (tip.empty() ? "" : "\n\n" + tip);
+    }
+    if (!tip.empty()) item_tooltip(tip);
     if (ImGui::IsItemClicked() && pl.number != 0) {
       // Jump to this line's next execution in the current frame (or the first one).
       const Trace& t = s.trace();
