@@ -14,11 +14,9 @@ namespace sf {
 class ErrataPanel {
  public:
   void draw(App& app);
-  // Moves the cursor to where `e` shows; false when this model does not run it. Either way
-  // result() (shown in the panel and the status bar) says where the cursor went or which
-  // model to open.
+  // Moves the cursor to where `e` shows; false when this model does not run it. Either way the
+  // panel and the status bar say where the cursor went or which model to open.
   bool show(App& app, const Erratum& e);
-  const std::string& result() const { return result_; }
 
  private:
   bool locate(App& app, const Erratum& e, std::string& message);

@@ -29,8 +29,6 @@ class ModelBuilder {
   bool create(App& app, std::string& error);
   // Creates the model, then writes it as a checkpoint at `path`.
   bool save_as(App& app, const std::string& path, std::string& error);
-  const ModelConfig& config() const { return c_; }
-  uint64_t seed() const { return seed_; }
   // "" when the configuration can be built, else why not (validate(), or the size limit).
   std::string why_not() const;
 
