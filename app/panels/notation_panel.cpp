@@ -51,10 +51,10 @@ void notation_line(const App& app, Notation n, const Event& ev, bool selected) {
   ImGui::Unindent();
 }
 
-// A table of at most kMaxRows × kMaxCols entries of m, its rows and columns labelled; returns
-// the hovered entry as (row, column), or (−1, −1).
+// A table of at most kMaxRows × kMaxCols entries of m, its rows and columns labelled, the entry
+// `mark` (row, column) highlighted; returns the hovered entry as (row, column), or (−1, −1).
 std::pair<int, int> value_table(const App& app, const char* id, const MatF& m, const std::function<std::string(int)>& row_label,
-                                const std::function<std::string(int)>& col_label) {
+                                const std::function<std::string(int)>& col_label, std::pair<int, int> mark = {-1, -1}) {
   const int rows = std::min<int>(kMaxRows, static_cast<int>(m.rows())), cols = std::min<int>(kMaxCols, static_cast<int>(m.cols()));
   std::pair<int, int> hovered{-1, -1};
   if (rows == 0 || cols == 0) return hovered;
@@ -74,6 +74,7 @@ std::pair<int, int> value_table(const App& app, const char* id, const MatF& m, c
     ImGui::TextDisabled("%s", row_label(r).c_str());
     for (int c = 0; c < cols; ++c) {
       ImGui::TableNextColumn();
+      if (mark == std::pair<int, int>{r, c}) ImGui::TableSetBgColor(ImGuiTableBgTarget_CellBg, highlight_bg(app.settings.dark));
       ImGui::TextUnformatted(fixed3(m(r, c)).c_str());
       if (ImGui::IsItemHovered()) hovered = {r, c};
     }
@@ -172,7 +173,7 @@ void NotationPanel::draw(App& app) {
                   accent_color(app.settings.dark));
         const auto hovered = value_table(
             app, "dyz", m, [&](int r) { return one_token ? "t=" + std::to_string(t0) : axis_label(s, k, v.cols, "t", r); },
-            [&](int c) { return second + "=" + std::to_string(c + 1); });
+            [&](int c) { return second + "=" + std::to_string(c + 1); }, {t - t0, kk - 1});
         if (hovered.first >= 0) hover_value_ = v.name, hover_t_ = hovered.first + t0, hover_k_ = hovered.second + 1;
       }
     }

@@ -116,12 +116,20 @@ void PseudocodePanel::draw(App& app) {
     const ImU32 color = comment ? dim : marked ? (ran || is_cur ? variant : (variant & 0x00FFFFFFu) | 0xA0000000u) : (ran || is_cur ? text : dim);
     const float text_w = draw_math(app.fonts, tp, pl.text, color);
     if (marked) draw_variant_tag(app, ImVec2(tp.x + text_w + ImGui::GetFontSize() * 0.6f, p0.y), line_h, variant);
-    std::string tip = explain_line(ev.alg, pl.number);
-    if (marked) {
-      const PseudoLine* paper = pseudocode_line(ev.alg, pl.number);
-      tip = "Variant: " + pl.variant + "\nThe paper's line: " + (paper ? paper->text : std::string("(none)")) + (tip.empty() ? "" : "\n\n" + tip);
+    const char* why = explain_line(ev.alg, pl.number);
+    if (marked && ImGui::IsItemHovered()) {
+      // The variant, its seed and the paper's line (in the paper's notation), then the why.
+      ImGui::BeginTooltip();
+      ImGui::PushTextWrapPos(ImGui::GetFontSize() * 36.0f);
+      ImGui::TextColored(ImColor(variant), "Variant: %s", pl.variant.c_str());
+      ImGui::TextDisabled("The paper's line:");
+      if (const PseudoLine* paper = pseudocode_line(ev.alg, pl.number)) math_text(app.fonts, paper->text);
+      if (*why) ImGui::TextUnformatted(why);
+      ImGui::PopTextWrapPos();
+      ImGui::EndTooltip();
+    } else if (*why) {
+      item_tooltip(why);
     }
-    if (!tip.empty()) item_tooltip(tip);
     if (ImGui::IsItemClicked() && pl.number != 0) {
       // Jump to this line's next execution in the current frame (or the first one).
       const Trace& t = s.trace();
