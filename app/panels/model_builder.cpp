@@ -14,7 +14,7 @@ namespace sf {
 namespace {
 
 // The builder makes models up to this many parameters (θ is allocated at once, in memory).
-constexpr size_t kMaxParams = 200'000'000;
+constexpr size_t kMaxParams = 20'000'000;
 
 // Where a variant comes from, for the label beside its choice ("" for the paper's choice).
 const char* source(NormPosition v) {
