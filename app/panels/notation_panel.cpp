@@ -89,7 +89,7 @@ std::string axis_label(const Session& s, size_t k, Axis a, const char* index, in
   std::string out = std::string(index) + "=" + std::to_string(i + 1);
   if (!token_axis(a)) return out;
   const Tokens& toks = s.tokens_at(k, a);
-  if (i < static_cast<int>(toks.size())) out += " " + token_label(s.tokenizer(), toks[static_cast<size_t>(i)]);
+  if (i < static_cast<int>(toks.size())) out.append(" ").append(token_label(s.tokenizer(), toks[static_cast<size_t>(i)]));
   return out;
 }
 
@@ -137,7 +137,7 @@ void NotationPanel::draw(App& app) {
       math_text(app.fonts, v.name + " = " + fixed3(v.m(0, 0)));
     } else if (v.kind == ValueKind::Tokens) {
       std::string list;
-      for (int id : v.tokens) list += (list.empty() ? "" : " ") + token_label(s.tokenizer(), id);
+      for (int id : v.tokens) list.append(list.empty() ? "" : " ").append(token_label(s.tokenizer(), id));
       math_text(app.fonts, v.name + " = [" + list + "]");
     } else if (v.kind == ValueKind::Mask) {
       math_text(app.fonts, v.name + " ∈ {0,1}^{" + std::to_string(v.m.rows()) + "×" + std::to_string(v.m.cols()) + "}  (see the Attention tab)",
