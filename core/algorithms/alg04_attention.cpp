@@ -12,6 +12,16 @@
 
 namespace sf {
 
+namespace {
+
+const char* const kRopeNote =
+    "RoPE (variant, encyclopedia article 004): coordinates (2i−1, 2i) of column t are rotated by t·θ_i, "
+    "θ_i = rope_base^{−2(i−1)/d_attn}.";
+const char* const kAlibiNote =
+    "ALiBi (variant, encyclopedia article 004): B[t_z, t_x] = −|t_z − t_x|, m_h = 2^{−8h/H}; masked entries stay −∞.";
+
+}  // namespace
+
 // Algorithm 4's events for a head whose record is complete (computed here or elsewhere, e.g. the
 // GPU's teaching form): Enter with the inputs, lines 1–5, line 6's sub-steps and line 6.
 template <class T>
@@ -23,10 +33,14 @@ void trace_attention_record(Tracer* tr, const Mat<T>& X, const Mat<T>& Z, const 
                     tv("b_q", W.b_q), tv("W_k", W.W_k), tv("b_k", W.b_k), tv("W_v", W.W_v), tv("b_v", W.b_v),
                     tmask("Mask", mask, Axis::TokenZ, Axis::TokenX)});
   const T d_attn = static_cast<T>(W.W_q.rows());
-  // L1: Q ← W_q X + b_q 1ᵀ
-  tr->line(4, 1, {tv("Q", r.Q, Axis::Feature, Axis::TokenX)});
-  // L2: K ← W_k Z + b_k 1ᵀ
-  tr->line(4, 2, {tv("K", r.K, Axis::Feature, Axis::TokenZ)});
+  // L1: Q ← W_q X + b_q 1ᵀ   (RoPE: then column t rotated by t·θ_i)
+  if (r.Q_pre.size() > 0) tr->substep(4, 1, "W_q X + b_q 1ᵀ, before RoPE", {tv("W_q X + b_q 1ᵀ", r.Q_pre, Axis::Feature, Axis::TokenX)});
+  tr->line(4, 1, {r.Q_pre.size() > 0 ? with_note(tv("Q", r.Q, Axis::Feature, Axis::TokenX), kRopeNote)
+                                      : tv("Q", r.Q, Axis::Feature, Axis::TokenX)});
+  // L2: K ← W_k Z + b_k 1ᵀ   (RoPE: then column t rotated by t·θ_i)
+  if (r.K_pre.size() > 0) tr->substep(4, 2, "W_k Z + b_k 1ᵀ, before RoPE", {tv("W_k Z + b_k 1ᵀ", r.K_pre, Axis::Feature, Axis::TokenZ)});
+  tr->line(4, 2, {r.K_pre.size() > 0 ? with_note(tv("K", r.K, Axis::Feature, Axis::TokenZ), kRopeNote)
+                                      : tv("K", r.K, Axis::Feature, Axis::TokenZ)});
   // L3: V ← W_v Z + b_v 1ᵀ
   tr->line(4, 3, {tv("V", r.V, Axis::Feature, Axis::TokenZ)});
   // L4: S ← Kᵀ Q
@@ -36,6 +50,10 @@ void trace_attention_record(Tracer* tr, const Mat<T>& X, const Mat<T>& Z, const 
   // L6: return Ṽ = V · softmax(S / √d_attn)
   const Mat<T> S_scaled = r.S_masked / std::sqrt(d_attn);  // (ℓ_z, ℓ_x)
   tr->substep(4, 6, "S / √d_attn", {tv("S/√d_attn", S_scaled, Axis::TokenZ, Axis::TokenX)});
+  if (r.B.size() > 0)
+    tr->substep(4, 6, "S / √d_attn + m_h·B (ALiBi variant, seed 004)",
+                {tv("B", r.B, Axis::TokenZ, Axis::TokenX), tscalar("m_h", r.m),
+                 with_note(tv("S/√d_attn + m_h·B", Mat<T>(S_scaled + r.m * r.B), Axis::TokenZ, Axis::TokenX), kAlibiNote)});
   tr->substep(4, 6, "softmax(S / √d_attn), column by column",
               {tv("softmax(S/√d_attn)", r.A, Axis::TokenZ, Axis::TokenX)});
   tr->substep(4, 6, "Ṽ = V · softmax(S / √d_attn)", {tv("Ṽ", r.Vt, Axis::Feature, Axis::TokenX)});
@@ -44,7 +62,7 @@ void trace_attention_record(Tracer* tr, const Mat<T>& X, const Mat<T>& Z, const 
 
 template <class T>
 Mat<T> attention(const Mat<T>& X, const Mat<T>& Z, const AttentionHeadW<const T>& W, const Mask& mask, Tracer* tr,
-                 AttentionRecord<T>* rec) {
+                 AttentionRecord<T>* rec, const AttentionOptions& av) {
   if (mask.rows() != Z.cols() || mask.cols() != X.cols())
     throw Error("Attention: Mask must be ℓ_z×ℓ_x = " + std::to_string(Z.cols()) + "×" + std::to_string(X.cols()));
   AttentionRecord<T> local;
@@ -55,6 +73,12 @@ Mat<T> attention(const Mat<T>& X, const Mat<T>& Z, const AttentionHeadW<const T>
   r.Q = (W.W_q * X).colwise() + W.b_q;  // (d_attn, ℓ_x)
   // L2: K ← W_k Z + b_k 1ᵀ
   r.K = (W.W_k * Z).colwise() + W.b_k;  // (d_attn, ℓ_z)
+  if (av.rope_base > 0) {  // RoPE (variant): rotate the columns of Q and K by their positions
+    r.Q_pre = r.Q;
+    r.K_pre = r.K;
+    rope_rotate<T>(r.Q, av.x_pos0, av.rope_base);
+    rope_rotate<T>(r.K, av.z_pos0, av.rope_base);
+  }
   // L3: V ← W_v Z + b_v 1ᵀ
   r.V = (W.W_v * Z).colwise() + W.b_v;  // (d_out, ℓ_z)
   // L4: S ← Kᵀ Q
@@ -62,16 +86,22 @@ Mat<T> attention(const Mat<T>& X, const Mat<T>& Z, const AttentionHeadW<const T>
   // L5: ∀t_z, t_x, if ¬Mask[t_z, t_x] then S[t_z, t_x] ← −∞
   r.S_masked = (mask.array() != 0).select(r.S, neg_inf<T>());  // (ℓ_z, ℓ_x)
   // L6: return Ṽ = V · softmax(S / √d_attn)
-  r.A = softmax_columns<T>(Mat<T>(r.S_masked / std::sqrt(d_attn)));  // (ℓ_z, ℓ_x), each column sums to 1
+  if (av.alibi) {  // ALiBi (variant): softmax(S/√d_attn + m_h·B), −∞ + m_h·B stays −∞
+    r.B = alibi_bias<T>(static_cast<int>(Z.cols()), static_cast<int>(X.cols()), av.z_pos0, av.x_pos0);  // (ℓ_z, ℓ_x)
+    r.m = static_cast<T>(av.m);
+    r.A = softmax_columns<T>(Mat<T>(r.S_masked / std::sqrt(d_attn) + r.m * r.B));  // (ℓ_z, ℓ_x)
+  } else {
+    r.A = softmax_columns<T>(Mat<T>(r.S_masked / std::sqrt(d_attn)));  // (ℓ_z, ℓ_x), each column sums to 1
+  }
   r.Vt.noalias() = r.V * r.A;  // (d_out, ℓ_x)
   trace_attention_record<T>(tr, X, Z, W, mask, r);  // the events of lines 1–6, in order
   return r.Vt;
 }
 
 template Mat<float> attention(const Mat<float>&, const Mat<float>&, const AttentionHeadW<const float>&, const Mask&,
-                              Tracer*, AttentionRecord<float>*);
+                              Tracer*, AttentionRecord<float>*, const AttentionOptions&);
 template Mat<double> attention(const Mat<double>&, const Mat<double>&, const AttentionHeadW<const double>&,
-                               const Mask&, Tracer*, AttentionRecord<double>*);
+                               const Mask&, Tracer*, AttentionRecord<double>*, const AttentionOptions&);
 template void trace_attention_record(Tracer*, const Mat<float>&, const Mat<float>&, const AttentionHeadW<const float>&,
                                      const Mask&, const AttentionRecord<float>&);
 template void trace_attention_record(Tracer*, const Mat<double>&, const Mat<double>&,

@@ -4,13 +4,38 @@
 //   Output: Ṽ ∈ ℝ^{d_out×ℓ_x}.
 //   Hyperparameters: H, number of attention heads; Mask ∈ {0,1}^{ℓ_z×ℓ_x}, eq. (3).
 //   Parameters: W of eq. (4): W^h_qkv for h ∈ [H]; W_o ∈ ℝ^{d_out×H·d_mid}, b_o ∈ ℝ^{d_out}.
+#include <cmath>
+
 #include "core/algorithms/algorithms.hpp"
 
 namespace sf {
 
+namespace {
+
+// Line 2's bindings: Y^h, and with H_kv < H (multi-/grouped-query variant, seed 004) the key/value
+// head g = ⌊(h−1)·H_kv/H⌋ + 1 that query head h reads.
+template <class T>
+std::vector<Value> head_values(int h, int H, const Mat<T>& Y_h, const AttentionOptions& av) {
+  std::vector<Value> v{tv("Y^" + std::to_string(h), Y_h, Axis::Feature, Axis::TokenX)};
+  if (av.H_kv > 0 && av.H_kv < H)
+    v.push_back(with_note(tscalar("g", (h - 1) * av.H_kv / H + 1),
+                          "H_kv < H (variant, encyclopedia article 004): query head h reads key/value head "
+                          "g = ⌊(h−1)·H_kv/H⌋ + 1 of " + std::to_string(av.H_kv) + "."));
+  return v;
+}
+
+// The head's variant: ALiBi's slope m_h = 2^{−8h/H}.
+AttentionOptions head_options(const AttentionOptions& av, int h, int H) {
+  AttentionOptions head = av;
+  if (av.alibi) head.m = std::pow(2.0, -8.0 * h / H);
+  return head;
+}
+
+}  // namespace
+
 template <class T>
 Mat<T> mh_attention(const Mat<T>& X, const Mat<T>& Z, const MHAttentionW<const T>& W, const Mask& mask, Tracer* tr,
-                    std::vector<AttentionRecord<T>>* recs) {
+                    std::vector<AttentionRecord<T>>* recs, const AttentionOptions& av) {
   TraceFrame frame(tr, 5,
                    tr ? std::vector<Value>{tv("X", X, Axis::Feature, Axis::TokenX),
                                            tv("Z", Z, Axis::Feature, Axis::TokenZ),
@@ -26,8 +51,9 @@ Mat<T> mh_attention(const Mat<T>& X, const Mat<T>& Z, const MHAttentionW<const T
     TraceIndex ih(tr, &Indices::h, h);
     if (tr) tr->line(5, 1, {tscalar("h", h)});
     // L2: Y^h ← Attention(X, Z | W^h_qkv, Mask)
-    Mat<T> Y_h = attention<T>(X, Z, W.heads[h - 1], mask, tr, recs ? &(*recs)[h - 1] : nullptr);  // (d_mid, ℓ_x)
-    if (tr) tr->line(5, 2, {tv("Y^" + std::to_string(h), Y_h, Axis::Feature, Axis::TokenX)});
+    Mat<T> Y_h = attention<T>(X, Z, W.heads[h - 1], mask, tr, recs ? &(*recs)[h - 1] : nullptr,
+                              head_options(av, h, H));  // (d_mid, ℓ_x)
+    if (tr) tr->line(5, 2, head_values<T>(h, H, Y_h, av));
     Y.middleRows((h - 1) * d_mid, d_mid) = Y_h;
   }
   // L3: Y ← [Y^1; Y^2; …; Y^H]
@@ -42,7 +68,8 @@ Mat<T> mh_attention(const Mat<T>& X, const Mat<T>& Z, const MHAttentionW<const T
 // GPU's teaching form): the same events mh_attention emits with a tracer, in the same order.
 template <class T>
 void trace_mh_attention_replay(Tracer* tr, const Mat<T>& X, const Mat<T>& Z, const MHAttentionW<const T>& W,
-                               const Mask& mask, const std::vector<AttentionRecord<T>>& recs, const Mat<T>& Vt) {
+                               const Mask& mask, const std::vector<AttentionRecord<T>>& recs, const Mat<T>& Vt,
+                               const AttentionOptions& av) {
   if (!tr) return;
   TraceFrame frame(tr, 5,
                    {tv("X", X, Axis::Feature, Axis::TokenX), tv("Z", Z, Axis::Feature, Axis::TokenZ),
@@ -57,7 +84,7 @@ void trace_mh_attention_replay(Tracer* tr, const Mat<T>& X, const Mat<T>& Z, con
     // L2: Y^h ← Attention(X, Z | W^h_qkv, Mask)
     const AttentionRecord<T>& r = recs.at(h - 1);
     trace_attention_record<T>(tr, X, Z, W.heads[h - 1], mask, r);
-    tr->line(5, 2, {tv("Y^" + std::to_string(h), r.Vt, Axis::Feature, Axis::TokenX)});
+    tr->line(5, 2, head_values<T>(h, H, r.Vt, av));
     Y.middleRows((h - 1) * d_mid, d_mid) = r.Vt;
   }
   // L3: Y ← [Y^1; Y^2; …; Y^H]
@@ -67,11 +94,13 @@ void trace_mh_attention_replay(Tracer* tr, const Mat<T>& X, const Mat<T>& Z, con
 }
 
 template void trace_mh_attention_replay(Tracer*, const Mat<float>&, const Mat<float>&, const MHAttentionW<const float>&,
-                                        const Mask&, const std::vector<AttentionRecord<float>>&, const Mat<float>&);
+                                        const Mask&, const std::vector<AttentionRecord<float>>&, const Mat<float>&,
+                                        const AttentionOptions&);
 
 template Mat<float> mh_attention(const Mat<float>&, const Mat<float>&, const MHAttentionW<const float>&, const Mask&,
-                                 Tracer*, std::vector<AttentionRecord<float>>*);
+                                 Tracer*, std::vector<AttentionRecord<float>>*, const AttentionOptions&);
 template Mat<double> mh_attention(const Mat<double>&, const Mat<double>&, const MHAttentionW<const double>&,
-                                  const Mask&, Tracer*, std::vector<AttentionRecord<double>>*);
+                                  const Mask&, Tracer*, std::vector<AttentionRecord<double>>*,
+                                  const AttentionOptions&);
 
 }  // namespace sf

@@ -41,6 +41,44 @@ Mat<T> layer_norm_columns(const Mat<T>& X, const MapV<const T>& gamma, const Map
   return out;
 }
 
+// Variant (RMSNorm, encyclopedia article 004): Algorithm 6 without m and without β.
+template <class T>
+Vec<T> rms_norm(const Vec<T>& e, const MapV<const T>& gamma, T eps, Tracer* tr) {
+  TraceFrame frame(tr, 6,
+                   tr ? std::vector<Value>{tv("e", e), tv("γ", gamma),
+                                           with_note(tscalar("ε", eps), "RMSNorm (variant, encyclopedia article 004): "
+                                                                        "no m, no β; ê = e/√(v + ε) ⊙ γ.")}
+                      : std::vector<Value>{});
+  const T d_e = static_cast<T>(e.size());
+  // L1: (no m: RMSNorm does not centre e)
+  // L2: v ← Σ_{i=1}^{d_e} e[i]² / d_e
+  const T v = e.array().square().sum() / d_e;
+  if (tr) tr->line(6, 2, {tscalar("v", v)});
+  // L3: return ê = e/√(v + ε) ⊙ γ
+  Vec<T> e_hat = (e.array() / std::sqrt(v + eps) * gamma.array()).matrix();  // (d_e)
+  if (tr) tr->line(6, 3, {tv("ê", e_hat)});
+  return e_hat;
+}
+
+template <class T>
+Mat<T> norm_columns(const Mat<T>& X, const MapV<const T>& gamma, const MapV<const T>& beta, const ModelConfig& c,
+                    Tracer* tr) {
+  const T eps = static_cast<T>(c.eps);
+  if (c.norm == Norm::LayerNorm) return layer_norm_columns<T>(X, gamma, beta, eps, tr);
+  Mat<T> out(X.rows(), X.cols());  // (d_e, ℓ)
+  for (Eigen::Index t = 0; t < X.cols(); ++t) {
+    TraceIndex it(tr, &Indices::t, static_cast<int>(t) + 1);
+    out.col(t) = rms_norm<T>(X.col(t), gamma, eps, tr);
+  }
+  return out;
+}
+
+template Vec<float> rms_norm(const Vec<float>&, const MapV<const float>&, float, Tracer*);
+template Vec<double> rms_norm(const Vec<double>&, const MapV<const double>&, double, Tracer*);
+template Mat<float> norm_columns(const Mat<float>&, const MapV<const float>&, const MapV<const float>&,
+                                 const ModelConfig&, Tracer*);
+template Mat<double> norm_columns(const Mat<double>&, const MapV<const double>&, const MapV<const double>&,
+                                  const ModelConfig&, Tracer*);
 template Vec<float> layer_norm(const Vec<float>&, const MapV<const float>&, const MapV<const float>&, float, Tracer*);
 template Vec<double> layer_norm(const Vec<double>&, const MapV<const double>&, const MapV<const double>&, double,
                                 Tracer*);

@@ -9,10 +9,12 @@
 //               for l ∈ [L_dec]: W^dec_l, W^ed_l (eq. 4), γ³_l, β³_l, γ⁴_l, β⁴_l, γ⁵_l, β⁵_l ∈ ℝ^{d_e},
 //               W^l_mlp3 ∈ ℝ^{d_mlp×d_e}, b^l_mlp3 ∈ ℝ^{d_mlp}, W^l_mlp4 ∈ ℝ^{d_e×d_mlp},
 //               b^l_mlp4 ∈ ℝ^{d_e}; W_u ∈ ℝ^{N_V×d_e}.
-// Post-LN: layer_norm follows each residual line. One vocabulary (and one W_e, W_p) serves z and x.
+// Post-LN: layer_norm follows each residual line. Every variant of docs/variants.md is computed from
+// the configuration (variant_layers.hpp); pre-LN's final norms are traced on lines 9 and 20. One vocabulary (and one W_e, W_p) serves z and x.
 // The encoder (lines 1–9) and the decoder (lines 10–21) are two functions, so that Algorithm 15
 // can reuse Z (not in the paper, which re-encodes z at every step).
 #include "core/algorithms/algorithms.hpp"
+#include "core/algorithms/variant_layers.hpp"
 #include "core/arch/ed.hpp"
 #include "core/model/error.hpp"
 
@@ -30,76 +32,70 @@ const char* kLoopSlip =
 // "for t ∈ [ℓ]: e_t ← W_e[:, s[t]] + W_p[:, t]" (line 2 over z, line 11 over x), then the line
 // that stacks the columns (line 3: Z, line 12: X). Returns (d_e, ℓ).
 template <class T>
-Mat<T> embed_lines(const Tokens& s, const EdW<const T>& W, Tracer* tr, int line, const char* name, Axis tokens) {
-  Mat<T> E(W.W_e.rows(), static_cast<Eigen::Index>(s.size()));  // (d_e, ℓ): column t is e_t
-  for (int t = 1; t <= static_cast<int>(s.size()); ++t) {
-    TraceIndex it(tr, &Indices::t, t);
-    const Vec<T> e = token_embedding<T>(s[t - 1], W.W_e, tr);  // W_e[:, s[t]], Algorithm 1
-    E.col(t - 1) = e + positional_embedding<T>(t, W.W_p, tr);  // + W_p[:, t], Algorithm 2
-  }
-  if (tr) tr->line(8, line, {tv("e_t", E, Axis::Feature, tokens)});
+Mat<T> embed_lines(const Tokens& s, const ModelConfig& c, const EdW<const T>& W, Tracer* tr, int line, const char* name,
+                   Axis tokens) {
+  Mat<T> E = variant_layers::embed_line<T>(s, c, W.W_e, W.W_p, tr, 8, line, tokens);  // (d_e, ℓ)
   if (tr) tr->line(8, line + 1, {tv(name, E, Axis::Feature, tokens)});
   return E;
 }
 
-// "X ← X + MHAttention(X, C | W, Mask)" (lines 5, 14, 16): self-attention when C is X itself
-// (`attn` may compute it), cross-attention when C is Z. Binds Mask and the new X.
+// "X ← X + MHAttention(in, C | W, Mask)" (lines 5, 14, 16; pre-LN: in = X̃): self-attention when C
+// is null (`attn` may compute it unless RoPE or ALiBi is on), cross-attention over C = Z (no RoPE,
+// no ALiBi). Binds Mask and the new X.
 template <class T>
-void attention_line(Mat<T>& X, const Mat<T>* C, const MHAttentionW<const T>& W, const Mask& mask, Tracer* tr, int line,
-                    const char* name, Axis mask_rows, Axis tokens, const MHAttentionFn<T>& attn) {
-  const Mat<T>& context = C ? *C : X;  // (d_e, ℓ_z) or X itself
-  X += !C && attn ? attn(X, X, W, mask) : mh_attention<T>(X, context, W, mask, tr);  // (d_e, ℓ)
+void attention_line(Mat<T>& X, const Mat<T>& in, const Mat<T>* C, const MHAttentionW<const T>& W, const Mask& mask,
+                    const ModelConfig& c, Tracer* tr, int line, const char* name, Axis mask_rows, Axis tokens,
+                    const MHAttentionFn<T>& attn) {
+  const AttentionOptions av = attention_options(c, C == nullptr);
+  const Mat<T>& context = C ? *C : in;  // (d_e, ℓ_z) or the input itself
+  X += !C && attn && !av.positional() ? attn(in, in, W, mask) : mh_attention<T>(in, context, W, mask, tr, nullptr, av);
   if (tr) tr->line(8, line, {tmask("Mask", mask, mask_rows, tokens), tv(name, X, Axis::Feature, tokens)});
 }
 
-// "for t ∈ [ℓ]: X[:, t] ← layer_norm(X[:, t] | γ, β)" (lines 6, 8, 15, 17, 19).
+// The stack's final norm under pre-LN (variant, seed 004), traced on `line` (9: "end; Z ← norm(Z |
+// γ_enc, β_enc)", 20: "end; X ← norm(X | γ_dec, β_dec)"). Post-LN: nothing.
 template <class T>
-void layer_norm_line(Mat<T>& X, const MapV<const T>& gamma, const MapV<const T>& beta, T eps, Tracer* tr, int line,
-                     const char* name, Axis tokens) {
-  X = layer_norm_columns<T>(X, gamma, beta, eps, tr);  // (d_e, ℓ)
-  if (tr) tr->line(8, line, {tv(name, X, Axis::Feature, tokens)});
-}
-
-// "X ← X + W_mlpB ReLU(W_mlpA X + b_mlpA 1ᵀ) + b_mlpB 1ᵀ" (line 7: A, B = 1, 2 over Z; line 18:
-// 3, 4 over X), with the sub-steps "W_mlpA X + b_mlpA 1ᵀ" and "ReLU(…)".
-template <class T>
-void mlp_line(Mat<T>& X, const MapM<const T>& W_a, const MapV<const T>& b_a, const MapM<const T>& W_b,
-              const MapV<const T>& b_b, Tracer* tr, int line, const std::string& pre, const char* name, Axis tokens) {
-  const Mat<T> H_pre = (W_a * X).colwise() + b_a;  // (d_mlp, ℓ)
-  if (tr) tr->substep(8, line, pre, {tv(pre, H_pre, Axis::Feature, tokens)});
-  const Mat<T> H_act = relu<T>(H_pre);  // (d_mlp, ℓ)
-  if (tr) tr->substep(8, line, "ReLU(…)", {tv("ReLU(…)", H_act, Axis::Feature, tokens)});
-  X.noalias() += W_b * H_act;
-  X.colwise() += b_b;
+void final_norm_line(Mat<T>& X, const MapV<const T>& gamma, const MapV<const T>& beta, const ModelConfig& c, Tracer* tr,
+                     int line, const char* name, Axis tokens) {
+  if (c.norm_pos() != NormPosition::Pre) return;
+  X = norm_columns<T>(X, gamma, beta, c, tr);  // (d_e, ℓ)
   if (tr) tr->line(8, line, {tv(name, X, Axis::Feature, tokens)});
 }
 
 // Lines 1–9: the encoder. Returns Z (d_e, ℓ_z).
 template <class T>
 Mat<T> encode(const Tokens& z, const ModelConfig& c, const EdW<const T>& W, Tracer* tr, const MHAttentionFn<T>& attn) {
+  using variant_layers::residual_line_pair;
   TraceSequences labels(tr, z, z);  // every token axis of the encoder is z's
-  const T eps = static_cast<T>(c.eps);
   // L1: ℓ_z ← length(z)
   const int l_z = static_cast<int>(z.size());
   if (tr) tr->line(8, 1, {tscalar("ℓ_z", l_z)});
   // L2: for t ∈ [ℓ_z]: e_t ← W_e[:, z[t]] + W_p[:, t]
   // L3: Z ← [e_1, e_2, … e_{ℓ_z}]
-  Mat<T> Z = embed_lines<T>(z, W, tr, 2, "Z", Axis::TokenZ);  // (d_e, ℓ_z)
-  const Mask ones = bidirectional_mask(l_z, l_z);             // (ℓ_z, ℓ_z) Mask ≡ 1
+  Mat<T> Z = embed_lines<T>(z, c, W, tr, 2, "Z", Axis::TokenZ);  // (d_e, ℓ_z)
+  const Mask ones = bidirectional_mask(l_z, l_z);                // (ℓ_z, ℓ_z) Mask ≡ 1
   // L4: for l = 1, 2, …, L_enc do
   for (int layer = 1; layer <= c.L_enc; ++layer) {
     TraceIndex il(tr, &Indices::l, layer);
     const LayerW<const T>& Wl = W.enc[layer - 1];
     if (tr) tr->line(8, 4, {tscalar("l", layer)});
     // L5: Z ← Z + MHAttention(Z | W^enc_l, Mask ≡ 1)
-    attention_line<T>(Z, nullptr, Wl.attn, ones, tr, 5, "Z", Axis::TokenZ, Axis::TokenZ, attn);
-    // L6: for t ∈ [ℓ_z]: Z[:, t] ← layer_norm(Z[:, t] | γ¹_l, β¹_l)
-    layer_norm_line<T>(Z, Wl.gamma1, Wl.beta1, eps, tr, 6, "Z", Axis::TokenZ);
+    // L6: for t ∈ [ℓ_z]: Z[:, t] ← layer_norm(Z[:, t] | γ¹_l, β¹_l)   (pre-LN: lines 5, 6 swap, Z̃)
+    residual_line_pair<T>(Z, c, Wl.gamma1, Wl.beta1, tr, 8, 5, "Z", "Z̃", Axis::TokenZ,
+                          [&](Mat<T>& Zr, const Mat<T>& in, const std::string&, int line) {
+                            attention_line<T>(Zr, in, nullptr, Wl.attn, ones, c, tr, line, "Z", Axis::TokenZ, Axis::TokenZ, attn);
+                          });
     // L7: Z ← Z + W^l_mlp2 ReLU(W^l_mlp1 Z + b^l_mlp1 1ᵀ) + b^l_mlp2 1ᵀ
-    mlp_line<T>(Z, Wl.W_mlp1, Wl.b_mlp1, Wl.W_mlp2, Wl.b_mlp2, tr, 7, "W_mlp1 Z + b_mlp1 1ᵀ", "Z", Axis::TokenZ);
     // L8: for t ∈ [ℓ_z]: Z[:, t] ← layer_norm(Z[:, t] | γ²_l, β²_l)
-    layer_norm_line<T>(Z, Wl.gamma2, Wl.beta2, eps, tr, 8, "Z", Axis::TokenZ);
-  }  // L9: end
+    residual_line_pair<T>(Z, c, Wl.gamma2, Wl.beta2, tr, 8, 7, "Z", "Z̃", Axis::TokenZ,
+                          [&](Mat<T>& Zr, const Mat<T>& in, const std::string& in_name, int line) {
+                            variant_layers::mlp_line<T>(Zr, in, in_name,
+                                                        {Wl.W_mlp1, Wl.b_mlp1, Wl.W_mlp2, Wl.b_mlp2, Wl.W_gate, Wl.b_gate, "mlp1", "gate"},
+                                                        c.act(), tr, 8, line, "Z", Axis::TokenZ);
+                          });
+  }
+  // L9: end   (pre-LN variant: Z ← norm(Z | γ_enc, β_enc), traced on this line)
+  final_norm_line<T>(Z, W.enc_gamma, W.enc_beta, c, tr, 9, "Z", Axis::TokenZ);
   return Z;
 }
 
@@ -107,41 +103,48 @@ Mat<T> encode(const Tokens& z, const ModelConfig& c, const EdW<const T>& W, Trac
 template <class T>
 Mat<T> decode(const Tokens& x, const Mat<T>& Z, const ModelConfig& c, const EdW<const T>& W, Tracer* tr,
               const MHAttentionFn<T>& attn) {
-  const T eps = static_cast<T>(c.eps);
+  using variant_layers::residual_line_pair;
   // L10: ℓ_x ← length(x)
   const int l_x = static_cast<int>(x.size()), l_z = static_cast<int>(Z.cols());
   if (tr) tr->line(8, 10, {tscalar("ℓ_x", l_x)});
   // L11: for t ∈ [ℓ_x]: e_t ← W_e[:, x[t]] + W_p[:, t]
   // L12: X ← [e_1, e_2, … e_{ℓ_x}]
-  Mat<T> X = embed_lines<T>(x, W, tr, 11, "X", Axis::TokenX);  // (d_e, ℓ_x)
-  const Mask causal = unidirectional_mask(l_x, l_x);            // (ℓ_x, ℓ_x) Mask[t, t′] = [[t ≤ t′]]
-  const Mask ones = bidirectional_mask(l_z, l_x);               // (ℓ_z, ℓ_x) Mask ≡ 1
+  Mat<T> X = embed_lines<T>(x, c, W, tr, 11, "X", Axis::TokenX);  // (d_e, ℓ_x)
+  const Mask causal = unidirectional_mask(l_x, l_x);               // (ℓ_x, ℓ_x) Mask[t, t′] = [[t ≤ t′]]
+  const Mask ones = bidirectional_mask(l_z, l_x);                  // (ℓ_z, ℓ_x) Mask ≡ 1
   // L13: for i = 1, 2, …, L_dec do   (the body says l: see kLoopSlip)
   for (int layer = 1; layer <= c.L_dec; ++layer) {
     TraceIndex il(tr, &Indices::l, layer);
     const DecoderLayerW<const T>& Wl = W.dec[layer - 1];
     if (tr) tr->line(8, 13, {with_note(tscalar("l", layer), kLoopSlip)});
     {  // L14: X ← X + MHAttention(X | W^dec_l, Mask[t, t′] ≡ [[t ≤ t′]])
+      // L15: for t ∈ [ℓ_x]: X[:, t] ← layer_norm(X[:, t] | γ³_l, β³_l)   (pre-LN: lines 14, 15 swap, X̃)
       TraceSequences labels(tr, x, x);  // self-attention: keys and queries are both x's tokens
-      attention_line<T>(X, nullptr, Wl.self_attn, causal, tr, 14, "X", Axis::TokenZ, Axis::TokenX, attn);
+      residual_line_pair<T>(X, c, Wl.gamma3, Wl.beta3, tr, 8, 14, "X", "X̃", Axis::TokenX,
+                            [&](Mat<T>& Xr, const Mat<T>& in, const std::string&, int line) {
+                              attention_line<T>(Xr, in, nullptr, Wl.self_attn, causal, c, tr, line, "X", Axis::TokenZ,
+                                                Axis::TokenX, attn);
+                            });
     }
-    // L15: for t ∈ [ℓ_x]: X[:, t] ← layer_norm(X[:, t] | γ³_l, β³_l)
-    layer_norm_line<T>(X, Wl.gamma3, Wl.beta3, eps, tr, 15, "X", Axis::TokenX);
     // L16: X ← X + MHAttention(X, Z | W^ed_l, Mask ≡ 1)   (queries from X, keys and values from Z)
-    attention_line<T>(X, &Z, Wl.cross_attn, ones, tr, 16, "X", Axis::TokenZ, Axis::TokenX, attn);
     // L17: for t ∈ [ℓ_x]: X[:, t] ← layer_norm(X[:, t] | γ⁴_l, β⁴_l)
-    layer_norm_line<T>(X, Wl.gamma4, Wl.beta4, eps, tr, 17, "X", Axis::TokenX);
+    residual_line_pair<T>(X, c, Wl.gamma4, Wl.beta4, tr, 8, 16, "X", "X̃", Axis::TokenX,
+                          [&](Mat<T>& Xr, const Mat<T>& in, const std::string&, int line) {
+                            attention_line<T>(Xr, in, &Z, Wl.cross_attn, ones, c, tr, line, "X", Axis::TokenZ, Axis::TokenX, attn);
+                          });
     // L18: X ← X + W^l_mlp4 ReLU(W^l_mlp3 X + b^l_mlp3 1ᵀ) + b^l_mlp4 1ᵀ
-    mlp_line<T>(X, Wl.W_mlp3, Wl.b_mlp3, Wl.W_mlp4, Wl.b_mlp4, tr, 18, "W_mlp3 X + b_mlp3 1ᵀ", "X", Axis::TokenX);
     // L19: for t ∈ [ℓ_x]: X[:, t] ← layer_norm(X[:, t] | γ⁵_l, β⁵_l)
-    layer_norm_line<T>(X, Wl.gamma5, Wl.beta5, eps, tr, 19, "X", Axis::TokenX);
-  }  // L20: end
-  // L21: return P = softmax(W_u X)
-  const Mat<T> logits = W.W_u * X;  // (N_V, ℓ_x)
-  if (tr) tr->substep(8, 21, "W_u X", {tv("W_u X", logits, Axis::Vocab, Axis::TokenX)});
-  Mat<T> P = softmax_columns<T>(logits);  // (N_V, ℓ_x)
-  if (tr) tr->line(8, 21, {tv("P", P, Axis::Vocab, Axis::TokenX)});
-  return P;
+    residual_line_pair<T>(X, c, Wl.gamma5, Wl.beta5, tr, 8, 18, "X", "X̃", Axis::TokenX,
+                          [&](Mat<T>& Xr, const Mat<T>& in, const std::string& in_name, int line) {
+                            variant_layers::mlp_line<T>(Xr, in, in_name,
+                                                        {Wl.W_mlp3, Wl.b_mlp3, Wl.W_mlp4, Wl.b_mlp4, Wl.W_gate, Wl.b_gate, "mlp3", "gate2"},
+                                                        c.act(), tr, 8, line, "X", Axis::TokenX);
+                          });
+  }
+  // L20: end   (pre-LN variant: X ← norm(X | γ_dec, β_dec), traced on this line)
+  final_norm_line<T>(X, W.dec_gamma, W.dec_beta, c, tr, 20, "X", Axis::TokenX);
+  // L21: return P = softmax(W_u X)   (tied: W_u = W_eᵀ)
+  return variant_layers::unembed_line<T>(X, W.W_u, W.W_e, tr, 8, 21);  // (N_V, ℓ_x)
 }
 
 }  // namespace
@@ -168,7 +171,8 @@ Mat<T> edtransformer_parts(const Tokens& z, const Tokens& x, const ModelConfig& 
   std::vector<Value> inputs;
   if (tr) {
     inputs = {ttokens("z", z), ttokens("x", x), tv("W_e", W.W_e, Axis::Feature, Axis::Vocab), tv("W_p", W.W_p),
-              tv("W_u", W.W_u, Axis::Vocab, Axis::Feature)};
+              W.W_u.size() == 0 ? tv("W_u = W_eᵀ", W.W_e.transpose(), Axis::Vocab, Axis::Feature)
+                                : tv("W_u", W.W_u, Axis::Vocab, Axis::Feature)};
     if (Z_given) inputs.push_back(with_note(tv("Z", *Z_given, Axis::Feature, Axis::TokenZ), kReusedZ));
   }
   TraceFrame frame(tr, 8, std::move(inputs));

@@ -9,7 +9,9 @@
 //               W_u ∈ ℝ^{N_V×d_e} as printed, a slip: see kWuNote.
 // This is post-LN (as in the original Transformer and BERT): layer_norm is applied AFTER each
 // residual addition. Attention is bidirectional (Mask ≡ 1): every column of P sees every token.
+// Every variant of docs/variants.md is computed from the configuration (variant_layers.hpp).
 #include "core/algorithms/algorithms.hpp"
+#include "core/algorithms/variant_layers.hpp"
 
 namespace sf {
 
@@ -25,69 +27,68 @@ const char* const kWuNote =
 template <class T>
 Mat<T> etransformer(const Tokens& x, const ModelConfig& c, const BertW<const T>& W, Tracer* tr,
                     const MHAttentionFn<T>& attn) {
+  using namespace variant_layers;
   check_tokens(x, c);
+  const bool tied = W.W_u.size() == 0;
   TraceFrame frame(
       tr, 9,
       tr ? std::vector<Value>{ttokens("x", x), tv("W_e", W.W_e, Axis::Feature, Axis::Vocab), tv("W_p", W.W_p),
                               tv("W_f", W.W_f), tv("b_f", W.b_f), tv("γ", W.gamma), tv("β", W.beta),
-                              with_note(tv("W_u", W.W_u, Axis::Vocab, Axis::Feature), kWuNote)}
+                              tied ? tv("W_u = W_eᵀ", W.W_e.transpose(), Axis::Vocab, Axis::Feature)
+                                   : with_note(tv("W_u", W.W_u, Axis::Vocab, Axis::Feature), kWuNote)}
          : std::vector<Value>{});
   if (tr) tr->trace().tokens_x = x;
-  const T eps = static_cast<T>(c.eps);
 
   // L1: ℓ ← length(x)
   const int l = static_cast<int>(x.size());
   if (tr) tr->line(9, 1, {tscalar("ℓ", l)});
   // L2: for t ∈ [ℓ]: e_t ← W_e[:, x[t]] + W_p[:, t]
-  Mat<T> X(c.d_e, l);  // (d_e, ℓ): column t is e_t
-  for (int t = 1; t <= l; ++t) {
-    TraceIndex it(tr, &Indices::t, t);
-    const Vec<T> e = token_embedding<T>(x[t - 1], W.W_e, tr);  // W_e[:, x[t]], Algorithm 1
-    X.col(t - 1) = e + positional_embedding<T>(t, W.W_p, tr);   // + W_p[:, t], Algorithm 2
-  }
-  if (tr) tr->line(9, 2, {tv("e_t", X, Axis::Feature, Axis::TokenX)});
+  Mat<T> X = embed_line<T>(x, c, W.W_e, W.W_p, tr, 9, 2, Axis::TokenX);  // (d_e, ℓ): column t is e_t
   // L3: X ← [e_1, e_2, … e_ℓ]
   if (tr) tr->line(9, 3, {tv("X", X, Axis::Feature, Axis::TokenX)});
   const Mask mask = bidirectional_mask(l, l);  // (ℓ, ℓ) Mask ≡ 1
+  const AttentionOptions av = attention_options(c, true);
+  const bool use_attn = attn && !av.positional();  // RoPE and ALiBi are core's only
+  // Pre-LN (a variant, seed 004) runs lines 5–8 as X̃ ← norm(X | γ¹), X ← X + MHA(X̃), X̃ ← norm(X | γ²),
+  // X ← X + MLP(X̃); post-LN (the paper) as printed: residual_line_pair writes either order.
   // L4: for l = 1, 2, …, L do
   for (int layer = 1; layer <= c.L; ++layer) {
     TraceIndex il(tr, &Indices::l, layer);
     const LayerW<const T>& Wl = W.layers[layer - 1];
     if (tr) tr->line(9, 4, {tscalar("l", layer)});
     // L5: X ← X + MHAttention(X | W_l, Mask ≡ 1)
-    X += attn ? attn(X, X, Wl.attn, mask) : mh_attention<T>(X, X, Wl.attn, mask, tr);
-    if (tr) tr->line(9, 5, {tmask("Mask", mask, Axis::TokenZ, Axis::TokenX), tv("X", X, Axis::Feature, Axis::TokenX)});
     // L6: for t ∈ [ℓ]: X[:, t] ← layer_norm(X[:, t] | γ¹_l, β¹_l)
-    X = layer_norm_columns<T>(X, Wl.gamma1, Wl.beta1, eps, tr);
-    if (tr) tr->line(9, 6, {tv("X", X, Axis::Feature, Axis::TokenX)});
+    residual_line_pair<T>(X, c, Wl.gamma1, Wl.beta1, tr, 9, 5, "X", "X̃", Axis::TokenX,
+                          [&](Mat<T>& Xr, const Mat<T>& in, const std::string&, int line) {
+                            Xr += use_attn ? attn(in, in, Wl.attn, mask) : mh_attention<T>(in, in, Wl.attn, mask, tr, nullptr, av);
+                            if (tr) tr->line(9, line, {tmask("Mask", mask, Axis::TokenZ, Axis::TokenX), tv("X", Xr, Axis::Feature, Axis::TokenX)});
+                          });
     // L7: X ← X + W^l_mlp2 GELU(W^l_mlp1 X + b^l_mlp1 1ᵀ) + b^l_mlp2 1ᵀ
-    const Mat<T> Hpre = (Wl.W_mlp1 * X).colwise() + Wl.b_mlp1;  // (d_mlp, ℓ)
-    if (tr) tr->substep(9, 7, "W_mlp1 X + b_mlp1 1ᵀ", {tv("W_mlp1 X + b_mlp1 1ᵀ", Hpre, Axis::Feature, Axis::TokenX)});
-    const Mat<T> Hact = gelu<T>(Hpre);  // (d_mlp, ℓ)
-    if (tr) tr->substep(9, 7, "GELU(…)", {tv("GELU(…)", Hact, Axis::Feature, Axis::TokenX)});
-    X.noalias() += Wl.W_mlp2 * Hact;
-    X.colwise() += Wl.b_mlp2;
-    if (tr) tr->line(9, 7, {tv("X", X, Axis::Feature, Axis::TokenX)});
     // L8: for t ∈ [ℓ]: X[:, t] ← layer_norm(X[:, t] | γ²_l, β²_l)
-    X = layer_norm_columns<T>(X, Wl.gamma2, Wl.beta2, eps, tr);
-    if (tr) tr->line(9, 8, {tv("X", X, Axis::Feature, Axis::TokenX)});
+    residual_line_pair<T>(X, c, Wl.gamma2, Wl.beta2, tr, 9, 7, "X", "X̃", Axis::TokenX,
+                          [&](Mat<T>& Xr, const Mat<T>& in, const std::string& in_name, int line) {
+                            mlp_line<T>(Xr, in, in_name, {Wl.W_mlp1, Wl.b_mlp1, Wl.W_mlp2, Wl.b_mlp2, Wl.W_gate, Wl.b_gate, "mlp1", "gate"},
+                                        c.act(), tr, 9, line, "X", Axis::TokenX);
+                          });
   }
-  // L10: X ← GELU(W_f X + b_f 1ᵀ)
+  // Pre-LN (variant, seed 004): the stack's final norm X ← norm(X | γ_enc, β_enc), traced as a
+  // sub-step of line 10, before W_f.
+  if (c.norm_pos() == NormPosition::Pre) {
+    X = norm_columns<T>(X, W.enc_gamma, W.enc_beta, c, tr);
+    if (tr) tr->substep(9, 10, "final norm (pre-LN variant)", {tv("X", X, Axis::Feature, Axis::TokenX)});
+  }
+  // L10: X ← GELU(W_f X + b_f 1ᵀ)   (the paper's GELU under every activation variant)
   const Mat<T> Fpre = (W.W_f * X).colwise() + W.b_f;  // (d_f, ℓ)
   if (tr) tr->substep(9, 10, "W_f X + b_f 1ᵀ", {tv("W_f X + b_f 1ᵀ", Fpre, Axis::Feature, Axis::TokenX)});
   X = gelu<T>(Fpre);  // (d_f, ℓ) from here on
   if (tr) tr->line(9, 10, {tv("X", X, Axis::Feature, Axis::TokenX)});
   // L11: for t ∈ [ℓ]: X[:, t] ← layer_norm(X[:, t] | γ, β)   (γ, β ∈ ℝ^{d_f})
-  X = layer_norm_columns<T>(X, W.gamma, W.beta, eps, tr);
+  X = norm_columns<T>(X, W.gamma, W.beta, c, tr);
   if (tr) tr->line(9, 11, {tv("X", X, Axis::Feature, Axis::TokenX)});
-  // L12: return P = softmax(W_u X)   (W_u ∈ ℝ^{N_V×d_f}: kWuNote)
-  const Mat<T> logits = W.W_u * X;  // (N_V, ℓ)
-  if (tr) tr->substep(9, 12, "W_u X", {tv("W_u X", logits, Axis::Vocab, Axis::TokenX)});
-  Mat<T> P = softmax_columns<T>(logits);  // (N_V, ℓ)
-  if (tr)
-    tr->line(9, 12, {tv("P", P, Axis::Vocab, Axis::TokenX),
-                     with_note(tv("W_u", W.W_u, Axis::Vocab, Axis::Feature), kWuNote)});
-  return P;
+  // L12: return P = softmax(W_u X)   (W_u ∈ ℝ^{N_V×d_f}: kWuNote; tied: W_u = W_eᵀ, d_f = d_e)
+  std::vector<Value> wu;
+  if (tr && !tied) wu.push_back(with_note(tv("W_u", W.W_u, Axis::Vocab, Axis::Feature), kWuNote));
+  return unembed_line<T>(X, W.W_u, W.W_e, tr, 9, 12, std::move(wu));  // (N_V, ℓ)
 }
 
 template Mat<float> etransformer(const Tokens&, const ModelConfig&, const BertW<const float>&, Tracer*,

@@ -5,11 +5,22 @@
 //   Hyperparameters: ℓ_max, L, H, d_e, d_mlp ∈ ℕ
 //   Parameters: W_e, W_p; for l ∈ [L]: W_l (eq. 4), γ¹_l, β¹_l, γ²_l, β²_l ∈ ℝ^{d_e},
 //               W^l_mlp1, b^l_mlp1, W^l_mlp2, b^l_mlp2; γ, β ∈ ℝ^{d_e}; W_u ∈ ℝ^{N_V×d_e}.
-// This is pre-LN (GPT-2): layer_norm is applied before attention and before the MLP.
+// This is pre-LN (GPT-2): layer_norm is applied before attention and before the MLP. Every variant of
+// docs/variants.md is computed from the configuration (variant_layers.hpp); `attn` (the GPU) is
+// used only where it computes the same thing (not under RoPE or ALiBi).
 #include "core/algorithms/algorithms.hpp"
+#include "core/algorithms/variant_layers.hpp"
 #include "core/model/error.hpp"
 
 namespace sf {
+
+namespace {
+
+const char* const kPrefixNote =
+    "Prefix-LM mask (variant, encyclopedia article 004): p is the position of the first prefix_separator in x "
+    "(0: none); Mask[t, t′] = [[t ≤ max(t′, p)]], bidirectional among the first p tokens.";
+
+}  // namespace
 
 void check_tokens(const Tokens& x, const ModelConfig& c) {
   if (x.empty()) throw Error("the input sequence is empty: DTransformer needs at least one token");
@@ -25,60 +36,62 @@ void check_tokens(const Tokens& x, const ModelConfig& c) {
 template <class T>
 Mat<T> dtransformer(const Tokens& x, const ModelConfig& c, const GptW<const T>& W, Tracer* tr,
                     const MHAttentionFn<T>& attn) {
+  using namespace variant_layers;
   check_tokens(x, c);
+  const bool tied = W.W_u.size() == 0;
   TraceFrame frame(tr, 10,
                    tr ? std::vector<Value>{ttokens("x", x), tv("W_e", W.W_e, Axis::Feature, Axis::Vocab), tv("W_p", W.W_p),
-                                           tv("γ", W.gamma), tv("β", W.beta), tv("W_u", W.W_u, Axis::Vocab, Axis::Feature)}
+                                           tv("γ", W.gamma), tv("β", W.beta),
+                                           tied ? tv("W_u = W_eᵀ", W.W_e.transpose(), Axis::Vocab, Axis::Feature)
+                                                : tv("W_u", W.W_u, Axis::Vocab, Axis::Feature)}
                       : std::vector<Value>{});
   if (tr) tr->trace().tokens_x = x;
-  const T eps = static_cast<T>(c.eps);
 
   // L1: ℓ ← length(x)
   const int l = static_cast<int>(x.size());
   if (tr) tr->line(10, 1, {tscalar("ℓ", l)});
   // L2: for t ∈ [ℓ]: e_t ← W_e[:, x[t]] + W_p[:, t]
-  Mat<T> X(c.d_e, l);  // (d_e, ℓ): column t is e_t
-  for (int t = 1; t <= l; ++t) {
-    TraceIndex it(tr, &Indices::t, t);
-    const Vec<T> e = token_embedding<T>(x[t - 1], W.W_e, tr);  // W_e[:, x[t]], Algorithm 1
-    X.col(t - 1) = e + positional_embedding<T>(t, W.W_p, tr);   // + W_p[:, t], Algorithm 2
-  }
-  if (tr) tr->line(10, 2, {tv("e_t", X, Axis::Feature, Axis::TokenX)});
+  Mat<T> X = embed_line<T>(x, c, W.W_e, W.W_p, tr, 10, 2, Axis::TokenX);  // (d_e, ℓ): column t is e_t
   // L3: X ← [e_1, e_2, … e_ℓ]
   if (tr) tr->line(10, 3, {tv("X", X, Axis::Feature, Axis::TokenX)});
-  const Mask mask = unidirectional_mask(l, l);  // Mask[t, t′] = [[t ≤ t′]]
+  // Mask[t, t′] = [[t ≤ t′]], or the prefix-LM variant [[t ≤ max(t′, p)]]
+  const int p = c.mask == MaskKind::Prefix ? prefix_position(x, c) : 0;
+  const Mask mask = c.mask == MaskKind::Prefix ? prefix_mask(l, p) : unidirectional_mask(l, l);  // (ℓ, ℓ)
+  const AttentionOptions av = attention_options(c, true);
+  const bool use_attn = attn && !av.positional();  // RoPE and ALiBi are core's only
+  // Post-LN (GPT-1, a variant, seed 004) runs lines 5–8 as X ← X + MHA(X), norm γ¹, X ← X + MLP(X),
+  // norm γ²; pre-LN (the paper) as printed: residual_line_pair writes either order.
   // L4: for l = 1, 2, …, L do
   for (int layer = 1; layer <= c.L; ++layer) {
     TraceIndex il(tr, &Indices::l, layer);
     const LayerW<const T>& Wl = W.layers[layer - 1];
     if (tr) tr->line(10, 4, {tscalar("l", layer)});
     // L5: for t ∈ [ℓ]: X̃[:, t] ← layer_norm(X[:, t] | γ¹_l, β¹_l)
-    Mat<T> Xt = layer_norm_columns<T>(X, Wl.gamma1, Wl.beta1, eps, tr);  // (d_e, ℓ)
-    if (tr) tr->line(10, 5, {tv("X̃", Xt, Axis::Feature, Axis::TokenX)});
     // L6: X ← X + MHAttention(X̃ | W_l, Mask[t, t′] = [[t ≤ t′]])
-    X += attn ? attn(Xt, Xt, Wl.attn, mask) : mh_attention<T>(Xt, Xt, Wl.attn, mask, tr);
-    if (tr) tr->line(10, 6, {tmask("Mask", mask, Axis::TokenZ, Axis::TokenX), tv("X", X, Axis::Feature, Axis::TokenX)});
+    residual_line_pair<T>(X, c, Wl.gamma1, Wl.beta1, tr, 10, 5, "X", "X̃", Axis::TokenX,
+                          [&](Mat<T>& Xr, const Mat<T>& in, const std::string&, int line) {
+                            Xr += use_attn ? attn(in, in, Wl.attn, mask) : mh_attention<T>(in, in, Wl.attn, mask, tr, nullptr, av);
+                            if (!tr) return;
+                            std::vector<Value> v{tmask("Mask", mask, Axis::TokenZ, Axis::TokenX), tv("X", Xr, Axis::Feature, Axis::TokenX)};
+                            if (c.mask == MaskKind::Prefix)
+                              v.push_back(with_note(tscalar("p", p), kPrefixNote));
+                            tr->line(10, line, std::move(v));
+                          });
     // L7: for t ∈ [ℓ]: X̃[:, t] ← layer_norm(X[:, t] | γ²_l, β²_l)
-    Xt = layer_norm_columns<T>(X, Wl.gamma2, Wl.beta2, eps, tr);
-    if (tr) tr->line(10, 7, {tv("X̃", Xt, Axis::Feature, Axis::TokenX)});
     // L8: X ← X + W^l_mlp2 GELU(W^l_mlp1 X̃ + b^l_mlp1 1ᵀ) + b^l_mlp2 1ᵀ
-    Mat<T> Hpre = (Wl.W_mlp1 * Xt).colwise() + Wl.b_mlp1;  // (d_mlp, ℓ)
-    if (tr) tr->substep(10, 8, "W_mlp1 X̃ + b_mlp1 1ᵀ", {tv("W_mlp1 X̃ + b_mlp1 1ᵀ", Hpre, Axis::Feature, Axis::TokenX)});
-    const Mat<T> Hact = gelu<T>(Hpre);  // (d_mlp, ℓ)
-    if (tr) tr->substep(10, 8, "GELU(…)", {tv("GELU(…)", Hact, Axis::Feature, Axis::TokenX)});
-    X.noalias() += Wl.W_mlp2 * Hact;
-    X.colwise() += Wl.b_mlp2;
-    if (tr) tr->line(10, 8, {tv("X", X, Axis::Feature, Axis::TokenX)});
+    residual_line_pair<T>(X, c, Wl.gamma2, Wl.beta2, tr, 10, 7, "X", "X̃", Axis::TokenX,
+                          [&](Mat<T>& Xr, const Mat<T>& in, const std::string& in_name, int line) {
+                            mlp_line<T>(Xr, in, in_name, {Wl.W_mlp1, Wl.b_mlp1, Wl.W_mlp2, Wl.b_mlp2, Wl.W_gate, Wl.b_gate, "mlp1", "gate"},
+                                        c.act(), tr, 10, line, "X", Axis::TokenX);
+                          });
   }
-  // L10: for t ∈ [ℓ]: X[:, t] ← layer_norm(X[:, t] | γ, β)
-  X = layer_norm_columns<T>(X, W.gamma, W.beta, eps, tr);
-  if (tr) tr->line(10, 10, {tv("X", X, Axis::Feature, Axis::TokenX)});
-  // L11: return P = softmax(W_u X)
-  const Mat<T> logits = W.W_u * X;  // (N_V, ℓ)
-  if (tr) tr->substep(10, 11, "W_u X", {tv("W_u X", logits, Axis::Vocab, Axis::TokenX)});
-  Mat<T> P = softmax_columns<T>(logits);  // (N_V, ℓ)
-  if (tr) tr->line(10, 11, {tv("P", P, Axis::Vocab, Axis::TokenX)});
-  return P;
+  // L10: for t ∈ [ℓ]: X[:, t] ← layer_norm(X[:, t] | γ, β)   (post-LN: no final norm, the line is skipped)
+  if (c.norm_pos() == NormPosition::Pre) {
+    X = norm_columns<T>(X, W.gamma, W.beta, c, tr);
+    if (tr) tr->line(10, 10, {tv("X", X, Axis::Feature, Axis::TokenX)});
+  }
+  // L11: return P = softmax(W_u X)   (tied: W_u = W_eᵀ)
+  return unembed_line<T>(X, W.W_u, W.W_e, tr, 10, 11);  // (N_V, ℓ)
 }
 
 template Mat<float> dtransformer(const Tokens&, const ModelConfig&, const GptW<const float>&, Tracer*,

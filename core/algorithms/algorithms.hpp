@@ -18,10 +18,19 @@ template <class T> Mat<T> softmax_columns(const Mat<T>& A);
 // Eq. (5): GELU(x) = x·Φ(x), the exact erf form (vectorised).
 template <class T> Mat<T> gelu(const Mat<T>& A);
 template <class T> Mat<T> relu(const Mat<T>& A);
+// Variant (GPT-2): GELU's tanh approximation 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))).
+template <class T> Mat<T> gelu_tanh(const Mat<T>& A);
+// Variant (SwiGLU's gate, encyclopedia article 004): SiLU(x) = x·σ(x).
+template <class T> Mat<T> silu(const Mat<T>& A);
 
 // Eq. (3): Mask[t_z, t_x] = 1 (bidirectional) or [[t_z ≤ t_x]] (unidirectional).
 Mask bidirectional_mask(int l_z, int l_x);
 Mask unidirectional_mask(int l_z, int l_x);
+// Variant (prefix-LM, encyclopedia article 004): Mask[t_z, t_x] = [[t_z ≤ max(t_x, p)]] (ℓ×ℓ);
+// p = 0 is the causal mask.
+Mask prefix_mask(int l, int p);
+// p: the 1-based position of the first c.prefix_separator in x, 0 when x has none.
+int prefix_position(const Tokens& x, const ModelConfig& c);
 
 // Algorithm 1: e = W_e[:, v]. v is a 1-based token id.
 template <class T> Vec<T> token_embedding(int v, const MapM<const T>& W_e, Tracer* tr = nullptr);
@@ -33,6 +42,24 @@ template <class T> Vec<T> positional_embedding(int l, const MapM<const T>& W_p, 
 template <class T>
 Vec<T> basic_attention(const Vec<T>& e, const Mat<T>& E, const AttentionHeadW<const T>& W, Tracer* tr = nullptr);
 
+// What a self-attention adds under the position variants (encyclopedia article 004), and which
+// key/value head a query head reads. The default is the paper's attention.
+struct AttentionOptions {
+  double rope_base = 0;  // > 0: RoPE, Q and K columns rotated by t·θ_i, θ_i = rope_base^{−2(i−1)/d_attn}
+  bool alibi = false;    // ALiBi: line 6 adds m_h·B, B[t_z, t_x] = −|t_z − t_x|
+  double m = 0;          // ALiBi's m_h = 2^{−8h/H} of this head (mh_attention sets it per head)
+  int H_kv = 0;          // key/value heads (0: one per query head); Algorithm 5 binds g(h)
+  int x_pos0 = 0;        // positions before X's first column (KV cache: the new column is t = x_pos0 + 1)
+  int z_pos0 = 0;        // positions before Z's first column
+  bool positional() const { return rope_base > 0 || alibi; }
+};
+// The variant of a self-attention (self = true) or a cross-attention (no RoPE, no ALiBi) of c.
+AttentionOptions attention_options(const ModelConfig& c, bool self);
+// RoPE: rotates coordinates (2i−1, 2i) of column j of A (the token at t = pos0 + j) by t·θ_i.
+template <class T> void rope_rotate(Mat<T>& A, int pos0, double rope_base);
+// ALiBi's B (ℓ_z, ℓ_x): B[t_z, t_x] = −|(z_pos0 + t_z) − (x_pos0 + t_x)|.
+template <class T> Mat<T> alibi_bias(int l_z, int l_x, int z_pos0, int x_pos0);
+
 // Everything Algorithm 4 computes, kept (never overwritten) for viewing and for backward.
 template <class T>
 struct AttentionRecord {
@@ -43,18 +70,23 @@ struct AttentionRecord {
   Mat<T> S_masked;  // (ℓ_z, ℓ_x)     line 5, −∞ where ¬Mask
   Mat<T> A;         // (ℓ_z, ℓ_x)     line 6, softmax(S/√d_attn)
   Mat<T> Vt;        // (d_out, ℓ_x)   line 6, Ṽ = V·A
+  Mat<T> Q_pre;     // (d_attn, ℓ_x)  RoPE only: line 1 before the rotation (else empty)
+  Mat<T> K_pre;     // (d_attn, ℓ_z)  RoPE only: line 2 before the rotation (else empty)
+  Mat<T> B;         // (ℓ_z, ℓ_x)     ALiBi only: the distance bias B (else empty)
+  T m = 0;          // ALiBi only: the head's slope m_h
 };
 
 // Algorithm 4: Ṽ ← Attention(X, Z | W_qkv, Mask). X (d_x, ℓ_x), Z (d_z, ℓ_z).
 template <class T>
 Mat<T> attention(const Mat<T>& X, const Mat<T>& Z, const AttentionHeadW<const T>& W, const Mask& mask,
-                 Tracer* tr = nullptr, AttentionRecord<T>* rec = nullptr);
+                 Tracer* tr = nullptr, AttentionRecord<T>* rec = nullptr, const AttentionOptions& av = {});
 
 // Algorithm 5: Ṽ ← MHAttention(X, Z | W, Mask); all heads, then W_o Y + b_o 1ᵀ.
 // `recs`, when given, receives each head's AttentionRecord.
 template <class T>
 Mat<T> mh_attention(const Mat<T>& X, const Mat<T>& Z, const MHAttentionW<const T>& W, const Mask& mask,
-                    Tracer* tr = nullptr, std::vector<AttentionRecord<T>>* recs = nullptr);
+                    Tracer* tr = nullptr, std::vector<AttentionRecord<T>>* recs = nullptr,
+                    const AttentionOptions& av = {});
 
 // The trace events of Algorithm 4 for a completed record (what attention emits with a tracer),
 // and of Algorithm 5 with its heads for results computed elsewhere, e.g. the GPU's teaching
@@ -64,7 +96,8 @@ void trace_attention_record(Tracer* tr, const Mat<T>& X, const Mat<T>& Z, const 
                             const Mask& mask, const AttentionRecord<T>& r);
 template <class T>
 void trace_mh_attention_replay(Tracer* tr, const Mat<T>& X, const Mat<T>& Z, const MHAttentionW<const T>& W,
-                               const Mask& mask, const std::vector<AttentionRecord<T>>& recs, const Mat<T>& Vt);
+                               const Mask& mask, const std::vector<AttentionRecord<T>>& recs, const Mat<T>& Vt,
+                               const AttentionOptions& av = {});
 
 // Algorithm 6: ê ← layer_norm(e | γ, β), with √(v + ε) (the paper has no ε).
 template <class T>
@@ -74,6 +107,14 @@ Vec<T> layer_norm(const Vec<T>& e, const MapV<const T>& gamma, const MapV<const 
 template <class T>
 Mat<T> layer_norm_columns(const Mat<T>& X, const MapV<const T>& gamma, const MapV<const T>& beta, T eps,
                           Tracer* tr = nullptr);
+// Variant (RMSNorm, encyclopedia article 004): ê = e/√(Σ e[i]²/d_e + ε) ⊙ γ, traced as Algorithm 6
+// without line 1 (no m) and without β.
+template <class T>
+Vec<T> rms_norm(const Vec<T>& e, const MapV<const T>& gamma, T eps, Tracer* tr = nullptr);
+// "for t ∈ [ℓ]: Y[:, t] ← norm(X[:, t] | γ, β)" with c's norm (layer_norm or rms_norm) and ε.
+template <class T>
+Mat<T> norm_columns(const Mat<T>& X, const MapV<const T>& gamma, const MapV<const T>& beta, const ModelConfig& c,
+                    Tracer* tr = nullptr);
 
 // Algorithm 7: p = softmax(W_u e).
 template <class T> Vec<T> unembedding(const Vec<T>& e, const MapM<const T>& W_u, Tracer* tr = nullptr);

@@ -1,0 +1,129 @@
+// The statements Algorithms 8, 9 and 10 share, with every variant (variant_layers.hpp).
+#include "core/algorithms/variant_layers.hpp"
+
+#include <map>
+#include <mutex>
+#include <tuple>
+
+namespace sf::variant_layers {
+
+namespace {
+
+// The sinusoid (§5 of the paper) for (d_e, ℓ_max, base), computed once per shape and base.
+const MatF& cached_sinusoid(int d_e, int l_max, double base) {
+  static std::mutex m;
+  static std::map<std::tuple<int, int, double>, MatF> cache;
+  const std::lock_guard<std::mutex> lock(m);
+  auto [it, fresh] = cache.try_emplace({d_e, l_max, base});
+  if (fresh) it->second = sinusoid_positions(d_e, l_max, base);
+  return it->second;  // map nodes never move
+}
+
+std::string no_position_note(Position p) {
+  switch (p) {
+    case Position::Rope: return "RoPE (variant, encyclopedia article 004): no W_p; Q and K are rotated in Algorithm 4.";
+    case Position::Alibi: return "ALiBi (variant, encyclopedia article 004): no W_p; line 6 of Algorithm 4 adds m_h·B.";
+    default: return "No positions (variant, encyclopedia article 004): line 2 adds no W_p.";
+  }
+}
+
+}  // namespace
+
+template <class T>
+Mat<T> position_matrix(const ModelConfig& c, const MapM<const T>& W_p) {
+  if (c.position == Position::Learned) return W_p;
+  if (c.position == Position::Sinusoidal) return cached_sinusoid(c.d_e, c.l_max, c.sinusoid_base()).cast<T>();
+  return Mat<T>();
+}
+
+template <class T>
+Mat<T> embed_line(const Tokens& s, const ModelConfig& c, const MapM<const T>& W_e, const MapM<const T>& W_p, Tracer* tr,
+                  int alg, int line, Axis tokens) {
+  const bool sinusoidal = c.position == Position::Sinusoidal;
+  const Mat<T> W_sin = sinusoidal ? position_matrix<T>(c, W_p) : Mat<T>();  // (d_e, ℓ_max), computed
+  const MapM<const T> W_pos = sinusoidal ? MapM<const T>(W_sin.data(), W_sin.rows(), W_sin.cols()) : W_p;
+  const bool add_position = c.position == Position::Learned || sinusoidal;
+  Mat<T> E(W_e.rows(), static_cast<Eigen::Index>(s.size()));  // (d_e, ℓ): column t is e_t
+  for (int t = 1; t <= static_cast<int>(s.size()); ++t) {
+    TraceIndex it(tr, &Indices::t, t);
+    const Vec<T> e = token_embedding<T>(s[t - 1], W_e, tr);  // W_e[:, s[t]], Algorithm 1
+    if (add_position)
+      E.col(t - 1) = e + positional_embedding<T>(t, W_pos, tr);  // + W_p[:, t], Algorithm 2
+    else
+      E.col(t - 1) = e;
+  }
+  if (!tr) return E;
+  std::vector<Value> values{tv("e_t", E, Axis::Feature, tokens)};
+  if (sinusoidal)
+    values.push_back(with_note(tv("W_p", W_sin), "Sinusoidal positions (variant, the paper's §5; encyclopedia article 004): "
+                                                 "W_p is computed, not trained, with base " +
+                                                     std::to_string(c.sinusoid_base()) + "."));
+  else if (!add_position)
+    values.back() = with_note(values.back(), no_position_note(c.position));
+  tr->line(alg, line, std::move(values));
+  return E;
+}
+
+template <class T>
+void mlp_line(Mat<T>& X, const Mat<T>& in, const std::string& in_name, const Mlp<T>& W, Activation act, Tracer* tr,
+              int alg, int line, const char* name, Axis tokens) {
+  auto affine = [&](const char* w) { return "W_" + std::string(w) + " " + in_name + " + b_" + w + " 1ᵀ"; };
+  const std::string pre = affine(W.a);
+  const Mat<T> H_pre = (W.W_a * in).colwise() + W.b_a;  // (d_mlp, ℓ)
+  Mat<T> H_act;                                          // (d_mlp, ℓ)
+  if (act == Activation::SwiGLU) {  // variant (seed 004): SiLU(W_gate X̃ + b_gate 1ᵀ) ⊙ (W_a X̃ + b_a 1ᵀ)
+    const std::string gate = affine(W.gate);
+    const Mat<T> G_pre = (W.W_gate * in).colwise() + W.b_gate;  // (d_mlp, ℓ)
+    if (tr) tr->substep(alg, line, gate + " (SwiGLU variant, seed 004)", {tv(gate, G_pre, Axis::Feature, tokens)});
+    const Mat<T> G = silu<T>(G_pre);  // (d_mlp, ℓ)
+    if (tr) tr->substep(alg, line, "SiLU(" + gate + ")", {tv("SiLU(…)", G, Axis::Feature, tokens)});
+    if (tr) tr->substep(alg, line, pre, {tv(pre, H_pre, Axis::Feature, tokens)});
+    H_act = G.cwiseProduct(H_pre);
+    if (tr) tr->substep(alg, line, "SiLU(…) ⊙ (" + pre + ")", {tv("SiLU(…) ⊙ (…)", H_act, Axis::Feature, tokens)});
+  } else {
+    if (tr) tr->substep(alg, line, pre, {tv(pre, H_pre, Axis::Feature, tokens)});
+    const char* label = act == Activation::GELU ? "GELU(…)" : act == Activation::ReLU ? "ReLU(…)" : "GELU_tanh(…)";
+    H_act = act == Activation::GELU ? gelu<T>(H_pre) : act == Activation::ReLU ? relu<T>(H_pre) : gelu_tanh<T>(H_pre);
+    Value v = tv(label, H_act, Axis::Feature, tokens);
+    if (act == Activation::GELUTanh)
+      v = with_note(std::move(v), "GPT-2's tanh approximation (variant): 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))).");
+    if (tr) tr->substep(alg, line, label, {std::move(v)});
+  }
+  X.noalias() += W.W_b * H_act;
+  X.colwise() += W.b_b;
+  if (tr) tr->line(alg, line, {tv(name, X, Axis::Feature, tokens)});
+}
+
+template <class T>
+Mat<T> unembed_line(const Mat<T>& X, const MapM<const T>& W_u, const MapM<const T>& W_e, Tracer* tr, int alg, int line,
+                    std::vector<Value> extra) {
+  const bool tied = W_u.size() == 0;
+  const Mat<T> logits = tied ? Mat<T>(W_e.transpose() * X) : Mat<T>(W_u * X);  // (N_V, ℓ)
+  if (tr) {
+    std::vector<Value> sub{tv("W_u X", logits, Axis::Vocab, Axis::TokenX)};
+    if (tied)
+      sub.push_back(with_note(tv("W_u = W_eᵀ", W_e.transpose(), Axis::Vocab, Axis::Feature),
+                              "Tied unembedding (variant, Dinan–Yaida–Zhang 001, GPT-2): W_u = W_eᵀ, no W_u tensor."));
+    tr->substep(alg, line, "W_u X", std::move(sub));
+  }
+  Mat<T> P = softmax_columns<T>(logits);  // (N_V, ℓ)
+  if (tr) {
+    extra.insert(extra.begin(), tv("P", P, Axis::Vocab, Axis::TokenX));
+    tr->line(alg, line, std::move(extra));
+  }
+  return P;
+}
+
+#define SF_INSTANTIATE_VARIANT_LAYERS(T)                                                                              \
+  template Mat<T> position_matrix<T>(const ModelConfig&, const MapM<const T>&);                                       \
+  template Mat<T> embed_line<T>(const Tokens&, const ModelConfig&, const MapM<const T>&, const MapM<const T>&,        \
+                                Tracer*, int, int, Axis);                                                             \
+  template void mlp_line<T>(Mat<T>&, const Mat<T>&, const std::string&, const Mlp<T>&, Activation, Tracer*, int, int, \
+                            const char*, Axis);                                                                       \
+  template Mat<T> unembed_line<T>(const Mat<T>&, const MapM<const T>&, const MapM<const T>&, Tracer*, int, int,       \
+                                  std::vector<Value>);
+SF_INSTANTIATE_VARIANT_LAYERS(float)
+SF_INSTANTIATE_VARIANT_LAYERS(double)
+#undef SF_INSTANTIATE_VARIANT_LAYERS
+
+}  // namespace sf::variant_layers

@@ -1,0 +1,70 @@
+// The statements Algorithms 8, 9 and 10 share, written once with every variant of
+// docs/variants.md: the embedding line (positions learned, sinusoidal, or none under RoPE, ALiBi
+// and "none"), a residual sub-layer with its norm in either order (pre-LN, post-LN), the MLP with
+// its activation (GELU, GELU_tanh, ReLU, SwiGLU) and the unembedding (W_u, or W_eᵀ when tied).
+// A variant changes what a line computes, not its number.
+#pragma once
+#include <string>
+
+#include "core/algorithms/algorithms.hpp"
+
+namespace sf::variant_layers {
+
+// The paper's W_p (learned), the sinusoid (computed: §5 of the paper, base ℓ_max or
+// position_base) or none (RoPE, ALiBi, "none": positions enter elsewhere or not at all).
+// Returns (d_e, ℓ_max), empty for none.
+template <class T>
+Mat<T> position_matrix(const ModelConfig& c, const MapM<const T>& W_p);
+
+// "for t ∈ [ℓ]: e_t ← W_e[:, s[t]] + W_p[:, t]" on (alg, line), Algorithms 1 and 2 per token
+// (Algorithm 2 only where a W_p is added). Binds e_t, and the computed W_p or why there is none.
+// Returns (d_e, ℓ).
+template <class T>
+Mat<T> embed_line(const Tokens& s, const ModelConfig& c, const MapM<const T>& W_e, const MapM<const T>& W_p, Tracer* tr,
+                  int alg, int line, Axis tokens);
+
+// The MLP sub-layer's weights: W_b act(W_a X̃ + b_a 1ᵀ) + b_b 1ᵀ, SwiGLU's gate W_gate, b_gate
+// (empty otherwise). a, b, gate are the names as printed ("mlp1", "mlp2", "gate").
+template <class T>
+struct Mlp {
+  const MapM<const T>& W_a;
+  const MapV<const T>& b_a;
+  const MapM<const T>& W_b;
+  const MapV<const T>& b_b;
+  const MapM<const T>& W_gate;
+  const MapV<const T>& b_gate;
+  const char* a;
+  const char* gate;
+};
+
+// "X ← X + W_b act(W_a in + b_a 1ᵀ) + b_b 1ᵀ" on (alg, line), with c's activation and its
+// sub-steps; binds `name` (X or Z) after the sum. `in` may be X itself.
+template <class T>
+void mlp_line(Mat<T>& X, const Mat<T>& in, const std::string& in_name, const Mlp<T>& W, Activation act, Tracer* tr,
+              int alg, int line, const char* name, Axis tokens);
+
+// P = softmax(W_u X) with its sub-step "W_u X" on (alg, line); W_u = W_eᵀ when tied
+// (Dinan–Yaida–Zhang, GPT-2; bound as "W_u = W_eᵀ"). Returns (N_V, ℓ).
+template <class T>
+Mat<T> unembed_line(const Mat<T>& X, const MapM<const T>& W_u, const MapM<const T>& W_e, Tracer* tr, int alg, int line,
+                    std::vector<Value> extra = {});
+
+// One residual sub-layer and its norm on lines `line` and `line + 1` of `alg`:
+//   post-LN (Algorithms 8, 9): X ← X + f(X) on line, X ← norm(X | γ, β) on line + 1;
+//   pre-LN (Algorithm 10):     X̃ ← norm(X | γ, β) on line, X ← X + f(X̃) on line + 1.
+// add(X, in, in_name, line) adds f(in) to X and emits its line's event.
+template <class T, class Add>
+void residual_line_pair(Mat<T>& X, const ModelConfig& c, const MapV<const T>& gamma, const MapV<const T>& beta,
+                        Tracer* tr, int alg, int line, const char* name, const char* tilde, Axis tokens, Add&& add) {
+  if (c.norm_pos() == NormPosition::Pre) {
+    const Mat<T> Xt = norm_columns<T>(X, gamma, beta, c, tr);  // (d_e, ℓ)
+    if (tr) tr->line(alg, line, {tv(tilde, Xt, Axis::Feature, tokens)});
+    add(X, Xt, std::string(tilde), line + 1);
+  } else {
+    add(X, X, std::string(name), line);  // add computes f(X) before adding it
+    X = norm_columns<T>(X, gamma, beta, c, tr);  // (d_e, ℓ)
+    if (tr) tr->line(alg, line + 1, {tv(name, X, Axis::Feature, tokens)});
+  }
+}
+
+}  // namespace sf::variant_layers

@@ -1,0 +1,84 @@
+// The variants of the seeds (docs/variants.md) that change what a line of the paper's algorithms
+// computes, not its number: GPT-2's GELU_tanh, SwiGLU's SiLU, the prefix-LM mask, RoPE and ALiBi
+// (all from the encyclopedia article, seed 004, except GELU_tanh: GPT-2).
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+#include "core/algorithms/algorithms.hpp"
+
+namespace sf {
+
+// Variant (GPT-2): GELU_tanh(x) = 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))).
+template <class T>
+Mat<T> gelu_tanh(const Mat<T>& A) {
+  const T k = static_cast<T>(std::sqrt(2.0 / std::numbers::pi));
+  return A.unaryExpr([k](T x) { return T(0.5) * x * (T(1) + std::tanh(k * (x + T(0.044715) * x * x * x))); });
+}
+
+// Variant (SwiGLU, seed 004): SiLU(x) = x·σ(x) = x / (1 + e^{−x}).
+template <class T>
+Mat<T> silu(const Mat<T>& A) {
+  return A.unaryExpr([](T x) { return x / (T(1) + std::exp(-x)); });
+}
+
+// Variant (prefix-LM, seed 004): Mask[t_z, t_x] = [[t_z ≤ max(t_x, p)]].
+Mask prefix_mask(int l, int p) {
+  Mask M(l, l);  // (ℓ, ℓ)
+  for (int t_z = 1; t_z <= l; ++t_z)
+    for (int t_x = 1; t_x <= l; ++t_x) M(t_z - 1, t_x - 1) = t_z <= std::max(t_x, p) ? 1 : 0;
+  return M;
+}
+
+int prefix_position(const Tokens& x, const ModelConfig& c) {
+  const auto sep = std::find(c.vocab.begin(), c.vocab.end(), c.prefix_separator);
+  if (sep == c.vocab.end()) return 0;
+  const int id = static_cast<int>(sep - c.vocab.begin()) + 1;  // 1-based token id
+  const auto first = std::find(x.begin(), x.end(), id);
+  return first == x.end() ? 0 : static_cast<int>(first - x.begin()) + 1;
+}
+
+AttentionOptions attention_options(const ModelConfig& c, bool self) {
+  AttentionOptions av;
+  av.rope_base = self && c.position == Position::Rope ? c.rope_base : 0;
+  av.alibi = self && c.position == Position::Alibi;
+  av.H_kv = c.kv_heads();
+  return av;
+}
+
+// Variant (RoPE, seed 004): q′[2i−1] = q[2i−1] cos(tθ_i) − q[2i] sin(tθ_i),
+// q′[2i] = q[2i−1] sin(tθ_i) + q[2i] cos(tθ_i), θ_i = rope_base^{−2(i−1)/d_attn}.
+template <class T>
+void rope_rotate(Mat<T>& A, int pos0, double rope_base) {
+  const Eigen::Index d_attn = A.rows();
+  for (Eigen::Index j = 0; j < A.cols(); ++j) {
+    const double t = pos0 + static_cast<double>(j) + 1;  // the token's 1-based position
+    for (Eigen::Index i = 1; 2 * i <= d_attn; ++i) {
+      const double theta = std::pow(rope_base, -2.0 * static_cast<double>(i - 1) / static_cast<double>(d_attn));
+      const T cs = static_cast<T>(std::cos(t * theta)), sn = static_cast<T>(std::sin(t * theta));
+      const T a = A(2 * i - 2, j), b = A(2 * i - 1, j);
+      A(2 * i - 2, j) = a * cs - b * sn;
+      A(2 * i - 1, j) = a * sn + b * cs;
+    }
+  }
+}
+
+// Variant (ALiBi, seed 004): B[t_z, t_x] = −|t_z − t_x| at absolute positions.
+template <class T>
+Mat<T> alibi_bias(int l_z, int l_x, int z_pos0, int x_pos0) {
+  Mat<T> B(l_z, l_x);  // (ℓ_z, ℓ_x)
+  for (int t_z = 1; t_z <= l_z; ++t_z)
+    for (int t_x = 1; t_x <= l_x; ++t_x) B(t_z - 1, t_x - 1) = -static_cast<T>(std::abs((z_pos0 + t_z) - (x_pos0 + t_x)));
+  return B;
+}
+
+#define SF_INSTANTIATE_VARIANTS(T)                               \
+  template Mat<T> gelu_tanh<T>(const Mat<T>&);                   \
+  template Mat<T> silu<T>(const Mat<T>&);                        \
+  template void rope_rotate<T>(Mat<T>&, int, double);            \
+  template Mat<T> alibi_bias<T>(int, int, int, int);
+SF_INSTANTIATE_VARIANTS(float)
+SF_INSTANTIATE_VARIANTS(double)
+#undef SF_INSTANTIATE_VARIANTS
+
+}  // namespace sf
