@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "core/algorithms/algorithms.hpp"
+#include "core/algorithms/kv_cache.hpp"
 #include "core/model/error.hpp"
 #include "core/algorithms/sampling.hpp"
 
@@ -26,6 +27,7 @@ InferenceResult dinference(const Tokens& x_in, const Model& model, const Inferen
   Rng rng(opt.seed);
   Tokens x = x_in;
   InferenceResult out;
+  GptKvCache cache;  // KV cache (not in the paper), used when opt.kv_cache
   TraceFrame frame(tr, 14,
                    tr ? std::vector<Value>{ttokens("x", x), tscalar("ℓ_gen", opt.l_gen), tscalar("τ", opt.tau)}
                       : std::vector<Value>{});
@@ -43,18 +45,32 @@ InferenceResult dinference(const Tokens& x_in, const Model& model, const Inferen
     }
     if (tr) tr->line(14, 2, {tscalar("i", i)});
     // L3: P ← DTransformer(x | θ̂)   (with trimming: the last ℓ_max tokens of x)
+    // L4: p ← P[:, ℓ + i − 1]   (the last column: the prediction for the next token)
     const Tokens input(x.begin() + start, x.end());
     TraceSequences labels(tr, input, input);  // this pass's P is over the x its DTransformer call saw
-    const MatF P = dtransformer<float>(input, c, W, tr);  // (N_V, length(input))
-    if (tr)
-      tr->line(14, 3, {with_note(tv("P", P, Axis::Vocab, Axis::TokenX),
-                                 start > 0 ? "Context trimmed to the last ℓ_max tokens (from position " +
-                                                 std::to_string(start + 1) + "), as Carpenter's COMPLETE_TEXT does."
-                                           : "")});
-    // L4: p ← P[:, ℓ + i − 1]   (the last column: the prediction for the next token)
     InferenceStep step;
     step.context_start = start + 1;
-    step.p = P.col(P.cols() - 1);  // (N_V)
+    const std::string trimmed = start > 0 ? "Context trimmed to the last ℓ_max tokens (from position " +
+                                                std::to_string(start + 1) + "), as Carpenter's COMPLETE_TEXT does."
+                                          : "";
+    if (opt.kv_cache) {  // not in the paper: only the new column, over the cached K, V
+      step.p = dtransformer_cached(input, c, W, cache, &step.cache_rebuilt);  // (N_V)
+      if (tr)
+        tr->line(14, 3, {with_note(tv("P[:, ℓ + i − 1]", step.p, Axis::Vocab),
+                                   "KV cache (not in the paper; encyclopedia article 004): only the new column is "
+                                   "computed, over the cached K, V of " +
+                                       std::to_string(input.size() - 1) + " columns" +
+                                       (step.cache_rebuilt ? "; the cache was rebuilt from the whole context (first step, "
+                                                             "trimmed context or a new prefix). " + trimmed
+                                                           : ".")),
+                         with_note(tv("K (cached)", cache.K.back().front(), Axis::Feature, Axis::TokenZ),
+                                   "Last layer, head 1: the keys of every column so far (ℓ_z = " +
+                                       std::to_string(input.size()) + ").")});
+    } else {
+      const MatF P = dtransformer<float>(input, c, W, tr);  // (N_V, length(input))
+      if (tr) tr->line(14, 3, {with_note(tv("P", P, Axis::Vocab, Axis::TokenX), trimmed)});
+      step.p = P.col(P.cols() - 1);  // (N_V)
+    }
     if (tr) tr->line(14, 4, {tv("p", step.p, Axis::Vocab)});
     // L5: sample a token y from q ∝ p^{1/τ}
     step.q = temperature(step.p, opt.tau);  // (N_V)

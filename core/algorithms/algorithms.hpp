@@ -158,12 +158,16 @@ struct InferenceOptions {
   // tokens. Off: generation refuses to go past ℓ_max (the paper's DTransformer cannot).
   bool trim_context = true;
   bool stop_at_eos = false;  // stop early when eos_token is drawn (not in the paper's Alg. 14)
+  // Not in the paper (seed 004): keep each self-attention's K, V between steps and compute only the
+  // new column (kv_cache.hpp). The same p, q and y up to float rounding.
+  bool kv_cache = false;
 };
 struct InferenceStep {  // one pass of lines 3–6, kept for the sampling panel
   VecF p;               // P[:, ℓ+i−1]
   VecF q;               // q ∝ p^{1/τ}
   int y = 0;            // the sampled token (1-based)
   int context_start = 1;  // 1-based position in the full x where the model's input began
+  bool cache_rebuilt = false;  // KV cache: this step recomputed every column (first step, trimmed, new prefix)
 };
 struct InferenceResult {
   Tokens y;  // x[ℓ+1 : ℓ+ℓ_gen]
