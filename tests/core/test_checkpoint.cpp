@@ -1,7 +1,7 @@
 // Checkpoint I/O (core/checkpoint.hpp): round trips, the file layout other tools rely on, a
 // file from an independent Python writer, and one refusal per kind of bad file. The bad files
-// are made here by mutating a good one, through a few helpers that split a safetensors file
-// into header and buffer and join it again.
+// are made here by mutating a good one, through the helpers of safetensors_support.hpp that
+// split a safetensors file into header and buffer and join it again.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -14,6 +14,7 @@
 #include "core/io/checkpoint.hpp"
 #include "core/model/error.hpp"
 #include "core/io/fileio.hpp"
+#include "safetensors_support.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::ordered_json;
@@ -21,6 +22,7 @@ using sf::Checkpoint;
 using sf::ExtraTensor;
 using sf::Model;
 using sf::ModelConfig;
+using namespace sf::test;
 
 namespace {
 
@@ -36,84 +38,6 @@ ModelConfig small_config() {
   c.l_max = 6;
   c.vocab = {"a", "b", "c", "d", "é", "?", "7"};  // N_V = 10
   return c;
-}
-
-// A safetensors file split into its parsed header and its byte buffer.
-struct SplitFile {
-  ordered_json header;
-  std::string buffer;
-};
-
-uint64_t read_u64(const std::string& bytes) {
-  uint64_t n = 0;
-  for (int i = 0; i < 8; ++i) n |= uint64_t{static_cast<unsigned char>(bytes[i])} << (8 * i);
-  return n;
-}
-
-std::string u64_bytes(uint64_t n) {
-  std::string s(8, '\0');
-  for (int i = 0; i < 8; ++i) s[i] = static_cast<char>((n >> (8 * i)) & 0xFF);
-  return s;
-}
-
-SplitFile split(const std::string& bytes) {
-  const uint64_t n = read_u64(bytes);
-  return {ordered_json::parse(bytes.substr(8, n)), bytes.substr(8 + n)};
-}
-
-// Joins raw header text and a buffer; `pad` pads the text with spaces to a multiple of 8.
-std::string join_text(std::string text, const std::string& buffer, bool pad = true) {
-  if (pad) text.resize((text.size() + 7) / 8 * 8, ' ');
-  return u64_bytes(text.size()) + text + buffer;
-}
-
-std::string join(const SplitFile& f) { return join_text(f.header.dump(), f.buffer); }
-
-// One tensor as (name, shape, bytes), to rebuild a file with tensors left out, added or reshaped.
-struct RawTensor {
-  std::string name;
-  ordered_json shape;
-  std::string bytes;
-};
-
-std::vector<RawTensor> tensors_of(const SplitFile& f) {
-  std::vector<RawTensor> out;
-  for (const auto& [name, entry] : f.header.items()) {
-    if (name == "__metadata__") continue;
-    const uint64_t begin = entry["data_offsets"][0], end = entry["data_offsets"][1];
-    out.push_back({name, entry["shape"], f.buffer.substr(begin, end - begin)});
-  }
-  return out;
-}
-
-// Packs the tensors back to back, as a correct writer does.
-std::string build(const ordered_json& metadata, const std::vector<RawTensor>& tensors) {
-  SplitFile f{{{"__metadata__", metadata}}, ""};
-  for (const RawTensor& t : tensors) {
-    f.header[t.name] = {{"dtype", "F32"}, {"shape", t.shape}, {"data_offsets", {f.buffer.size(), f.buffer.size() + t.bytes.size()}}};
-    f.buffer += t.bytes;
-  }
-  return join(f);
-}
-
-float float_at(const std::string& buffer, uint64_t byte_offset) {
-  float v;
-  std::memcpy(&v, buffer.data() + byte_offset, sizeof v);
-  return v;
-}
-
-void put_float(std::string& buffer, uint64_t byte_offset, float v) { std::memcpy(buffer.data() + byte_offset, &v, sizeof v); }
-
-// Loading `bytes` must throw sf::Error (nothing else) whose message contains `phrase`.
-void expect_refused(const std::string& bytes, const std::string& phrase) {
-  try {
-    sf::parse_checkpoint(bytes, "bad.safetensors");
-    ADD_FAILURE() << "a bad file was accepted; expected an error containing: " << phrase;
-  } catch (const sf::Error& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find(phrase), std::string::npos) << "message: " << what << "\nexpected phrase: " << phrase;
-    EXPECT_EQ(what.rfind("bad.safetensors: ", 0), 0u) << "the message should name the file: " << what;
-  }
 }
 
 class CheckpointTest : public ::testing::Test {
