@@ -3,6 +3,7 @@
 // rewritten and labelled with the variant and the seed that describes it.
 #include "core/pseudocode/variants.hpp"
 
+#include <cstdio>
 #include <functional>
 #include <string>
 #include <vector>
@@ -33,9 +34,11 @@ struct Variants {
   std::string prefix;          // prefix-LM mask (GPT)
 };
 
+// 10000 → "10000", 500.5 → "500.5".
 std::string number(double x) {
-  std::string s = std::to_string(static_cast<long long>(x));
-  return static_cast<double>(static_cast<long long>(x)) == x ? s : std::to_string(x);
+  char b[32];
+  std::snprintf(b, sizeof b, "%.10g", x);
+  return b;
 }
 
 std::string sinusoid_base(const ModelConfig& c) { return c.position_base > 0 ? number(c.position_base) : "ℓ_max"; }
