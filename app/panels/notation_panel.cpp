@@ -6,6 +6,7 @@
 #include "app/mathtext.hpp"
 #include "app/panels/panel.hpp"
 #include "core/pseudocode/pseudocode.hpp"
+#include "core/pseudocode/variants.hpp"
 
 namespace sf {
 
@@ -35,18 +36,26 @@ void wrapped_math(const App& app, const std::string& s, ImU32 color) {
   }
 }
 
-// The line of event `ev` in notation n: its name, then its text or why it has none.
-void notation_line(const App& app, Notation n, const Event& ev, bool selected) {
+// The line of event `ev` in notation n: its name, then its text or why it has none. `variant`:
+// the open model's own line where a variant rewrote it (core/pseudocode/variants), which the
+// paper's column then shows; the other notations write the paper's line, and say so.
+void notation_line(const App& app, Notation n, const Event& ev, const PseudoLine* variant, bool selected) {
   const ImU32 dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
   ImGui::TextColored(ImColor(selected ? accent_color(app.settings.dark) : dim), "%s", to_string(n));
   ImGui::Indent();
-  const NotationText nt = notation_text(n, ev.alg, ev.line);
-  if (!nt.text.empty()) {
-    wrapped_math(app, nt.text, selected ? ImGui::GetColorU32(ImGuiCol_Text) : dim);
+  if (variant && n == Notation::PhuongHutter) {
+    wrapped_math(app, variant->text, selected ? variant_color(app.settings.dark) : dim);
+    ImGui::TextDisabled("(variant: %s)", variant->variant.c_str());
   } else {
-    ImGui::PushTextWrapPos(0.0f);
-    ImGui::TextDisabled("no counterpart: %s", nt.no_counterpart.c_str());
-    ImGui::PopTextWrapPos();
+    const NotationText nt = notation_text(n, ev.alg, ev.line);
+    if (!nt.text.empty()) {
+      wrapped_math(app, nt.text, selected ? ImGui::GetColorU32(ImGuiCol_Text) : dim);
+      if (variant) ImGui::TextDisabled("(written for the paper's line; this model runs the variant above)");
+    } else {
+      ImGui::PushTextWrapPos(0.0f);
+      ImGui::TextDisabled("no counterpart: %s", nt.no_counterpart.c_str());
+      ImGui::PopTextWrapPos();
+    }
   }
   ImGui::Unindent();
 }
@@ -124,7 +133,12 @@ void NotationPanel::draw(App& app) {
   if (ev.kind == EventKind::Enter) {
     ImGui::TextDisabled("The call of Algorithm %d: its inputs (no line yet).", ev.alg);
   } else {
-    for (Notation n : {Notation::PhuongHutter, Notation::Carpenter, Notation::DinanYaidaZhang}) notation_line(app, n, ev, n == notation);
+    const PseudoAlgorithm listing = pseudocode_for(ev.alg, s.model().config);
+    const PseudoLine* variant = nullptr;
+    for (const PseudoLine& l : listing.lines)
+      if (l.number == ev.line && !l.variant.empty()) variant = &l;
+    for (Notation n : {Notation::PhuongHutter, Notation::Carpenter, Notation::DinanYaidaZhang})
+      notation_line(app, n, ev, variant, n == notation);
   }
   ImGui::Separator();
   ImGui::TextDisabled("What this step bound, as %s writes it:", to_string(notation));
