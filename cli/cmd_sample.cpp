@@ -32,6 +32,7 @@ int continue_prompt(const Args& args, const Model& model, const CharTokenizer& t
   opt.seed = args.get_u64("seed", 1);
   opt.trim_context = !args.has("no-trim");
   opt.stop_at_eos = args.has("stop-at-eos");
+  opt.kv_cache = args.has("kv-cache");
   const Tokens x = input_tokens(args, model.config, tok);
 
   const InferenceResult r = dinference(x, model, opt);
@@ -61,6 +62,7 @@ int continue_prompt(const Args& args, const Model& model, const CharTokenizer& t
 int translate(const Args& args, const Model& model, const CharTokenizer& tok) {
   const char* why = "Algorithm 15 starts x̂ at [bos_token] and runs until eos_token (or ℓ_max)";
   for (const char* o : {"prompt", "tokens", "gen", "no-trim", "stop-at-eos"}) refuse_option(args, o, why);
+  refuse_option(args, "kv-cache", "the KV cache is implemented for Algorithm 14 (GPT) only; --reuse-encoding skips the encoder");
   EdInferenceOptions opt;
   opt.tau = args.get_double("tau", 1.0, 0.0, 1e6);
   opt.seed = args.get_u64("seed", 1);
@@ -111,7 +113,7 @@ Command sample_command() {
   s.name = "sample";
   s.summary = "Generate text: Algorithm 14 (GPT, continue a prompt) or 15 (encoder-decoder, x̂ for a context z).";
   s.synopsis =
-      "--model MODEL ((--prompt TEXT | --tokens IDS) [--gen N] [--no-trim] [--stop-at-eos] | (--context TEXT | "
+      "--model MODEL ((--prompt TEXT | --tokens IDS) [--gen N] [--no-trim] [--stop-at-eos] [--kv-cache] | (--context TEXT | "
       "--context-tokens IDS) [--reuse-encoding]) [--tau T] [--seed S] [--json]";
   s.description =
       "GPT: Algorithm 14, y ← DInference(x, θ̂). Each step runs DTransformer on x, takes p = P[:, last], draws y "
@@ -141,6 +143,10 @@ Command sample_command() {
        "GPT: stop when x reaches ℓ_max tokens, as the paper's DTransformer cannot take more. Default: trim, i.e. "
        "feed only the last ℓ_max tokens (Carpenter's COMPLETE_TEXT)."},
       {"stop-at-eos", "", "GPT: stop as soon as eos_token is drawn (not in the paper's Algorithm 14)."},
+      {"kv-cache", "",
+       "GPT: keep each self-attention's K and V between steps and compute only the new token's column; rebuilt "
+       "when the context is trimmed or the prefix changes. Not in the paper (the encyclopedia article's KV "
+       "caching). The same tokens."},
       {"reuse-encoding", "",
        "Encoder-decoder: compute the encoder (Algorithm 8's lines 1–9) once and reuse Z at every step; the paper "
        "re-encodes z each time. The same x̂."},
