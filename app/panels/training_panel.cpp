@@ -199,6 +199,7 @@ bool TrainingPanel::configure(App& app, std::string& error) {
     if (!missing_characters(d.vocab, c).empty()) c.vocab = d.vocab;
     Model m = Model::initialised(c, static_cast<uint64_t>(seed_));
     train_tok_ = std::make_unique<CharTokenizer>(c);
+    train_config_ = c;
     minibatch_ = {};
     minibatch_step_ = -1;
     TrainOptions o;
@@ -383,12 +384,19 @@ void TrainingPanel::draw_padding(App& app) {
   batch_seq_ = std::clamp(batch_seq_, 1, b.B);
   const int len = b.lengths[batch_seq_ - 1];
   const bool causal = app.session.arch().output() != OutputKind::FillIn;
-  Mask mask = causal ? unidirectional_mask(l, l) : bidirectional_mask(l, l);  // (ℓ, ℓ)
+  // A prefix-LM (GPT, a variant) is bidirectional over this sequence's own prefix x[1:p].
+  const bool prefix = causal && train_config_.mask == MaskKind::Prefix;
+  const auto x0 = b.tokens.begin() + static_cast<long>(batch_seq_ - 1) * l;
+  const int p_sep = prefix ? prefix_position(Tokens(x0, x0 + len), train_config_) : 0;
+  Mask mask = !causal ? bidirectional_mask(l, l) : prefix ? prefix_mask(l, p_sep) : unidirectional_mask(l, l);  // (ℓ, ℓ)
   mask.bottomRows(l - len).setZero();  // keys t_z > ℓ_b are padding
+  const std::string kind = !causal  ? "The bidirectional"
+                           : prefix ? "The prefix-LM (a variant, seed 004; p = " + std::to_string(p_sep) + ")"
+                                    : "The causal";
   ImGui::PushTextWrapPos(0.0f);
   ImGui::TextDisabled("%s self-attention Mask[t_z, t_x] of sequence %d (ℓ_b = %d): rows t_z are keys, columns t_x "
                       "queries",
-                      causal ? "The causal" : "The bidirectional", batch_seq_, len);
+                      kind.c_str(), batch_seq_, len);
   ImGui::PopTextWrapPos();
   const float mc = std::clamp((ImGui::GetContentRegionAvail().x - label_w) / static_cast<float>(l), 4.0f, F * 0.55f);
   const ImVec2 p = ImGui::GetCursorScreenPos();
@@ -403,7 +411,7 @@ void TrainingPanel::draw_padding(App& app) {
     dl->AddText(ImVec2(p.x, p.y + static_cast<float>(len) * mc), faint, "pad");
   ImGui::Dummy(ImVec2(label_w + mc * static_cast<float>(l), mc * static_cast<float>(l)));
   std::string legend = "filled: 1 (may attend) · ";
-  if (causal) legend += "plain: 0 (the causal mask) · ";
+  if (causal) legend += prefix ? "plain: 0 (causal after the prefix) · " : "plain: 0 (the causal mask) · ";
   legend += "hatched: a padded key, masked for every query";
   if (app.session.arch().has_context())
     legend += "; the contexts z are padded too, their padded keys masked in the encoder and in cross-attention";

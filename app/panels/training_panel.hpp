@@ -66,6 +66,7 @@ class TrainingPanel {
   Batch minibatch_;          // the last practical minibatch (refreshed when the step changes)
   int64_t minibatch_step_ = -1;  // the step minibatch_ was fetched at
   std::unique_ptr<CharTokenizer> train_tok_;  // the trained model's vocabulary (labels of minibatch_)
+  ModelConfig train_config_;                  // the trained model's configuration (its mask, its separator)
   int batch_seq_ = 1;        // the sequence b (1-based) whose attention mask is drawn
 };
 
