@@ -30,6 +30,9 @@ class Rng;             // core/model/rng.hpp
 struct Example {
   Tokens z;  // empty unless the architecture has a context
   Tokens x;
+  // GPT's prefix-LM variant (mask "prefix"): p, the position of the first prefix_separator in x
+  // (0 when none); training puts loss terms only on positions t ≥ p. 0 otherwise.
+  int p = 0;
 };
 
 // How the architecture produces output from a trained model.

@@ -44,7 +44,10 @@ MatF GptArchitecture::forward(const Model& m, const Tokens&, const Tokens& x, Tr
 
 std::vector<Example> GptArchitecture::examples(const std::vector<std::string>& lines, const ModelConfig& c) const {
   std::vector<Example> out;
-  for (Tokens& x : tokenize(lines, c)) out.push_back({{}, std::move(x)});
+  for (Tokens& x : tokenize(lines, c)) {
+    const int p = c.mask == MaskKind::Prefix ? prefix_position(x, c) : 0;
+    out.push_back({{}, std::move(x), p});
+  }
   return out;
 }
 
@@ -56,6 +59,9 @@ void GptArchitecture::make_batch(const std::vector<Example>& data, const std::ve
   b.l = l;
   pad_sequences(xs, l, /*pad=*/1, "a training sequence", b.tokens, b.lengths);
   next_token_targets(b);
+  // Prefix-LM (variant): loss terms only on positions t ≥ p (inside the prefix, position t sees x[t+1])
+  for (int s = 0; s < b.B; ++s)
+    for (int t = 1; t < data.at(pick[s]).p; ++t) b.targets[static_cast<size_t>(s) * l + t - 1] = 0;
   b.l_z = 0;
   b.z_tokens.clear();
   b.z_lengths.clear();

@@ -9,7 +9,9 @@
 //   - A batch of B token sequences, each padded to ℓ tokens, is one matrix with a COLUMN PER
 //     TOKEN: sequence b occupies columns b·ℓ … b·ℓ+ℓ−1. N := B·ℓ. X ∈ ℝ^{d_e×N}.
 //   - Gradients are named d<name>: dX = ∂loss/∂X, same shape as X.
-//   - Parameter gradients are ASSIGNED (every parameter is used once per forward pass).
+//   - Parameter gradients are ASSIGNED (every parameter is used once per forward pass), except
+//     where a variant shares storage: W_e under tied_unembedding collects both uses, and the
+//     query heads sharing a key/value head (H_kv < H) accumulate into the same dW_k, dW_v.
 //     Gradients of a block's input are ASSIGNED too, except layer_norm_backward, which ADDS
 //     into dX: its input is the residual stream X, whose gradient also flows past the block
 //     (X ← X + f(layer_norm(X))).
@@ -24,6 +26,7 @@
 #pragma once
 #include <vector>
 
+#include "core/algorithms/algorithms.hpp"
 #include "core/model/params.hpp"
 #include "core/model/types.hpp"
 
@@ -46,23 +49,48 @@ void linear_backward(CRef<T> dY, CRef<T> X, CRef<T> W, Ref<T> dW, Ref<T> db, Ref
 // ---- Embedding: Alg. 10 line 2, e_t ← W_e[:, x[t]] + W_p[:, t] ------------------------------------
 
 // X (d_e, B·ℓ): column b·ℓ + t − 1 is W_e[:, x_b[t]] + W_p[:, t]. tokens (B·ℓ), 1-based ids.
+// An empty W_p adds no position (variants "rope", "alibi", "none"); the fixed sinusoid
+// (variant "sinusoidal") is passed as W_p (positions_for).
 template <class T>
 void embedding_forward(const Tokens& tokens, int l, CRef<T> W_e, CRef<T> W_p, Mat<T>& X);
-// dW_e[:, v] = Σ over columns whose token is v of dX; dW_p[:, t] = Σ_b dX[:, b·ℓ + t − 1].
+// dW_e[:, v] = Σ over columns whose token is v of dX; dW_p[:, t] = Σ_b dX[:, b·ℓ + t − 1]
+// (skipped when dW_p is empty: no trained W_p).
 template <class T>
 void embedding_backward(const Tokens& tokens, int l, CRef<T> dX, Ref<T> dW_e, Ref<T> dW_p);
+// The W_p that line 2 adds: the trained W_p (position "learned"), the sinusoid of §5 computed into
+// `fixed` (variant "sinusoidal", never trained), or an empty matrix (no position added).
+template <class T>
+Eigen::Ref<const Mat<T>> positions_for(const ModelConfig& c, const MapM<const T>& W_p, Mat<T>& fixed);
+
+// ---- Alg. 10 line 11 with W_u, or W_u = W_eᵀ (tied_unembedding: Dinan–Yaida–Zhang, GPT-2) ---------
+
+// The W_u of line 11: W_u itself, or W_eᵀ copied into `tied` when the model has no W_u tensor.
+template <class T>
+Eigen::Ref<const Mat<T>> unembedding_for(const MapM<const T>& W_u, const MapM<const T>& W_e, Mat<T>& tied);
+// The backward's W_u: the same matrix the forward used (`tied` as unembedding_for filled it).
+template <class T>
+Eigen::Ref<const Mat<T>> unembedding_used(const MapM<const T>& W_u, const Mat<T>& tied);
+// Where ∂loss/∂W_u goes: dW_u, or `tied` (resized to W_e's transpose) when there is no W_u tensor.
+template <class T>
+Ref<T> unembedding_gradient(MapM<T>& dW_u, const MapM<T>& dW_e, Mat<T>& tied);
+// Tied: ∇W_e collects the unembedding's use too, dW_e += (∂loss/∂W_u)ᵀ (after embedding_backward).
+template <class T>
+void add_tied_gradient(const MapM<T>& dW_u, const Mat<T>& tied, MapM<T>& dW_e);
 
 // ---- Algorithm 6, on every column: ê = (e − m)/√(v + ε) ⊙ γ + β ---------------------------------
+// or RMSNorm (variant "rms_norm", the encyclopedia article): ê = e/√(Σ_i e[i]²/d_e + ε) ⊙ γ.
 
 template <class T>
 struct LayerNormCache {
-  Mat<T> X_hat;  // (d_e, N) (e − m)/√(v + ε), before γ and β
+  Norm norm = Norm::LayerNorm;
+  Mat<T> X_hat;  // (d_e, N) (e − m)/√(v + ε) (RMSNorm: e/√(v + ε)), before γ and β
   Vec<T> rstd;   // (N)      1/√(v + ε) of each column
 };
-// Y (d_e, N) ← layer_norm(X[:, t] | γ, β) for every column t.
+// Y (d_e, N) ← layer_norm(X[:, t] | γ, β) (or rms_norm(X[:, t] | γ), β empty) for every column t.
 template <class T>
-void layer_norm_forward(CRef<T> X, CRef<T> gamma, CRef<T> beta, T eps, LayerNormCache<T>& cache, Mat<T>& Y);
-// dX += ∂/∂X (ADDS: X is the residual stream); dγ, dβ assigned.
+void layer_norm_forward(CRef<T> X, CRef<T> gamma, CRef<T> beta, T eps, LayerNormCache<T>& cache, Mat<T>& Y,
+                        Norm norm = Norm::LayerNorm);
+// dX += ∂/∂X (ADDS: X is the residual stream); dγ, dβ assigned (RMSNorm: no dβ, pass it empty).
 template <class T>
 void layer_norm_backward(CRef<T> dY, CRef<T> gamma, const LayerNormCache<T>& cache, Ref<T> dX, Ref<T> dgamma,
                          Ref<T> dbeta);
@@ -73,8 +101,11 @@ void layer_norm_backward(CRef<T> dY, CRef<T> gamma, const LayerNormCache<T>& cac
 // masked entries get weight exactly 0 (a column masked everywhere is all 0, as softmax_columns
 // returns it). Vt (d_mid, ℓ_x) = V A. Q (d_attn, ℓ_x), K (d_attn, ℓ_z), V (d_mid, ℓ_z).
 // mask (ℓ_z, ℓ_x) is Mask with its 0/1 entries as T (so that masking is vectorised).
+// ALiBi (variant "alibi", the encyclopedia article): alibi_slope = m_h > 0 adds m_h·B[t_z, t_x] =
+// −m_h·|t_z − t_x| to S/√d_attn before the softmax (row t_z and column t_x of the block as the
+// sequence's positions); 0 adds nothing.
 template <class T>
-void attention_forward(CRef<T> Q, CRef<T> K, CRef<T> V, CRef<T> mask, Ref<T> A, Ref<T> Vt);
+void attention_forward(CRef<T> Q, CRef<T> K, CRef<T> V, CRef<T> mask, Ref<T> A, Ref<T> Vt, T alibi_slope = 0);
 // dQ, dK, dV assigned; dS (ℓ_z, ℓ_x) is workspace. Masked entries get zero gradient.
 template <class T>
 void attention_backward(CRef<T> dVt, CRef<T> Q, CRef<T> K, CRef<T> V, CRef<T> A, Ref<T> dS, Ref<T> dQ, Ref<T> dK,
@@ -91,12 +122,23 @@ void attention_backward(CRef<T> dVt, CRef<T> Q, CRef<T> K, CRef<T> V, CRef<T> A,
 // (ℓ_b = ℓ_z). Padded query columns are computed too (finite values that nothing should use).
 
 // Self-attention (Alg. 10 L6, Alg. 9 L5, Alg. 8 L5 and L14): Z = X̃, lines 1–3 of every head as
-// ONE product with the heads' W_q, W_k, W_v stacked.
+// ONE product with the heads' W_q, W_k, W_v stacked. With H_kv < H (a variant) each query head
+// stacks the K, V of its key/value head g(h) (views of the same storage; their gradients add up).
+//
+// The position variants of self-attention (never of cross-attention):
+//   RoPE: after lines 1–2's bias, coordinates (2i−1, 2i) of Q[:, t] and K[:, t] are rotated by
+//         t·θ_i, θ_i = rope_base^{−2(i−1)/d_attn}, t the position within the sequence;
+//   ALiBi: head h adds m_h·B, m_h = 2^{−8h/H}, to the scaled scores (attention_forward).
+// (AttentionOptions and attention_options(c, self) are Algorithm 4's, core/algorithms/algorithms.hpp:
+// rope_base > 0 and alibi are what the batched self-attention reads.)
+
 template <class T>
 struct MHAttentionCache {
   Mat<T> W_qkv;           // (H·(2·d_attn + d_mid), d_e) W^1_q … W^H_q, W^1_k … W^H_k, W^1_v … W^H_v stacked
   Mat<T> b_qkv;           // (H·(2·d_attn + d_mid), 1)  the biases, stacked the same way
-  Mat<T> mask;            // (ℓ, ℓ) Mask as 0/1 values of T
+  Mat<T> mask;            // (ℓ, ℓ) Mask as 0/1 values of T, or (ℓ, B·ℓ): sequence b's own at columns b·ℓ …
+  AttentionOptions variant;
+  Mat<T> rope_cos, rope_sin;  // (d_attn/2, ℓ) cos(tθ_i), sin(tθ_i) under RoPE, else unused
   std::vector<int> keys;  // (B) ℓ_b, the real keys of sequence b (ℓ without key padding)
   Mat<T> QKV;             // (H·(2·d_attn + d_mid), N)  Alg. 4 lines 1–3 for every head: [Q^1;…;Q^H; K^1;…; V^H]
   Mat<T> A;               // (ℓ, B·H·ℓ) softmax(S/√d_attn) of sequence b, head h at columns (b·H + h − 1)·ℓ …;
@@ -111,12 +153,13 @@ struct MHAttentionWorkspace {
   Mat<T> dW_qkv;  // (H·(2·d_attn + d_mid), d_e)
   Mat<T> db_qkv;  // (H·(2·d_attn + d_mid), 1)
 };
-// Xt (d_e, B·ℓ) is X̃; mask (ℓ, ℓ) applies within each sequence; key_lengths (B) or nullptr as
-// above (BERT and the encoder pass their lengths with a bidirectional mask). Adds W_o Y + b_o 1ᵀ
-// to X (d_e, B·ℓ).
+// Xt (d_e, B·ℓ) is X̃; mask (ℓ, ℓ) applies within each sequence, or (ℓ, B·ℓ) gives each sequence
+// its own (the prefix-LM variant); key_lengths (B) or nullptr as above (BERT and the encoder pass
+// their lengths with a bidirectional mask). Adds W_o Y + b_o 1ᵀ to X (d_e, B·ℓ).
 template <class T>
 void mh_attention_forward(CRef<T> Xt, const MHAttentionW<const T>& W, int B, int l, const Mask& mask,
-                          MHAttentionCache<T>& cache, Ref<T> X, const std::vector<int>* key_lengths = nullptr);
+                          MHAttentionCache<T>& cache, Ref<T> X, const std::vector<int>* key_lengths = nullptr,
+                          const AttentionOptions& variant = {});
 // dX is ∂loss/∂(X + MHAttention(X̃)); dXt (d_e, B·ℓ) = ∂loss/∂X̃ is assigned, and every dW.
 // The key padding is the forward's (kept in cache.keys).
 template <class T>
@@ -165,21 +208,30 @@ void mh_cross_attention_backward(CRef<T> dX, CRef<T> Xt, CRef<T> Z, const MHAtte
                                  MHAttentionW<T>& dW, Ref<T> dXt, Ref<T> dZ);
 
 // ---- Alg. 10 line 8 (GELU) and Alg. 8 line 7 (ReLU): X ← X + W_mlp2 act(W_mlp1 X̃ + b_mlp1 1ᵀ) + b_mlp2 1ᵀ
+// Variants: act = gelu_tanh (GPT-2), or SwiGLU (the encyclopedia article):
+//   X ← X + W_mlp2 (SiLU(W_gate X̃ + b_gate 1ᵀ) ⊙ (W_mlp1 X̃ + b_mlp1 1ᵀ)) + b_mlp2 1ᵀ, SiLU(x) = x·σ(x).
 
 template <class T>
 struct MlpCache {
   Mat<T> H_pre;  // (d_mlp, N) W_mlp1 X̃ + b_mlp1 1ᵀ
-  Mat<T> H_act;  // (d_mlp, N) act(H_pre)
+  Mat<T> G_pre;  // (d_mlp, N) W_gate X̃ + b_gate 1ᵀ (SwiGLU only)
+  Mat<T> H_act;  // (d_mlp, N) act(H_pre), or SiLU(G_pre) ⊙ H_pre
 };
-// Adds the MLP's output to X (d_e, N).
 template <class T>
-void mlp_forward(CRef<T> Xt, CRef<T> W_mlp1, CRef<T> b_mlp1, CRef<T> W_mlp2, CRef<T> b_mlp2, Activation act,
-                 MlpCache<T>& cache, Ref<T> X);
-// dX = ∂loss/∂(X + MLP(X̃)); assigns dXt (d_e, N) and the four parameter gradients. dH (d_mlp, N)
-// is workspace. GELU′(x) = Φ(x) + x·φ(x) (exact erf form), ReLU′(x) = [[x > 0]].
+struct MlpWorkspace {
+  Mat<T> dH;  // (d_mlp, N) ∂loss/∂H_pre
+  Mat<T> dG;  // (d_mlp, N) ∂loss/∂G_pre (SwiGLU only)
+};
+// Adds the MLP's output to X (d_e, N). W_gate, b_gate are empty unless act is SwiGLU.
 template <class T>
-void mlp_backward(CRef<T> dX, CRef<T> Xt, CRef<T> W_mlp1, CRef<T> W_mlp2, Activation act, const MlpCache<T>& cache,
-                  Mat<T>& dH, Ref<T> dW_mlp1, Ref<T> db_mlp1, Ref<T> dW_mlp2, Ref<T> db_mlp2, Ref<T> dXt);
+void mlp_forward(CRef<T> Xt, CRef<T> W_mlp1, CRef<T> b_mlp1, CRef<T> W_mlp2, CRef<T> b_mlp2, CRef<T> W_gate,
+                 CRef<T> b_gate, Activation act, MlpCache<T>& cache, Ref<T> X);
+// dX = ∂loss/∂(X + MLP(X̃)); assigns dXt (d_e, N) and the parameter gradients (dW_gate, db_gate
+// only under SwiGLU, else empty). GELU′(x) = Φ(x) + x·φ(x) (exact erf form), ReLU′(x) = [[x > 0]].
+template <class T>
+void mlp_backward(CRef<T> dX, CRef<T> Xt, CRef<T> W_mlp1, CRef<T> W_mlp2, CRef<T> W_gate, Activation act,
+                  const MlpCache<T>& cache, MlpWorkspace<T>& ws, Ref<T> dW_mlp1, Ref<T> db_mlp1, Ref<T> dW_mlp2,
+                  Ref<T> db_mlp2, Ref<T> dW_gate, Ref<T> db_gate, Ref<T> dXt);
 
 // ---- Alg. 10 line 11 and Alg. 13 line 5: P = softmax(W_u X), loss = Σ_t w_t · (−log P[y_t, t]) --
 
@@ -235,25 +287,75 @@ void pad_sequences(const std::vector<const Tokens*>& xs, int l, int pad, const c
 // t = 1 … ℓ_b − 1, nothing after. Needs b.B, b.l, b.tokens and b.lengths.
 void next_token_targets(Batch& b);
 
+// Prefix-LM (variant mask "prefix", the encyclopedia article): Mask_b[t_z, t_x] = [[t_z ≤ max(t_x, p_b)]]
+// of each sequence b (p_b: its first prefix_separator, prefix_position), side by side: (ℓ, B·ℓ).
+Mask prefix_masks(const Batch& b, const ModelConfig& c);
+
+// ---- One sub-layer: a residual line and its norm, pre-LN or post-LN -------------------------------
+//   pre-LN  (Alg. 10 L5–L8):      X̃[:, t] ← norm(X[:, t] | γ, β);   X ← X + f(X̃)
+//   post-LN (Alg. 9, Alg. 8):     X ← X + f(X);                      X[:, t] ← norm(X[:, t] | γ, β)
+// (norm_position: GPT-1's post-LN GPT, or pre-LN BERT and encoder-decoder, are variants.)
+
+// What every layer reads from the configuration.
+struct LayerSpec {
+  NormPosition position = NormPosition::Pre;
+  Norm norm = Norm::LayerNorm;
+  double eps = 1e-5;
+  Activation act = Activation::GELU;
+  AttentionOptions attn;  // self-attention's position variant
+};
+LayerSpec layer_spec(const ModelConfig& c);
+
+template <class T>
+struct SubLayerCache {
+  NormPosition position = NormPosition::Pre;
+  Mat<T> X;              // (d_e, N) the stream before the sub-layer (post-LN: f's input)
+  Mat<T> Xt;             // (d_e, N) pre-LN: X̃ = norm(X), f's input
+  Mat<T> R;              // (d_e, N) post-LN: X + f(X), the norm's input
+  LayerNormCache<T> ln;  // the norm line
+  // f's input.
+  const Mat<T>& input() const { return position == NormPosition::Pre ? Xt : X; }
+};
+
+// The gradient of one stream (the decoder's X or the encoder's Z) at the current point of the
+// backward, and its two scratch buffers.
+template <class T>
+struct StreamGrad {
+  Mat<T> dX;  // (d_e, N) ∂loss/∂X
+  Mat<T> dR;  // (d_e, N) post-LN: ∂loss/∂(X + f(X)), below the norm line
+  Mat<T> dT;  // (d_e, N) ∂loss/∂(f's input) through the branch f
+};
+
+// One layer of Algorithm 10 (lines 5–8), Algorithm 9 (lines 5–8) or the encoder of Algorithm 8
+// (lines 5–8): self-attention (γ¹, β¹) then the MLP (γ², β²), each a sub-layer.
 template <class T>
 struct LayerCache {
-  LayerNormCache<T> ln1;     // line 5
-  Mat<T> Xt1;                // (d_e, N) X̃ of line 5
-  MHAttentionCache<T> attn;  // line 6
-  LayerNormCache<T> ln2;     // line 7
-  Mat<T> Xt2;                // (d_e, N) X̃ of line 7
-  MlpCache<T> mlp;           // line 8
+  SubLayerCache<T> attn_ln;  // Alg. 10 L5–6 (Alg. 9, Alg. 8: L5–6)
+  MHAttentionCache<T> attn;  // the self-attention line
+  SubLayerCache<T> mlp_ln;   // Alg. 10 L7–8 (Alg. 9, Alg. 8: L7–8)
+  MlpCache<T> mlp;           // the MLP line
 };
+// X (d_e, B·ℓ) ← the layer applied to every sequence; mask (ℓ, ℓ) or (ℓ, B·ℓ); key_lengths or nullptr.
+template <class T>
+void layer_forward(const LayerSpec& s, const LayerW<const T>& W, int B, int l, const Mask& mask,
+                   const std::vector<int>* key_lengths, LayerCache<T>& lc, Mat<T>& X);
+// g.dX: ∂loss/∂X after the layer in, before it out; every dW assigned.
+template <class T>
+void layer_backward(const LayerSpec& s, const LayerW<const T>& W, int B, int l, const LayerCache<T>& lc,
+                    StreamGrad<T>& g, MlpWorkspace<T>& mlp, MHAttentionWorkspace<T>& attn, LayerW<T>& dW);
 
 template <class T>
 struct GptCache {
   int B = 0, l = 0;
   Tokens tokens;                      // (B·ℓ) the batch's ids
-  Mask mask;                          // (ℓ, ℓ) Mask[t, t′] = [[t ≤ t′]]
+  std::vector<int> lengths;           // (B) ℓ_b (key padding)
+  Mask mask;                          // (ℓ, ℓ) Mask[t, t′] = [[t ≤ t′]], or (ℓ, B·ℓ) the prefix-LM masks
+  Mat<T> W_p;                         // (d_e, ℓ_max) the fixed sinusoid (variant "sinusoidal"), else empty
+  Mat<T> W_u;                         // (N_V, d_e) W_eᵀ when tied (variant), else empty
   Mat<T> X;                           // (d_e, N) the residual stream; after the forward, X before line 10
   std::vector<LayerCache<T>> layers;  // (L)
-  LayerNormCache<T> ln_f;             // line 10
-  Mat<T> X_f;                         // (d_e, N) after line 10
+  LayerNormCache<T> ln_f;             // line 10 (pre-LN; GPT-1's post-LN has none)
+  Mat<T> X_f;                         // (d_e, N) after line 10 (post-LN: X)
   std::vector<int> targets;           // (N) x[t+1] where position t predicts one, else 0
   Vec<T> weights;                     // (N) the weight of each position's loss term
   LossCache<T> loss;                  // line 11 and the loss
@@ -261,11 +363,11 @@ struct GptCache {
 
 template <class T>
 struct GptWorkspace {
-  Mat<T> dX;       // (d_e, N) ∂loss/∂X of the residual stream at the current point of the backward
-  Mat<T> dXt;      // (d_e, N) ∂loss/∂X̃
-  Mat<T> dX_f;     // (d_e, N) ∂loss/∂X after line 10
-  Mat<T> dH;       // (d_mlp, N)
-  Mat<T> dlogits;  // (N_V, N)
+  StreamGrad<T> s;  // the residual stream's gradient
+  Mat<T> dX_f;      // (d_e, N) ∂loss/∂X after line 10
+  Mat<T> dlogits;   // (N_V, N)
+  Mat<T> dW_u;      // (N_V, d_e) ∂loss/∂W_u when tied (added into ∇W_e)
+  MlpWorkspace<T> mlp;
   MHAttentionWorkspace<T> attn;
 };
 
@@ -279,7 +381,8 @@ T dtransformer_forward(const ModelConfig& c, const GptW<const T>& W, const Batch
                        GptCache<T>& cache);
 // ∇loss(θ) into dW (views of a gradient buffer with θ's table): every tensor assigned.
 template <class T>
-void dtransformer_backward(const GptW<const T>& W, const GptCache<T>& cache, GptWorkspace<T>& ws, GptW<T>& dW);
+void dtransformer_backward(const ModelConfig& c, const GptW<const T>& W, const GptCache<T>& cache,
+                           GptWorkspace<T>& ws, GptW<T>& dW);
 
 // Everything one evaluation of loss(θ) and ∇loss(θ) needs, allocated once and reused.
 // Not copyable or movable: dW views `grad`.

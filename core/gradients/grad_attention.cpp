@@ -15,6 +15,11 @@
 // (Alg. 8 L16) has one product for Q over X̃ and one for [K; V] over Z. Lines 4–6 and Alg. 5 L1–L4
 // (heads_forward / heads_backward) are shared: they run per sequence and head, on the first ℓ_b
 // keys of sequence b only (key padding, as −∞ scores: the padded keys' weights are exactly 0).
+//
+// Variants (self-attention only): RoPE rotates Q and K after the bias of lines 1–2 (the backward
+// rotates ∂Q, ∂K back); ALiBi adds m_h·B to line 6's scaled scores (a constant: the softmax's
+// backward is unchanged); with H_kv < H the query heads of one key/value head share W_k, W_v, whose
+// gradients they accumulate. Each sequence may have its own mask (prefix-LM).
 #include <cmath>
 #include <limits>
 
@@ -24,7 +29,7 @@
 namespace sf {
 
 template <class T>
-void attention_forward(CRef<T> Q, CRef<T> K, CRef<T> V, CRef<T> mask, Ref<T> A, Ref<T> Vt) {
+void attention_forward(CRef<T> Q, CRef<T> K, CRef<T> V, CRef<T> mask, Ref<T> A, Ref<T> Vt, T alibi_slope) {
   const T scale = T(1) / std::sqrt(static_cast<T>(Q.rows()));  // 1/√d_attn
   const T lowest = std::numeric_limits<T>::lowest();
   // L4: S ← Kᵀ Q   (held in A until line 6 turns it into the weights)
@@ -33,6 +38,9 @@ void attention_forward(CRef<T> Q, CRef<T> K, CRef<T> V, CRef<T> mask, Ref<T> A, 
     auto s = A.col(tx).array();              // (ℓ_z) S[:, t_x]
     const auto keep = mask.col(tx).array();  // (ℓ_z) Mask[:, t_x], 1 or 0
     s *= scale;                              // S / √d_attn
+    // ALiBi (variant): + m_h·B[t_z, t_x], B[t_z, t_x] = −|t_z − t_x|
+    if (alibi_slope != T(0))
+      for (Eigen::Index tz = 0; tz < A.rows(); ++tz) s(tz) -= alibi_slope * static_cast<T>(std::abs(tz - tx));
     // L5: S[t_z, t_x] ← −∞ where ¬Mask: the column's maximum is over the unmasked entries only,
     // and L6's exp(−∞) = 0 is an exact 0 below (multiplied by Mask).
     const T mx = (s * keep + (T(1) - keep) * lowest).maxCoeff();
@@ -110,9 +118,18 @@ void stack_weights(const MHAttentionW<const T>& W, const QkvRows& r, Mat<T>& W_s
   }
 }
 
-// The inverse of stack_weights for the gradients: dW_s, db_s back into each head's dW, db.
+// The inverse of stack_weights for the gradients: dW_s, db_s back into each head's dW, db. With
+// H_kv < H (a variant) the query heads of one key/value head view the same dW_k, db_k, dW_v, db_v:
+// those are zeroed, then every query head adds its share.
 template <class T>
 void unstack_gradients(const QkvRows& r, const Mat<T>& dW_s, const Mat<T>& db_s, MHAttentionW<T>& dW) {
+  if (r.has_kv)
+    for (AttentionHeadW<T>& g : dW.heads) {
+      g.W_k.setZero();
+      g.W_v.setZero();
+      g.b_k.setZero();
+      g.b_v.setZero();
+    }
   for (Eigen::Index h = 0; h < r.H; ++h) {
     AttentionHeadW<T>& g = dW.heads[h];
     if (r.has_q) {
@@ -120,12 +137,51 @@ void unstack_gradients(const QkvRows& r, const Mat<T>& dW_s, const Mat<T>& db_s,
       g.b_q = db_s.middleRows(r.q(h), r.d_attn);
     }
     if (r.has_kv) {
-      g.W_k = dW_s.middleRows(r.k(h), r.d_attn);
-      g.W_v = dW_s.middleRows(r.v(h), r.d_mid);
-      g.b_k = db_s.middleRows(r.k(h), r.d_attn);
-      g.b_v = db_s.middleRows(r.v(h), r.d_mid);
+      g.W_k += dW_s.middleRows(r.k(h), r.d_attn);
+      g.W_v += dW_s.middleRows(r.v(h), r.d_mid);
+      g.b_k += db_s.middleRows(r.k(h), r.d_attn);
+      g.b_v += db_s.middleRows(r.v(h), r.d_mid);
     }
   }
+}
+
+// RoPE (variant): cos(tθ_i), sin(tθ_i) (d_attn/2, ℓ) for t = 1 … ℓ, θ_i = base^{−2(i−1)/d_attn}.
+template <class T>
+void rope_tables(Eigen::Index d_attn, Eigen::Index l, double base, Mat<T>& cos_t, Mat<T>& sin_t) {
+  cos_t.resize(d_attn / 2, l);
+  sin_t.resize(d_attn / 2, l);
+  for (Eigen::Index t = 1; t <= l; ++t)
+    for (Eigen::Index i = 1; i <= d_attn / 2; ++i) {
+      const double angle = static_cast<double>(t) * std::pow(base, -2.0 * static_cast<double>(i - 1) / d_attn);
+      cos_t(i - 1, t - 1) = static_cast<T>(std::cos(angle));
+      sin_t(i - 1, t - 1) = static_cast<T>(std::sin(angle));
+    }
+}
+
+// RoPE on every head's Q and K rows of the stack (·, B·ℓ): coordinates (2i−1, 2i) of column t of
+// each sequence turned by tθ_i (sign = +1), or back by −tθ_i (sign = −1: the backward, Rᵀ = R⁻¹).
+// (Algorithm 4's rope_rotate turns one head of one sequence; this is its batched form.)
+template <class T>
+void rope_rotate_stack(const QkvRows& r, Eigen::Index l, const Mat<T>& cos_t, const Mat<T>& sin_t, T sign, Mat<T>& S) {
+  for (Eigen::Index h = 0; h < r.H; ++h)
+    for (Eigen::Index row0 : {r.q(h), r.k(h)})
+      for (Eigen::Index n = 0; n < S.cols(); ++n) {
+        const Eigen::Index t = n % l;  // 0-based position within the sequence
+        for (Eigen::Index i = 0; i < r.d_attn / 2; ++i) {
+          T& a = S(row0 + 2 * i, n);
+          T& b = S(row0 + 2 * i + 1, n);
+          const T c = cos_t(i, t), s = sign * sin_t(i, t);
+          const T a2 = a * c - b * s;  // q′[2i−1] = q[2i−1] cos(tθ_i) − q[2i] sin(tθ_i)
+          b = a * s + b * c;           // q′[2i]   = q[2i−1] sin(tθ_i) + q[2i] cos(tθ_i)
+          a = a2;
+        }
+      }
+}
+
+// ALiBi's slope m_h = 2^{−8h/H} of head h (0-based here), or 0 without ALiBi.
+template <class T>
+T alibi_slope(bool alibi, Eigen::Index h, Eigen::Index H) {
+  return alibi ? static_cast<T>(std::pow(2.0, -8.0 * static_cast<double>(h + 1) / static_cast<double>(H))) : T(0);
 }
 
 // keys (B) ← ℓ_b of each sequence: key_lengths, or ℓ_z for all when it is nullptr.
@@ -141,15 +197,18 @@ void set_key_lengths(int B, int l_z, const std::vector<int>* key_lengths, std::v
 }
 
 // Where sequence b, head h is: its queries at columns b·ℓ_x …, its keys at columns b·ℓ_z …, of which
-// the first n = ℓ_b are real, and its weights at columns (b·H + h)·ℓ_x … of A.
+// the first n = ℓ_b are real, its weights at columns (b·H + h)·ℓ_x … of A, its mask at columns m0 …
+// (0 for a mask shared by all sequences, b·ℓ_x for one mask per sequence).
 struct HeadBlock {
-  Eigen::Index x0, z0, n, a0;
+  Eigen::Index x0, z0, n, a0, m0;
 };
 // (b, h) for every sequence b and head h, the batched form of Alg. 5 L1 "for h ∈ [H]".
 template <class F>
-void for_each_head(const QkvRows& r, Eigen::Index l_x, Eigen::Index l_z, const std::vector<int>& keys, F&& f) {
+void for_each_head(const QkvRows& r, Eigen::Index l_x, Eigen::Index l_z, Eigen::Index mask_cols,
+                   const std::vector<int>& keys, F&& f) {
   for (Eigen::Index b = 0; b < static_cast<Eigen::Index>(keys.size()); ++b)
-    for (Eigen::Index h = 0; h < r.H; ++h) f(h, HeadBlock{b * l_x, b * l_z, keys[b], (b * r.H + h) * l_x});
+    for (Eigen::Index h = 0; h < r.H; ++h)
+      f(h, HeadBlock{b * l_x, b * l_z, keys[b], (b * r.H + h) * l_x, mask_cols == l_x ? 0 : b * l_x});
 }
 
 // Alg. 5 L1–L4 given every head's Q (rows rq.q(h) of Qs) and K, V (rows rkv.k(h), rkv.v(h) of KVs),
@@ -159,13 +218,13 @@ void for_each_head(const QkvRows& r, Eigen::Index l_x, Eigen::Index l_z, const s
 // L5 with Mask_b[t_z, ·] = 0 for t_z > n: the other rows of A are exact zeros (exp(−∞) = 0).
 template <class T>
 void heads_forward(const MHAttentionW<const T>& W, const QkvRows& rq, const Mat<T>& Qs, const QkvRows& rkv,
-                   const Mat<T>& KVs, const Mat<T>& mask, const std::vector<int>& keys, Mat<T>& A, Mat<T>& Y,
-                   Ref<T> X) {
-  const Eigen::Index l_z = mask.rows(), l_x = mask.cols(), B = static_cast<Eigen::Index>(keys.size());
+                   const Mat<T>& KVs, const Mat<T>& mask, const std::vector<int>& keys, bool alibi, Mat<T>& A,
+                   Mat<T>& Y, Ref<T> X) {
+  const Eigen::Index B = static_cast<Eigen::Index>(keys.size()), l_z = mask.rows(), l_x = Qs.cols() / B;
   A.resize(l_z, B * rq.H * l_x);       // (ℓ_z, B·H·ℓ_x)
   Y.resize(rq.H * rq.d_mid, B * l_x);  // (H·d_mid, B·ℓ_x)
   // Alg. 5 L1: for h ∈ [H]:  L2: Y^h ← Attention(X̃, Z | W^h_qkv, Mask_b)   (each sequence b)
-  for_each_head(rq, l_x, l_z, keys, [&](Eigen::Index h, const HeadBlock& s) {
+  for_each_head(rq, l_x, l_z, mask.cols(), keys, [&](Eigen::Index h, const HeadBlock& s) {
     auto A_h = A.middleCols(s.a0, l_x);                     // (ℓ_z, ℓ_x)
     auto Y_h = Y.block(h * rq.d_mid, s.x0, rq.d_mid, l_x);  // (d_mid, ℓ_x)
     // Alg. 4 L5 on the padded keys t_z > ℓ_b: S ← −∞, so their weight is exactly 0
@@ -176,7 +235,8 @@ void heads_forward(const MHAttentionW<const T>& W, const QkvRows& rq, const Mat<
     }
     // Alg. 4 L4–L6 on the real keys (L1–L3 ran for every head as the stacked products)
     attention_forward<T>(Qs.block(rq.q(h), s.x0, rq.d_attn, l_x), KVs.block(rkv.k(h), s.z0, rkv.d_attn, s.n),
-                         KVs.block(rkv.v(h), s.z0, rkv.d_mid, s.n), mask.topRows(s.n), A_h.topRows(s.n), Y_h);
+                         KVs.block(rkv.v(h), s.z0, rkv.d_mid, s.n), mask.block(0, s.m0, s.n, l_x),
+                         A_h.topRows(s.n), Y_h, alibi_slope<T>(alibi, h, rq.H));
   });
   // Alg. 5 L3: Y ← [Y^1; …; Y^H]   (Y^h was written into rows h·d_mid … of Y)
   // Alg. 5 L4: Ṽ = W_o Y + b_o 1ᵀ, and the caller's X ← X + Ṽ
@@ -198,7 +258,7 @@ void heads_backward(CRef<T> dX, const MHAttentionW<const T>& W, const QkvRows& r
   // ∂ of Alg. 5 L4: Ṽ = W_o Y + b_o 1ᵀ   (the caller's X ← X + Ṽ passes ∂X on unchanged)
   linear_backward<T>(dX, Y, W.W_o, dW.W_o, dW.b_o, dY);
   // ∂ of Alg. 5 L3 (Y's rows are the heads' Y^h) and L1–L2, each sequence b and head h
-  for_each_head(rq, l_x, l_z, keys, [&](Eigen::Index h, const HeadBlock& s) {
+  for_each_head(rq, l_x, l_z, l_x, keys, [&](Eigen::Index h, const HeadBlock& s) {
     auto dQ_h = dQs.block(rq.q(h), s.x0, rq.d_attn, l_x);     // (d_attn, ℓ_x)
     auto dK_h = dKVs.block(rkv.k(h), s.z0, rkv.d_attn, l_z);  // (d_attn, ℓ_z)
     auto dV_h = dKVs.block(rkv.v(h), s.z0, rkv.d_mid, l_z);   // (d_mid, ℓ_z)
@@ -221,18 +281,28 @@ void heads_backward(CRef<T> dX, const MHAttentionW<const T>& W, const QkvRows& r
 
 template <class T>
 void mh_attention_forward(CRef<T> Xt, const MHAttentionW<const T>& W, int B, int l, const Mask& mask,
-                          MHAttentionCache<T>& cache, Ref<T> X, const std::vector<int>* key_lengths) {
+                          MHAttentionCache<T>& cache, Ref<T> X, const std::vector<int>* key_lengths,
+                          const AttentionOptions& variant) {
   const QkvRows r = qkv_rows(W, Stack::QKV);
-  if (Xt.cols() != static_cast<Eigen::Index>(B) * l || mask.rows() != l || mask.cols() != l)
-    throw Error("MHAttention: the batch is not B·ℓ columns with an ℓ×ℓ mask");
+  if (Xt.cols() != static_cast<Eigen::Index>(B) * l || mask.rows() != l ||
+      (mask.cols() != l && mask.cols() != static_cast<Eigen::Index>(B) * l))
+    throw Error("MHAttention: the batch is not B·ℓ columns with an ℓ×ℓ mask (or one per sequence)");
+  const bool rope = variant.rope_base > 0;
+  if (rope && r.d_attn % 2 != 0) throw Error("RoPE needs an even d_attn");
   set_key_lengths(B, l, key_lengths, cache.keys);  // (B)
-  cache.mask = mask.cast<T>();                     // (ℓ, ℓ)
+  cache.mask = mask.cast<T>();                     // (ℓ, ℓ) or (ℓ, B·ℓ)
+  cache.variant = variant;
   stack_weights(W, r, cache.W_qkv, cache.b_qkv);   // (H·(2·d_attn + d_mid), d_e), (H·(2·d_attn + d_mid), 1)
   // Alg. 4 L1–L3 for every head at once: Q ← W_q X̃ + b_q 1ᵀ, K ← W_k X̃ + b_k 1ᵀ, V ← W_v X̃ + b_v 1ᵀ
   cache.QKV.resize(r.total(), Xt.cols());  // (H·(2·d_attn + d_mid), B·ℓ)
   linear_forward<T>(Xt, cache.W_qkv, cache.b_qkv, cache.QKV);
-  // Alg. 4 L4–L6 for every sequence and head, Alg. 5 L1–L4, and X ← X + Ṽ
-  heads_forward(W, r, cache.QKV, r, cache.QKV, cache.mask, cache.keys, cache.A, cache.Y, X);
+  // RoPE (variant): rotate Q[:, t] and K[:, t] by tθ_i, after the bias
+  if (rope) {
+    rope_tables<T>(r.d_attn, l, variant.rope_base, cache.rope_cos, cache.rope_sin);
+    rope_rotate_stack<T>(r, l, cache.rope_cos, cache.rope_sin, T(1), cache.QKV);
+  }
+  // Alg. 4 L4–L6 for every sequence and head (ALiBi: + m_h·B), Alg. 5 L1–L4, and X ← X + Ṽ
+  heads_forward(W, r, cache.QKV, r, cache.QKV, cache.mask, cache.keys, variant.alibi, cache.A, cache.Y, X);
 }
 
 template <class T>
@@ -248,6 +318,8 @@ void mh_attention_backward(CRef<T> dX, CRef<T> Xt, const MHAttentionW<const T>& 
   // ∂ of Alg. 5 L4–L1 and Alg. 4 L6–L4, every sequence and head
   heads_backward<T>(dX, W, r, cache.QKV, r, cache.QKV, l, cache.keys, cache.A, cache.Y, dW, ws.dY, ws.dS,
                     ws.dQKV, ws.dQKV);
+  // ∂ of RoPE (variant): ∂Q, ∂K rotated back by −tθ_i
+  if (cache.variant.rope_base > 0) rope_rotate_stack<T>(r, l, cache.rope_cos, cache.rope_sin, T(-1), ws.dQKV);
   // ∂ of Alg. 4 L1–L3 for every head at once: Q ← W_q X̃ + b_q 1ᵀ, K ← W_k X̃ + b_k 1ᵀ, V ← W_v X̃ + b_v 1ᵀ
   linear_backward<T>(ws.dQKV, Xt, cache.W_qkv, ws.dW_qkv, ws.db_qkv, dXt);
   unstack_gradients(r, ws.dW_qkv, ws.db_qkv, dW);
@@ -270,7 +342,7 @@ void mh_cross_attention_forward(CRef<T> Xt, CRef<T> Z, const MHAttentionW<const 
   cache.KV.resize(rkv.total(), Z.cols());  // (H·(d_attn + d_mid), B·ℓ_z)
   linear_forward<T>(Z, cache.W_kv, cache.b_kv, cache.KV);
   // Alg. 4 L4–L6 for every pair and head, Alg. 5 L1–L4, and Alg. 8 L16: X ← X + Ṽ
-  heads_forward(W, rq, cache.Q, rkv, cache.KV, cache.mask, cache.keys, cache.A, cache.Y, X);
+  heads_forward(W, rq, cache.Q, rkv, cache.KV, cache.mask, cache.keys, /*alibi=*/false, cache.A, cache.Y, X);
 }
 
 template <class T>
@@ -297,16 +369,18 @@ void mh_cross_attention_backward(CRef<T> dX, CRef<T> Xt, CRef<T> Z, const MHAtte
   unstack_gradients(rq, ws.dW_q, ws.db_q, dW);
 }
 
-template void attention_forward<float>(CRef<float>, CRef<float>, CRef<float>, CRef<float>, Ref<float>, Ref<float>);
+template void attention_forward<float>(CRef<float>, CRef<float>, CRef<float>, CRef<float>, Ref<float>, Ref<float>,
+                                       float);
 template void attention_forward<double>(CRef<double>, CRef<double>, CRef<double>, CRef<double>, Ref<double>,
-                                        Ref<double>);
+                                        Ref<double>, double);
 template void attention_backward<float>(CRef<float>, CRef<float>, CRef<float>, CRef<float>, CRef<float>, Ref<float>,
                                         Ref<float>, Ref<float>, Ref<float>);
 template void attention_backward<double>(CRef<double>, CRef<double>, CRef<double>, CRef<double>, CRef<double>,
                                          Ref<double>, Ref<double>, Ref<double>, Ref<double>);
 #define SF_MH_ATTENTION(T)                                                                                     \
   template void mh_attention_forward<T>(CRef<T>, const MHAttentionW<const T>&, int, int, const Mask&,               \
-                                        MHAttentionCache<T>&, Ref<T>, const std::vector<int>*);                     \
+                                        MHAttentionCache<T>&, Ref<T>, const std::vector<int>*,                      \
+                                        const AttentionOptions&);                                                   \
   template void mh_attention_backward<T>(CRef<T>, CRef<T>, const MHAttentionW<const T>&, int, int,                  \
                                          const MHAttentionCache<T>&, MHAttentionWorkspace<T>&, MHAttentionW<T>&,    \
                                          Ref<T>);                                                                   \

@@ -9,6 +9,8 @@
 //   L8:    X ← X + W^l_mlp2 GELU(W^l_mlp1 X̃ + b^l_mlp1 1ᵀ) + b^l_mlp2 1ᵀ
 //   L10: for t ∈ [ℓ]: X[:, t] ← layer_norm(X[:, t] | γ, β)
 //   L11: return P = softmax(W_u X)
+// Variants (docs/variants.md) through layer_forward / layer_backward and the blocks: post-LN (GPT-1:
+// no line 10), RMSNorm, positions, activations, tied W_u = W_eᵀ, H_kv < H, the prefix-LM mask.
 #include "core/algorithms/algorithms.hpp"
 #include "core/model/error.hpp"
 #include "core/gradients/grad.hpp"
@@ -70,21 +72,38 @@ Batch make_batch(const std::vector<Tokens>& xs, int l, int pad) {
   return b;
 }
 
+Mask prefix_masks(const Batch& b, const ModelConfig& c) {
+  Mask m(b.l, static_cast<Eigen::Index>(b.B) * b.l);  // (ℓ, B·ℓ)
+  for (int s = 0; s < b.B; ++s) {
+    const auto first = b.tokens.begin() + static_cast<std::ptrdiff_t>(s) * b.l;
+    const int p = prefix_position(Tokens(first, first + b.lengths[s]), c);  // p_b of the real tokens
+    // Mask_b[t_z, t_x] = [[t_z ≤ max(t_x, p_b)]]
+    m.middleCols(static_cast<Eigen::Index>(s) * b.l, b.l) = prefix_mask(b.l, p);
+  }
+  return m;
+}
+
 template <class T>
 T dtransformer_forward(const ModelConfig& c, const GptW<const T>& W, const Batch& batch, T loss_weight,
                        GptCache<T>& cache) {
   const int B = batch.B, l = batch.l;
-  if (B < 1 || l < 1 || l > c.l_max || static_cast<int>(batch.tokens.size()) != B * l)
-    throw Error("a batch must hold B ≥ 1 sequences of 1 to ℓ_max = " + std::to_string(c.l_max) + " tokens");
+  if (B < 1 || l < 1 || l > c.l_max || static_cast<int>(batch.tokens.size()) != B * l ||
+      static_cast<int>(batch.lengths.size()) != B)
+    throw Error("a batch must hold B ≥ 1 sequences of 1 to ℓ_max = " + std::to_string(c.l_max) +
+                " tokens, with their lengths");
   for (int id : batch.tokens)
     if (id < 1 || id > c.N_V())
       throw Error("token id " + std::to_string(id) + " is outside [1, N_V] = [1, " + std::to_string(c.N_V()) + "]");
-  const T eps = static_cast<T>(c.eps);
+  const LayerSpec spec = layer_spec(c);
   const Eigen::Index N = static_cast<Eigen::Index>(B) * l;
   cache.B = B;
   cache.l = l;
   cache.tokens = batch.tokens;
-  if (cache.mask.rows() != l) cache.mask = unidirectional_mask(l, l);  // (ℓ, ℓ) Mask[t, t′] = [[t ≤ t′]]
+  cache.lengths = batch.lengths;  // (B) key padding (the causal mask hides it already; the prefix mask too)
+  if (c.mask == MaskKind::Prefix)
+    cache.mask = prefix_masks(batch, c);  // (ℓ, B·ℓ) [[t_z ≤ max(t_x, p_b)]] (variant)
+  else if (cache.mask.rows() != l || cache.mask.cols() != l)
+    cache.mask = unidirectional_mask(l, l);  // (ℓ, ℓ) Mask[t, t′] = [[t ≤ t′]]
   cache.layers.resize(c.L);
 
   // The loss terms: the batch's targets (position t of sequence b predicts x_b[t+1]).
@@ -94,53 +113,44 @@ T dtransformer_forward(const ModelConfig& c, const GptW<const T>& W, const Batch
   for (Eigen::Index k = 0; k < N; ++k) cache.weights(k) = cache.targets[k] ? loss_weight : T(0);
 
   // L2: for t ∈ [ℓ]: e_t ← W_e[:, x[t]] + W_p[:, t];  L3: X ← [e_1, e_2, … e_ℓ]
-  embedding_forward<T>(batch.tokens, l, W.W_e, W.W_p, cache.X);  // (d_e, N)
-  // L4: for l = 1, 2, …, L do
-  for (int layer = 0; layer < c.L; ++layer) {
-    const LayerW<const T>& Wl = W.layers[layer];
-    LayerCache<T>& lc = cache.layers[layer];
-    // L5: for t ∈ [ℓ]: X̃[:, t] ← layer_norm(X[:, t] | γ¹_l, β¹_l)
-    layer_norm_forward<T>(cache.X, Wl.gamma1, Wl.beta1, eps, lc.ln1, lc.Xt1);
-    // L6: X ← X + MHAttention(X̃ | W_l, Mask[t, t′] = [[t ≤ t′]])
-    mh_attention_forward<T>(lc.Xt1, Wl.attn, B, l, cache.mask, lc.attn, cache.X);
-    // L7: for t ∈ [ℓ]: X̃[:, t] ← layer_norm(X[:, t] | γ²_l, β²_l)
-    layer_norm_forward<T>(cache.X, Wl.gamma2, Wl.beta2, eps, lc.ln2, lc.Xt2);
-    // L8: X ← X + W^l_mlp2 GELU(W^l_mlp1 X̃ + b^l_mlp1 1ᵀ) + b^l_mlp2 1ᵀ
-    mlp_forward<T>(lc.Xt2, Wl.W_mlp1, Wl.b_mlp1, Wl.W_mlp2, Wl.b_mlp2, Activation::GELU, lc.mlp, cache.X);
+  embedding_forward<T>(batch.tokens, l, W.W_e, positions_for<T>(c, W.W_p, cache.W_p), cache.X);  // (d_e, N)
+  // L4: for l = 1, 2, …, L do   L5–L8 (pre-LN; GPT-1's post-LN is a variant)
+  for (int layer = 0; layer < c.L; ++layer)
+    layer_forward<T>(spec, W.layers[layer], B, l, cache.mask, &cache.lengths, cache.layers[layer], cache.X);
+  if (spec.position == NormPosition::Pre) {
+    // L10: for t ∈ [ℓ]: X[:, t] ← layer_norm(X[:, t] | γ, β)
+    layer_norm_forward<T>(cache.X, W.gamma, W.beta, static_cast<T>(c.eps), cache.ln_f, cache.X_f, c.norm);
+  } else {
+    cache.X_f = cache.X;  // post-LN (GPT-1): no line 10, the last layer ends with its norm
   }
-  // L10: for t ∈ [ℓ]: X[:, t] ← layer_norm(X[:, t] | γ, β)
-  layer_norm_forward<T>(cache.X, W.gamma, W.beta, eps, cache.ln_f, cache.X_f);
-  // L11: return P = softmax(W_u X), then Alg. 13 L5: loss = Σ_t w_t · (−log P[x[t+1], t])
-  return loss_forward<T>(cache.X_f, W.W_u, cache.targets, cache.weights, cache.loss);
+  // L11: return P = softmax(W_u X) (tied: W_u = W_eᵀ), then Alg. 13 L5: loss = Σ_t w_t · (−log P[x[t+1], t])
+  return loss_forward<T>(cache.X_f, unembedding_for<T>(W.W_u, W.W_e, cache.W_u), cache.targets, cache.weights,
+                         cache.loss);
 }
 
 template <class T>
-void dtransformer_backward(const GptW<const T>& W, const GptCache<T>& cache, GptWorkspace<T>& ws, GptW<T>& dW) {
+void dtransformer_backward(const ModelConfig& c, const GptW<const T>& W, const GptCache<T>& cache,
+                           GptWorkspace<T>& ws, GptW<T>& dW) {
+  const LayerSpec spec = layer_spec(c);
   const Eigen::Index d_e = cache.X_f.rows(), N = cache.X_f.cols();
   ws.dX_f.resize(d_e, N);  // (d_e, N)
-  ws.dXt.resize(d_e, N);   // (d_e, N)
   // ∂ of Alg. 13 L5 and of L11: P = softmax(W_u X)
-  loss_backward<T>(cache.X_f, W.W_u, cache.targets, cache.weights, cache.loss, ws.dlogits, dW.W_u, ws.dX_f);
-  // ∂ of L10: X[:, t] ← layer_norm(X[:, t] | γ, β)
-  ws.dX.setZero(d_e, N);  // (d_e, N)
-  layer_norm_backward<T>(ws.dX_f, W.gamma, cache.ln_f, ws.dX, dW.gamma, dW.beta);
-  // ∂ of L4's loop body, for l = L, …, 1
-  for (int layer = static_cast<int>(cache.layers.size()) - 1; layer >= 0; --layer) {
-    const LayerW<const T>& Wl = W.layers[layer];
-    LayerW<T>& dWl = dW.layers[layer];
-    const LayerCache<T>& lc = cache.layers[layer];
-    // ∂ of L8: X ← X + W^l_mlp2 GELU(W^l_mlp1 X̃ + b^l_mlp1 1ᵀ) + b^l_mlp2 1ᵀ
-    mlp_backward<T>(ws.dX, lc.Xt2, Wl.W_mlp1, Wl.W_mlp2, Activation::GELU, lc.mlp, ws.dH, dWl.W_mlp1, dWl.b_mlp1,
-                    dWl.W_mlp2, dWl.b_mlp2, ws.dXt);
-    // ∂ of L7: X̃[:, t] ← layer_norm(X[:, t] | γ²_l, β²_l)
-    layer_norm_backward<T>(ws.dXt, Wl.gamma2, lc.ln2, ws.dX, dWl.gamma2, dWl.beta2);
-    // ∂ of L6: X ← X + MHAttention(X̃ | W_l, Mask)
-    mh_attention_backward<T>(ws.dX, lc.Xt1, Wl.attn, cache.B, cache.l, lc.attn, ws.attn, dWl.attn, ws.dXt);
-    // ∂ of L5: X̃[:, t] ← layer_norm(X[:, t] | γ¹_l, β¹_l)
-    layer_norm_backward<T>(ws.dXt, Wl.gamma1, lc.ln1, ws.dX, dWl.gamma1, dWl.beta1);
+  loss_backward<T>(cache.X_f, unembedding_used<T>(W.W_u, cache.W_u), cache.targets,
+                   cache.weights, cache.loss, ws.dlogits, unembedding_gradient<T>(dW.W_u, dW.W_e, ws.dW_u), ws.dX_f);
+  if (spec.position == NormPosition::Pre) {
+    // ∂ of L10: X[:, t] ← layer_norm(X[:, t] | γ, β)
+    ws.s.dX.setZero(d_e, N);  // (d_e, N)
+    layer_norm_backward<T>(ws.dX_f, W.gamma, cache.ln_f, ws.s.dX, dW.gamma, dW.beta);
+  } else {
+    ws.s.dX = ws.dX_f;  // post-LN: no line 10
   }
-  // ∂ of L2: e_t ← W_e[:, x[t]] + W_p[:, t]
-  embedding_backward<T>(cache.tokens, cache.l, ws.dX, dW.W_e, dW.W_p);
+  // ∂ of L4's loop body, for l = L, …, 1
+  for (int layer = static_cast<int>(cache.layers.size()) - 1; layer >= 0; --layer)
+    layer_backward<T>(spec, W.layers[layer], cache.B, cache.l, cache.layers[layer], ws.s, ws.mlp, ws.attn,
+                      dW.layers[layer]);
+  // ∂ of L2: e_t ← W_e[:, x[t]] + W_p[:, t]   (no gradient for a W_p that is not trained)
+  embedding_backward<T>(cache.tokens, cache.l, ws.s.dX, dW.W_e, dW.W_p);
+  add_tied_gradient<T>(dW.W_u, ws.dW_u, dW.W_e);
 }
 
 template <class T>
@@ -149,7 +159,7 @@ GptGradient<T>::GptGradient(const ParamTable& table) : grad(table.total(), T(0))
 template <class T>
 T GptGradient<T>::loss_and_gradient(const ModelConfig& c, const GptW<const T>& W, const Batch& batch, T loss_weight) {
   const T loss = dtransformer_forward<T>(c, W, batch, loss_weight, cache);
-  dtransformer_backward<T>(W, cache, ws, dW);
+  dtransformer_backward<T>(c, W, cache, ws, dW);
   return loss;
 }
 
@@ -159,9 +169,9 @@ template float dtransformer_forward<float>(const ModelConfig&, const GptW<const 
                                            GptCache<float>&);
 template double dtransformer_forward<double>(const ModelConfig&, const GptW<const double>&, const Batch&, double,
                                              GptCache<double>&);
-template void dtransformer_backward<float>(const GptW<const float>&, const GptCache<float>&, GptWorkspace<float>&,
-                                           GptW<float>&);
-template void dtransformer_backward<double>(const GptW<const double>&, const GptCache<double>&, GptWorkspace<double>&,
-                                            GptW<double>&);
+template void dtransformer_backward<float>(const ModelConfig&, const GptW<const float>&, const GptCache<float>&,
+                                           GptWorkspace<float>&, GptW<float>&);
+template void dtransformer_backward<double>(const ModelConfig&, const GptW<const double>&, const GptCache<double>&,
+                                            GptWorkspace<double>&, GptW<double>&);
 
 }  // namespace sf

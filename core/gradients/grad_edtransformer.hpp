@@ -15,30 +15,16 @@
 
 namespace sf {
 
-// One post-LN sub-layer of Algorithm 8, two lines: "X ← X + f(X)" (a residual line: 5, 7, 14,
-// 16, 18), then "for t: X[:, t] ← layer_norm(X[:, t] | γ, β)" (6, 8, 15, 17, 19).
-template <class T>
-struct PostLnCache {
-  Mat<T> X;              // (d_e, N) the stream before the residual line: f's input
-  Mat<T> R;              // (d_e, N) X + f(X), layer_norm's input
-  LayerNormCache<T> ln;  // the layer_norm line
-};
-
-template <class T>
-struct EdEncoderLayerCache {
-  PostLnCache<T> attn_ln;    // lines 5–6
-  MHAttentionCache<T> attn;  // line 5, key-padded by z_lengths
-  PostLnCache<T> mlp_ln;     // lines 7–8
-  MlpCache<T> mlp;           // line 7 (ReLU)
-};
-
+// The decoder's layer (lines 14–19): three sub-layers (grad_sublayer.hpp), post-LN as the paper
+// or pre-LN (a variant: γ³ before the self-attention, γ⁴ before the cross-attention, γ⁵ before the
+// MLP). The encoder's layers (lines 5–8) are LayerCache (grad_layer.cpp).
 template <class T>
 struct EdDecoderLayerCache {
-  PostLnCache<T> self_ln;           // lines 14–15
+  SubLayerCache<T> self_ln;         // lines 14–15
   MHAttentionCache<T> self_attn;    // line 14, causal
-  PostLnCache<T> cross_ln;          // lines 16–17
+  SubLayerCache<T> cross_ln;        // lines 16–17
   MHCrossAttentionCache<T> cross;   // line 16, keys and values from Z, key-padded by z_lengths
-  PostLnCache<T> mlp_ln;            // lines 18–19
+  SubLayerCache<T> mlp_ln;          // lines 18–19
   MlpCache<T> mlp;                  // line 18 (ReLU)
 };
 
@@ -50,22 +36,19 @@ struct EdCache {
   std::vector<int> z_lengths;                  // (B) ℓ_z of each context
   Mask enc_mask;                               // (ℓ_z, ℓ_z) line 5: Mask ≡ 1
   Mask dec_mask;                               // (ℓ, ℓ) line 14: Mask[t, t′] = [[t ≤ t′]]
+  Mat<T> W_p;                                  // (d_e, ℓ_max) the fixed sinusoid (variant "sinusoidal"), else empty
+  Mat<T> W_u;                                  // (N_V, d_e) W_eᵀ when tied (variant), else empty
   Mat<T> Z;                                    // (d_e, B·ℓ_z) the encoder's stream; after the forward, its output
-  std::vector<EdEncoderLayerCache<T>> enc;     // (L_enc)
-  Mat<T> X;                                    // (d_e, B·ℓ) the decoder's stream; after the forward, line 19's X
+  std::vector<LayerCache<T>> enc;              // (L_enc)
+  Mat<T> Z_stack;                              // pre-LN (variant): the last encoder layer's output
+  LayerNormCache<T> ln_enc;                    // pre-LN: Z ← norm(Z | enc.γ, enc.β)
+  Mat<T> X;                                    // (d_e, B·ℓ) the decoder's stream; after the forward, line 21's input
   std::vector<EdDecoderLayerCache<T>> dec;     // (L_dec)
+  Mat<T> X_stack;                              // pre-LN (variant): the last decoder layer's output
+  LayerNormCache<T> ln_dec;                    // pre-LN: X ← norm(X | dec.γ, dec.β)
   std::vector<int> targets;                    // (B·ℓ) x[t+1] where position t predicts one, else 0
   Vec<T> weights;                              // (B·ℓ) the weight of each position's loss term
   LossCache<T> loss;                           // line 21 and the loss
-};
-
-// The gradient of one stream (the decoder's X or the encoder's Z) at the current point of the
-// backward, and its two scratch buffers.
-template <class T>
-struct StreamGrad {
-  Mat<T> dX;  // (d_e, N) ∂loss/∂X
-  Mat<T> dR;  // (d_e, N) ∂loss/∂(X + f(X)), below a layer_norm line
-  Mat<T> dT;  // (d_e, N) ∂loss/∂X through the branch f
 };
 
 template <class T>
@@ -73,8 +56,10 @@ struct EdWorkspace {
   StreamGrad<T> dec;                   // over X (d_e, B·ℓ)
   StreamGrad<T> enc;                   // over Z (d_e, B·ℓ_z)
   Mat<T> dZ_cross;                     // (d_e, B·ℓ_z) ∂loss/∂Z through one layer's cross-attention
-  Mat<T> dH;                           // (d_mlp, N)
+  Mat<T> dX_out;                       // (d_e, B·ℓ) pre-LN: ∂loss/∂X after the decoder's final norm
+  MlpWorkspace<T> mlp;
   Mat<T> dlogits;                      // (N_V, B·ℓ)
+  Mat<T> dW_u;                         // (N_V, d_e) ∂loss/∂W_u when tied (added into ∇W_e)
   Mat<T> dW_e_z, dW_p_z;               // (d_e, N_V), (d_e, ℓ_max) the context's share of ∂W_e, ∂W_p
   MHAttentionWorkspace<T> attn;        // lines 5 and 14
   MHCrossAttentionWorkspace<T> cross;  // line 16
@@ -90,7 +75,8 @@ T edtransformer_forward(const ModelConfig& c, const EdW<const T>& W, const Batch
                         EdCache<T>& cache);
 // ∇loss(θ) into dW (views of a gradient buffer with θ's table): every tensor assigned.
 template <class T>
-void edtransformer_backward(const EdW<const T>& W, const EdCache<T>& cache, EdWorkspace<T>& ws, EdW<T>& dW);
+void edtransformer_backward(const ModelConfig& c, const EdW<const T>& W, const EdCache<T>& cache, EdWorkspace<T>& ws,
+                            EdW<T>& dW);
 
 // Everything one evaluation of loss(θ) and ∇loss(θ) needs, allocated once and reused (as
 // GptGradient). Not copyable or movable: dW views `grad`.

@@ -1,7 +1,8 @@
 // Gradients of Algorithm 10 lines 2–3, the token and positional embeddings:
 //   L2: for t ∈ [ℓ]: e_t ← W_e[:, x[t]] + W_p[:, t]      (Algorithms 1 and 2)
 //   L3: X ← [e_1, e_2, … e_ℓ]
-// over a batch: sequence b's token t is column b·ℓ + t − 1.
+// over a batch: sequence b's token t is column b·ℓ + t − 1. Variants: no W_p (positions "rope",
+// "alibi", "none": line 2 adds no position), or the fixed sinusoid of §5 ("sinusoidal").
 #include "core/gradients/grad.hpp"
 
 namespace sf {
@@ -12,8 +13,9 @@ void embedding_forward(const Tokens& tokens, int l, CRef<T> W_e, CRef<T> W_p, Ma
   X.resize(W_e.rows(), N);  // (d_e, B·ℓ)
   for (Eigen::Index n = 0; n < N; ++n) {
     const Eigen::Index t = n % l;  // 0-based position within its sequence
-    // L2: e_t ← W_e[:, x[t]] + W_p[:, t]   (ids and positions 1-based)
-    X.col(n) = W_e.col(tokens[n] - 1) + W_p.col(t);
+    // L2: e_t ← W_e[:, x[t]] + W_p[:, t]   (ids and positions 1-based; no W_p: no position)
+    X.col(n) = W_e.col(tokens[n] - 1);
+    if (W_p.size() != 0) X.col(n) += W_p.col(t);
   }
 }
 
@@ -22,17 +24,34 @@ void embedding_backward(const Tokens& tokens, int l, CRef<T> dX, Ref<T> dW_e, Re
   // ∂ of L2: e_t ← W_e[:, x[t]] + W_p[:, t]: each column's gradient goes to the column of W_e
   // it was read from and to the column of W_p of its position (a token or position used k
   // times collects k gradients).
-  dW_e.setZero();  // (d_e, N_V)
-  dW_p.setZero();  // (d_e, ℓ_max)
+  // A W_p that is not trained (none, or the fixed sinusoid) has no gradient: dW_p is empty.
+  const bool trained_positions = dW_p.size() != 0;
+  dW_e.setZero();                         // (d_e, N_V)
+  if (trained_positions) dW_p.setZero();  // (d_e, ℓ_max)
   for (Eigen::Index n = 0; n < static_cast<Eigen::Index>(tokens.size()); ++n) {
     dW_e.col(tokens[n] - 1) += dX.col(n);
-    dW_p.col(n % l) += dX.col(n);
+    if (trained_positions) dW_p.col(n % l) += dX.col(n);
   }
+}
+
+template <class T>
+Eigen::Ref<const Mat<T>> positions_for(const ModelConfig& c, const MapM<const T>& W_p, Mat<T>& fixed) {
+  if (c.position == Position::Sinusoidal) {
+    // Variant "sinusoidal" (§5; Vaswani et al. with position_base 10000): computed, never trained
+    if (fixed.rows() != c.d_e || fixed.cols() != c.l_max)
+      fixed = sinusoid_positions(c.d_e, c.l_max, c.sinusoid_base()).cast<T>();  // (d_e, ℓ_max)
+    return fixed;
+  }
+  fixed.resize(0, 0);
+  return W_p;  // learned (the paper), or empty: no position
 }
 
 template void embedding_forward<float>(const Tokens&, int, CRef<float>, CRef<float>, Mat<float>&);
 template void embedding_forward<double>(const Tokens&, int, CRef<double>, CRef<double>, Mat<double>&);
 template void embedding_backward<float>(const Tokens&, int, CRef<float>, Ref<float>, Ref<float>);
 template void embedding_backward<double>(const Tokens&, int, CRef<double>, Ref<double>, Ref<double>);
+template Eigen::Ref<const Mat<float>> positions_for<float>(const ModelConfig&, const MapM<const float>&, Mat<float>&);
+template Eigen::Ref<const Mat<double>> positions_for<double>(const ModelConfig&, const MapM<const double>&,
+                                                             Mat<double>&);
 
 }  // namespace sf

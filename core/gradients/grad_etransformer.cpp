@@ -10,12 +10,13 @@
 //   L10: X ← GELU(W_f X + b_f 1ᵀ)
 //   L11: for t ∈ [ℓ]: X[:, t] ← layer_norm(X[:, t] | γ, β)
 //   L12: return P = softmax(W_u X)
-// Post-LN: every layer_norm replaces the residual stream, so its backward writes the stream's
-// gradient afresh (into a zeroed buffer: layer_norm_backward ADDS into dX).
+// The layers are grad_layer.cpp's (post-LN, or pre-LN as a variant with the stack's final norm
+// enc.gamma, enc.beta before line 10); the other variants are the blocks'.
 #include <unsupported/Eigen/SpecialFunctions>
 
 #include "core/algorithms/algorithms.hpp"
 #include "core/gradients/grad_etransformer.hpp"
+#include "core/gradients/grad_sublayer.hpp"
 #include "core/model/error.hpp"
 
 namespace sf {
@@ -36,12 +37,6 @@ void gelu_backward(const Mat<T>& X, Mat<T>& dX) {
                 x * (x.square() * T(-0.5)).exp() * T(0.39894228040143267794);
 }
 
-// The residual stream's input of layer `layer` (0-based): layer `L` is line 10's input.
-template <class T>
-Mat<T>& layer_input(BertCache<T>& cache, size_t layer) {
-  return layer < cache.layers.size() ? cache.layers[layer].X : cache.X;
-}
-
 }  // namespace
 
 template <class T>
@@ -56,6 +51,7 @@ T etransformer_forward(const ModelConfig& c, const BertW<const T>& W, const Batc
     if (id < 1 || id > c.N_V())
       throw Error("token id " + std::to_string(id) + " is outside [1, N_V] = [1, " + std::to_string(c.N_V()) + "]");
   if (batch.targets.size() != batch.tokens.size()) throw Error("a batch needs one target per position");
+  const LayerSpec spec = layer_spec(c);
   const T eps = static_cast<T>(c.eps);
   const Eigen::Index N = static_cast<Eigen::Index>(B) * l;
   cache.B = B;
@@ -71,68 +67,52 @@ T etransformer_forward(const ModelConfig& c, const BertW<const T>& W, const Batc
   for (Eigen::Index k = 0; k < N; ++k) cache.weights(k) = cache.targets[k] ? loss_weight : T(0);
 
   // L2: for t ∈ [ℓ]: e_t ← W_e[:, x[t]] + W_p[:, t];  L3: X ← [e_1, e_2, … e_ℓ]
-  embedding_forward<T>(batch.tokens, l, W.W_e, W.W_p, layer_input(cache, 0));  // (d_e, N)
-  // L4: for l = 1, 2, …, L do
-  for (size_t layer = 0; layer < cache.layers.size(); ++layer) {
-    const LayerW<const T>& Wl = W.layers[layer];
-    BertLayerCache<T>& lc = cache.layers[layer];
-    // L5: X ← X + MHAttention(X | W_l, Mask ≡ 1)   (padded keys masked)
-    cache.R = lc.X;  // (d_e, N)
-    mh_attention_forward<T>(lc.X, Wl.attn, B, l, cache.mask, lc.attn, cache.R, &cache.lengths);
-    // L6: for t ∈ [ℓ]: X[:, t] ← layer_norm(X[:, t] | γ¹_l, β¹_l)
-    layer_norm_forward<T>(cache.R, Wl.gamma1, Wl.beta1, eps, lc.ln1, lc.X_ln1);
-    // L7: X ← X + W^l_mlp2 GELU(W^l_mlp1 X + b^l_mlp1 1ᵀ) + b^l_mlp2 1ᵀ
-    cache.R = lc.X_ln1;
-    mlp_forward<T>(lc.X_ln1, Wl.W_mlp1, Wl.b_mlp1, Wl.W_mlp2, Wl.b_mlp2, Activation::GELU, lc.mlp, cache.R);
-    // L8: for t ∈ [ℓ]: X[:, t] ← layer_norm(X[:, t] | γ²_l, β²_l)
-    layer_norm_forward<T>(cache.R, Wl.gamma2, Wl.beta2, eps, lc.ln2, layer_input(cache, layer + 1));
+  embedding_forward<T>(batch.tokens, l, W.W_e, positions_for<T>(c, W.W_p, cache.W_p), cache.X);  // (d_e, N)
+  // L4: for l = 1, 2, …, L do   L5–L8 (post-LN; pre-LN is a variant)   (padded keys masked)
+  for (int layer = 0; layer < c.L; ++layer)
+    layer_forward<T>(spec, W.layers[layer], B, l, cache.mask, &cache.lengths, cache.layers[layer], cache.X);
+  if (spec.position == NormPosition::Pre) {
+    // pre-LN (variant): the stack's final norm, X[:, t] ← norm(X[:, t] | enc.γ, enc.β)
+    stack_norm_forward<T>(spec, cache.X, W.enc_gamma, W.enc_beta, cache.X_stack, cache.ln_enc);
   }
-  // L10: X ← GELU(W_f X + b_f 1ᵀ)
+  // L10: X ← GELU(W_f X + b_f 1ᵀ)   (the paper's GELU whatever the MLPs' activation)
   cache.F_pre.resize(W.W_f.rows(), N);  // (d_f, N)
   cache.F_act.resize(W.W_f.rows(), N);  // (d_f, N)
   linear_forward<T>(cache.X, W.W_f, W.b_f, cache.F_pre);
   gelu_forward<T>(cache.F_pre, cache.F_act);
   // L11: for t ∈ [ℓ]: X[:, t] ← layer_norm(X[:, t] | γ, β)
-  layer_norm_forward<T>(cache.F_act, W.gamma, W.beta, eps, cache.ln_f, cache.X_f);
-  // L12: return P = softmax(W_u X), then Alg. 12 L9: loss = Σ_{t∈T̃} w_t · (−log P[x[t], t])
-  return loss_forward<T>(cache.X_f, W.W_u, cache.targets, cache.weights, cache.loss);
+  layer_norm_forward<T>(cache.F_act, W.gamma, W.beta, eps, cache.ln_f, cache.X_f, c.norm);
+  // L12: return P = softmax(W_u X) (tied: W_u = W_eᵀ), then Alg. 12 L9: loss = Σ_{t∈T̃} w_t · (−log P[x[t], t])
+  return loss_forward<T>(cache.X_f, unembedding_for<T>(W.W_u, W.W_e, cache.W_u), cache.targets, cache.weights,
+                         cache.loss);
 }
 
 template <class T>
-void etransformer_backward(const BertW<const T>& W, const BertCache<T>& cache, BertWorkspace<T>& ws, BertW<T>& dW) {
+void etransformer_backward(const ModelConfig& c, const BertW<const T>& W, const BertCache<T>& cache,
+                           BertWorkspace<T>& ws, BertW<T>& dW) {
+  const LayerSpec spec = layer_spec(c);
   const Eigen::Index d_e = cache.X.rows(), d_f = cache.X_f.rows(), N = cache.X_f.cols();
   ws.dX_f.resize(d_f, N);  // (d_f, N)
-  ws.dX.resize(d_e, N);    // (d_e, N)
-  ws.dXt.resize(d_e, N);   // (d_e, N)
   // ∂ of Alg. 12 L9 and of L12: P = softmax(W_u X)
-  loss_backward<T>(cache.X_f, W.W_u, cache.targets, cache.weights, cache.loss, ws.dlogits, dW.W_u, ws.dX_f);
+  loss_backward<T>(cache.X_f, unembedding_used<T>(W.W_u, cache.W_u), cache.targets, cache.weights, cache.loss,
+                   ws.dlogits, unembedding_gradient<T>(dW.W_u, dW.W_e, ws.dW_u), ws.dX_f);
   // ∂ of L11: X[:, t] ← layer_norm(X[:, t] | γ, β)
   ws.dF.setZero(d_f, N);  // (d_f, N)
   layer_norm_backward<T>(ws.dX_f, W.gamma, cache.ln_f, ws.dF, dW.gamma, dW.beta);
   // ∂ of L10: X ← GELU(W_f X + b_f 1ᵀ)
   gelu_backward<T>(cache.F_pre, ws.dF);
-  linear_backward<T>(ws.dF, cache.X, W.W_f, dW.W_f, dW.b_f, ws.dX);
-  // ∂ of L4's loop body, for l = L, …, 1; ws.dX is ∂loss/∂X after line 8
-  for (int layer = static_cast<int>(cache.layers.size()) - 1; layer >= 0; --layer) {
-    const LayerW<const T>& Wl = W.layers[layer];
-    LayerW<T>& dWl = dW.layers[layer];
-    const BertLayerCache<T>& lc = cache.layers[layer];
-    // ∂ of L8: X[:, t] ← layer_norm(X[:, t] | γ²_l, β²_l)   (dR ← ∂loss/∂(X + MLP(X)))
-    ws.dR.setZero(d_e, N);
-    layer_norm_backward<T>(ws.dX, Wl.gamma2, lc.ln2, ws.dR, dWl.gamma2, dWl.beta2);
-    // ∂ of L7: X ← X + W^l_mlp2 GELU(W^l_mlp1 X + b^l_mlp1 1ᵀ) + b^l_mlp2 1ᵀ   (the MLP's input is X itself)
-    mlp_backward<T>(ws.dR, lc.X_ln1, Wl.W_mlp1, Wl.W_mlp2, Activation::GELU, lc.mlp, ws.dH, dWl.W_mlp1, dWl.b_mlp1,
-                    dWl.W_mlp2, dWl.b_mlp2, ws.dXt);
-    ws.dR += ws.dXt;  // ∂loss/∂X after line 6: the residual path plus the MLP's
-    // ∂ of L6: X[:, t] ← layer_norm(X[:, t] | γ¹_l, β¹_l)   (dX ← ∂loss/∂(X + MHAttention(X)))
-    ws.dX.setZero();
-    layer_norm_backward<T>(ws.dR, Wl.gamma1, lc.ln1, ws.dX, dWl.gamma1, dWl.beta1);
-    // ∂ of L5: X ← X + MHAttention(X | W_l, Mask ≡ 1)   (the attention's input is X itself)
-    mh_attention_backward<T>(ws.dX, lc.X, Wl.attn, cache.B, cache.l, lc.attn, ws.attn, dWl.attn, ws.dXt);
-    ws.dX += ws.dXt;  // ∂loss/∂X before line 5: the residual path plus the attention's
-  }
-  // ∂ of L2: e_t ← W_e[:, x[t]] + W_p[:, t]
-  embedding_backward<T>(cache.tokens, cache.l, ws.dX, dW.W_e, dW.W_p);
+  ws.s.dX.resize(d_e, N);  // (d_e, N)
+  linear_backward<T>(ws.dF, cache.X, W.W_f, dW.W_f, dW.b_f, ws.s.dX);
+  // ∂ of the pre-LN stack's final norm (variant)
+  if (spec.position == NormPosition::Pre)
+    stack_norm_backward<T>(ws.s.dX, W.enc_gamma, cache.ln_enc, ws.s.dR, dW.enc_gamma, dW.enc_beta);
+  // ∂ of L4's loop body, for l = L, …, 1; ws.s.dX is ∂loss/∂X after line 8
+  for (int layer = static_cast<int>(cache.layers.size()) - 1; layer >= 0; --layer)
+    layer_backward<T>(spec, W.layers[layer], cache.B, cache.l, cache.layers[layer], ws.s, ws.mlp, ws.attn,
+                      dW.layers[layer]);
+  // ∂ of L2: e_t ← W_e[:, x[t]] + W_p[:, t]   (no gradient for a W_p that is not trained)
+  embedding_backward<T>(cache.tokens, cache.l, ws.s.dX, dW.W_e, dW.W_p);
+  add_tied_gradient<T>(dW.W_u, ws.dW_u, dW.W_e);
 }
 
 template <class T>
@@ -142,7 +122,7 @@ BertGradient<T>::BertGradient(const ParamTable& table)
 template <class T>
 T BertGradient<T>::loss_and_gradient(const ModelConfig& c, const BertW<const T>& W, const Batch& batch, T loss_weight) {
   const T loss = etransformer_forward<T>(c, W, batch, loss_weight, cache);
-  etransformer_backward<T>(W, cache, ws, dW);
+  etransformer_backward<T>(c, W, cache, ws, dW);
   return loss;
 }
 
@@ -152,9 +132,9 @@ template float etransformer_forward<float>(const ModelConfig&, const BertW<const
                                            BertCache<float>&);
 template double etransformer_forward<double>(const ModelConfig&, const BertW<const double>&, const Batch&, double,
                                              BertCache<double>&);
-template void etransformer_backward<float>(const BertW<const float>&, const BertCache<float>&, BertWorkspace<float>&,
-                                           BertW<float>&);
-template void etransformer_backward<double>(const BertW<const double>&, const BertCache<double>&,
+template void etransformer_backward<float>(const ModelConfig&, const BertW<const float>&, const BertCache<float>&,
+                                           BertWorkspace<float>&, BertW<float>&);
+template void etransformer_backward<double>(const ModelConfig&, const BertW<const double>&, const BertCache<double>&,
                                             BertWorkspace<double>&, BertW<double>&);
 
 }  // namespace sf

@@ -1,9 +1,8 @@
 // Reverse-mode gradients of Algorithm 9 (ETransformer, BERT) over a batch, with the masked-LM loss
 // of Algorithm 12 line 9. The conventions are core/gradients/grad.hpp's (a column per token,
 // sequence b at columns b·ℓ … b·ℓ+ℓ−1, N := B·ℓ, parameter gradients assigned); the blocks are
-// its forward/backward pairs. Post-LN: each layer_norm comes AFTER a residual addition, so the
-// residual stream's gradient is REPLACED at each layer_norm (layer_norm_backward adds into a
-// zeroed buffer), unlike GPT's pre-LN where it accumulates along the stream.
+// its forward/backward pairs and the sub-layers of grad_sublayer.hpp (post-LN as the paper, or
+// pre-LN, a variant, with the stack's final norm enc.gamma, enc.beta before line 10).
 //
 // Padding: sequences shorter than ℓ are padded; attention masks their padded keys (key-padding
 // lengths = batch.lengths), so each real column equals Algorithm 9 on the unpadded sequence.
@@ -15,42 +14,34 @@
 namespace sf {
 
 template <class T>
-struct BertLayerCache {
-  Mat<T> X;                  // (d_e, N) the layer's input: line 5's X
-  MHAttentionCache<T> attn;  // line 5
-  LayerNormCache<T> ln1;     // line 6
-  Mat<T> X_ln1;              // (d_e, N) after line 6: the MLP's input
-  MlpCache<T> mlp;           // line 7
-  LayerNormCache<T> ln2;     // line 8 (its output is the next layer's X, or BertCache::X)
-};
-
-template <class T>
 struct BertCache {
   int B = 0, l = 0;
-  Tokens tokens;                          // (B·ℓ) the batch's ids (x̃)
-  std::vector<int> lengths;               // (B) ℓ_b, the key-padding lengths
-  Mask mask;                              // (ℓ, ℓ) Mask ≡ 1
-  std::vector<BertLayerCache<T>> layers;  // (L)
-  Mat<T> X;                               // (d_e, N) after the last layer: line 10's input
-  Mat<T> R;                               // (d_e, N) X + a residual branch, before its layer_norm
-  Mat<T> F_pre;                           // (d_f, N) W_f X + b_f 1ᵀ, line 10
-  Mat<T> F_act;                           // (d_f, N) GELU(…), line 10
-  LayerNormCache<T> ln_f;                 // line 11
-  Mat<T> X_f;                             // (d_f, N) after line 11
-  std::vector<int> targets;               // (N) x[t] at masked positions t ∈ T̃, else 0
-  Vec<T> weights;                         // (N) the weight of each position's loss term
-  LossCache<T> loss;                      // line 12 and the loss
+  Tokens tokens;                     // (B·ℓ) the batch's ids (x̃)
+  std::vector<int> lengths;          // (B) ℓ_b, the key-padding lengths
+  Mask mask;                         // (ℓ, ℓ) Mask ≡ 1
+  Mat<T> W_p;                        // (d_e, ℓ_max) the fixed sinusoid (variant "sinusoidal"), else empty
+  Mat<T> W_u;                        // (N_V, d_e) W_eᵀ when tied (variant), else empty
+  std::vector<LayerCache<T>> layers;  // (L)
+  Mat<T> X_stack;                    // (d_e, N) pre-LN (variant): the last layer's output, before enc.gamma
+  LayerNormCache<T> ln_enc;          // pre-LN: the stack's final norm (enc.gamma, enc.beta)
+  Mat<T> X;                          // (d_e, N) line 10's input: after the last layer (pre-LN: its final norm)
+  Mat<T> F_pre;                      // (d_f, N) W_f X + b_f 1ᵀ, line 10
+  Mat<T> F_act;                      // (d_f, N) GELU(…), line 10
+  LayerNormCache<T> ln_f;            // line 11
+  Mat<T> X_f;                        // (d_f, N) after line 11
+  std::vector<int> targets;          // (N) x[t] at masked positions t ∈ T̃, else 0
+  Vec<T> weights;                    // (N) the weight of each position's loss term
+  LossCache<T> loss;                 // line 12 and the loss
 };
 
 template <class T>
 struct BertWorkspace {
-  Mat<T> dX;       // (d_e, N) ∂loss/∂X of the residual stream at the current point of the backward
-  Mat<T> dR;       // (d_e, N) ∂loss/∂(X + branch), the input of a layer_norm
-  Mat<T> dXt;      // (d_e, N) ∂loss/∂X through a branch (attention or MLP)
-  Mat<T> dF;       // (d_f, N) ∂loss/∂X after line 10, then ∂loss/∂(W_f X + b_f 1ᵀ)
-  Mat<T> dX_f;     // (d_f, N) ∂loss/∂X after line 11
-  Mat<T> dH;       // (d_mlp, N)
-  Mat<T> dlogits;  // (N_V, N)
+  StreamGrad<T> s;  // the residual stream's gradient
+  Mat<T> dF;        // (d_f, N) ∂loss/∂X after line 10, then ∂loss/∂(W_f X + b_f 1ᵀ)
+  Mat<T> dX_f;      // (d_f, N) ∂loss/∂X after line 11
+  Mat<T> dlogits;   // (N_V, N)
+  Mat<T> dW_u;      // (N_V, d_e) ∂loss/∂W_u when tied (added into ∇W_e)
+  MlpWorkspace<T> mlp;
   MHAttentionWorkspace<T> attn;
 };
 
@@ -64,7 +55,8 @@ T etransformer_forward(const ModelConfig& c, const BertW<const T>& W, const Batc
                        BertCache<T>& cache);
 // ∇loss(θ) into dW (views of a gradient buffer with θ's table): every tensor assigned.
 template <class T>
-void etransformer_backward(const BertW<const T>& W, const BertCache<T>& cache, BertWorkspace<T>& ws, BertW<T>& dW);
+void etransformer_backward(const ModelConfig& c, const BertW<const T>& W, const BertCache<T>& cache,
+                           BertWorkspace<T>& ws, BertW<T>& dW);
 
 // Everything one evaluation of loss(θ) and ∇loss(θ) needs, allocated once and reused (as
 // GptGradient). Not copyable or movable: dW views `grad`.

@@ -3,6 +3,7 @@
 //   Alg. 13 L5:  loss(θ) = −Σ_{t=1}^{ℓ−1} log P(θ)[x_n[t+1], t]
 // generalised to weighted terms, loss = Σ_t w_t · (−log P[y_t, t]): w_t = 1 is the paper's
 // sum, w_t = 1/#targets the mean over a minibatch, w_t = 0 for positions with no target.
+// Variant tied_unembedding (Dinan–Yaida–Zhang, GPT-2): W_u = W_eᵀ, and ∇W_e collects both uses.
 #include <cmath>
 
 #include "core/gradients/grad.hpp"
@@ -45,6 +46,40 @@ void loss_backward(CRef<T> X, CRef<T> W_u, const std::vector<int>& targets, cons
   dW_u.noalias() = dlogits * X.transpose();  // (N_V, d_e)
   dX.noalias() = W_u.transpose() * dlogits;  // (d_e, N)
 }
+
+template <class T>
+Eigen::Ref<const Mat<T>> unembedding_for(const MapM<const T>& W_u, const MapM<const T>& W_e, Mat<T>& tied) {
+  if (W_u.size() != 0) return W_u;
+  tied = W_e.transpose();  // (N_V, d_e) W_u = W_eᵀ
+  return tied;
+}
+
+template <class T>
+Eigen::Ref<const Mat<T>> unembedding_used(const MapM<const T>& W_u, const Mat<T>& tied) {
+  if (W_u.size() != 0) return W_u;
+  return tied;
+}
+
+template <class T>
+Ref<T> unembedding_gradient(MapM<T>& dW_u, const MapM<T>& dW_e, Mat<T>& tied) {
+  if (dW_u.size() != 0) return dW_u;
+  tied.resize(dW_e.cols(), dW_e.rows());  // (N_V, d_e)
+  return tied;
+}
+
+template <class T>
+void add_tied_gradient(const MapM<T>& dW_u, const Mat<T>& tied, MapM<T>& dW_e) {
+  if (dW_u.size() == 0) dW_e += tied.transpose();  // ∂ of W_u = W_eᵀ
+}
+
+#define SF_UNEMBEDDING(T)                                                                                   \
+  template Eigen::Ref<const Mat<T>> unembedding_for<T>(const MapM<const T>&, const MapM<const T>&, Mat<T>&); \
+  template Eigen::Ref<const Mat<T>> unembedding_used<T>(const MapM<const T>&, const Mat<T>&);            \
+  template Ref<T> unembedding_gradient<T>(MapM<T>&, const MapM<T>&, Mat<T>&);                              \
+  template void add_tied_gradient<T>(const MapM<T>&, const Mat<T>&, MapM<T>&);
+SF_UNEMBEDDING(float)
+SF_UNEMBEDDING(double)
+#undef SF_UNEMBEDDING
 
 template float loss_forward<float>(CRef<float>, CRef<float>, const std::vector<int>&, const Vec<float>&,
                                    LossCache<float>&);

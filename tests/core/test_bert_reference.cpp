@@ -134,14 +134,14 @@ TEST(BertReference, ForwardInDoubleMatchesPAndTheBatchedIntermediates) {
   BertCache<double> cache;
   etransformer_forward<double>(r.c, W, b, 1.0, cache);
   EXPECT_LT(gap(cache.loss.P, json_matrix(f.at("P"))), tol) << "P, batched";
-  EXPECT_LT(gap(cache.layers[0].X, json_matrix(f.at("X0"))), tol) << "X0";
+  EXPECT_LT(gap(cache.layers[0].attn_ln.X, json_matrix(f.at("X0"))), tol) << "X0";
   for (int l = 1; l <= r.c.L; ++l) {
     const json& layer = f.at("layers").at(l - 1);
-    const BertLayerCache<double>& lc = cache.layers[l - 1];
-    EXPECT_LT(gap(lc.X_ln1, json_matrix(layer.at("X_ln1"))), tol) << "line 6, layer " << l;
+    const LayerCache<double>& lc = cache.layers[l - 1];
+    EXPECT_LT(gap(lc.mlp_ln.X, json_matrix(layer.at("X_ln1"))), tol) << "line 6, layer " << l;
     EXPECT_LT(gap(lc.mlp.H_pre, json_matrix(layer.at("mlp_pre"))), tol) << "mlp_pre, layer " << l;
     EXPECT_LT(gap(lc.mlp.H_act, json_matrix(layer.at("mlp_gelu"))), tol) << "GELU, layer " << l;
-    const MatD& next = l < r.c.L ? cache.layers[l].X : cache.X;
+    const MatD& next = l < r.c.L ? cache.layers[l].attn_ln.X : cache.X;
     EXPECT_LT(gap(next, json_matrix(layer.at("X_ln2"))), tol) << "line 8, layer " << l;
   }
   EXPECT_LT(gap(cache.F_pre, json_matrix(f.at("head_pre"))), tol) << "head_pre";

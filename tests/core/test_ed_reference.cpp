@@ -155,7 +155,7 @@ TEST(EdReference, ForwardInDoubleMatchesPAndTheBatchedIntermediates) {
   EXPECT_LT(gap(cache.enc[0].attn_ln.X, M(f.at("Z0"))), tol) << "Z0";
   for (int l = 1; l <= r.c.L_enc; ++l) {
     const json& layer = f.at("encoder_layers").at(l - 1);
-    const EdEncoderLayerCache<double>& lc = cache.enc[l - 1];
+    const LayerCache<double>& lc = cache.enc[l - 1];
     const std::string at = ", encoder layer " + std::to_string(l);
     expect_batched(layer, {{&lc.attn.Y, "Y"}, {&lc.attn_ln.R, "Z_after_attn"}, {&lc.mlp_ln.X, "Z_ln1"},
                            {&lc.mlp.H_pre, "mlp_pre"}, {&lc.mlp.H_act, "mlp_relu"}, {&lc.mlp_ln.R, "Z_after_mlp"}},

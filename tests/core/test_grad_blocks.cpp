@@ -326,10 +326,10 @@ void check_mlp(Activation act) {
   MatD W2 = random_matrix(rng, d_e, d_mlp), b2 = random_matrix(rng, d_e, 1);
   const MatD X0 = random_matrix(rng, d_e, N), R = random_matrix(rng, d_e, N);
   MlpCache<double> cache;
-  MatD X;
+  MatD X, none;  // no W_gate, b_gate (not SwiGLU)
   auto f = [&] {
     X = X0;
-    mlp_forward<double>(Xt, W1, b1, W2, b2, act, cache, X);
+    mlp_forward<double>(Xt, W1, b1, W2, b2, none, none, act, cache, X);
     return dot(R, X);
   };
   f();
@@ -337,8 +337,9 @@ void check_mlp(Activation act) {
   const MatD want =
       X0 + ((W2 * (act == Activation::GELU ? gelu<double>(pre) : relu<double>(pre))).colwise() + b2.col(0));
   EXPECT_LT((X - want).cwiseAbs().maxCoeff(), 1e-14);
-  MatD dH, dW1(d_mlp, d_e), db1(d_mlp, 1), dW2(d_e, d_mlp), db2(d_e, 1), dXt(d_e, N);
-  mlp_backward<double>(R, Xt, W1, W2, act, cache, dH, dW1, db1, dW2, db2, dXt);
+  MlpWorkspace<double> ws;
+  MatD dW1(d_mlp, d_e), db1(d_mlp, 1), dW2(d_e, d_mlp), db2(d_e, 1), dXt(d_e, N);
+  mlp_backward<double>(R, Xt, W1, W2, none, act, cache, ws, dW1, db1, dW2, db2, none, none, dXt);
   EXPECT_LT(relative_error(dXt, numeric_gradient(Xt, f)), kTol);
   EXPECT_LT(relative_error(dW1, numeric_gradient(W1, f)), kTol);
   EXPECT_LT(relative_error(db1, numeric_gradient(b1, f)), kTol);
@@ -354,9 +355,11 @@ TEST(GradBlocks, GeluDerivativeIsPhiPlusXTimesDensity) {
   for (double x : {-3.0, -1.0, -0.2, 0.0, 0.5, 2.0}) {
     MatD Xt = MatD::Constant(1, 1, x), one = MatD::Ones(1, 1), zero = MatD::Zero(1, 1), X = zero;
     MlpCache<double> cache;
-    mlp_forward<double>(Xt, one, zero, one, zero, Activation::GELU, cache, X);
-    MatD dH, dW1(1, 1), db1(1, 1), dW2(1, 1), db2(1, 1), dXt(1, 1);
-    mlp_backward<double>(one, Xt, one, one, Activation::GELU, cache, dH, dW1, db1, dW2, db2, dXt);
+    MatD none;
+    mlp_forward<double>(Xt, one, zero, one, zero, none, none, Activation::GELU, cache, X);
+    MlpWorkspace<double> ws;
+    MatD dW1(1, 1), db1(1, 1), dW2(1, 1), db2(1, 1), dXt(1, 1);
+    mlp_backward<double>(one, Xt, one, one, none, Activation::GELU, cache, ws, dW1, db1, dW2, db2, none, none, dXt);
     const double Phi = 0.5 * (1 + std::erf(x / std::sqrt(2.0))), phi = std::exp(-x * x / 2) / std::sqrt(2 * M_PI);
     EXPECT_NEAR(dXt(0, 0), Phi + x * phi, 1e-15) << "x = " << x;
   }
