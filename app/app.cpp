@@ -487,6 +487,8 @@ bool App::apply_action(const std::string& action, std::string& error) {
     } catch (...) {
       return error = "translate-tau needs a number", false;
     }
+  } else if (verb == "kv-cache") {
+    s.sampling.kv_cache = arg == "on";
   } else if (verb == "translate-reuse") {
     s.translation_settings.reuse_encoding = arg == "on";
   } else if (verb == "open" || verb == "close") {

@@ -17,7 +17,7 @@ const char* app_usage() {
          "                               continue, restart, jump:K, goto:ALG:LINE[:l:h:t], prompt:TEXT,\n"
          "                               open:PANEL, close:PANEL, select:NAME, frame:DEPTH,\n"
          "                               breakpoint:ALG:LINE, key:KEY (F5 F10 F11 S-F11 C-= C-- ...),\n"
-         "                               generate-one, generate-all, tau:T, gen:N, seed:S,\n"
+         "                               generate-one, generate-all, tau:T, gen:N, seed:S, kv-cache:on|off,\n"
          "                               context:TEXT (a model with a context z), example:N (File › Examples),\n"
          "                               mask:T (toggle [MASK] at prompt position T, <bos> = 1), fill-trace,\n"
          "                               translate-one, translate-all, translate-tau:T, translate-reuse:on|off,\n"

@@ -174,6 +174,8 @@ void Session::run_trace() {
     opt.l_gen = gen_count_;
     opt.tau = sampling.tau;
     opt.trim_context = sampling.trim_context;
+    opt.kv_cache = sampling.kv_cache;
+    traced_kv_cache_ = opt.kv_cache;
     opt.seed = sampling.seed + gen_prefix_.size();
     Tokens x = tokens_;
     x.insert(x.end(), gen_prefix_.begin(), gen_prefix_.end());

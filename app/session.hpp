@@ -24,6 +24,7 @@ struct SamplingSettings {
   int l_gen = 12;          // ℓ_gen
   uint64_t seed = 1;
   bool trim_context = true;
+  bool kv_cache = false;  // not in the paper: compute only the new token's column (docs/variants.md)
 };
 
 // Filling in [MASK] (models whose output is FillIn): τ = 0 takes the argmax.
@@ -117,6 +118,8 @@ class Session {
 
   // --- the traced run ---
   RunKind run_kind() const { return run_kind_; }
+  // True when the trace is Algorithm 14 run with the KV cache (not in the paper).
+  bool traced_with_kv_cache() const { return run_kind_ == RunKind::Generate && traced_kv_cache_; }
   // Traces the model's forward algorithm (10, 9 or 8) on the prompt (the default).
   void trace_forward();
   // Traces Algorithm 14 generating `n` tokens (n = settings.l_gen for "all at once");
@@ -195,6 +198,7 @@ class Session {
   std::string prompt_error_;
   std::vector<UnknownChar> unknown_;
   RunKind run_kind_ = RunKind::Forward;
+  bool traced_kv_cache_ = false;  // the KV-cache option of the traced Algorithm 14 run
   int gen_count_ = 0;
   Tokens gen_prefix_;  // text generated before the traced run (one token at a time)
   Tokens generated_;   // gen_prefix_ + what the traced run generated

@@ -133,7 +133,7 @@ void NotationPanel::draw(App& app) {
   if (ev.kind == EventKind::Enter) {
     ImGui::TextDisabled("The call of Algorithm %d: its inputs (no line yet).", ev.alg);
   } else {
-    const PseudoAlgorithm listing = pseudocode_for(ev.alg, s.model().config);
+    const PseudoAlgorithm listing = pseudocode_for(ev.alg, s.model().config, s.traced_with_kv_cache());
     const PseudoLine* variant = nullptr;
     for (const PseudoLine& l : listing.lines)
       if (l.number == ev.line && !l.variant.empty()) variant = &l;

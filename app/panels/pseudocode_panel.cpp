@@ -49,7 +49,7 @@ void PseudocodePanel::draw(App& app) {
   // The algorithm as the open model runs it: the paper's, with the lines its variants change
   // rewritten and marked (core/pseudocode/variants).
   const ModelConfig& config = s.model().config;
-  const PseudoAlgorithm listing = pseudocode_for(ev.alg, config);
+  const PseudoAlgorithm listing = pseudocode_for(ev.alg, config, s.traced_with_kv_cache());
   const PseudoAlgorithm* alg = &listing;
   if (alg->number == 0) {
     ImGui::Text("Algorithm %d", ev.alg);

@@ -86,6 +86,13 @@ void SamplingPanel::draw(App& app) {
                "paper's DTransformer cannot take a longer x.");
   ImGui::SameLine();
   ImGui::TextDisabled("(Carpenter's COMPLETE_TEXT, not in the paper)");
+  ImGui::Checkbox("KV cache", &st.kv_cache);
+  item_tooltip("Each generation step runs DTransformer for the new token's column only: every self-attention "
+               "keeps K and V of the earlier tokens and appends the new column (the trace shows the cache "
+               "growing). The same p, q and tokens as recomputing every column. Rebuilt after trimming or when "
+               "a prefix separator first appears.");
+  ImGui::SameLine();
+  ImGui::TextDisabled("(not in the paper: encyclopedia article, seed 004)");
 
   // --- commands ---
   auto ran = [&] {

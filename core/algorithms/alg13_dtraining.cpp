@@ -34,7 +34,10 @@ PaperTraining::Loss DTraining::loss_and_gradient(const Example& ex, const Model&
     tr->line(13, 4, {tv("P", P, Axis::Vocab, Axis::TokenX)});
   }
   // L5: loss(θ) = −Σ_{t=1}^{ℓ−1} log P(θ)[x_n[t+1], t]   (and ∇loss(θ), for line 6)
-  const Batch batch = make_batch({x}, l, model.config.eos_token());
+  Batch batch = make_batch({x}, l, model.config.eos_token());
+  // Prefix-LM (variant, seed 004): no loss term inside the prefix, t < p (position t sees x[t+1] there)
+  if (model.config.mask == MaskKind::Prefix)
+    for (int t = 1; t < prefix_position(x, model.config); ++t) batch.targets[t - 1] = 0;
   const float loss = g.loss_and_gradient(model, batch, 1.0f);
   if (tr)
     tr->line(13, 5,

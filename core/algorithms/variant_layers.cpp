@@ -10,9 +10,9 @@ namespace sf::variant_layers {
 namespace {
 
 // The sinusoid (§5 of the paper) for (d_e, ℓ_max, base), computed once per shape and base.
-const MatF& cached_sinusoid(int d_e, int l_max, double base) {
+const Mat<double>& cached_sinusoid(int d_e, int l_max, double base) {
   static std::mutex m;
-  static std::map<std::tuple<int, int, double>, MatF> cache;
+  static std::map<std::tuple<int, int, double>, Mat<double>> cache;
   const std::lock_guard<std::mutex> lock(m);
   auto [it, fresh] = cache.try_emplace({d_e, l_max, base});
   if (fresh) it->second = sinusoid_positions(d_e, l_max, base);

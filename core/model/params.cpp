@@ -184,13 +184,13 @@ template GptW<const float> bind_gpt<const float>(const ParamTable&, const float*
 template GptW<double> bind_gpt<double>(const ParamTable&, double*);
 template GptW<const double> bind_gpt<const double>(const ParamTable&, const double*);
 
-MatF sinusoid_positions(int d_e, int l_max, double base) {
-  MatF W_p = MatF::Zero(d_e, l_max);  // (d_e, ℓ_max)
+Mat<double> sinusoid_positions(int d_e, int l_max, double base) {
+  Mat<double> W_p = Mat<double>::Zero(d_e, l_max);  // (d_e, ℓ_max)
   for (int t = 1; t <= l_max; ++t)
     for (int i = 1; 2 * i <= d_e; ++i) {
       const double angle = t / std::pow(base, 2.0 * i / d_e);
-      W_p(2 * i - 2, t - 1) = static_cast<float>(std::sin(angle));  // W_p[2i−1, t]
-      W_p(2 * i - 1, t - 1) = static_cast<float>(std::cos(angle));  // W_p[2i, t]
+      W_p(2 * i - 2, t - 1) = std::sin(angle);  // W_p[2i−1, t]
+      W_p(2 * i - 1, t - 1) = std::cos(angle);  // W_p[2i, t]
     }
   return W_p;
 }

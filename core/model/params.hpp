@@ -180,7 +180,7 @@ void init_params(const ModelConfig& c, const ParamTable& table, uint64_t seed, f
 // The paper's sinusoid (§5): W_p[2i−1,t] = sin(t / base^{2i/d_e}), W_p[2i,t] = cos(…),
 // with base = ℓ_max (the paper) or 10000 (Vaswani et al.). Column t is position t (1-based).
 // Position "sinusoidal" computes it (never stored, never trained).
-MatF sinusoid_positions(int d_e, int l_max, double base);
+Mat<double> sinusoid_positions(int d_e, int l_max, double base);  // in double; callers cast
 
 // A model: configuration, parameter table, parameters θ.
 struct Model {

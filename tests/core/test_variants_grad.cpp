@@ -37,7 +37,7 @@ ModelConfig tiny(const std::string& arch) {
   c.d_f = 6;
   c.d_attn = 4;
   c.d_mid = 3;  // ≠ d_attn: key and value sizes must not be confused
-  c.d_mlp = 5;
+  c.d_mlp = 7;  // enough ReLU units that some are alive in every layer (with 5, one seed had a dead layer)
   c.l_max = 9;
   c.vocab = {"a", "b", "c", "="};  // N_V = 7
   return c;
@@ -345,7 +345,7 @@ TEST(VariantsGrad, TiedUnembeddingSharedKvHeadsAndFixedPositionsHaveOneStorage) 
   EXPECT_EQ(g.dW.layers[0].attn.heads[0].W_k.data(), g.dW.layers[0].attn.heads[1].W_k.data());
   EXPECT_NE(g.dW.layers[0].attn.heads[1].W_k.data(), g.dW.layers[0].attn.heads[2].W_k.data());
   // The fixed sinusoid was added: the first token's embedding is W_e[:, bos] + W_p[:, 1].
-  const MatF S = sinusoid_positions(c.d_e, c.l_max, c.sinusoid_base());
+  const MatF S = sinusoid_positions(c.d_e, c.l_max, c.sinusoid_base()).cast<float>();
   const Vec<double> e1 = W.W_e.col(c.bos_token() - 1) + S.col(0).cast<double>();
   EXPECT_LT((g.cache.layers[0].attn_ln.X.col(0) - e1).cwiseAbs().maxCoeff(), 1e-7);
 }

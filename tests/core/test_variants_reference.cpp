@@ -154,7 +154,8 @@ TEST(VariantsReference, MakeBatchTargetsAreTheReferenceTargets) {
     std::vector<size_t> pick;
     for (const json& s : k.doc->at("grads").at("sequences")) {
       pick.push_back(data.size());
-      data.push_back({tokens(s, "z"), tokens(s, "x")});
+      const Tokens x = tokens(s, "x");
+      data.push_back({tokens(s, "z"), x, k.c.mask == MaskKind::Prefix ? prefix_position(x, k.c) : 0});
     }
     Batch got;
     Rng rng(1);

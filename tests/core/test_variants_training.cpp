@@ -29,7 +29,7 @@ ModelConfig small(const std::string& arch, const std::vector<std::string>& vocab
   c.d_attn = 8;
   c.d_mid = 8;
   c.d_mlp = 64;
-  c.l_max = 20;
+  c.l_max = 24;  // the sort task's longest line (8 + "=" + 8) with bos and eos
   c.vocab = vocab;
   return c;
 }
@@ -39,19 +39,19 @@ Dataset task(const std::string& arch) {
   t.seed = 1;
   t.train_size = 1000;
   t.val_size = 64;
-  t.max_chars = 8;
+  t.max_chars = 22;  // ℓ_max − 2 (bos and eos)
   return arch == "ed" ? make_pair_task("reverse", t) : make_task("sort", t);
 }
 
 // Validation loss before and after `steps` Adam updates; every update finite.
 std::pair<double, double> train(const ModelConfig& c, const Dataset& d, int steps) {
   TrainOptions opt;
-  opt.lr = 1e-2;
-  opt.min_lr = 1e-3;
+  opt.lr = 3e-3;
+  opt.min_lr = 3e-4;
   opt.steps = steps;
   opt.warmup = 5;
   opt.batch = 32;
-  opt.p_mask = 0.25;
+  opt.p_mask = 0.15;
   Trainer trainer(Model::initialised(c, 1), d, opt);
   const double before = trainer.evaluate();
   while (!trainer.finished()) {
@@ -67,17 +67,19 @@ struct Variant {
   std::function<void(ModelConfig&)> set;
 };
 
-void check(const std::string& arch, const std::vector<Variant>& variants) {
+// BERT learns from the 15% of positions it masks, so it gets more updates.
+void check(const std::string& arch, const std::vector<Variant>& variants, int steps = 300) {
   const Dataset d = task(arch);
   for (const Variant& v : variants) {
     ModelConfig c = small(arch, d.vocab);
     v.set(c);
     SCOPED_TRACE(arch + ": " + v.name);
     ASSERT_EQ(validate(c), "");
-    const auto [before, after] = train(c, d, 40);
+    const auto [before, after] = train(c, d, steps);
     ::testing::Test::RecordProperty(arch + "_" + v.name, std::to_string(before) + " -> " + std::to_string(after));
     EXPECT_TRUE(std::isfinite(after));
-    EXPECT_LT(after, 0.85 * before);
+    // Clearly better than a uniform guess (ln N_V), the loss of an untrained model.
+    EXPECT_LT(after, 0.9 * std::log(static_cast<double>(c.N_V()))) << "before " << before;
   }
 }
 
@@ -117,7 +119,7 @@ TEST(VariantsTraining, BertVariantsLearnMaskedSort) {
          c.activation = Activation::SwiGLU;
          c.tied_unembedding = true;
        }},
-  });
+  }, 900);
 }
 
 TEST(VariantsTraining, EncoderDecoderVariantsLearnReverse) {
