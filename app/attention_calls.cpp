@@ -38,7 +38,7 @@ std::vector<HeadCall> head_calls(const Trace& t) {
   return out;
 }
 
-std::vector<AttentionGroup> attention_groups(const std::vector<HeadCall>& calls) {
+std::vector<AttentionGroup> attention_groups(const std::vector<HeadCall>& calls, const ModelConfig& config) {
   std::vector<AttentionGroup> out;
   for (const auto& c : calls) {
     if (std::any_of(out.begin(), out.end(), [&](const AttentionGroup& g) { return g.alg == c.caller_alg && g.line == c.caller_line; }))
@@ -58,8 +58,10 @@ std::vector<AttentionGroup> attention_groups(const std::vector<HeadCall>& calls)
     g.title = what + " — " + (pseudocode(g.alg) ? pseudocode(g.alg)->name : std::string("?")) + " line " +
               std::to_string(g.line);
     g.mask_text = text.find("Mask ≡ 1") != std::string::npos ? "Mask ≡ 1: every query attends to every key"
-                                                              : "Mask[t_z, t_x] = [t_z ≤ t_x]: causal, a query sees "
-                                                                "the keys up to itself";
+                  : config.mask == MaskKind::Prefix
+                      ? "Mask[t_z, t_x] = [t_z ≤ max(t_x, p)]: prefix-LM (a variant, seed 004), every query sees "
+                        "the first p tokens (up to the first \"" + config.prefix_separator + "\") and the keys up to itself"
+                      : "Mask[t_z, t_x] = [t_z ≤ t_x]: causal, a query sees the keys up to itself";
     out.push_back(g);
   }
   return out;

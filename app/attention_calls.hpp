@@ -3,6 +3,7 @@
 // 14 (decoder self-attention) and 16 (cross-attention). No architecture name is tested: the
 // group is the (algorithm, line) of the frame that called MHAttention. Headless (tests use it).
 #pragma once
+#include "core/model/config.hpp"
 #include <string>
 #include <vector>
 
@@ -32,7 +33,8 @@ struct AttentionGroup {
 // Every Algorithm 4 call in `t`, in trace order.
 std::vector<HeadCall> head_calls(const Trace& t);
 // The distinct (caller_alg, caller_line) groups of `calls`, in order of first appearance.
-std::vector<AttentionGroup> attention_groups(const std::vector<HeadCall>& calls);
+// `c` says how a causal mask was built: the paper's, or the prefix-LM variant.
+std::vector<AttentionGroup> attention_groups(const std::vector<HeadCall>& calls, const ModelConfig& c);
 // The call of group (alg, line) for layer l, head h at generation step i (0: none); nullptr when none.
 const HeadCall* find_head_call(const std::vector<HeadCall>& calls, int alg, int line, int l, int h, int i);
 // The value named `name` bound by event e; nullptr when none.

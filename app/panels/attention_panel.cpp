@@ -44,7 +44,7 @@ void AttentionPanel::draw(App& app) {
   }
   // The transformer lines that call attention (one for GPT and BERT; encoder, decoder and
   // cross-attention for the encoder-decoder), each with its own L×H grid.
-  const std::vector<AttentionGroup> groups = attention_groups(calls);
+  const std::vector<AttentionGroup> groups = attention_groups(calls, s.model().config);
   auto layers_of = [&](const AttentionGroup& g) {
     int L = 0;
     for (const auto& c : calls)

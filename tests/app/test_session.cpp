@@ -272,7 +272,7 @@ TEST(SessionBert, ForwardTraceIsAlgorithm9WithAllOnesMask) {
     EXPECT_EQ(c.mask->m.cols(), 5);
     EXPECT_EQ(c.mask->m.minCoeff(), 1.0f);  // Mask ≡ 1: no causal zeros
   }
-  const auto groups = attention_groups(calls);
+  const auto groups = attention_groups(calls, s.model().config);
   ASSERT_EQ(groups.size(), 1u);
   EXPECT_NE(groups[0].mask_text.find("Mask ≡ 1"), std::string::npos);
 }
@@ -361,7 +361,7 @@ TEST(SessionEd, CrossAttentionAxesAreZRowsAndXColumns) {
   s.set_context("abcde");  // ℓ_z = 7
   s.set_prompt("xyz");     // ℓ_x = 4
   const auto calls = head_calls(s.trace());
-  const auto groups = attention_groups(calls);
+  const auto groups = attention_groups(calls, s.model().config);
   ASSERT_EQ(groups.size(), 3u);
   EXPECT_EQ(groups[0].line, 5);
   EXPECT_EQ(groups[1].line, 14);
@@ -434,4 +434,26 @@ TEST(SessionEd, TranslateOneAndAllEqualEdInference) {
   s.set_context("abd");
   EXPECT_EQ(s.run_kind(), RunKind::Forward);
   EXPECT_EQ(ev(s).alg, 8);
+}
+
+// A prefix-LM GPT (variant): the attention view's mask caption and the traced Mask are the
+// prefix mask [[t_z ≤ max(t_x, p)]], p = the position of the first "=" (<bos> is position 1).
+TEST(SessionVariants, PrefixMaskIsCaptionedAndTraced) {
+  ModelConfig c = small_model("gpt").config;
+  c.mask = MaskKind::Prefix;
+  Session s;
+  s.set_model(Model::initialised(c, 1), "prefix test");
+  s.set_prompt("ba=ab");  // x = [bos, b, a, =, a, b]: p = 4
+  const auto calls = head_calls(s.trace());
+  ASSERT_FALSE(calls.empty());
+  const auto groups = attention_groups(calls, s.model().config);
+  ASSERT_EQ(groups.size(), 1u);
+  EXPECT_NE(groups[0].mask_text.find("prefix-LM"), std::string::npos);
+  ASSERT_NE(calls[0].mask, nullptr);
+  const auto& m = calls[0].mask->m;  // (ℓ_z, ℓ_x)
+  ASSERT_EQ(m.rows(), 6);
+  EXPECT_EQ(m(3, 0), 1.0f);  // key 4 (the "=") is seen by query 1: inside the prefix
+  EXPECT_EQ(m(4, 0), 0.0f);  // key 5 is not: after the prefix, causal
+  EXPECT_EQ(m(4, 4), 1.0f);
+  EXPECT_EQ(m(5, 4), 0.0f);
 }
