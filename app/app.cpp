@@ -488,7 +488,7 @@ bool App::apply_action(const std::string& action, std::string& error) {
       return error = "translate-tau needs a number", false;
     }
   } else if (verb == "kv-cache") {
-    s.sampling.kv_cache = arg == "on";
+    s.sampling.kv_cache = s.translation_settings.kv_cache = arg == "on";
   } else if (verb == "translate-reuse") {
     s.translation_settings.reuse_encoding = arg == "on";
   } else if (verb == "open" || verb == "close") {

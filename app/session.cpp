@@ -168,6 +168,8 @@ void Session::run_trace() {
     opt.tau = translation_settings.tau;
     opt.seed = translation_settings.seed;
     opt.reuse_encoding = translation_settings.reuse_encoding;
+    opt.kv_cache = translation_settings.kv_cache;
+    traced_kv_cache_ = opt.kv_cache;
     translation_ = edinference(tokens_z_, *model_, opt, &tracer);
   } else if (run_kind_ == RunKind::Generate) {
     InferenceOptions opt;

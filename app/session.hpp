@@ -39,6 +39,7 @@ struct TranslationSettings {
   double tau = 0.0;             // τ (0 = argmax)
   uint64_t seed = 1;
   bool reuse_encoding = false;  // not in the paper: encode z once and reuse Z
+  bool kv_cache = false;        // not in the paper: z encoded once, only x̂'s new column per step
 };
 
 // One compute dispatch of the last traced pass's attention on another backend (the GPU).
@@ -118,8 +119,10 @@ class Session {
 
   // --- the traced run ---
   RunKind run_kind() const { return run_kind_; }
-  // True when the trace is Algorithm 14 run with the KV cache (not in the paper).
-  bool traced_with_kv_cache() const { return run_kind_ == RunKind::Generate && traced_kv_cache_; }
+  // True when the trace is Algorithm 14 or 15 run with the KV cache (not in the paper).
+  bool traced_with_kv_cache() const {
+    return (run_kind_ == RunKind::Generate || run_kind_ == RunKind::Translate) && traced_kv_cache_;
+  }
   // Traces the model's forward algorithm (10, 9 or 8) on the prompt (the default).
   void trace_forward();
   // Traces Algorithm 14 generating `n` tokens (n = settings.l_gen for "all at once");
@@ -198,7 +201,7 @@ class Session {
   std::string prompt_error_;
   std::vector<UnknownChar> unknown_;
   RunKind run_kind_ = RunKind::Forward;
-  bool traced_kv_cache_ = false;  // the KV-cache option of the traced Algorithm 14 run
+  bool traced_kv_cache_ = false;  // the KV-cache option of the traced Algorithm 14 or 15 run
   int gen_count_ = 0;
   Tokens gen_prefix_;  // text generated before the traced run (one token at a time)
   Tokens generated_;   // gen_prefix_ + what the traced run generated

@@ -62,11 +62,11 @@ int continue_prompt(const Args& args, const Model& model, const CharTokenizer& t
 int translate(const Args& args, const Model& model, const CharTokenizer& tok) {
   const char* why = "Algorithm 15 starts x̂ at [bos_token] and runs until eos_token (or ℓ_max)";
   for (const char* o : {"prompt", "tokens", "gen", "no-trim", "stop-at-eos"}) refuse_option(args, o, why);
-  refuse_option(args, "kv-cache", "the KV cache is implemented for Algorithm 14 (GPT) only; --reuse-encoding skips the encoder");
   EdInferenceOptions opt;
   opt.tau = args.get_double("tau", 1.0, 0.0, 1e6);
   opt.seed = args.get_u64("seed", 1);
   opt.reuse_encoding = args.has("reuse-encoding");
+  opt.kv_cache = args.has("kv-cache");
   const Tokens z = context_tokens(args, model.config, tok);
 
   const EdInferenceResult r = edinference(z, model, opt);
@@ -114,7 +114,7 @@ Command sample_command() {
   s.summary = "Generate text: Algorithm 14 (GPT, continue a prompt) or 15 (encoder-decoder, x̂ for a context z).";
   s.synopsis =
       "--model MODEL ((--prompt TEXT | --tokens IDS) [--gen N] [--no-trim] [--stop-at-eos] [--kv-cache] | (--context TEXT | "
-      "--context-tokens IDS) [--reuse-encoding]) [--tau T] [--seed S] [--json]";
+      "--context-tokens IDS) [--reuse-encoding] [--kv-cache]) [--tau T] [--seed S] [--json]";
   s.description =
       "GPT: Algorithm 14, y ← DInference(x, θ̂). Each step runs DTransformer on x, takes p = P[:, last], draws y "
       "from q ∝ p^{1/τ} and appends it to x. Prints the prompt, the continuation (special tokens as <bos>, <eos>, "
@@ -144,9 +144,9 @@ Command sample_command() {
        "feed only the last ℓ_max tokens (Carpenter's COMPLETE_TEXT)."},
       {"stop-at-eos", "", "GPT: stop as soon as eos_token is drawn (not in the paper's Algorithm 14)."},
       {"kv-cache", "",
-       "GPT: keep each self-attention's K and V between steps and compute only the new token's column; rebuilt "
-       "when the context is trimmed or the prefix changes. Not in the paper (the encyclopedia article's KV "
-       "caching). The same tokens."},
+       "Keep each self-attention's K and V between steps and compute only the new token's column (GPT: rebuilt "
+       "when the context is trimmed or the prefix changes; encoder-decoder: z encoded once, the cross-attention's "
+       "K and V of Z kept too). Not in the paper (the encyclopedia article's KV caching). The same tokens."},
       {"reuse-encoding", "",
        "Encoder-decoder: compute the encoder (Algorithm 8's lines 1–9) once and reuse Z at every step; the paper "
        "re-encodes z each time. The same x̂."},

@@ -38,6 +38,9 @@ void TranslationPanel::draw(App& app) {
   ImGui::InputScalar("seed##ed", ImGuiDataType_U64, &st.seed, &one);
   ImGui::Checkbox("reuse the encoder output (not in the paper: the paper re-encodes z at every step)",
                   &st.reuse_encoding);
+  ImGui::Checkbox("KV cache (not in the paper: encyclopedia article, seed 004)", &st.kv_cache);
+  item_tooltip("z is encoded once; each step runs only x̂'s new column through the decoder, over the cached K, V of "
+               "every decoder self-attention and the cached K, V of Z in every cross-attention. The same x̂, p and q.");
 
   auto ran = [&] {
     app.ui.viewed_event = SIZE_MAX;

@@ -7,6 +7,7 @@
 // at ℓ_max tokens (bos_token included), the most EDTransformer can take, and the result says
 // which way the loop ended. Not in the paper, optional: run the encoder once and reuse Z.
 #include "core/algorithms/algorithms.hpp"
+#include "core/algorithms/kv_cache.hpp"
 #include "core/algorithms/sampling.hpp"
 #include "core/arch/ed.hpp"
 #include "core/model/error.hpp"
@@ -22,6 +23,7 @@ EdInferenceResult edinference(const Tokens& z, const Model& model, const EdInfer
   EdInferenceResult out;
   Tokens& x_hat = out.x_hat;
   MatF Z;  // (d_e, ℓ_z) with reuse_encoding: the encoder's output of the first pass
+  EdKvCache cache;  // KV cache (not in the paper), used when opt.kv_cache
   TraceFrame frame(tr, 15,
                    tr ? std::vector<Value>{ttokens("z", z), tscalar("τ", opt.tau)} : std::vector<Value>{});
   // L1: x̂ ← [bos_token]
@@ -46,17 +48,30 @@ EdInferenceResult edinference(const Tokens& z, const Model& model, const EdInfer
     if (tr) tr->line(15, 3, {tscalar("y", y)});
     TraceSequences labels(tr, x_hat, z);  // this pass's P is over the x̂ its EDTransformer call saw
     // L4: P ← EDTransformer(z, x̂ | θ̂)
-    const bool reuse = opt.reuse_encoding && i > 1;
-    const MatF P = edtransformer_parts<float>(z, x_hat, c, W, tr, reuse ? &Z : nullptr,
-                                              opt.reuse_encoding && i == 1 ? &Z : nullptr);  // (N_V, length(x̂))
-    if (tr)
-      tr->line(15, 4, {with_note(tv("P", P, Axis::Vocab, Axis::TokenX),
-                                 opt.reuse_encoding ? "Not in the paper: the encoder ran once (first pass) and Z is "
-                                                      "reused; the paper re-encodes z at every step."
-                                                    : "")});
-    // L5: p ← P[:, length(x̂)]
     InferenceStep step;
-    step.p = P.col(static_cast<Eigen::Index>(x_hat.size()) - 1);  // (N_V)
+    if (opt.kv_cache) {  // not in the paper: z encoded once, only x̂'s new column through the decoder
+      step.p = edtransformer_cached(z, x_hat, c, W, cache, &step.cache_rebuilt);  // (N_V)
+      if (tr)
+        tr->line(15, 4, {with_note(tv("P[:, length(x̂)]", step.p, Axis::Vocab),
+                                   "KV cache (not in the paper; encyclopedia article 004): z was encoded once and only "
+                                   "x̂'s new column ran through the decoder, over the cached K, V of " +
+                                       std::to_string(x_hat.size() - 1) + " columns and Z's cached K, V" +
+                                       (step.cache_rebuilt ? " (the cache was built on this step)." : ".")),
+                         with_note(tv("K (cached)", cache.K.back().front(), Axis::Feature, Axis::TokenZ),
+                                   "Last decoder layer, head 1: the self-attention keys of every column so far "
+                                   "(ℓ = " + std::to_string(x_hat.size()) + ").")});
+    } else {
+      const bool reuse = opt.reuse_encoding && i > 1;
+      const MatF P = edtransformer_parts<float>(z, x_hat, c, W, tr, reuse ? &Z : nullptr,
+                                                opt.reuse_encoding && i == 1 ? &Z : nullptr);  // (N_V, length(x̂))
+      if (tr)
+        tr->line(15, 4, {with_note(tv("P", P, Axis::Vocab, Axis::TokenX),
+                                   opt.reuse_encoding ? "Not in the paper: the encoder ran once (first pass) and Z is "
+                                                        "reused; the paper re-encodes z at every step."
+                                                      : "")});
+      // L5: p ← P[:, length(x̂)]
+      step.p = P.col(static_cast<Eigen::Index>(x_hat.size()) - 1);  // (N_V)
+    }
     if (tr) tr->line(15, 5, {tv("p", step.p, Axis::Vocab)});
     // L6: sample a token y from q ∝ p^{1/τ}
     step.q = temperature(step.p, opt.tau);  // (N_V)

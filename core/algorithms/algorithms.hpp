@@ -183,6 +183,9 @@ struct EdInferenceOptions {
   // Not in the paper (the paper re-encodes z at every step): compute the encoder (lines 1–9 of
   // Algorithm 8) once and reuse Z. The same x̂.
   bool reuse_encoding = false;
+  // Not in the paper (seed 004): encode z once, keep each decoder self-attention's K, V and each
+  // cross-attention's K, V of Z between steps, compute only x̂'s new column (kv_cache.hpp).
+  bool kv_cache = false;
 };
 struct EdInferenceResult {
   Tokens x_hat;                       // [bos_token, …] as the algorithm returns it

@@ -3,9 +3,11 @@
 // (RoPE and ALiBi at the absolute positions t, the prefix-LM mask with the cache's p).
 #include "core/algorithms/kv_cache.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/algorithms/variant_layers.hpp"
+#include "core/arch/ed.hpp"
 
 namespace sf {
 
@@ -35,7 +37,96 @@ MatF cached_attention(const MatF& in, const AttentionHeadW<const float>& W, MatF
   return V * softmax_columns<float>(S_masked);  // (d_mid, n)   L6
 }
 
+// Algorithm 5 over head h's cached K, V for the new columns `in` (d_e, n): self-attention (K, V
+// extended by the new columns, `mask` (ℓ, ℓ)) when Kz is null, else cross-attention over the
+// cached Kz, Vz of Z (Mask ≡ 1). Returns W_o Y + b_o 1ᵀ (d_e, n).
+MatF cached_mh_attention(const MatF& in, const MHAttentionW<const float>& W, std::vector<MatF>& K,
+                         std::vector<MatF>& V, const Mask& mask, const AttentionOptions& av, int d_mid) {
+  const int H = static_cast<int>(W.heads.size()), n = static_cast<int>(in.cols());
+  MatF Y(H * d_mid, n);  // (H·d_mid, n)
+  for (int h = 1; h <= H; ++h) {
+    AttentionOptions head = av;
+    head.m = av.alibi ? std::pow(2.0, -8.0 * h / H) : 0.0;
+    Y.middleRows((h - 1) * d_mid, d_mid) = cached_attention(in, W.heads[h - 1], K[h - 1], V[h - 1], mask, head);
+  }
+  return (W.W_o * Y).colwise() + W.b_o;
+}
+
+// Cross-attention of the new columns (queries) over Z's cached keys and values (Mask ≡ 1).
+MatF cached_cross_attention(const MatF& in, const MHAttentionW<const float>& W, const std::vector<MatF>& Kz,
+                            const std::vector<MatF>& Vz, int d_mid) {
+  const int H = static_cast<int>(W.heads.size()), n = static_cast<int>(in.cols());
+  MatF Y(H * d_mid, n);  // (H·d_mid, n)
+  for (int h = 0; h < H; ++h) {
+    const AttentionHeadW<const float>& w = W.heads[h];
+    const MatF Q = (w.W_q * in).colwise() + w.b_q;  // (d_attn, n)   L1
+    const MatF S = Kz[h].transpose() * Q / std::sqrt(static_cast<float>(w.W_q.rows()));  // (ℓ_z, n)  L4, L6
+    Y.middleRows(h * d_mid, d_mid) = Vz[h] * softmax_columns<float>(S);  // (d_mid, n)  L6
+  }
+  return (W.W_o * Y).colwise() + W.b_o;
+}
+
 }  // namespace
+
+VecF edtransformer_cached(const Tokens& z, const Tokens& x, const ModelConfig& c, const EdW<const float>& W,
+                          EdKvCache& cache, bool* rebuilt) {
+  using namespace variant_layers;
+  const int l = static_cast<int>(x.size());
+  const bool extends = cache.z == z && static_cast<int>(cache.x.size()) == l - 1 &&
+                       std::equal(cache.x.begin(), cache.x.end(), x.begin());
+  if (!extends) {  // rebuild: encode z (lines 1–9) and keep the cross-attention's K, V of Z
+    MatF Z;
+    edtransformer_parts<float>(z, x, c, W, nullptr, nullptr, &Z);  // checks z and x
+    cache = EdKvCache{z, Z, {}, {}, {}, {}, {}};
+    cache.K.assign(c.L_dec, std::vector<MatF>(c.H, MatF(c.d_attn, 0)));
+    cache.V.assign(c.L_dec, std::vector<MatF>(c.H, MatF(c.d_mid, 0)));
+    cache.Kz.assign(c.L_dec, std::vector<MatF>(c.H));
+    cache.Vz.assign(c.L_dec, std::vector<MatF>(c.H));
+    for (int layer = 0; layer < c.L_dec; ++layer)
+      for (int h = 0; h < c.H; ++h) {
+        const AttentionHeadW<const float>& w = W.dec[layer].cross_attn.heads[h];
+        cache.Kz[layer][h] = (w.W_k * Z).colwise() + w.b_k;  // (d_attn, ℓ_z)  L2
+        cache.Vz[layer][h] = (w.W_v * Z).colwise() + w.b_v;  // (d_mid, ℓ_z)   L3
+      }
+  }
+  if (rebuilt) *rebuilt = !extends;
+  const int pos0 = static_cast<int>(cache.x.size()), n = l - pos0;
+  // L11–12: the new columns' e_t = W_e[:, x[t]] + W_p[:, t] at their absolute positions t
+  const MatF P_pos = position_matrix<float>(c, W.W_p);  // (d_e, ℓ_max) or empty
+  MatF X(c.d_e, n);                                      // (d_e, n)
+  for (int j = 0; j < n; ++j) {
+    X.col(j) = W.W_e.col(x[pos0 + j] - 1);
+    if (P_pos.size() > 0) X.col(j) += P_pos.col(pos0 + j);
+  }
+  const Mask causal = unidirectional_mask(l, l);  // (ℓ_x, ℓ_x)
+  const AttentionOptions av = attention_options(c, true);
+  for (int layer = 0; layer < c.L_dec; ++layer) {  // L13
+    const DecoderLayerW<const float>& Wl = W.dec[layer];
+    // L14–15: cached causal self-attention
+    residual_line_pair<float>(X, c, Wl.gamma3, Wl.beta3, nullptr, 8, 14, "X", "X̃", Axis::TokenX,
+                              [&](MatF& Xr, const MatF& in, const std::string&, int) {
+                                Xr += cached_mh_attention(in, Wl.self_attn, cache.K[layer], cache.V[layer], causal,
+                                                          av, c.d_mid);
+                              });
+    // L16–17: cross-attention over Z's cached K, V
+    residual_line_pair<float>(X, c, Wl.gamma4, Wl.beta4, nullptr, 8, 16, "X", "X̃", Axis::TokenX,
+                              [&](MatF& Xr, const MatF& in, const std::string&, int) {
+                                Xr += cached_cross_attention(in, Wl.cross_attn, cache.Kz[layer], cache.Vz[layer],
+                                                             c.d_mid);
+                              });
+    // L18–19: the MLP
+    residual_line_pair<float>(X, c, Wl.gamma5, Wl.beta5, nullptr, 8, 18, "X", "X̃", Axis::TokenX,
+                              [&](MatF& Xr, const MatF& in, const std::string& in_name, int line) {
+                                mlp_line<float>(Xr, in, in_name,
+                                                {Wl.W_mlp3, Wl.b_mlp3, Wl.W_mlp4, Wl.b_mlp4, Wl.W_gate, Wl.b_gate, "mlp3", "gate2"},
+                                                c.act(), nullptr, 8, line, "X", Axis::TokenX);
+                              });
+  }
+  if (c.norm_pos() == NormPosition::Pre) X = norm_columns<float>(X, W.dec_gamma, W.dec_beta, c);  // L20
+  cache.x = x;
+  const MatF P = unembed_line<float>(X, W.W_u, W.W_e, nullptr, 8, 21);  // (N_V, n)   L21
+  return P.col(n - 1);
+}
 
 VecF dtransformer_cached(const Tokens& x, const ModelConfig& c, const GptW<const float>& W, GptKvCache& cache,
                          bool* rebuilt) {
@@ -65,15 +156,8 @@ VecF dtransformer_cached(const Tokens& x, const ModelConfig& c, const GptW<const
     const LayerW<const float>& Wl = W.layers[layer];
     residual_line_pair<float>(X, c, Wl.gamma1, Wl.beta1, nullptr, 10, 5, "X", "X̃", Axis::TokenX,
                               [&](MatF& Xr, const MatF& in, const std::string&, int) {
-                                MatF Y(c.H * c.d_mid, n);  // (H·d_mid, n)
-                                for (int h = 1; h <= c.H; ++h) {
-                                  AttentionOptions head = av;
-                                  head.m = av.alibi ? std::pow(2.0, -8.0 * h / c.H) : 0.0;
-                                  Y.middleRows((h - 1) * c.d_mid, c.d_mid) =
-                                      cached_attention(in, Wl.attn.heads[h - 1], cache.K[layer][h - 1],
-                                                       cache.V[layer][h - 1], mask, head);
-                                }
-                                Xr += (Wl.attn.W_o * Y).colwise() + Wl.attn.b_o;
+                                Xr += cached_mh_attention(in, Wl.attn, cache.K[layer], cache.V[layer], mask, av,
+                                                          c.d_mid);
                               });
     residual_line_pair<float>(X, c, Wl.gamma2, Wl.beta2, nullptr, 10, 7, "X", "X̃", Axis::TokenX,
                               [&](MatF& Xr, const MatF& in, const std::string& in_name, int line) {

@@ -22,4 +22,21 @@ struct GptKvCache {
 VecF dtransformer_cached(const Tokens& x, const ModelConfig& c, const GptW<const float>& W, GptKvCache& cache,
                          bool* rebuilt = nullptr);
 
+// The same for Algorithm 15: the decoder's self-attention K, V per layer and head, and the
+// cross-attention's K, V of the encoder output Z (computed once: z does not change).
+struct EdKvCache {
+  Tokens z;                                // the context whose Z is kept
+  MatF Z;                                  // (d_e, ℓ_z) Algorithm 8 lines 1–9
+  std::vector<std::vector<MatF>> K, V;     // [layer][head] decoder self-attention, (d_attn | d_mid, ℓ_x)
+  std::vector<std::vector<MatF>> Kz, Vz;   // [layer][head] cross-attention of Z, (d_attn | d_mid, ℓ_z)
+  Tokens x;                                // the tokens of x̂ whose columns are cached
+};
+
+// The last column of EDTransformer(z, x | θ) (Algorithm 8), P[:, ℓ_x]: when the cache holds z and x
+// without its last token, only column ℓ_x runs through the decoder; otherwise the cache is rebuilt
+// (z encoded, every column of x) and *rebuilt is set. Equals edtransformer(z, x, …).col(ℓ_x − 1)
+// up to rounding, for every variant.
+VecF edtransformer_cached(const Tokens& z, const Tokens& x, const ModelConfig& c, const EdW<const float>& W,
+                          EdKvCache& cache, bool* rebuilt = nullptr);
+
 }  // namespace sf

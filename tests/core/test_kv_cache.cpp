@@ -116,4 +116,38 @@ TEST(KvCache, ANewPrefixSeparatorRebuildsTheCache) {
   EXPECT_LT((p - dtransformer<float>(x, c, W).col(4)).cwiseAbs().maxCoeff(), 1e-6);
 }
 
+// Algorithm 15 with the cache: z encoded once, each step only x̂'s new column through the decoder
+// (self-attention over cached K, V; cross-attention over Z's cached K, V). The same x̂, p and q as
+// the paper's recomputation for every variant that applies to the encoder-decoder (τ = 0 and τ > 0),
+// until the ℓ_max cap; built on the first step only.
+TEST(KvCache, EncoderDecoderCachedTranslationEqualsRecomputationForEveryVariant) {
+  for (const Variant& v : kVariants) {
+    if (v.name.find("prefix") != std::string::npos) continue;  // a GPT variant
+    for (const double tau : {0.0, 0.8}) {
+      ModelConfig c = small();
+      c.arch = "ed";
+      c.L_enc = 1;
+      c.L_dec = 2;
+      v.apply(c);
+      ASSERT_EQ(validate(c), "") << v.name;
+      const Model m = Model::initialised(c, 5);
+      const Tokens z{c.bos_token(), id_of(c, "a"), id_of(c, "b"), id_of(c, "c"), c.eos_token()};
+      EdInferenceOptions opt;
+      opt.tau = tau;
+      opt.seed = 3;
+      const EdInferenceResult plain = edinference(z, m, opt);
+      opt.kv_cache = true;
+      const EdInferenceResult cached = edinference(z, m, opt);
+      ASSERT_EQ(cached.x_hat, plain.x_hat) << v.name << " τ = " << tau;
+      ASSERT_EQ(cached.steps.size(), plain.steps.size());
+      ASSERT_GE(plain.steps.size(), 2u) << v.name;
+      for (size_t i = 0; i < plain.steps.size(); ++i) {
+        EXPECT_LT((cached.steps[i].p - plain.steps[i].p).cwiseAbs().maxCoeff(), 1e-5) << v.name << " step " << i + 1;
+        EXPECT_LT((cached.steps[i].q - plain.steps[i].q).cwiseAbs().maxCoeff(), 1e-5) << v.name << " step " << i + 1;
+        EXPECT_EQ(cached.steps[i].cache_rebuilt, i == 0) << v.name << " step " << i + 1;
+      }
+    }
+  }
+}
+
 }  // namespace
