@@ -66,6 +66,20 @@ MatF cached_cross_attention(const MatF& in, const MHAttentionW<const float>& W, 
   return (W.W_o * Y).colwise() + W.b_o;
 }
 
+// e_t = W_e[:, x[t]] + W_p[:, t] (W_p as the position variant gives it, or none) for the columns
+// t = pos0 + 1 … ℓ not yet cached. Returns (d_e, ℓ − pos0).
+MatF embed_new_columns(const Tokens& x, int pos0, const ModelConfig& c, const MapM<const float>& W_e,
+                       const MapM<const float>& W_p) {
+  const MatF P_pos = variant_layers::position_matrix<float>(c, W_p);  // (d_e, ℓ_max) or empty
+  const int n = static_cast<int>(x.size()) - pos0;
+  MatF X(c.d_e, n);  // (d_e, n)
+  for (int j = 0; j < n; ++j) {
+    X.col(j) = W_e.col(x[pos0 + j] - 1);
+    if (P_pos.size() > 0) X.col(j) += P_pos.col(pos0 + j);
+  }
+  return X;
+}
+
 }  // namespace
 
 VecF edtransformer_cached(const Tokens& z, const Tokens& x, const ModelConfig& c, const EdW<const float>& W,
@@ -92,12 +106,7 @@ VecF edtransformer_cached(const Tokens& z, const Tokens& x, const ModelConfig& c
   if (rebuilt) *rebuilt = !extends;
   const int pos0 = static_cast<int>(cache.x.size()), n = l - pos0;
   // L11–12: the new columns' e_t = W_e[:, x[t]] + W_p[:, t] at their absolute positions t
-  const MatF P_pos = position_matrix<float>(c, W.W_p);  // (d_e, ℓ_max) or empty
-  MatF X(c.d_e, n);                                      // (d_e, n)
-  for (int j = 0; j < n; ++j) {
-    X.col(j) = W.W_e.col(x[pos0 + j] - 1);
-    if (P_pos.size() > 0) X.col(j) += P_pos.col(pos0 + j);
-  }
+  MatF X = embed_new_columns(x, pos0, c, W.W_e, W.W_p);  // (d_e, n)
   const Mask causal = unidirectional_mask(l, l);  // (ℓ_x, ℓ_x)
   const AttentionOptions av = attention_options(c, true);
   for (int layer = 0; layer < c.L_dec; ++layer) {  // L13
@@ -144,12 +153,7 @@ VecF dtransformer_cached(const Tokens& x, const ModelConfig& c, const GptW<const
   if (rebuilt) *rebuilt = !extends;
   const int pos0 = static_cast<int>(cache.x.size()), n = l - pos0;
   // L2–3: the new columns' e_t = W_e[:, x[t]] + W_p[:, t] at their absolute positions t
-  const MatF P_pos = position_matrix<float>(c, W.W_p);  // (d_e, ℓ_max) or empty
-  MatF X(c.d_e, n);                                      // (d_e, n)
-  for (int j = 0; j < n; ++j) {
-    X.col(j) = W.W_e.col(x[pos0 + j] - 1);
-    if (P_pos.size() > 0) X.col(j) += P_pos.col(pos0 + j);
-  }
+  MatF X = embed_new_columns(x, pos0, c, W.W_e, W.W_p);  // (d_e, n)
   const Mask mask = c.mask == MaskKind::Prefix ? prefix_mask(l, p) : unidirectional_mask(l, l);  // (ℓ, ℓ)
   const AttentionOptions av = attention_options(c, true);
   for (int layer = 0; layer < c.L; ++layer) {  // L4
