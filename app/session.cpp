@@ -41,7 +41,7 @@ bool Session::load_model(const std::string& path, std::string& error) {
 void Session::set_model(Model m, std::string label) {
   model_ = std::make_unique<Model>(std::move(m));
   arch_ = &architecture(model_->config);
-  tok_ = std::make_unique<CharTokenizer>(model_->config);
+  tok_ = make_tokenizer(model_->config);
   tokens_z_.clear();
   if (arch_->has_context()) {  // z first: the prompt's trace needs it
     context_error_.clear();
@@ -288,7 +288,7 @@ std::vector<const Value*> Session::scope_for_view(size_t k) const {
 namespace {
 
 // The prompt text that encodes to x[2:] (x[1] is <bos>): special tokens written [MASK], [BOS], [EOS].
-std::string prompt_text(const CharTokenizer& tok, const Tokens& x) {
+std::string prompt_text(const Tokenizer& tok, const Tokens& x) {
   std::string out;
   for (size_t k = 1; k < x.size(); ++k) {
     const int id = x[k];

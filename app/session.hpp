@@ -64,7 +64,7 @@ class Session {
   bool load_model(const std::string& path, std::string& error);
   void set_model(Model m, std::string label);
   const Model& model() const { return *model_; }
-  const CharTokenizer& tokenizer() const { return *tok_; }
+  const Tokenizer& tokenizer() const { return *tok_; }
   const Architecture& arch() const { return *arch_; }
   const std::string& model_label() const { return model_label_; }
 
@@ -190,7 +190,7 @@ class Session {
 
   std::unique_ptr<Model> model_;
   const Architecture* arch_ = nullptr;
-  std::unique_ptr<CharTokenizer> tok_;
+  std::unique_ptr<Tokenizer> tok_;
   std::string context_;
   Tokens tokens_z_;
   std::string context_error_;

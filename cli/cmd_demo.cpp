@@ -36,7 +36,8 @@ int run_demo(const Args&) {
   std::error_code ec;
   const bool from_file = !path.empty() && std::filesystem::is_regular_file(path, ec);
   const Model model = from_file ? load_model(path) : Model::initialised(ModelConfig{}, 1);
-  const CharTokenizer tok(model.config);
+  const std::unique_ptr<Tokenizer> tok_owner = make_tokenizer(model.config);
+  const Tokenizer& tok = *tok_owner;
   const std::string prompt = "hello world";
   const Tokens x = tok.encode_sequence(prompt, false);
 

@@ -15,7 +15,7 @@ namespace sf::cli {
 
 namespace {
 
-void print_json(const FillResult& r, const CharTokenizer& tok) {
+void print_json(const FillResult& r, const Tokenizer& tok) {
   nlohmann::ordered_json j;
   j["filled_tokens"] = r.filled;
   j["text"] = tok.decode_text(r.filled);
@@ -49,7 +49,8 @@ int run_fill(const Args& args) {
                      "masked language modelling (Algorithm 12" +
                      (bert.empty() ? "" : ", arch \"" + bert + "\"") + "); use stepformer-cli sample");
   }
-  const CharTokenizer tok(model.config);
+  const std::unique_ptr<Tokenizer> tok_owner = make_tokenizer(model.config);
+  const Tokenizer& tok = *tok_owner;
   const Tokens x = input_tokens(args, model.config, tok, prompt_with_eos(arch));
   if (std::find(x.begin(), x.end(), tok.mask_token()) == x.end())
     throw Error(args.has("prompt")

@@ -66,7 +66,8 @@ int run_forward(const Args& args) {
   if (attention == "gpu" && alg != 10)
     throw UsageError("--attention gpu: the GPU path covers Algorithm 10 (DTransformer) today; this model runs " +
                      algorithm_title(alg) + " on the CPU: leave out --attention gpu");
-  const CharTokenizer tok(model.config);
+  const std::unique_ptr<Tokenizer> tok_owner = make_tokenizer(model.config);
+  const Tokenizer& tok = *tok_owner;
   const Tokens z = context_tokens(args, model.config, tok);
   const Tokens x = input_tokens(args, model.config, tok, prompt_with_eos(arch));
 

@@ -14,7 +14,7 @@ namespace {
 
 // --json: exactly one object, {"tokens": [...], "text": "...", "stopped": "..."}, where tokens is
 // the whole output sequence as the algorithm returns it (1-based ids).
-void print_json(const Tokens& tokens, const CharTokenizer& tok, const std::string& stopped) {
+void print_json(const Tokens& tokens, const Tokenizer& tok, const std::string& stopped) {
   nlohmann::ordered_json j;
   j["tokens"] = tokens;
   j["text"] = tok.decode_text(tokens);
@@ -23,7 +23,7 @@ void print_json(const Tokens& tokens, const CharTokenizer& tok, const std::strin
 }
 
 // Algorithm 14 on --prompt / --tokens.
-int continue_prompt(const Args& args, const Model& model, const CharTokenizer& tok) {
+int continue_prompt(const Args& args, const Model& model, const Tokenizer& tok) {
   refuse_option(args, "reuse-encoding", "it reuses Algorithm 15's encoder, and this model has none");
   context_tokens(args, model.config, tok);  // refuses --context: Algorithm 14 reads x alone
   InferenceOptions opt;
@@ -59,7 +59,7 @@ int continue_prompt(const Args& args, const Model& model, const CharTokenizer& t
 }
 
 // Algorithm 15 on --context / --context-tokens.
-int translate(const Args& args, const Model& model, const CharTokenizer& tok) {
+int translate(const Args& args, const Model& model, const Tokenizer& tok) {
   const char* why = "Algorithm 15 starts x̂ at [bos_token] and runs until eos_token (or ℓ_max)";
   for (const char* o : {"prompt", "tokens", "gen", "no-trim", "stop-at-eos"}) refuse_option(args, o, why);
   EdInferenceOptions opt;
@@ -95,7 +95,8 @@ int run_sample(const Args& args) {
   if (args.has("context") && args.has("context-tokens")) args.require_one_of({"context", "context-tokens"});
   const Model model = load_model(args.get("model"));
   const Architecture& arch = architecture(model.config);
-  const CharTokenizer tok(model.config);
+  const std::unique_ptr<Tokenizer> tok_owner = make_tokenizer(model.config);
+  const Tokenizer& tok = *tok_owner;
   switch (arch.output()) {
     case OutputKind::Continuation: return continue_prompt(args, model, tok);
     case OutputKind::Translation: return translate(args, model, tok);

@@ -71,7 +71,7 @@ std::string thousands(size_t n) {
 namespace {
 
 // 1-based ids from a comma-separated list; a malformed list is a usage error.
-Tokens parse_id_option(const Args& args, const std::string& option, const CharTokenizer& tok) {
+Tokens parse_id_option(const Args& args, const std::string& option, const Tokenizer& tok) {
   try {
     return tok.parse_ids(args.get(option));
   } catch (const Error& e) {
@@ -92,7 +92,7 @@ namespace {
 // A sequence given either as text (--TEXT_OPTION, encoded [bos_token, characters…] plus eos_token
 // when `with_eos`) or as ids (--IDS_OPTION, nothing added), at most ℓ_max tokens. `name` is "x" or "z".
 Tokens sequence_option(const Args& args, const std::string& text_option, const std::string& ids_option,
-                       const ModelConfig& c, const CharTokenizer& tok, bool with_eos, const std::string& name) {
+                       const ModelConfig& c, const Tokenizer& tok, bool with_eos, const std::string& name) {
   args.require_one_of({text_option, ids_option});
   if (args.has(ids_option)) {
     const Tokens ids = parse_id_option(args, ids_option, tok);
@@ -108,13 +108,13 @@ Tokens sequence_option(const Args& args, const std::string& text_option, const s
 
 }  // namespace
 
-Tokens input_tokens(const Args& args, const ModelConfig& c, const CharTokenizer& tok, bool with_eos) {
+Tokens input_tokens(const Args& args, const ModelConfig& c, const Tokenizer& tok, bool with_eos) {
   return sequence_option(args, "prompt", "tokens", c, tok, with_eos, "x");
 }
 
 bool prompt_with_eos(const Architecture& a) { return a.output() == OutputKind::FillIn; }
 
-Tokens context_tokens(const Args& args, const ModelConfig& c, const CharTokenizer& tok) {
+Tokens context_tokens(const Args& args, const ModelConfig& c, const Tokenizer& tok) {
   const bool given = args.has("context") || args.has("context-tokens");
   if (!architecture(c).has_context()) {
     if (given)
@@ -138,7 +138,7 @@ std::string architecture_with_output(OutputKind kind) {
   return "";
 }
 
-std::string show_token(const CharTokenizer& tok, int id) {
+std::string show_token(const Tokenizer& tok, int id) {
   const std::string s = tok.label(id);
   if (id < 1 || id > tok.N_V() - 3) return s;
   std::string quoted = "'";
@@ -177,7 +177,7 @@ std::string value_text(const Value& v) {
   return v.name + " ∈ " + shape_text(v);
 }
 
-void print_tokens(std::ostream& os, const Tokens& x, const CharTokenizer& tok) {
+void print_tokens(std::ostream& os, const Tokens& x, const Tokenizer& tok) {
   os << "x = [" << id_list(x) << "]  (ℓ = " << x.size() << ", 1-based ids)\n";
   os << "     t    id  token\n";
   for (size_t t = 0; t < x.size(); ++t) {
@@ -199,7 +199,7 @@ std::vector<std::pair<int, float>> top_entries(const Eigen::Ref<const VecF>& p, 
   return top;
 }
 
-void print_predictions(std::ostream& os, const MatF& P, const Tokens& x, const CharTokenizer& tok, OutputKind kind,
+void print_predictions(std::ostream& os, const MatF& P, const Tokens& x, const Tokenizer& tok, OutputKind kind,
                        int k) {
   const bool fill = kind == OutputKind::FillIn;
   k = std::min(k, static_cast<int>(P.rows()));

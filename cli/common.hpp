@@ -39,7 +39,7 @@ std::string fixed(double x, int digits);
 // `with_eos`; the written [MASK], [BOS], [EOS] are those tokens) or --tokens 3,1,4 (1-based ids,
 // nothing added). Throws UsageError for a malformed --tokens list, sf::Error for a character or
 // [WORD] outside the vocabulary or an x longer than ℓ_max.
-Tokens input_tokens(const Args& args, const ModelConfig& c, const CharTokenizer& tok, bool with_eos = false);
+Tokens input_tokens(const Args& args, const ModelConfig& c, const Tokenizer& tok, bool with_eos = false);
 // Whether the architecture's --prompt gets eos_token: a model that reads whole sequences (fill-in,
 // trained on [bos_token, characters…, eos_token]) sees both ends; one that continues x does not.
 bool prompt_with_eos(const Architecture& a);
@@ -49,7 +49,7 @@ bool prompt_with_eos(const Architecture& a);
 // Empty for a model without a context. Throws UsageError when the context is missing or given to
 // a model without one, or --context-tokens is malformed; sf::Error for text outside the vocabulary
 // or a z longer than ℓ_max.
-Tokens context_tokens(const Args& args, const ModelConfig& c, const CharTokenizer& tok);
+Tokens context_tokens(const Args& args, const ModelConfig& c, const Tokenizer& tok);
 
 // A UsageError when `option` (without --) was given: "--OPTION is not for this model: WHY".
 void refuse_option(const Args& args, const std::string& option, const std::string& why);
@@ -58,7 +58,7 @@ void refuse_option(const Args& args, const std::string& option, const std::strin
 std::string architecture_with_output(OutputKind kind);
 
 // One token for people: 'h', ' ' (quoted), or <bos>, <eos>, <mask>.
-std::string show_token(const CharTokenizer& tok, int id);
+std::string show_token(const Tokenizer& tok, int id);
 
 // "[63, 8, 5]"
 std::string id_list(const Tokens& x, const char* separator = ", ");
@@ -69,12 +69,12 @@ std::string shape_text(const Value& v);
 std::string value_text(const Value& v);
 
 // The tokens with their positions, ids and labels, one row per position.
-void print_tokens(std::ostream& os, const Tokens& x, const CharTokenizer& tok);
+void print_tokens(std::ostream& os, const Tokens& x, const Tokenizer& tok);
 
 // For each position t, the top-k entries of P[:, t] and the probability P gave the actual token.
 // Continuation / Translation: P[:, t] predicts x[t+1] (given z for Translation). FillIn: P[:, t] is
 // the model's distribution for x[t] itself, and the positions holding mask_token are marked.
-void print_predictions(std::ostream& os, const MatF& P, const Tokens& x, const CharTokenizer& tok,
+void print_predictions(std::ostream& os, const MatF& P, const Tokens& x, const Tokenizer& tok,
                        OutputKind kind = OutputKind::Continuation, int k = 3);
 
 // The top k (id, probability) of a column, most likely first (ties: the lower id).

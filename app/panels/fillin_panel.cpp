@@ -12,7 +12,7 @@ namespace sf {
 void FillInPanel::draw(App& app) {
   Session& s = app.session;
   FillSettings& st = s.fill_settings;
-  const CharTokenizer& tok = s.tokenizer();
+  const Tokenizer& tok = s.tokenizer();
   const bool dark = app.settings.dark;
   const float fs = ImGui::GetFontSize();
   const ImU32 accent = accent_color(dark);

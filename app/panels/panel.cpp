@@ -44,7 +44,7 @@ std::string paper_shape(const Value& v) {
   return set + "^{" + std::to_string(v.m.rows()) + "×" + std::to_string(v.m.cols()) + "}";
 }
 
-std::string token_label(const CharTokenizer& tok, int id) {
+std::string token_label(const Tokenizer& tok, int id) {
   std::string s = tok.label(id);
   return s == " " ? "␣" : s;
 }

@@ -16,7 +16,7 @@ std::string describe_indices(const Indices& idx);
 // The value's shape in the paper's notation with numbers filled in: "ℝ^{16×7}", "ℝ^{64}".
 std::string paper_shape(const Value& v);
 // A token's label for axes: its character, with space shown as "␣".
-std::string token_label(const CharTokenizer& tok, int id);
+std::string token_label(const Tokenizer& tok, int id);
 // "(?)" marker with a tooltip, as in ImGui's demo.
 void help_marker(const char* text);
 // A tooltip for the last item (1.86 has no SetItemTooltip).

@@ -51,7 +51,7 @@ void SamplingPanel::draw(App& app) {
   Session& s = app.session;
   SamplingSettings& st = s.sampling;
   const ModelConfig& c = s.model().config;
-  const CharTokenizer& tok = s.tokenizer();
+  const Tokenizer& tok = s.tokenizer();
   const Trace& tr = s.trace();
   const bool dark = app.settings.dark;
   const float fs = ImGui::GetFontSize();

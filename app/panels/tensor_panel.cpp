@@ -53,7 +53,7 @@ size_t binder_of(const Trace& t, size_t k, const Value* v) {
 }
 
 void draw_tokens(App& app, const Value& v) {
-  const CharTokenizer& tok = app.session.tokenizer();
+  const Tokenizer& tok = app.session.tokenizer();
   ImGui::TextDisabled("Reads as:");
   ImGui::SameLine();
   ImGui::PushFont(app.fonts.mono);

@@ -198,7 +198,7 @@ bool TrainingPanel::configure(App& app, std::string& error) {
     else d = text_dataset(task_, to);
     if (!missing_characters(d.vocab, c).empty()) c.vocab = d.vocab;
     Model m = Model::initialised(c, static_cast<uint64_t>(seed_));
-    train_tok_ = std::make_unique<CharTokenizer>(c);
+    train_tok_ = make_tokenizer(c);
     train_config_ = c;
     minibatch_ = {};
     minibatch_step_ = -1;

@@ -65,7 +65,7 @@ class TrainingPanel {
   size_t drawn_frame_ = SIZE_MAX;  // parameter picked for the traced update's tensor view
   Batch minibatch_;          // the last practical minibatch (refreshed when the step changes)
   int64_t minibatch_step_ = -1;  // the step minibatch_ was fetched at
-  std::unique_ptr<CharTokenizer> train_tok_;  // the trained model's vocabulary (labels of minibatch_)
+  std::unique_ptr<Tokenizer> train_tok_;  // the trained model's vocabulary (labels of minibatch_)
   ModelConfig train_config_;                  // the trained model's configuration (its mask, its separator)
   int batch_seq_ = 1;        // the sequence b (1-based) whose attention mask is drawn
 };

@@ -22,7 +22,7 @@ constexpr int kEdAlg = 8, kCrossLine = 16;
 void TranslationPanel::draw(App& app) {
   Session& s = app.session;
   TranslationSettings& st = s.translation_settings;
-  const CharTokenizer& tok = s.tokenizer();
+  const Tokenizer& tok = s.tokenizer();
   const bool dark = app.settings.dark;
   const float fs = ImGui::GetFontSize();
   const ImU32 accent = accent_color(dark);

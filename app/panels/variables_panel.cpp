@@ -18,7 +18,7 @@ bool bound_by(const Event& e, const Value* v) {
   return false;
 }
 
-std::string token_text(const CharTokenizer& tok, const Tokens& ids) {
+std::string token_text(const Tokenizer& tok, const Tokens& ids) {
   std::string s;
   for (int id : ids) {
     if (!s.empty()) s += ' ';

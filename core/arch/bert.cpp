@@ -25,7 +25,8 @@ BertW<T> bind_bert(const ParamTable& table, T* theta) {
                   .b_f = bind_vector<T>(table, theta, "b_f"),
                   .gamma = bind_vector<T>(table, theta, "gamma"),
                   .beta = bind_vector_if<T>(table, theta, "beta"),
-                  .W_u = bind_matrix_if<T>(table, theta, "W_u")};
+                  .W_u = bind_matrix_if<T>(table, theta, "W_u"),
+                  .extras = bind_extras<T>(table, theta)};
 }
 
 template BertW<float> bind_bert<float>(const ParamTable&, float*);
@@ -61,6 +62,7 @@ void BertArchitecture::build_table(const ModelConfig& c, ParamTable& t) const {
   // no W_u when tied (W_u = W_eᵀ, d_f = d_e).
   t.add("W_e", "W_e", 0, 1, c.d_e, c.N_V(), ParamRole::Embedding);
   if (c.position == Position::Learned) t.add("W_p", "W_p", 0, 1, c.d_e, c.l_max, ParamRole::Position);
+  t.add_embedding_extras(c);  // issue 11 extras (BERT checkpoints): γ_emb, β_emb, W_s
   for (int l = 1; l <= c.L; ++l) {
     const std::string p = "layer" + std::to_string(l) + ".";
     t.add_mh_attention(p + "attn.", "", l, c);
@@ -74,6 +76,7 @@ void BertArchitecture::build_table(const ModelConfig& c, ParamTable& t) const {
   t.add_layer_norm("", "", 0, c.d_f, c);
   // The paper prints W_u ∈ ℝ^{N_V×d_e}, a slip: after line 10, X ∈ ℝ^{d_f×ℓ}, so W_u is N_V×d_f.
   if (!c.tied_unembedding) t.add("W_u", "W_u", 0, 1, c.N_V(), c.d_f, ParamRole::Weight);
+  t.add_unembedding_bias(c);  // issue 11 extra: b_u
 }
 
 MatF BertArchitecture::forward(const Model& m, const Tokens&, const Tokens& x, Tracer* tr,

@@ -34,6 +34,7 @@ void EdArchitecture::build_table(const ModelConfig& c, ParamTable& t) const {
   // (enc.gamma, enc.beta after the encoder, dec.gamma, dec.beta after the decoder); no W_u when tied.
   t.add("W_e", "W_e", 0, 1, c.d_e, c.N_V(), ParamRole::Embedding);
   if (c.position == Position::Learned) t.add("W_p", "W_p", 0, 1, c.d_e, c.l_max, ParamRole::Position);
+  t.add_embedding_extras(c);  // issue 11 extras (BERT checkpoints): γ_emb, β_emb, W_s
   const bool pre = c.norm_pos() == NormPosition::Pre;
   for (int l = 1; l <= c.L_enc; ++l) {
     const std::string p = "enc.layer" + std::to_string(l) + ".";
@@ -52,6 +53,7 @@ void EdArchitecture::build_table(const ModelConfig& c, ParamTable& t) const {
   }
   if (pre) t.add_layer_norm("dec.", "", 0, c.d_e, c);
   if (!c.tied_unembedding) t.add("W_u", "W_u", 0, 1, c.N_V(), c.d_e, ParamRole::Weight);
+  t.add_unembedding_bias(c);  // issue 11 extra: b_u
 }
 
 MatF EdArchitecture::forward(const Model& m, const Tokens& z, const Tokens& x, Tracer* tr,
@@ -122,7 +124,7 @@ EdW<T> bind_ed(const ParamTable& table, T* theta) {
                 std::move(enc),                               std::move(dec),
                 bind_matrix_if<T>(table, theta, "W_u"),       bind_vector_if<T>(table, theta, "enc.gamma"),
                 bind_vector_if<T>(table, theta, "enc.beta"),  bind_vector_if<T>(table, theta, "dec.gamma"),
-                bind_vector_if<T>(table, theta, "dec.beta")};
+                bind_vector_if<T>(table, theta, "dec.beta"),  bind_extras<T>(table, theta)};
 }
 
 template EdW<float> bind_ed<float>(const ParamTable&, float*);

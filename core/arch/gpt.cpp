@@ -26,6 +26,7 @@ void GptArchitecture::build_table(const ModelConfig& c, ParamTable& t) const {
   // no W_u when tied (W_u = W_eᵀ).
   t.add("W_e", "W_e", 0, 1, c.d_e, c.N_V(), ParamRole::Embedding);
   if (c.position == Position::Learned) t.add("W_p", "W_p", 0, 1, c.d_e, c.l_max, ParamRole::Position);
+  t.add_embedding_extras(c);  // issue 11 extras (BERT checkpoints): γ_emb, β_emb, W_s
   for (int l = 1; l <= c.L; ++l) {
     const std::string p = "layer" + std::to_string(l) + ".";
     t.add_layer_norm(p, "1", l, c.d_e, c);
@@ -35,6 +36,7 @@ void GptArchitecture::build_table(const ModelConfig& c, ParamTable& t) const {
   }
   if (c.norm_pos() == NormPosition::Pre) t.add_layer_norm("", "", 0, c.d_e, c);
   if (!c.tied_unembedding) t.add("W_u", "W_u", 0, 1, c.N_V(), c.d_e, ParamRole::Weight);
+  t.add_unembedding_bias(c);  // issue 11 extra: b_u
 }
 
 MatF GptArchitecture::forward(const Model& m, const Tokens&, const Tokens& x, Tracer* tr,

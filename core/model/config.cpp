@@ -43,6 +43,16 @@ const char* to_string(Activation v) {
   return "gelu";
 }
 const char* to_string(MaskKind v) { return v == MaskKind::Causal ? "causal" : "prefix"; }
+const char* to_string(TokenizerKind v) {
+  switch (v) {
+    case TokenizerKind::Char: return "char";
+    case TokenizerKind::Word: return "word";
+    case TokenizerKind::Bpe: return "bpe";
+    case TokenizerKind::Gpt2: return "gpt2";
+    case TokenizerKind::WordPiece: return "wordpiece";
+  }
+  return "char";
+}
 
 NormPosition ModelConfig::norm_pos() const {
   if (norm_position) return *norm_position;
@@ -75,6 +85,9 @@ std::string variant_summary(const ModelConfig& c) {
   if (c.tied_unembedding) parts.push_back("tied W_u = W_eᵀ");
   if (c.kv_heads() != c.H) parts.push_back(c.kv_heads() == 1 ? "multi-query (H_kv = 1)" : "grouped-query (H_kv = " + std::to_string(c.kv_heads()) + ")");
   if (c.mask == MaskKind::Prefix) parts.push_back("prefix-LM mask at \"" + c.prefix_separator + "\"");
+  if (c.embedding_norm) parts.push_back("embedding layer norm");
+  if (c.token_types > 0) parts.push_back("token-type embedding (segment 1)");
+  if (c.unembedding_bias) parts.push_back("bias b_u on W_u");
   std::string out;
   for (const std::string& p : parts) out += (out.empty() ? "" : ", ") + p;
   return out;
@@ -145,6 +158,34 @@ void read_variants(const nlohmann::json& j, ModelConfig& c) {
     c.H_kv = static_cast<int>(v);
   }
   get_choice(j, "mask", {"causal", "prefix"}, c.mask);
+  get_choice(j, "tokenizer", {"char", "word", "bpe", "gpt2", "wordpiece"}, c.tokenizer);
+  auto get_bool = [&](const char* k, bool& dst) {
+    if (!j.contains(k)) return;
+    if (!j[k].is_boolean()) throw Error(std::string("config: \"") + k + "\" must be true or false");
+    dst = j[k].get<bool>();
+  };
+  get_bool("embedding_norm", c.embedding_norm);
+  get_bool("unembedding_bias", c.unembedding_bias);
+  auto get_small = [&](const char* k, int& dst, long long lo, long long hi) {
+    if (!j.contains(k)) return;
+    if (!j[k].is_number_integer() || j[k].get<long long>() < lo || j[k].get<long long>() > hi)
+      throw Error(std::string("config: \"") + k + "\" must be an integer between " + std::to_string(lo) + " and " +
+                  std::to_string(hi));
+    dst = static_cast<int>(j[k].get<long long>());
+  };
+  get_small("token_types", c.token_types, 0, 1024);
+  get_small("vocab_size", c.vocab_size, 0, 10000000);
+  get_small("bos_id", c.bos_id, -1, 10000000);
+  get_small("eos_id", c.eos_id, -1, 10000000);
+  get_small("mask_id", c.mask_id, -1, 10000000);
+  get_small("pad_id", c.pad_id, 0, 10000000);
+  if (j.contains("merges")) {
+    if (!j["merges"].is_array()) throw Error("config: \"merges\" must be an array of \"left right\" strings");
+    for (const auto& m : j["merges"]) {
+      if (!m.is_string()) throw Error("config: \"merges\" entries must be strings such as \"t h\"");
+      c.merges.push_back(m.get<std::string>());
+    }
+  }
   if (j.contains("prefix_separator")) {
     if (!j["prefix_separator"].is_string()) throw Error("config: \"prefix_separator\" must be a one-character string");
     c.prefix_separator = j["prefix_separator"].get<std::string>();
@@ -208,13 +249,20 @@ std::string validate(const ModelConfig& c) {
   if (!(c.rope_base > 1 && std::isfinite(c.rope_base))) e << "rope_base must be a number > 1 such as 10000; ";
   if (c.mask == MaskKind::Prefix && utf8_length(c.prefix_separator) != 1)
     e << "prefix_separator must be one character (it is \"" << c.prefix_separator << "\"); ";
-  if (c.vocab.empty()) e << "vocab must hold at least one character; ";
+  if (c.file_tokenizer()) {
+    if (!c.vocab.empty()) e << "a " << to_string(c.tokenizer) << " tokenizer reads its vocabulary from its files: vocab must be empty; ";
+    if (c.vocab_size < 1) e << "a " << to_string(c.tokenizer) << " tokenizer needs vocab_size (N_V) ≥ 1; ";
+  } else {
+    if (c.vocab_size != 0) e << "vocab_size is only for the gpt2 and wordpiece tokenizers (N_V is the vocab's size + 3); ";
+    if (c.vocab.empty()) e << (c.tokenizer == TokenizerKind::Char ? "vocab must hold at least one character; " : "vocab must hold at least one token; ");
+  }
   if (c.vocab.size() > 1000000) e << "vocab is larger than 1,000,000 tokens; ";
   std::set<std::string> seen;
   for (size_t i = 0; i < c.vocab.size(); ++i) {
     const std::string& tok = c.vocab[i];
-    if (utf8_length(tok) != 1) {
-      e << "vocab entry " << i + 1 << " (\"" << tok << "\") must be exactly one UTF-8 character; ";
+    if (c.tokenizer == TokenizerKind::Char ? utf8_length(tok) != 1 : tok.empty()) {
+      e << "vocab entry " << i + 1 << " (\"" << tok << "\") must be "
+        << (c.tokenizer == TokenizerKind::Char ? "exactly one UTF-8 character" : "a non-empty string") << "; ";
       break;
     }
     if (!seen.insert(tok).second) {
@@ -222,7 +270,17 @@ std::string validate(const ModelConfig& c) {
       break;
     }
   }
-  if (c.mask == MaskKind::Prefix && utf8_length(c.prefix_separator) == 1 &&
+  if (!c.merges.empty() && c.tokenizer != TokenizerKind::Bpe) e << "merges are only for the bpe tokenizer; ";
+  auto special = [&](const char* name, int id, bool may_be_none) {
+    if (id > c.N_V() || (id < 0 && !may_be_none))
+      e << name << " must be a token id in [1, N_V] = [1, " << c.N_V() << "] (it is " << id << "); ";
+  };
+  special("bos_id", c.bos_id, false);
+  special("eos_id", c.eos_id, false);
+  special("mask_id", c.mask_id, true);
+  special("pad_id", c.pad_id, false);
+  if (c.token_types < 0) e << "token_types must be ≥ 0; ";
+  if (c.mask == MaskKind::Prefix && utf8_length(c.prefix_separator) == 1 && !c.file_tokenizer() &&
       std::find(c.vocab.begin(), c.vocab.end(), c.prefix_separator) == c.vocab.end())
     e << "prefix_separator \"" << c.prefix_separator << "\" is not in the vocabulary, so no prefix could ever be found; ";
   std::string s = e.str();
@@ -248,7 +306,15 @@ std::string to_json(const ModelConfig& c) {
   j["H_kv"] = c.kv_heads();
   j["mask"] = to_string(c.mask);
   if (c.mask == MaskKind::Prefix) j["prefix_separator"] = c.prefix_separator;
-  j["vocab"] = c.vocab;
+  if (c.embedding_norm) j["embedding_norm"] = true;
+  if (c.token_types > 0) j["token_types"] = c.token_types;
+  if (c.unembedding_bias) j["unembedding_bias"] = true;
+  if (c.tokenizer != TokenizerKind::Char) j["tokenizer"] = to_string(c.tokenizer);
+  if (c.file_tokenizer()) j["vocab_size"] = c.vocab_size;
+  else j["vocab"] = c.vocab;
+  if (!c.merges.empty()) j["merges"] = c.merges;
+  for (auto [k, v] : {std::pair{"bos_id", c.bos_id}, {"eos_id", c.eos_id}, {"mask_id", c.mask_id}, {"pad_id", c.pad_id}})
+    if (v != 0) j[k] = v;
   return j.dump();
 }
 
@@ -271,7 +337,8 @@ ModelConfig config_from_json(const std::string& text) {
     const std::vector<std::string> ints = int_keys(*arch);
     std::set<std::string> known{"arch",  "eps",         "vocab",     "position_init",    "N_V",  "norm_position",
                                 "norm",  "position",    "position_base", "rope_base", "activation",
-                                "tied_unembedding", "H_kv", "mask", "prefix_separator"};
+                                "tied_unembedding", "H_kv", "mask", "prefix_separator", "embedding_norm", "token_types",
+                                "unembedding_bias", "tokenizer", "merges", "vocab_size", "bos_id", "eos_id", "mask_id", "pad_id"};
     known.insert(ints.begin(), ints.end());
     for (auto it = j.begin(); it != j.end(); ++it) {
       if (known.count(it.key())) continue;
@@ -299,10 +366,12 @@ ModelConfig config_from_json(const std::string& text) {
     if (j.contains("position_init") && !j["position_init"].is_string())
       throw Error("config: \"position_init\" must be a string");
     read_variants(j, c);
+    if (c.file_tokenizer() && !j.contains("vocab")) c.vocab.clear();
     if (j.contains("vocab")) {
       const auto& v = j["vocab"];
       c.vocab.clear();
       if (v.is_string()) {
+        if (c.tokenizer != TokenizerKind::Char) throw Error("config: a word or bpe \"vocab\" must be an array of strings");
         c.vocab = utf8_split(v.get<std::string>());
       } else if (v.is_array()) {
         for (const auto& t : v) {

@@ -22,6 +22,12 @@ enum class Activation { GELU, GELUTanh, ReLU, SwiGLU };
 // GPT's self-attention mask: causal (the paper), or prefix-LM: bidirectional over the first p
 // tokens, where p is the position of the first prefix_separator in the input.
 enum class MaskKind { Causal, Prefix };
+// How text becomes token ids (paper §4; core/tokenizers/, docs/tokenizers.md). Char, Word and Bpe
+// keep their vocabulary in the configuration (ids 1 … |vocab|, then the paper's three special
+// tokens); Gpt2 (byte-level BPE) and WordPiece (BERT) read the ecosystem's tokenizer files beside
+// the checkpoint: the configuration then has no vocab, N_V = vocab_size, and the special tokens
+// are the model's own (paper id = the files' 0-based id + 1).
+enum class TokenizerKind { Char, Word, Bpe, Gpt2, WordPiece };
 
 struct ModelConfig {
   // The architecture (core/arch/): "gpt" (Algorithm 10), "bert" (Algorithm 9) or "ed"
@@ -51,14 +57,32 @@ struct ModelConfig {
   MaskKind mask = MaskKind::Causal;      // GPT only
   std::string prefix_separator = "=";    // MaskKind::Prefix: p = position of its first occurrence
 
-  // The ordinary tokens, in id order (ids 1 … N_V−3), each one Unicode character (UTF-8).
-  // mask_token = N_V−2, bos_token = N_V−1, eos_token = N_V follow them (§4).
-  std::vector<std::string> vocab = default_vocab();
+  // ---- ecosystem extras (issue 11; variants "not in the paper", JSON keys of the same names) ----
+  bool embedding_norm = false;    // BERT: layer_norm(e_t | γ_emb, β_emb) after the embedding sum
+  int token_types = 0;            // BERT: W_s ∈ ℝ^{d_e×token_types}; W_s[:, 1] (segment 0) added to every e_t
+  bool unembedding_bias = false;  // BERT's MLM head: P = softmax(W_u X + b_u 1ᵀ)
 
-  int N_V() const { return static_cast<int>(vocab.size()) + 3; }
-  int mask_token() const { return N_V() - 2; }
-  int bos_token() const { return N_V() - 1; }
-  int eos_token() const { return N_V(); }
+  // ---- the vocabulary and its tokenizer (§4) ----
+  TokenizerKind tokenizer = TokenizerKind::Char;
+  // Char: the ordinary tokens in id order (ids 1 … N_V−3), each one Unicode character (UTF-8).
+  // Word: whole words ("[UNK]" among them for unknown words). Bpe: the pieces in id order (the
+  // characters first, then each merge's result). mask_token = N_V−2, bos_token = N_V−1,
+  // eos_token = N_V follow them (§4). Empty for Gpt2 and WordPiece (their files hold it).
+  std::vector<std::string> vocab = default_vocab();
+  // Bpe only: the merges in rank order, each "left right" (the two pieces joined by one space).
+  std::vector<std::string> merges{};
+  // Gpt2, WordPiece: N_V, the number of rows of W_e (0 for the kinds with a vocab).
+  int vocab_size = 0;
+  // The special tokens as 1-based paper ids; 0 means the paper's (mask N_V−2, bos N_V−1, eos N_V);
+  // −1 means the model has none (GPT-2 has no [MASK]). pad_id: the id padding uses (0: none).
+  int bos_id = 0, eos_id = 0, mask_id = 0, pad_id = 0;
+
+  int N_V() const { return vocab_size > 0 ? vocab_size : static_cast<int>(vocab.size()) + 3; }
+  int mask_token() const { return mask_id > 0 ? mask_id : mask_id < 0 ? 0 : N_V() - 2; }  // 0: none
+  int bos_token() const { return bos_id > 0 ? bos_id : N_V() - 1; }
+  int eos_token() const { return eos_id > 0 ? eos_id : N_V(); }
+  // True when the tokenizer's vocabulary lives in files beside the checkpoint (Gpt2, WordPiece).
+  bool file_tokenizer() const { return tokenizer == TokenizerKind::Gpt2 || tokenizer == TokenizerKind::WordPiece; }
 
   // The variants as they apply to this configuration (the arch's paper choice where unset).
   NormPosition norm_pos() const;
@@ -91,6 +115,7 @@ const char* to_string(Norm v);
 const char* to_string(Position v);
 const char* to_string(Activation v);
 const char* to_string(MaskKind v);
+const char* to_string(TokenizerKind v);  // "char", "word", "bpe", "gpt2", "wordpiece"
 // One line naming every variant that differs from the paper's choice for the arch, e.g.
 // "pre-LN, RMSNorm, RoPE, SwiGLU, tied W_u, H_kv = 1"; "" for the paper's model.
 std::string variant_summary(const ModelConfig& c);

@@ -71,6 +71,18 @@ void ParamTable::add_mlp(const std::string& p, int a, int b, int l, const ModelC
   }
 }
 
+void ParamTable::add_embedding_extras(const ModelConfig& c) {
+  if (c.embedding_norm) {
+    add("emb.gamma", "γ_emb", 0, 1, c.d_e, 1, ParamRole::Gain);
+    add("emb.beta", "β_emb", 0, 1, c.d_e, 1, ParamRole::Offset);
+  }
+  if (c.token_types > 0) add("W_s", "W_s", 0, 1, c.d_e, c.token_types, ParamRole::Embedding);
+}
+
+void ParamTable::add_unembedding_bias(const ModelConfig& c) {
+  if (c.unembedding_bias) add("b_u", "b_u", 0, 1, c.N_V(), 1, ParamRole::Bias);
+}
+
 const ParamEntry* ParamTable::find(const std::string& name) const {
   const auto it = index_.find(name);
   return it == index_.end() ? nullptr : &entries_[it->second];
@@ -163,7 +175,18 @@ GptW<T> bind_gpt(const ParamTable& table, T* theta) {
   rebind(w.gamma, bind_vector_if<T>(table, theta, "gamma"));
   rebind(w.beta, bind_vector_if<T>(table, theta, "beta"));
   rebind(w.W_u, bind_matrix_if<T>(table, theta, "W_u"));
+  rebind(w.extras, bind_extras<T>(table, theta));
   return w;
+}
+
+template <class T>
+ExtrasW<T> bind_extras(const ParamTable& table, T* theta) {
+  ExtrasW<T> x;
+  rebind(x.emb_gamma, bind_vector_if<T>(table, theta, "emb.gamma"));
+  rebind(x.emb_beta, bind_vector_if<T>(table, theta, "emb.beta"));
+  rebind(x.W_s, bind_matrix_if<T>(table, theta, "W_s"));
+  rebind(x.b_u, bind_vector_if<T>(table, theta, "b_u"));
+  return x;
 }
 
 #define SF_INSTANTIATE_BINDINGS(T)                                                                      \
@@ -179,6 +202,10 @@ SF_INSTANTIATE_BINDINGS(double)
 SF_INSTANTIATE_BINDINGS(const double)
 #undef SF_INSTANTIATE_BINDINGS
 
+template ExtrasW<float> bind_extras<float>(const ParamTable&, float*);
+template ExtrasW<const float> bind_extras<const float>(const ParamTable&, const float*);
+template ExtrasW<double> bind_extras<double>(const ParamTable&, double*);
+template ExtrasW<const double> bind_extras<const double>(const ParamTable&, const double*);
 template GptW<float> bind_gpt<float>(const ParamTable&, float*);
 template GptW<const float> bind_gpt<const float>(const ParamTable&, const float*);
 template GptW<double> bind_gpt<double>(const ParamTable&, double*);

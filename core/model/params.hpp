@@ -56,6 +56,11 @@ class ParamTable {
   // An MLP's W_mlp<a> [d_mlp, d_e], b_mlp<a>, W_mlp<b> [d_e, d_mlp], b_mlp<b> under `prefix`; with
   // SwiGLU (a variant) also W_gate [d_mlp, d_e], b_gate (W_gate2, b_gate2 for the decoder's a = 3).
   void add_mlp(const std::string& prefix, int a, int b, int layer, const ModelConfig& c);
+  // The ecosystem extras of the embedding (issue 11, not in the paper): emb.gamma, emb.beta [d_e]
+  // when embedding_norm; W_s [d_e, token_types] when token_types > 0. Added after W_p.
+  void add_embedding_extras(const ModelConfig& c);
+  // b_u [N_V] when unembedding_bias (BERT's MLM head). Added after W_u (or where it would be).
+  void add_unembedding_bias(const ModelConfig& c);
 
  private:
   std::vector<ParamEntry> entries_;
@@ -98,12 +103,20 @@ struct LayerW {
 };
 
 template <class T>
+struct ExtrasW {  // the ecosystem extras (issue 11, not in the paper): empty views unless configured
+  MapV<T> emb_gamma{nullptr, 0}, emb_beta{nullptr, 0};  // (d_e) embedding_norm: after e_t = W_e[:, x[t]] + W_p[:, t]
+  MapM<T> W_s{nullptr, 0, 0};                          // (d_e, token_types): W_s[:, 1] added to every e_t
+  MapV<T> b_u{nullptr, 0};                             // (N_V) unembedding_bias: softmax(W_u X + b_u 1ᵀ)
+};
+
+template <class T>
 struct GptW {
   MapM<T> W_e{nullptr, 0, 0};  // (d_e, N_V)
   MapM<T> W_p{nullptr, 0, 0};  // (d_e, ℓ_max)
   std::vector<LayerW<T>> layers;
   MapV<T> gamma{nullptr, 0}, beta{nullptr, 0};  // (d_e), final layer norm (empty: post-LN)
   MapM<T> W_u{nullptr, 0, 0};                   // (N_V, d_e) (empty: tied, W_u = W_eᵀ)
+  ExtrasW<T> extras;
 };
 
 template <class T>
@@ -116,6 +129,7 @@ struct BertW {  // Algorithm 9's parameters
   MapV<T> b_f{nullptr, 0};                      // (d_f)
   MapV<T> gamma{nullptr, 0}, beta{nullptr, 0};  // (d_f), line 11
   MapM<T> W_u{nullptr, 0, 0};                   // (N_V, d_f): the paper prints N_V×d_e, a slip
+  ExtrasW<T> extras;
 };
 
 template <class T>
@@ -142,6 +156,7 @@ struct EdW {  // Algorithm 8's parameters
   MapM<T> W_u{nullptr, 0, 0};  // (N_V, d_e)
   MapV<T> enc_gamma{nullptr, 0}, enc_beta{nullptr, 0};  // (d_e) pre-LN only: after the encoder stack
   MapV<T> dec_gamma{nullptr, 0}, dec_beta{nullptr, 0};  // (d_e) pre-LN only: after the decoder stack
+  ExtrasW<T> extras;
 };
 
 // Views of one tensor of `theta` (table.total() elements) by its checkpoint name; k is the head
@@ -162,6 +177,10 @@ MHAttentionW<T> bind_mh_attention(const ParamTable& table, T* theta, const std::
 // Algorithms 9 and 10 and the encoder of Algorithm 8 name them.
 template <class T>
 LayerW<T> bind_layer(const ParamTable& table, T* theta, const std::string& prefix, const std::string& attn);
+
+// The extras of any architecture's table (empty views for those it does not have).
+template <class T>
+ExtrasW<T> bind_extras(const ParamTable& table, T* theta);
 
 // Binds views over `theta` (table.total() elements) of a GPT (Algorithm 10) table.
 template <class T>

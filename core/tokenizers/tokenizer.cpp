@@ -29,8 +29,12 @@ std::string describe_char(const std::string& chr) {
   return "\"" + chr + "\"";
 }
 
-std::vector<CharTokenizer::Piece> CharTokenizer::pieces(const std::string& text) const {
-  std::vector<Piece> out;
+std::string CharTokenizer::describe() const {
+  return "character-level (" + std::to_string(vocab_.size()) + " characters + [MASK], [BOS], [EOS])";
+}
+
+std::vector<TextPiece> CharTokenizer::tokenize(const std::string& text) const {
+  std::vector<TextPiece> out;
   size_t byte = 0;
   while (byte < text.size()) {
     if (text[byte] == '[') {  // [MASK], [BOS], [EOS], or an unknown [WORD]
@@ -52,37 +56,51 @@ std::vector<CharTokenizer::Piece> CharTokenizer::pieces(const std::string& text)
   return out;
 }
 
-std::vector<UnknownChar> CharTokenizer::unknown(const std::string& text) const {
+std::vector<UnknownChar> Tokenizer::unknown(const std::string& text) const {
   std::vector<UnknownChar> out;
   size_t pos = 0;
-  for (const Piece& p : pieces(text)) {
+  for (const TextPiece& p : tokenize(text)) {
     ++pos;
     if (!p.id) out.push_back({pos, p.byte, p.text});
   }
   return out;
 }
 
-Tokens CharTokenizer::encode(const std::string& text) const {
-  const auto bad = unknown(text);
-  if (!bad.empty()) {
-    std::ostringstream m;
-    if (bad[0].chr.size() > 2 && bad[0].chr.front() == '[')
-      m << bad[0].chr << " at position " << bad[0].position
-        << " is not a special token: the paper's special tokens are written [MASK], [BOS] and [EOS]";
-    else
-      m << "character " << describe_char(bad[0].chr) << " at position " << bad[0].position
-        << " is not in the model's vocabulary";
-    if (bad.size() > 1) m << " (and " << bad.size() - 1 << " more unknown piece" << (bad.size() > 2 ? "s" : "") << ")";
-    m << "; the vocabulary is: ";
-    for (const auto& v : vocab_) m << v;
-    throw Error(m.str());
-  }
+std::string Tokenizer::unknown_message(const std::vector<UnknownChar>& bad) const {
+  std::ostringstream m;
+  m << "piece " << describe_char(bad[0].chr) << " at position " << bad[0].position << " has no id in the "
+    << describe() << " vocabulary";
+  if (bad.size() > 1) m << " (and " << bad.size() - 1 << " more unknown piece" << (bad.size() > 2 ? "s" : "") << ")";
+  return m.str();
+}
+
+std::string CharTokenizer::unknown_message(const std::vector<UnknownChar>& bad) const {
+  std::ostringstream m;
+  if (bad[0].chr.size() > 2 && bad[0].chr.front() == '[')
+    m << bad[0].chr << " at position " << bad[0].position
+      << " is not a special token: the paper's special tokens are written [MASK], [BOS] and [EOS]";
+  else
+    m << "character " << describe_char(bad[0].chr) << " at position " << bad[0].position
+      << " is not in the model's vocabulary";
+  if (bad.size() > 1) m << " (and " << bad.size() - 1 << " more unknown piece" << (bad.size() > 2 ? "s" : "") << ")";
+  m << "; the vocabulary is: ";
+  for (const auto& v : vocab_) m << v;
+  return m.str();
+}
+
+Tokens Tokenizer::encode(const std::string& text) const {
+  const std::vector<TextPiece> pieces = tokenize(text);
   Tokens out;
-  for (const Piece& p : pieces(text)) out.push_back(p.id);
+  std::vector<UnknownChar> bad;
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    if (!pieces[i].id) bad.push_back({i + 1, pieces[i].byte, pieces[i].text});
+    out.push_back(pieces[i].id);
+  }
+  if (!bad.empty()) throw Error(unknown_message(bad));
   return out;
 }
 
-Tokens CharTokenizer::encode_sequence(const std::string& text, bool with_eos) const {
+Tokens Tokenizer::encode_sequence(const std::string& text, bool with_eos) const {
   Tokens out{bos_token()};
   const Tokens body = encode(text);
   out.insert(out.end(), body.begin(), body.end());
@@ -98,7 +116,7 @@ std::string CharTokenizer::label(int id) const {
   return "?";
 }
 
-std::string CharTokenizer::decode(const Tokens& ids) const {
+std::string Tokenizer::decode(const Tokens& ids) const {
   std::string s;
   for (int id : ids) s += label(id);
   return s;
@@ -111,7 +129,7 @@ std::string CharTokenizer::decode_text(const Tokens& ids) const {
   return s;
 }
 
-Tokens CharTokenizer::parse_ids(const std::string& list) const {
+Tokens Tokenizer::parse_ids(const std::string& list) const {
   Tokens out;
   std::stringstream ss(list);
   std::string item;
@@ -132,6 +150,12 @@ Tokens CharTokenizer::parse_ids(const std::string& list) const {
   }
   if (out.empty()) throw Error("token list is empty (expected 1-based ids such as 3,1,4)");
   return out;
+}
+
+std::unique_ptr<Tokenizer> make_tokenizer(const ModelConfig& c, const std::string& dir) {
+  (void)dir;
+  if (c.tokenizer == TokenizerKind::Char) return std::make_unique<CharTokenizer>(c);
+  throw Error(std::string("the ") + to_string(c.tokenizer) + " tokenizer is not available yet");
 }
 
 }  // namespace sf

@@ -1,8 +1,15 @@
-// Character-level tokenizer with the paper's special tokens (§4), ids 1-based:
-// ordinary characters 1 … N_V−3, mask_token = N_V−2, bos_token = N_V−1, eos_token = N_V.
-// In text the special tokens are written [MASK], [BOS] and [EOS]; any other [WORD] of capital
-// letters between brackets is an error (other brackets are ordinary characters).
+// Tokenizers (paper §4): one interface for every panel and command (docs/tokenizers.md).
+//
+// Token ids are the paper's: 1-based, 1 … N_V. The paper's own vocabularies (character, word,
+// BPE trained here) number their ordinary tokens 1 … N_V−3 and put mask_token = N_V−2,
+// bos_token = N_V−1, eos_token = N_V after them. The ecosystem's tokenizers (GPT-2's byte-level
+// BPE, BERT's WordPiece) number tokens from 0 in their files: paper id = file id + 1, and their
+// special tokens are the model's own (<|endoftext|>, [CLS], [SEP], [MASK]).
+//
+// In text, the special tokens are written [MASK], [BOS] and [EOS] (every tokenizer), and an
+// ecosystem tokenizer also accepts its own spellings (<|endoftext|>, [CLS], [SEP], [MASK], …).
 #pragma once
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -12,50 +19,87 @@
 
 namespace sf {
 
-// A character of the input that is not in the vocabulary, or an unknown [WORD].
+// A piece of the input that has no id: a character not in the vocabulary, or an unknown [WORD].
 struct UnknownChar {
-  size_t position;   // 1-based character position in the text
+  size_t position;   // 1-based piece position in the text
   size_t byte;       // byte offset in the text (for marking it in an editor)
-  std::string chr;   // the character (UTF-8), or the whole "[WORD]"
+  std::string chr;   // the piece (UTF-8), or the whole "[WORD]"
 };
 
-class CharTokenizer {
- public:
-  explicit CharTokenizer(const ModelConfig& c);
-  int N_V() const { return static_cast<int>(vocab_.size()) + 3; }
-  int mask_token() const { return N_V() - 2; }
-  int bos_token() const { return N_V() - 1; }
-  int eos_token() const { return N_V(); }
+// One piece of tokenized text: its id and where it came from.
+struct TextPiece {
+  std::string text;  // the input bytes this piece covers
+  size_t byte = 0;   // byte offset of text in the input
+  int id = 0;        // 1-based paper id; 0 when the piece has no id (unknown)
+};
 
-  // Every character not in the vocabulary, and every [WORD] that is not [MASK], [BOS] or [EOS]
-  // (empty when the text can be encoded).
+class Tokenizer {
+ public:
+  virtual ~Tokenizer() = default;
+  virtual TokenizerKind kind() const = 0;
+  // For people: e.g. "GPT-2 byte-level BPE from vocab.json + merges.txt (50257 tokens)".
+  virtual std::string describe() const = 0;
+  virtual int N_V() const = 0;
+  virtual int bos_token() const = 0;
+  virtual int eos_token() const = 0;
+  virtual int mask_token() const = 0;  // 0 when the model has no mask token (GPT-2)
+
+  // Cuts text into pieces with their ids (special tokens written in the text recognised);
+  // pieces with id 0 have no id. Never throws on any input bytes.
+  virtual std::vector<TextPiece> tokenize(const std::string& text) const = 0;
+  // The pieces with no id (empty when the text can be encoded).
   std::vector<UnknownChar> unknown(const std::string& text) const;
-  // Encodes the characters and the written special tokens; throws sf::Error naming the first
-  // unknown character(s) or [WORD].
+  // Encodes; throws sf::Error naming the first unknown piece(s).
   Tokens encode(const std::string& text) const;
-  // §4's form of a sequence: [bos_token, characters…], plus eos_token when `with_eos`.
+  // §4's form of a sequence: [bos_token, pieces…], plus eos_token when `with_eos`.
   Tokens encode_sequence(const std::string& text, bool with_eos) const;
-  // The label of one id: its character, or <mask>, <bos>, <eos>; "?" outside [1, N_V].
-  std::string label(int id) const;
+
+  // The readable label of one id for panels: its piece with byte-level markers made readable
+  // (GPT-2's Ġ shown as "␣", Ċ as "↵"), or <mask>, <bos>, <eos>, [CLS] …; "?" outside [1, N_V].
+  virtual std::string label(int id) const = 0;
+  // The piece exactly as the tokenizer's files write it (e.g. "Ġthe", "##ing"); "" outside.
+  virtual std::string piece(int id) const = 0;
+  // The id as the tokenizer's own files number it (0-based for the ecosystem's files).
+  virtual int file_id(int id) const { return id; }
   // Concatenated labels.
   std::string decode(const Tokens& ids) const;
-  // Ordinary characters only (special tokens dropped): text a user would read.
-  std::string decode_text(const Tokens& ids) const;
-  // Parses "3,1,4" (1-based ids); throws sf::Error on anything else or an id outside [1, N_V].
+  // The text a user would read (special tokens dropped; GPT-2's bytes decoded back to UTF-8).
+  virtual std::string decode_text(const Tokens& ids) const = 0;
+  // Parses "3,1,4" (1-based paper ids); throws sf::Error on anything else or an id outside [1, N_V].
   Tokens parse_ids(const std::string& list) const;
 
- private:
-  // The text cut into pieces: one UTF-8 character each, or a bracketed [WORD] of capitals.
-  struct Piece {
-    std::string text;
-    size_t byte;
-    int id;  // 0 when the piece has no id
-  };
-  std::vector<Piece> pieces(const std::string& text) const;
+ protected:
+  // The message for unknown pieces (encode's error); the character tokenizer lists its vocabulary.
+  virtual std::string unknown_message(const std::vector<UnknownChar>& bad) const;
+};
 
+// Character-level (§4, today's default): one Unicode character per token.
+class CharTokenizer : public Tokenizer {
+ public:
+  explicit CharTokenizer(const ModelConfig& c);
+  TokenizerKind kind() const override { return TokenizerKind::Char; }
+  std::string describe() const override;
+  int N_V() const override { return static_cast<int>(vocab_.size()) + 3; }
+  int mask_token() const override { return N_V() - 2; }
+  int bos_token() const override { return N_V() - 1; }
+  int eos_token() const override { return N_V(); }
+  std::vector<TextPiece> tokenize(const std::string& text) const override;
+  std::string label(int id) const override;
+  std::string piece(int id) const override { return label(id); }
+  std::string decode_text(const Tokens& ids) const override;
+
+ protected:
+  std::string unknown_message(const std::vector<UnknownChar>& bad) const override;
+
+ private:
   std::vector<std::string> vocab_;
   std::unordered_map<std::string, int> ids_;
 };
+
+// The tokenizer of a model: made from the configuration (char, word, bpe), or read from the
+// tokenizer files in `dir` (gpt2: vocab.json + merges.txt, encoder.json + vocab.bpe or
+// tokenizer.json; wordpiece: vocab.txt). Throws sf::Error naming a missing or mismatched file.
+std::unique_ptr<Tokenizer> make_tokenizer(const ModelConfig& c, const std::string& dir = "");
 
 // A printable form of a character for messages (e.g. "é", "U+0009 (tab)").
 std::string describe_char(const std::string& chr);

@@ -240,7 +240,8 @@ std::vector<std::string> missing_characters(const std::vector<std::string>& voca
 }
 
 std::vector<Tokens> tokenize(const std::vector<std::string>& texts, const ModelConfig& c) {
-  const CharTokenizer tok(c);
+  const std::unique_ptr<Tokenizer> tok_owner = make_tokenizer(c);
+  const Tokenizer& tok = *tok_owner;
   std::vector<Tokens> out;
   out.reserve(texts.size());
   for (size_t i = 0; i < texts.size(); ++i) {

@@ -100,7 +100,8 @@ TEST_F(CliTest, ForwardWritesExactlyTheInProcessP) {
   const MatF P = read_npy((dir / "P.npy").string());
 
   const Model m = model();
-  const CharTokenizer tok(m.config);
+  const std::unique_ptr<Tokenizer> tok_owner = make_tokenizer(m.config);
+  const Tokenizer& tok = *tok_owner;
   const Tokens x = tok.encode_sequence("hi there", false);  // [bos_token, characters…]
   ASSERT_EQ(x.size(), 9u);
   const MatF expected = dtransformer<float>(x, m.config, m.weights());
@@ -115,7 +116,8 @@ TEST_F(CliTest, ForwardWritesExactlyTheInProcessP) {
 
 TEST_F(CliTest, TokensAreOneBasedIdsAsThePaperNumbersThem) {
   const Model m = model();
-  const CharTokenizer tok(m.config);
+  const std::unique_ptr<Tokenizer> tok_owner = make_tokenizer(m.config);
+  const Tokenizer& tok = *tok_owner;
   // "hi" as the prompt encoder sees it, written out by hand: bos_token = N_V−1, then h, i.
   const Tokens x = tok.encode_sequence("hi", false);
   ASSERT_EQ(x, (Tokens{m.config.N_V() - 1, 9, 10}));  // ' '=1, a=2, …, h=9, i=10
@@ -179,7 +181,8 @@ TEST_F(CliTest, SampleAtTauZeroIsDeterministicAndEqualsDInference) {
   EXPECT_EQ(a.out, b.out);
 
   const Model m = model();
-  const CharTokenizer tok(m.config);
+  const std::unique_ptr<Tokenizer> tok_owner = make_tokenizer(m.config);
+  const Tokenizer& tok = *tok_owner;
   InferenceOptions opt;
   opt.tau = 0;
   opt.l_gen = 20;
@@ -197,7 +200,8 @@ TEST_F(CliTest, SampleWithTemperatureEqualsDInferenceWithTheSameSeed) {
                         "--seed", "11", "--no-trim"});
   ASSERT_EQ(r.status, 0) << r.err;
   const Model m = model();
-  const CharTokenizer tok(m.config);
+  const std::unique_ptr<Tokenizer> tok_owner = make_tokenizer(m.config);
+  const Tokenizer& tok = *tok_owner;
   InferenceOptions opt;
   opt.tau = 0.8;
   opt.l_gen = 7;

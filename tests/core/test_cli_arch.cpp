@@ -111,7 +111,6 @@ TEST_F(CliArch, ForwardOnBertIsAlgorithm9WithPForEachPositionItself) {
   const Result r = run({"forward", "--model", bert, "--prompt", "h[MASK]llo", "--out", path("Pb.npy")});
   ASSERT_EQ(r.status, 0) << r.err;
   const Model m = load(bert);
-  const CharTokenizer tok(m.config);
   // BERT reads whole sequences: [bos_token, h, mask_token, l, l, o, eos_token].
   const Tokens x{m.config.bos_token(), 9, m.config.mask_token(), 13, 13, 16, m.config.eos_token()};
   const MatF P = read_npy(path("Pb.npy"));
@@ -131,7 +130,8 @@ TEST_F(CliArch, ForwardOnTheEncoderDecoderReadsTheContext) {
                         "--trace"});
   ASSERT_EQ(r.status, 0) << r.err;
   const Model m = load(ed);
-  const CharTokenizer tok(m.config);
+  const std::unique_ptr<Tokenizer> tok_owner = make_tokenizer(m.config);
+  const Tokenizer& tok = *tok_owner;
   const Tokens z = tok.encode_sequence("dcab", true), x = tok.encode_sequence("abc", false);
   ASSERT_EQ(z.size(), 6u);  // [bos_token, d, c, a, b, eos_token], as the training pairs' z
   const MatF P = read_npy(path("Pe.npy"));
@@ -178,7 +178,8 @@ TEST_F(CliArch, FillPrintsTheTopFiveOfEachMaskedPosition) {
   const Result r = run({"fill", "--model", bert, "--prompt", "[MASK]ab[MASK]"});
   ASSERT_EQ(r.status, 0) << r.err;
   const Model m = load(bert);
-  const CharTokenizer tok(m.config);
+  const std::unique_ptr<Tokenizer> tok_owner = make_tokenizer(m.config);
+  const Tokenizer& tok = *tok_owner;
   const Tokens x = tok.encode_sequence("[MASK]ab[MASK]", true);
   const FillResult f = fill_masks(x, m, 0.0, 1, 5);
   ASSERT_EQ(f.positions.size(), 2u);
@@ -204,7 +205,8 @@ TEST_F(CliArch, FillJsonHasEveryPosition) {
   ASSERT_EQ(r.status, 0) << r.err;
   const json j = parse_json(r);
   const Model m = load(bert);
-  const CharTokenizer tok(m.config);
+  const std::unique_ptr<Tokenizer> tok_owner = make_tokenizer(m.config);
+  const Tokenizer& tok = *tok_owner;
   const Tokens x = tok.encode_sequence("s[MASK]r[MASK]", true);
   const FillResult f = fill_masks(x, m, 0.7, 9, 3);
   EXPECT_EQ(j["filled_tokens"].get<Tokens>(), f.filled);
@@ -245,7 +247,8 @@ TEST_F(CliArch, SampleJsonForGptIsThePromptWithItsContinuation) {
   ASSERT_EQ(r.status, 0) << r.err;
   const json j = parse_json(r);
   const Model m = load(gpt);
-  const CharTokenizer tok(m.config);
+  const std::unique_ptr<Tokenizer> tok_owner = make_tokenizer(m.config);
+  const Tokenizer& tok = *tok_owner;
   const Tokens x = tok.encode_sequence("hi", false);
   InferenceOptions opt;
   opt.tau = 0.9;
@@ -266,7 +269,8 @@ TEST_F(CliArch, SampleJsonForTheEncoderDecoderIsAlgorithm15sXHat) {
   EXPECT_EQ(a.out, b.out);  // τ = 0: deterministic
   const json j = parse_json(a);
   const Model m = load(ed);
-  const CharTokenizer tok(m.config);
+  const std::unique_ptr<Tokenizer> tok_owner = make_tokenizer(m.config);
+  const Tokenizer& tok = *tok_owner;
   EdInferenceOptions opt;
   opt.tau = 0;
   const EdInferenceResult expected = edinference(tok.encode_sequence("dcab", true), m, opt);
