@@ -6,12 +6,15 @@
 // BPE, BERT's WordPiece) number tokens from 0 in their files: paper id = file id + 1, and their
 // special tokens are the model's own (<|endoftext|>, [CLS], [SEP], [MASK]).
 //
-// In text, the special tokens are written [MASK], [BOS] and [EOS] (every tokenizer), and an
-// ecosystem tokenizer also accepts its own spellings (<|endoftext|>, [CLS], [SEP], [MASK], …).
+// In text, the special tokens of the paper's vocabularies (character, word, BPE) are written
+// [MASK], [BOS] and [EOS]; an ecosystem tokenizer recognises only its own spellings
+// (<|endoftext|>; [CLS], [SEP], [MASK], [PAD], [UNK]), so that text tokenizes exactly as the
+// ecosystem's own tokenizer does.
 #pragma once
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "core/model/config.hpp"
@@ -43,6 +46,7 @@ class Tokenizer {
   virtual int bos_token() const = 0;
   virtual int eos_token() const = 0;
   virtual int mask_token() const = 0;  // 0 when the model has no mask token (GPT-2)
+  virtual int pad_token() const { return 0; }  // the model's own padding token ([PAD]); 0: none
 
   // Cuts text into pieces with their ids (special tokens written in the text recognised);
   // pieces with id 0 have no id. Never throws on any input bytes.
@@ -96,10 +100,27 @@ class CharTokenizer : public Tokenizer {
   std::unordered_map<std::string, int> ids_;
 };
 
+// Text cut at the special tokens written in it, in order: ordinary text (special = 0) and
+// special tokens (special = the token's id). Longest spelling first where two start together.
+struct TextSegment {
+  std::string text;
+  size_t byte = 0;
+  int special = 0;
+};
+std::vector<TextSegment> split_specials(const std::string& text, const std::vector<std::pair<std::string, int>>& specials);
+
 // The tokenizer of a model: made from the configuration (char, word, bpe), or read from the
 // tokenizer files in `dir` (gpt2: vocab.json + merges.txt, encoder.json + vocab.bpe or
 // tokenizer.json; wordpiece: vocab.txt). Throws sf::Error naming a missing or mismatched file.
 std::unique_ptr<Tokenizer> make_tokenizer(const ModelConfig& c, const std::string& dir = "");
+
+// The ecosystem's tokenizer files at `path`, without a configuration: a folder (looked for, in
+// this order: vocab.json + merges.txt, encoder.json + vocab.bpe, vocab.txt, tokenizer.json), or
+// one of those files (its partner beside it). Returns nullptr when a folder holds none of them;
+// throws sf::Error naming the file for a malformed one, or a file without its partner.
+std::unique_ptr<Tokenizer> load_tokenizer_files(const std::string& path);
+// The file names load_tokenizer_files looks for, for messages: "vocab.json + merges.txt, …".
+std::string tokenizer_file_names();
 
 // A printable form of a character for messages (e.g. "é", "U+0009 (tab)").
 std::string describe_char(const std::string& chr);
