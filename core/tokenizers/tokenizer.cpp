@@ -110,7 +110,11 @@ Tokens Tokenizer::encode_sequence(const std::string& text, bool with_eos) const 
 
 std::string CharTokenizer::label(int id) const {
   if (id >= 1 && id <= static_cast<int>(vocab_.size())) return vocab_[id - 1];
-  if (id == mask_token()) return "<mask>";
+  return special_label(id);
+}
+
+std::string Tokenizer::special_label(int id) const {
+  if (id == mask_token() && id) return "<mask>";
   if (id == bos_token()) return "<bos>";
   if (id == eos_token()) return "<eos>";
   return "?";
@@ -152,10 +156,25 @@ Tokens Tokenizer::parse_ids(const std::string& list) const {
   return out;
 }
 
-std::unique_ptr<Tokenizer> make_tokenizer(const ModelConfig& c, const std::string& dir) {
-  (void)dir;
-  if (c.tokenizer == TokenizerKind::Char) return std::make_unique<CharTokenizer>(c);
-  throw Error(std::string("the ") + to_string(c.tokenizer) + " tokenizer is not available yet");
+std::vector<TextSegment> split_specials(const std::string& text, const std::vector<std::pair<std::string, int>>& specials) {
+  std::vector<TextSegment> out;
+  size_t plain = 0;  // where the current ordinary text began
+  for (size_t i = 0; i < text.size();) {
+    const std::pair<std::string, int>* hit = nullptr;
+    for (const auto& s : specials)
+      if (!s.first.empty() && text.compare(i, s.first.size(), s.first) == 0 && (!hit || s.first.size() > hit->first.size()))
+        hit = &s;
+    if (!hit) {
+      ++i;
+      continue;
+    }
+    if (i > plain) out.push_back({text.substr(plain, i - plain), plain, 0});
+    out.push_back({hit->first, i, hit->second});
+    i += hit->first.size();
+    plain = i;
+  }
+  if (text.size() > plain) out.push_back({text.substr(plain), plain, 0});
+  return out;
 }
 
 }  // namespace sf

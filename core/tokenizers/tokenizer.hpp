@@ -75,6 +75,8 @@ class Tokenizer {
  protected:
   // The message for unknown pieces (encode's error); the character tokenizer lists its vocabulary.
   virtual std::string unknown_message(const std::vector<UnknownChar>& bad) const;
+  // "<mask>", "<bos>" or "<eos>" for the special tokens, else "?" (labels of the paper's vocabularies).
+  std::string special_label(int id) const;
 };
 
 // Character-level (§4, today's default): one Unicode character per token.
