@@ -32,7 +32,7 @@ bool is_bert_punctuation(char32_t cp) {
 WordPieceTokenizer::WordPieceTokenizer(std::vector<std::string> pieces, bool lowercase, std::string source)
     : pieces_(std::move(pieces)), lowercase_(lowercase), source_(std::move(source)) {
   if (pieces_.empty()) throw Error(source_ + " is empty: a WordPiece vocabulary has one token per line");
-  for (size_t i = 0; i < pieces_.size(); ++i) ids_.emplace(pieces_[i], static_cast<int>(i) + 1);  // the first of repeats
+  for (size_t i = 0; i < pieces_.size(); ++i) ids_[pieces_[i]] = static_cast<int>(i) + 1;  // the last of repeats, as transformers
   unk_ = id_of("[UNK]"), cls_ = id_of("[CLS]"), sep_ = id_of("[SEP]"), mask_ = id_of("[MASK]"), pad_ = id_of("[PAD]");
   if (!unk_) throw Error(source_ + " has no [UNK] line: BERT's WordPiece needs it for words it cannot split");
 }
