@@ -7,6 +7,7 @@
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "core/algorithms/algorithms.hpp"
+#include "core/parallel/parallel.hpp"
 
 namespace sf::cli {
 
@@ -94,6 +95,7 @@ int run_sample(const Args& args) {
   if (args.has("prompt") && args.has("tokens")) args.require_one_of({"prompt", "tokens"});
   if (args.has("context") && args.has("context-tokens")) args.require_one_of({"context", "context-tokens"});
   const Model model = load_model(args.get("model"));
+  set_compute_threads(static_cast<int>(args.get_int("threads", compute_threads(), 1, 64)));
   const Architecture& arch = architecture(model.config);
   const std::unique_ptr<Tokenizer> tok_owner = make_tokenizer(model.config);
   const Tokenizer& tok = *tok_owner;
@@ -115,7 +117,7 @@ Command sample_command() {
   s.summary = "Generate text: Algorithm 14 (GPT, continue a prompt) or 15 (encoder-decoder, x̂ for a context z).";
   s.synopsis =
       "--model MODEL ((--prompt TEXT | --tokens IDS) [--gen N] [--no-trim] [--stop-at-eos] [--kv-cache] | (--context TEXT | "
-      "--context-tokens IDS) [--reuse-encoding] [--kv-cache]) [--tau T] [--seed S] [--json]";
+      "--context-tokens IDS) [--reuse-encoding] [--kv-cache]) [--tau T] [--seed S] [--threads N] [--json]";
   s.description =
       "GPT: Algorithm 14, y ← DInference(x, θ̂). Each step runs DTransformer on x, takes p = P[:, last], draws y "
       "from q ∝ p^{1/τ} and appends it to x. Prints the prompt, the continuation (special tokens as <bos>, <eos>, "
@@ -140,6 +142,9 @@ Command sample_command() {
        "likely token (argmax; the paper's q ∝ p^{1/τ} is undefined at 0). Default: 1."},
       {"gen", "N", "GPT: ℓ_gen, the number of tokens to generate (≥ 0). Default: 16."},
       {"seed", "S", "Seed of the sampling generator (a whole number ≥ 0). Default: 1."},
+      {"threads", "N",
+       "Threads for the large matrix products (1–64; not in the paper, speed only): the same tokens on any count. "
+       "Default: the machine's cores, at most 4."},
       {"no-trim", "",
        "GPT: stop when x reaches ℓ_max tokens, as the paper's DTransformer cannot take more. Default: trim, i.e. "
        "feed only the last ℓ_max tokens (Carpenter's COMPLETE_TEXT)."},

@@ -12,9 +12,9 @@ namespace sf {
 template <class T>
 Vec<T> basic_attention(const Vec<T>& e, const Mat<T>& E, const AttentionHeadW<const T>& W, Tracer* tr) {
   TraceFrame frame(tr, 3,
-                   tr ? std::vector<Value>{tv("e", e), tv("e_t", E, Axis::Feature, Axis::TokenZ), tv("W_q", W.W_q),
-                                           tv("b_q", W.b_q), tv("W_k", W.W_k), tv("b_k", W.b_k), tv("W_v", W.W_v),
-                                           tv("b_v", W.b_v)}
+                   tr ? std::vector<Value>{tv("e", e), tv("e_t", E, Axis::Feature, Axis::TokenZ), tparam<T>(tr, "W_q", W.W_q),
+                                           tparam<T>(tr, "b_q", W.b_q), tparam<T>(tr, "W_k", W.W_k), tparam<T>(tr, "b_k", W.b_k), tparam<T>(tr, "W_v", W.W_v),
+                                           tparam<T>(tr, "b_v", W.b_v)}
                       : std::vector<Value>{});
   const T d_attn = static_cast<T>(W.W_q.rows());
   // L1: q ← W_q e + b_q

@@ -29,8 +29,8 @@ void trace_attention_record(Tracer* tr, const Mat<T>& X, const Mat<T>& Z, const 
                             const Mask& mask, const AttentionRecord<T>& r) {
   if (!tr) return;
   TraceFrame frame(tr, 4,
-                   {tv("X", X, Axis::Feature, Axis::TokenX), tv("Z", Z, Axis::Feature, Axis::TokenZ), tv("W_q", W.W_q),
-                    tv("b_q", W.b_q), tv("W_k", W.W_k), tv("b_k", W.b_k), tv("W_v", W.W_v), tv("b_v", W.b_v),
+                   {tv("X", X, Axis::Feature, Axis::TokenX), tv("Z", Z, Axis::Feature, Axis::TokenZ), tparam<T>(tr, "W_q", W.W_q),
+                    tparam<T>(tr, "b_q", W.b_q), tparam<T>(tr, "W_k", W.W_k), tparam<T>(tr, "b_k", W.b_k), tparam<T>(tr, "W_v", W.W_v), tparam<T>(tr, "b_v", W.b_v),
                     tmask("Mask", mask, Axis::TokenZ, Axis::TokenX)});
   const T d_attn = static_cast<T>(W.W_q.rows());
   // L1: Q ← W_q X + b_q 1ᵀ   (RoPE: then column t rotated by t·θ_i)

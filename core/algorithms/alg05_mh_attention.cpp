@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "core/algorithms/algorithms.hpp"
+#include "core/parallel/parallel.hpp"
 
 namespace sf {
 
@@ -39,15 +40,15 @@ Mat<T> mh_attention(const Mat<T>& X, const Mat<T>& Z, const MHAttentionW<const T
   TraceFrame frame(tr, 5,
                    tr ? std::vector<Value>{tv("X", X, Axis::Feature, Axis::TokenX),
                                            tv("Z", Z, Axis::Feature, Axis::TokenZ),
-                                           tmask("Mask", mask, Axis::TokenZ, Axis::TokenX), tv("W_o", W.W_o),
-                                           tv("b_o", W.b_o)}
+                                           tmask("Mask", mask, Axis::TokenZ, Axis::TokenX), tparam<T>(tr, "W_o", W.W_o),
+                                           tparam<T>(tr, "b_o", W.b_o)}
                       : std::vector<Value>{});
   const int H = static_cast<int>(W.heads.size());
   const Eigen::Index d_mid = W.heads.empty() ? 0 : W.heads[0].W_v.rows();
   if (recs) recs->assign(H, AttentionRecord<T>{});
   Mat<T> Y(H * d_mid, X.cols());  // (H·d_mid, ℓ_x)
-  // L1: for h ∈ [H]:
-  for (int h = 1; h <= H; ++h) {
+  // L1: for h ∈ [H]:   (untraced, the heads run on the compute threads: each writes its own rows)
+  auto head = [&](int h) {
     TraceIndex ih(tr, &Indices::h, h);
     if (tr) tr->line(5, 1, {tscalar("h", h)});
     // L2: Y^h ← Attention(X, Z | W^h_qkv, Mask)
@@ -55,11 +56,17 @@ Mat<T> mh_attention(const Mat<T>& X, const Mat<T>& Z, const MHAttentionW<const T
                               head_options(av, h, H));  // (d_mid, ℓ_x)
     if (tr) tr->line(5, 2, head_values<T>(h, H, Y_h, av));
     Y.middleRows((h - 1) * d_mid, d_mid) = Y_h;
-  }
+  };
+  if (tr)
+    for (int h = 1; h <= H; ++h) head(h);
+  else
+    parallel_for(H, [&](int k) { head(k + 1); },
+                 static_cast<double>(H) * (W.heads[0].W_q.size() + W.heads[0].W_k.size() + W.heads[0].W_v.size()) *
+                     static_cast<double>(X.cols()));  // the heads' lines 1–3
   // L3: Y ← [Y^1; Y^2; …; Y^H]
   if (tr) tr->line(5, 3, {tv("Y", Y, Axis::Feature, Axis::TokenX)});
   // L4: return Ṽ = W_o Y + b_o 1ᵀ
-  Mat<T> Vt = (W.W_o * Y).colwise() + W.b_o;  // (d_out, ℓ_x)
+  Mat<T> Vt = product<T>(W.W_o, Y).colwise() + W.b_o;  // (d_out, ℓ_x)
   if (tr) tr->line(5, 4, {tv("Ṽ", Vt, Axis::Feature, Axis::TokenX)});
   return Vt;
 }
@@ -73,7 +80,7 @@ void trace_mh_attention_replay(Tracer* tr, const Mat<T>& X, const Mat<T>& Z, con
   if (!tr) return;
   TraceFrame frame(tr, 5,
                    {tv("X", X, Axis::Feature, Axis::TokenX), tv("Z", Z, Axis::Feature, Axis::TokenZ),
-                    tmask("Mask", mask, Axis::TokenZ, Axis::TokenX), tv("W_o", W.W_o), tv("b_o", W.b_o)});
+                    tmask("Mask", mask, Axis::TokenZ, Axis::TokenX), tparam<T>(tr, "W_o", W.W_o), tparam<T>(tr, "b_o", W.b_o)});
   const int H = static_cast<int>(W.heads.size());
   const Eigen::Index d_mid = W.heads.empty() ? 0 : W.heads[0].W_v.rows();
   Mat<T> Y(H * d_mid, X.cols());  // (H·d_mid, ℓ_x)

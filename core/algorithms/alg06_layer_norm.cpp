@@ -14,7 +14,7 @@ namespace sf {
 template <class T>
 Vec<T> layer_norm(const Vec<T>& e, const MapV<const T>& gamma, const MapV<const T>& beta, T eps, Tracer* tr) {
   TraceFrame frame(tr, 6,
-                   tr ? std::vector<Value>{tv("e", e), tv("γ", gamma), tv("β", beta),
+                   tr ? std::vector<Value>{tv("e", e), tparam<T>(tr, "γ", gamma), tparam<T>(tr, "β", beta),
                                            with_note(tscalar("ε", eps), "The paper has no ε: it divides by √v, which is 0 "
                                                                         "for a constant e. Stepformer uses √(v + ε).")}
                       : std::vector<Value>{});
@@ -45,7 +45,7 @@ Mat<T> layer_norm_columns(const Mat<T>& X, const MapV<const T>& gamma, const Map
 template <class T>
 Vec<T> rms_norm(const Vec<T>& e, const MapV<const T>& gamma, T eps, Tracer* tr) {
   TraceFrame frame(tr, 6,
-                   tr ? std::vector<Value>{tv("e", e), tv("γ", gamma),
+                   tr ? std::vector<Value>{tv("e", e), tparam<T>(tr, "γ", gamma),
                                            with_note(tscalar("ε", eps), "RMSNorm (variant, encyclopedia article 004): "
                                                                         "no m, no β; ê = e/√(v + ε) ⊙ γ.")}
                       : std::vector<Value>{});

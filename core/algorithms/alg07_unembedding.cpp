@@ -8,7 +8,7 @@ namespace sf {
 
 template <class T>
 Vec<T> unembedding(const Vec<T>& e, const MapM<const T>& W_u, Tracer* tr) {
-  TraceFrame frame(tr, 7, tr ? std::vector<Value>{tv("e", e), tv("W_u", W_u, Axis::Vocab, Axis::Feature)}
+  TraceFrame frame(tr, 7, tr ? std::vector<Value>{tv("e", e), tparam<T>(tr, "W_u", W_u, Axis::Vocab, Axis::Feature)}
                              : std::vector<Value>{});
   // L1: return p = softmax(W_u e)
   const Mat<T> logits = W_u * e;  // (N_V, 1)

@@ -170,9 +170,9 @@ Mat<T> edtransformer_parts(const Tokens& z, const Tokens& x, const ModelConfig& 
                 std::to_string(z.size()));
   std::vector<Value> inputs;
   if (tr) {
-    inputs = {ttokens("z", z), ttokens("x", x), tv("W_e", W.W_e, Axis::Feature, Axis::Vocab), tv("W_p", W.W_p),
-              W.W_u.size() == 0 ? tv("W_u = W_eᵀ", W.W_e.transpose(), Axis::Vocab, Axis::Feature)
-                                : tv("W_u", W.W_u, Axis::Vocab, Axis::Feature)};
+    inputs = {ttokens("z", z), ttokens("x", x), tparam<T>(tr, "W_e", W.W_e, Axis::Feature, Axis::Vocab), tparam<T>(tr, "W_p", W.W_p),
+              W.W_u.size() == 0 ? tparam<T>(tr, "W_u = W_eᵀ", W.W_e, Axis::Vocab, Axis::Feature, true)
+                                : tparam<T>(tr, "W_u", W.W_u, Axis::Vocab, Axis::Feature)};
     if (Z_given) inputs.push_back(with_note(tv("Z", *Z_given, Axis::Feature, Axis::TokenZ), kReusedZ));
   }
   TraceFrame frame(tr, 8, std::move(inputs));

@@ -32,10 +32,10 @@ Mat<T> etransformer(const Tokens& x, const ModelConfig& c, const BertW<const T>&
   const bool tied = W.W_u.size() == 0;
   TraceFrame frame(
       tr, 9,
-      tr ? std::vector<Value>{ttokens("x", x), tv("W_e", W.W_e, Axis::Feature, Axis::Vocab), tv("W_p", W.W_p),
-                              tv("W_f", W.W_f), tv("b_f", W.b_f), tv("γ", W.gamma), tv("β", W.beta),
-                              tied ? tv("W_u = W_eᵀ", W.W_e.transpose(), Axis::Vocab, Axis::Feature)
-                                   : with_note(tv("W_u", W.W_u, Axis::Vocab, Axis::Feature), kWuNote)}
+      tr ? std::vector<Value>{ttokens("x", x), tparam<T>(tr, "W_e", W.W_e, Axis::Feature, Axis::Vocab), tparam<T>(tr, "W_p", W.W_p),
+                              tparam<T>(tr, "W_f", W.W_f), tparam<T>(tr, "b_f", W.b_f), tparam<T>(tr, "γ", W.gamma), tparam<T>(tr, "β", W.beta),
+                              tied ? tparam<T>(tr, "W_u = W_eᵀ", W.W_e, Axis::Vocab, Axis::Feature, true)
+                                   : with_note(tparam<T>(tr, "W_u", W.W_u, Axis::Vocab, Axis::Feature), kWuNote)}
          : std::vector<Value>{});
   if (tr) tr->trace().tokens_x = x;
 
@@ -87,7 +87,7 @@ Mat<T> etransformer(const Tokens& x, const ModelConfig& c, const BertW<const T>&
   if (tr) tr->line(9, 11, {tv("X", X, Axis::Feature, Axis::TokenX)});
   // L12: return P = softmax(W_u X)   (W_u ∈ ℝ^{N_V×d_f}: kWuNote; tied: W_u = W_eᵀ, d_f = d_e)
   std::vector<Value> wu;
-  if (tr && !tied) wu.push_back(with_note(tv("W_u", W.W_u, Axis::Vocab, Axis::Feature), kWuNote));
+  if (tr && !tied) wu.push_back(with_note(tparam<T>(tr, "W_u", W.W_u, Axis::Vocab, Axis::Feature), kWuNote));
   return unembed_line<T>(X, W.W_u, W.W_e, tr, 9, 12, std::move(wu));  // (N_V, ℓ)
 }
 

@@ -40,10 +40,10 @@ Mat<T> dtransformer(const Tokens& x, const ModelConfig& c, const GptW<const T>& 
   check_tokens(x, c);
   const bool tied = W.W_u.size() == 0;
   TraceFrame frame(tr, 10,
-                   tr ? std::vector<Value>{ttokens("x", x), tv("W_e", W.W_e, Axis::Feature, Axis::Vocab), tv("W_p", W.W_p),
-                                           tv("γ", W.gamma), tv("β", W.beta),
-                                           tied ? tv("W_u = W_eᵀ", W.W_e.transpose(), Axis::Vocab, Axis::Feature)
-                                                : tv("W_u", W.W_u, Axis::Vocab, Axis::Feature)}
+                   tr ? std::vector<Value>{ttokens("x", x), tparam<T>(tr, "W_e", W.W_e, Axis::Feature, Axis::Vocab), tparam<T>(tr, "W_p", W.W_p),
+                                           tparam<T>(tr, "γ", W.gamma), tparam<T>(tr, "β", W.beta),
+                                           tied ? tparam<T>(tr, "W_u = W_eᵀ", W.W_e, Axis::Vocab, Axis::Feature, true)
+                                                : tparam<T>(tr, "W_u", W.W_u, Axis::Vocab, Axis::Feature)}
                       : std::vector<Value>{});
   if (tr) tr->trace().tokens_x = x;
 

@@ -47,6 +47,8 @@ std::vector<bool> given_positions(const TrainOptions& opt, int k, int l) {
 
 PaperTraining::Loss ETraining::loss_and_gradient(const Example& ex, const Model& model, const TrainOptions& opt,
                                                  ModelGradient& g, Rng& rng, Tracer* tr) {
+  // θ changes at the update line while the trace lives: bind it by copy (trace.hpp).
+  TraceParamCopies copies(tr);
   const ModelConfig& c = model.config;
   const Tokens& x = ex.x;
   // L3: ℓ ← length(x_n)

@@ -24,6 +24,8 @@ namespace sf {
 
 PaperTraining::Loss DTraining::loss_and_gradient(const Example& ex, const Model& model, const TrainOptions&,
                                                  ModelGradient& g, Rng&, Tracer* tr) {
+  // θ changes at the update line while the trace lives: bind it by copy (trace.hpp).
+  TraceParamCopies copies(tr);
   const Tokens& x = ex.x;
   // L3: ℓ ← length(x_n)
   const int l = static_cast<int>(x.size());

@@ -8,6 +8,7 @@
 
 #include "core/algorithms/variant_layers.hpp"
 #include "core/arch/ed.hpp"
+#include "core/parallel/parallel.hpp"
 
 namespace sf {
 
@@ -44,12 +45,13 @@ MatF cached_mh_attention(const MatF& in, const MHAttentionW<const float>& W, std
                          std::vector<MatF>& V, const Mask& mask, const AttentionOptions& av, int d_mid) {
   const int H = static_cast<int>(W.heads.size()), n = static_cast<int>(in.cols());
   MatF Y(H * d_mid, n);  // (H·d_mid, n)
-  for (int h = 1; h <= H; ++h) {
+  parallel_for(H, [&](int k) {  // the heads on the compute threads: each writes its own rows and cache
+    const int h = k + 1;
     AttentionOptions head = av;
     head.m = av.alibi ? std::pow(2.0, -8.0 * h / H) : 0.0;
     Y.middleRows((h - 1) * d_mid, d_mid) = cached_attention(in, W.heads[h - 1], K[h - 1], V[h - 1], mask, head);
-  }
-  return (W.W_o * Y).colwise() + W.b_o;
+  }, static_cast<double>(H) * (W.heads[0].W_q.size() + W.heads[0].W_k.size() + W.heads[0].W_v.size()) * n);  // lines 1–3
+  return product<float>(W.W_o, Y).colwise() + W.b_o;
 }
 
 // Cross-attention of the new columns (queries) over Z's cached keys and values (Mask ≡ 1).
@@ -63,19 +65,21 @@ MatF cached_cross_attention(const MatF& in, const MHAttentionW<const float>& W, 
     const MatF S = Kz[h].transpose() * Q / std::sqrt(static_cast<float>(w.W_q.rows()));  // (ℓ_z, n)  L4, L6
     Y.middleRows(h * d_mid, d_mid) = Vz[h] * softmax_columns<float>(S);  // (d_mid, n)  L6
   }
-  return (W.W_o * Y).colwise() + W.b_o;
+  return product<float>(W.W_o, Y).colwise() + W.b_o;
 }
 
 // e_t = W_e[:, x[t]] + W_p[:, t] (W_p as the position variant gives it, or none) for the columns
 // t = pos0 + 1 … ℓ not yet cached. Returns (d_e, ℓ − pos0).
 MatF embed_new_columns(const Tokens& x, int pos0, const ModelConfig& c, const MapM<const float>& W_e,
                        const MapM<const float>& W_p) {
-  const MatF P_pos = variant_layers::position_matrix<float>(c, W_p);  // (d_e, ℓ_max) or empty
+  const bool learned = c.position == Position::Learned;  // then W_p itself, not a copy of it
+  const MatF P_pos = learned ? MatF() : variant_layers::position_matrix<float>(c, W_p);  // (d_e, ℓ_max) or empty
+  const MapM<const float> W_pos = learned ? W_p : MapM<const float>(P_pos.data(), P_pos.rows(), P_pos.cols());
   const int n = static_cast<int>(x.size()) - pos0;
   MatF X(c.d_e, n);  // (d_e, n)
   for (int j = 0; j < n; ++j) {
     X.col(j) = W_e.col(x[pos0 + j] - 1);
-    if (P_pos.size() > 0) X.col(j) += P_pos.col(pos0 + j);
+    if (W_pos.size() > 0) X.col(j) += W_pos.col(pos0 + j);
   }
   return X;
 }

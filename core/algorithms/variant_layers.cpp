@@ -1,5 +1,6 @@
 // The statements Algorithms 8, 9 and 10 share, with every variant (variant_layers.hpp).
 #include "core/algorithms/variant_layers.hpp"
+#include "core/parallel/parallel.hpp"
 
 #include <map>
 #include <mutex>
@@ -69,11 +70,11 @@ void mlp_line(Mat<T>& X, const Mat<T>& in, const std::string& in_name, const Mlp
               int alg, int line, const char* name, Axis tokens) {
   auto affine = [&](const char* w) { return "W_" + std::string(w) + " " + in_name + " + b_" + w + " 1ᵀ"; };
   const std::string pre = affine(W.a);
-  const Mat<T> H_pre = (W.W_a * in).colwise() + W.b_a;  // (d_mlp, ℓ)
+  const Mat<T> H_pre = product<T>(W.W_a, in).colwise() + W.b_a;  // (d_mlp, ℓ)
   Mat<T> H_act;                                          // (d_mlp, ℓ)
   if (act == Activation::SwiGLU) {  // variant (seed 004): SiLU(W_gate X̃ + b_gate 1ᵀ) ⊙ (W_a X̃ + b_a 1ᵀ)
     const std::string gate = affine(W.gate);
-    const Mat<T> G_pre = (W.W_gate * in).colwise() + W.b_gate;  // (d_mlp, ℓ)
+    const Mat<T> G_pre = product<T>(W.W_gate, in).colwise() + W.b_gate;  // (d_mlp, ℓ)
     if (tr) tr->substep(alg, line, gate + " (SwiGLU variant, seed 004)", {tv(gate, G_pre, Axis::Feature, tokens)});
     const Mat<T> G = silu<T>(G_pre);  // (d_mlp, ℓ)
     if (tr) tr->substep(alg, line, "SiLU(" + gate + ")", {tv("SiLU(…)", G, Axis::Feature, tokens)});
@@ -89,7 +90,7 @@ void mlp_line(Mat<T>& X, const Mat<T>& in, const std::string& in_name, const Mlp
       v = with_note(std::move(v), "GPT-2's tanh approximation (variant): 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))).");
     if (tr) tr->substep(alg, line, label, {std::move(v)});
   }
-  X.noalias() += W.W_b * H_act;
+  X += product<T>(W.W_b, H_act);  // (d_e, ℓ)
   X.colwise() += W.b_b;
   if (tr) tr->line(alg, line, {tv(name, X, Axis::Feature, tokens)});
 }
@@ -98,11 +99,11 @@ template <class T>
 Mat<T> unembed_line(const Mat<T>& X, const MapM<const T>& W_u, const MapM<const T>& W_e, Tracer* tr, int alg, int line,
                     std::vector<Value> extra) {
   const bool tied = W_u.size() == 0;
-  const Mat<T> logits = tied ? Mat<T>(W_e.transpose() * X) : Mat<T>(W_u * X);  // (N_V, ℓ)
+  const Mat<T> logits = tied ? product_transposed<T>(W_e, X) : product<T>(W_u, X);  // (N_V, ℓ)
   if (tr) {
     std::vector<Value> sub{tv("W_u X", logits, Axis::Vocab, Axis::TokenX)};
     if (tied)
-      sub.push_back(with_note(tv("W_u = W_eᵀ", W_e.transpose(), Axis::Vocab, Axis::Feature),
+      sub.push_back(with_note(tparam<T>(tr, "W_u = W_eᵀ", W_e, Axis::Vocab, Axis::Feature, true),
                               "Tied unembedding (variant, Dinan–Yaida–Zhang 001, GPT-2): W_u = W_eᵀ, no W_u tensor."));
     tr->substep(alg, line, "W_u X", std::move(sub));
   }

@@ -13,7 +13,8 @@ namespace sf {
 template <class T>
 Mat<T> gelu_tanh(const Mat<T>& A) {
   const T k = static_cast<T>(std::sqrt(2.0 / std::numbers::pi));
-  return A.unaryExpr([k](T x) { return T(0.5) * x * (T(1) + std::tanh(k * (x + T(0.044715) * x * x * x))); });
+  const auto x = A.array();  // Eigen's vectorised tanh (a scalar std::tanh per entry cost 30–50% of a forward)
+  return (T(0.5) * x * (T(1) + (k * (x + T(0.044715) * x * x * x)).tanh())).matrix();
 }
 
 // Variant (SwiGLU, seed 004): SiLU(x) = x·σ(x) = x / (1 + e^{−x}).

@@ -2,14 +2,53 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <unordered_set>
 
 namespace sf {
+
+TraceMat::TraceMat(MatF m) : TraceMat() {
+  own_ = std::make_shared<const MatF>(std::move(m));
+  bind(own_->data(), own_->rows(), own_->cols(), own_->rows(), 1);
+}
+
+TraceMat TraceMat::view(const float* data, Eigen::Index rows, Eigen::Index cols, bool transposed) {
+  TraceMat v;
+  if (transposed)  // Wᵀ (cols, rows): its (i, j) is W(j, i), at data[i·rows + j]
+    v.bind(data, cols, rows, 1, rows);
+  else
+    v.bind(data, rows, cols, rows, 1);
+  return v;
+}
+
+TraceMat& TraceMat::operator=(const TraceMat& o) {
+  own_ = o.own_;
+  bind(o.data(), o.rows(), o.cols(), o.outerStride(), o.innerStride());
+  return *this;
+}
+
+void TraceMat::bind(const float* data, Eigen::Index rows, Eigen::Index cols, Eigen::Index outer, Eigen::Index inner) {
+  // Eigen's way to re-point a Map: construct it again in place (a Map has no storage to free).
+  new (static_cast<TraceMapBase*>(this))
+      TraceMapBase(data, rows, cols, Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>(std::max<Eigen::Index>(outer, 1), inner));
+}
+
+size_t Trace::bytes() const {
+  size_t n = 0;
+  std::unordered_set<const void*> seen;
+  for (const Tokens& s : sequences) n += s.size() * sizeof(int);
+  for (const Event& e : events)
+    for (const Value& v : e.values) {
+      n += v.tokens.size() * sizeof(int);
+      if (v.m.bytes() > 0 && seen.insert(v.m.storage()).second) n += v.m.bytes();
+    }
+  return n;
+}
 
 Value tscalar(std::string name, double x) {
   Value v;
   v.name = std::move(name);
   v.kind = ValueKind::Scalar;
-  v.m = MatF::Constant(1, 1, static_cast<float>(x));
+  v.m = TraceMat(MatF::Constant(1, 1, static_cast<float>(x)));
   return v;
 }
 
@@ -25,7 +64,7 @@ Value tmask(std::string name, const Mask& m, Axis rows, Axis cols) {
   Value v;
   v.name = std::move(name);
   v.kind = ValueKind::Mask;
-  v.m = m.cast<float>();
+  v.m = TraceMat(m.cast<float>());
   v.rows = rows;
   v.cols = cols;
   return v;

@@ -10,7 +10,22 @@
 // Attention for each head) appear as nested events (depth + 1) BEFORE that line's event,
 // because a Line event means "this line has run". So stepping over a line skips its nested
 // events, and the caller line of a nested frame is the next event at a smaller depth.
+//
+// How values are held (TraceMat): every computed value is COPIED into the trace (the trace must
+// show it as it was at that line). A parameter tensor of θ (W_e, W_q, γ, …) is copied too, unless
+// the Tracer was made with ParamBinding::View: then tparam() binds it BY REFERENCE, a read-only
+// view into θ's storage with no copy (GPT-2 124M: W_e alone is 154 MB, and the tied "W_u = W_eᵀ"
+// would be another 154 MB; the trace of a 32-token forward drops from over 600 MB to the
+// activations). Views are opt-in because they read θ as it is NOW:
+//   RULE for whoever keeps a Trace made with ParamBinding::View (the app): the model whose θ it
+//   viewed must stay alive and UNCHANGED while the trace is kept. Before θ is updated (a training
+//   step, loading weights into the same storage) or the model is freed, drop the trace or re-run
+//   it. Trace::holds_views says whether a trace has any view.
+// Training traces are always safe: Algorithms 11–13 bind θ with copies whatever the Tracer's mode
+// (TraceParamCopies), because their update line changes θ while the trace lives, and the values
+// their lines bind (e.g. "θ (before)") are copies made when the line runs.
 #pragma once
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -33,10 +48,35 @@ enum class Axis { Feature, TokenX, TokenZ, Vocab, Head };
 
 enum class ValueKind { Matrix, Scalar, Tokens, Mask };
 
+// A value's matrix as the trace holds it: read-only and column-major, either OWNED (a copy, kept
+// by a shared_ptr that copies of the Value share) or a VIEW into storage owned elsewhere (a
+// parameter of θ bound by reference; see the top of this file). It reads as an Eigen matrix
+// (m(i, j), m.col(t), m.rows(), m == …, MatF x = m); a view of Wᵀ reads W's storage through
+// strides (rows and columns swapped), so data() is contiguous only where inner_stride() == 1.
+using TraceMapBase = Eigen::Map<const MatF, Eigen::Unaligned, Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>>;
+class TraceMat : public TraceMapBase {
+ public:
+  TraceMat() : TraceMapBase(nullptr, 0, 0, Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>(0, 1)) {}
+  TraceMat(MatF m);  // owns m (moved in)
+  // A view of the column-major (rows, cols) matrix at `data`, or of its transpose (cols, rows).
+  static TraceMat view(const float* data, Eigen::Index rows, Eigen::Index cols, bool transposed = false);
+  TraceMat(const TraceMat& o) : TraceMat() { *this = o; }
+  TraceMat& operator=(const TraceMat& o);
+  bool is_view() const { return !own_ && size() > 0; }
+  // Bytes of the storage this value owns (0 for a view); storage() identifies it, to count a
+  // matrix shared by several Values once.
+  size_t bytes() const { return own_ ? static_cast<size_t>(own_->size()) * sizeof(float) : 0; }
+  const void* storage() const { return own_.get(); }
+
+ private:
+  void bind(const float* data, Eigen::Index rows, Eigen::Index cols, Eigen::Index outer, Eigen::Index inner);
+  std::shared_ptr<const MatF> own_;
+};
+
 struct Value {
   std::string name;  // the paper's name: "Q", "S", "X̃", "m", "P", …
   ValueKind kind = ValueKind::Matrix;
-  MatF m;            // Matrix, Scalar (1×1) and Mask (0/1) values; a vector is one column
+  TraceMat m;        // Matrix, Scalar (1×1) and Mask (0/1) values; a vector is one column
   Tokens tokens;     // Tokens values (1-based ids)
   Axis rows = Axis::Feature, cols = Axis::Feature;
   std::string note;  // optional: why this value looks as it does (e.g. the ε the paper lacks)
@@ -61,6 +101,11 @@ struct Event {
 class Trace {
  public:
   std::vector<Event> events;
+  // Whether some value is a view into θ (a Tracer with ParamBinding::View bound a parameter): the
+  // model must then outlive the trace, unchanged (see the top of this file).
+  bool holds_views = false;
+  // Memory held by the values: owned matrices (each counted once) and token lists; views cost 0.
+  size_t bytes() const;
   // The value sequence x being processed by the top-level call, for token labels.
   Tokens tokens_x, tokens_z;
   // Every token sequence an event's axes refer to (Event::seq_x, seq_z).
@@ -98,9 +143,15 @@ class Trace {
   int caller_key(size_t k) const;
 };
 
+// How a Tracer binds the parameters of θ (tparam): copies (the default: safe whatever happens to θ
+// afterwards) or views into θ (no copy; θ must outlive the trace, unchanged).
+enum class ParamBinding { Copy, View };
+
 class Tracer {
  public:
-  explicit Tracer(Trace& t) : trace_(t) {}
+  explicit Tracer(Trace& t, ParamBinding params = ParamBinding::Copy) : trace_(t), params_(params) {}
+  ParamBinding params() const { return params_; }
+  void set_params(ParamBinding p) { params_ = p; }
   void enter(int alg, std::vector<Value> inputs);
   void leave();
   void line(int alg, int line, std::vector<Value> values);
@@ -117,6 +168,7 @@ class Tracer {
  private:
   Event make(EventKind kind, int alg, int line, int depth);
   Trace& trace_;
+  ParamBinding params_;
   int depth_ = -1;
   Indices idx_;
   int seq_x_ = -1, seq_z_ = -1;
@@ -164,6 +216,26 @@ class TraceSequences {
   std::pair<int, int> old_{-1, -1};
 };
 
+// RAII: within its scope, the tracer binds parameters by copy whatever its mode (Algorithms 11–13:
+// their update changes θ while the trace lives). No-op without a tracer.
+class TraceParamCopies {
+ public:
+  explicit TraceParamCopies(Tracer* tr) : tr_(tr) {
+    if (!tr_) return;
+    old_ = tr_->params();
+    tr_->set_params(ParamBinding::Copy);
+  }
+  ~TraceParamCopies() {
+    if (tr_) tr_->set_params(old_);
+  }
+  TraceParamCopies(const TraceParamCopies&) = delete;
+  TraceParamCopies& operator=(const TraceParamCopies&) = delete;
+
+ private:
+  Tracer* tr_;
+  ParamBinding old_ = ParamBinding::Copy;
+};
+
 // RAII loop index: sets idx().*field for the scope of a loop body.
 class TraceIndex {
  public:
@@ -190,10 +262,32 @@ template <class Derived>
 Value tv(std::string name, const Eigen::MatrixBase<Derived>& m, Axis rows = Axis::Feature, Axis cols = Axis::Feature) {
   Value v;
   v.name = std::move(name);
-  v.m = m.template cast<float>();
+  v.m = TraceMat(m.template cast<float>());
   v.rows = rows;
   v.cols = cols;
   return v;
+}
+// A parameter tensor of θ, W (or Wᵀ with `transposed`: the tied "W_u = W_eᵀ"): a view into θ when
+// tr binds by reference (ParamBinding::View) and θ is float, else a copy as tv makes.
+template <class T>
+Value tparam(Tracer* tr, std::string name, const MapM<const T>& W, Axis rows = Axis::Feature,
+             Axis cols = Axis::Feature, bool transposed = false) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (tr && tr->params() == ParamBinding::View) {
+      tr->trace().holds_views = true;
+      Value v;
+      v.name = std::move(name);
+      v.m = TraceMat::view(W.data(), W.rows(), W.cols(), transposed);
+      v.rows = rows;
+      v.cols = cols;
+      return v;
+    }
+  }
+  return transposed ? tv(std::move(name), W.transpose(), rows, cols) : tv(std::move(name), W, rows, cols);
+}
+template <class T>
+Value tparam(Tracer* tr, std::string name, const MapV<const T>& w, Axis rows = Axis::Feature) {
+  return tparam<T>(tr, std::move(name), MapM<const T>(w.data(), w.size(), 1), rows);
 }
 Value tscalar(std::string name, double x);
 Value ttokens(std::string name, const Tokens& t);

@@ -1,0 +1,152 @@
+// A small persistent pool for parallel_for (parallel.hpp): workers wait on a condition variable,
+// take task indices from an atomic counter, and the caller works alongside them.
+#include "core/parallel/parallel.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace sf {
+
+namespace {
+
+thread_local bool in_task = false;  // a parallel_for inside a task runs inline
+
+class Pool {
+ public:
+  ~Pool() {
+    {
+      const std::lock_guard<std::mutex> lk(m_);
+      stop_ = true;
+    }
+    start_.notify_all();
+    for (auto& t : workers_) t.join();
+  }
+
+  // False when another thread's job holds the pool (the caller then runs its tasks itself).
+  bool run(int threads, int n_tasks, const std::function<void(int)>& fn) {
+    const std::unique_lock<std::mutex> one_job(job_, std::try_to_lock);
+    if (!one_job.owns_lock()) return false;
+    {
+      std::lock_guard<std::mutex> lk(m_);
+      while (static_cast<int>(workers_.size()) < threads - 1) {
+        const int id = static_cast<int>(workers_.size());
+        workers_.emplace_back([this, id] { work(id); });
+      }
+      fn_ = &fn;
+      n_ = n_tasks;
+      next_ = 0;
+      finished_ = 0;
+      helpers_ = threads - 1;
+      ++generation_;
+    }
+    start_.notify_all();
+    take_tasks();
+    std::unique_lock<std::mutex> lk(m_);
+    done_.wait(lk, [&] { return finished_.load() == n_ && busy_ == 0; });
+    if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+    return true;
+  }
+
+ private:
+  void take_tasks() {
+    in_task = true;
+    for (int k; (k = next_.fetch_add(1)) < n_;) {
+      try {
+        (*fn_)(k);
+      } catch (...) {  // kept for the caller (an exception must not leave a worker thread)
+        const std::lock_guard<std::mutex> lk(error_m_);
+        if (!error_) error_ = std::current_exception();
+      }
+      finished_.fetch_add(1);
+    }
+    in_task = false;
+  }
+
+  void work(int id) {
+    uint64_t seen = 0;
+    std::unique_lock<std::mutex> lk(m_);
+    while (true) {
+      start_.wait(lk, [&] { return stop_ || (generation_ != seen && id < helpers_); });
+      if (stop_) return;
+      seen = generation_;
+      ++busy_;
+      lk.unlock();
+      take_tasks();
+      lk.lock();
+      --busy_;
+      done_.notify_all();
+    }
+  }
+
+  std::mutex job_;  // one parallel_for at a time
+  std::mutex m_, error_m_;
+  std::exception_ptr error_;  // the first exception a task threw
+  std::condition_variable start_, done_;
+  std::vector<std::thread> workers_;
+  const std::function<void(int)>* fn_ = nullptr;
+  int n_ = 0, helpers_ = 0, busy_ = 0;
+  std::atomic<int> next_{0}, finished_{0};
+  uint64_t generation_ = 0;
+  bool stop_ = false;
+};
+
+Pool& pool() {
+  static Pool p;
+  return p;
+}
+
+int default_threads() {
+  const int hw = static_cast<int>(std::thread::hardware_concurrency());
+  return std::clamp(hw, 1, 4);
+}
+
+std::atomic<int>& threads_setting() {
+  static std::atomic<int> n{default_threads()};
+  return n;
+}
+
+}  // namespace
+
+int compute_threads() { return threads_setting().load(); }
+
+void set_compute_threads(int n) { threads_setting() = std::clamp(n, 1, 64); }
+
+void parallel_for(int n_tasks, const std::function<void(int)>& fn, double work) {
+  const int threads = std::min(compute_threads(), n_tasks);
+  if (threads > 1 && !in_task && work >= kParallelMinWork && pool().run(threads, n_tasks, fn)) return;
+  for (int k = 0; k < n_tasks; ++k) fn(k);
+}
+
+int product_blocks(Eigen::Index m, Eigen::Index k, Eigen::Index n) {
+  const double work = static_cast<double>(m) * static_cast<double>(k) * static_cast<double>(n);
+  const Eigen::Index by_work = static_cast<Eigen::Index>(work / kParallelMinWork);
+  return static_cast<int>(std::clamp<Eigen::Index>(std::min(by_work, m / 16), 1, 16));
+}
+
+template <class T>
+Mat<T> product_transposed(const MapM<const T>& A, const Mat<T>& B) {
+  const Eigen::Index m = A.cols();
+  Mat<T> Y(m, B.cols());  // (m, n)
+  const int blocks = product_blocks(m, A.rows(), B.cols());
+  if (blocks == 1) {
+    Y.noalias() = A.transpose() * B;
+    return Y;
+  }
+  const Eigen::Index step = ((m + blocks - 1) / blocks + 15) / 16 * 16;  // blocks·step ≥ m
+  parallel_for(blocks, [&](int b) {
+    const Eigen::Index c0 = b * step, nc = std::min<Eigen::Index>(step, m - c0);
+    if (nc > 0) Y.middleRows(c0, nc).noalias() = A.middleCols(c0, nc).transpose() * B;
+  });
+  return Y;
+}
+
+template MatF product_transposed(const MapM<const float>&, const MatF&);
+template Mat<double> product_transposed(const MapM<const double>&, const Mat<double>&);
+
+}  // namespace sf
