@@ -34,7 +34,8 @@ const char* kLoopSlip =
 template <class T>
 Mat<T> embed_lines(const Tokens& s, const ModelConfig& c, const EdW<const T>& W, Tracer* tr, int line, const char* name,
                    Axis tokens) {
-  Mat<T> E = variant_layers::embed_line<T>(s, c, W.W_e, W.W_p, tr, 8, line, tokens);  // (d_e, ℓ)
+  // (not in the paper, BERT checkpoints' extras when configured: + W_s[:, 1], then layer_norm(e_t | γ_emb, β_emb))
+  Mat<T> E = variant_layers::embed_line<T>(s, c, W.W_e, W.W_p, W.extras, tr, 8, line, tokens);  // (d_e, ℓ)
   if (tr) tr->line(8, line + 1, {tv(name, E, Axis::Feature, tokens)});
   return E;
 }
@@ -143,8 +144,8 @@ Mat<T> decode(const Tokens& x, const Mat<T>& Z, const ModelConfig& c, const EdW<
   }
   // L20: end   (pre-LN variant: X ← norm(X | γ_dec, β_dec), traced on this line)
   final_norm_line<T>(X, W.dec_gamma, W.dec_beta, c, tr, 20, "X", Axis::TokenX);
-  // L21: return P = softmax(W_u X)   (tied: W_u = W_eᵀ)
-  return variant_layers::unembed_line<T>(X, W.W_u, W.W_e, tr, 8, 21);  // (N_V, ℓ_x)
+  // L21: return P = softmax(W_u X)   (tied: W_u = W_eᵀ; not in the paper, with b_u: softmax(W_u X + b_u 1ᵀ))
+  return variant_layers::unembed_line<T>(X, W.W_u, W.W_e, W.extras.b_u, tr, 8, 21);  // (N_V, ℓ_x)
 }
 
 }  // namespace

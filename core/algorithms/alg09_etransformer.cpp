@@ -43,7 +43,8 @@ Mat<T> etransformer(const Tokens& x, const ModelConfig& c, const BertW<const T>&
   const int l = static_cast<int>(x.size());
   if (tr) tr->line(9, 1, {tscalar("ℓ", l)});
   // L2: for t ∈ [ℓ]: e_t ← W_e[:, x[t]] + W_p[:, t]
-  Mat<T> X = embed_line<T>(x, c, W.W_e, W.W_p, tr, 9, 2, Axis::TokenX);  // (d_e, ℓ): column t is e_t
+  //     (not in the paper, BERT checkpoints' extras when configured: + W_s[:, 1], then layer_norm(e_t | γ_emb, β_emb))
+  Mat<T> X = embed_line<T>(x, c, W.W_e, W.W_p, W.extras, tr, 9, 2, Axis::TokenX);  // (d_e, ℓ): column t is e_t
   // L3: X ← [e_1, e_2, … e_ℓ]
   if (tr) tr->line(9, 3, {tv("X", X, Axis::Feature, Axis::TokenX)});
   const Mask mask = bidirectional_mask(l, l);  // (ℓ, ℓ) Mask ≡ 1
@@ -85,10 +86,11 @@ Mat<T> etransformer(const Tokens& x, const ModelConfig& c, const BertW<const T>&
   // L11: for t ∈ [ℓ]: X[:, t] ← layer_norm(X[:, t] | γ, β)   (γ, β ∈ ℝ^{d_f})
   X = norm_columns<T>(X, W.gamma, W.beta, c, tr);
   if (tr) tr->line(9, 11, {tv("X", X, Axis::Feature, Axis::TokenX)});
-  // L12: return P = softmax(W_u X)   (W_u ∈ ℝ^{N_V×d_f}: kWuNote; tied: W_u = W_eᵀ, d_f = d_e)
+  // L12: return P = softmax(W_u X)   (W_u ∈ ℝ^{N_V×d_f}: kWuNote; tied: W_u = W_eᵀ, d_f = d_e;
+  //      not in the paper, BERT checkpoints' masked-LM head with b_u: softmax(W_u X + b_u 1ᵀ))
   std::vector<Value> wu;
   if (tr && !tied) wu.push_back(with_note(tparam<T>(tr, "W_u", W.W_u, Axis::Vocab, Axis::Feature), kWuNote));
-  return unembed_line<T>(X, W.W_u, W.W_e, tr, 9, 12, std::move(wu));  // (N_V, ℓ)
+  return unembed_line<T>(X, W.W_u, W.W_e, W.extras.b_u, tr, 9, 12, std::move(wu));  // (N_V, ℓ)
 }
 
 template Mat<float> etransformer(const Tokens&, const ModelConfig&, const BertW<const float>&, Tracer*,

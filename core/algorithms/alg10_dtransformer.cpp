@@ -51,7 +51,8 @@ Mat<T> dtransformer(const Tokens& x, const ModelConfig& c, const GptW<const T>& 
   const int l = static_cast<int>(x.size());
   if (tr) tr->line(10, 1, {tscalar("ℓ", l)});
   // L2: for t ∈ [ℓ]: e_t ← W_e[:, x[t]] + W_p[:, t]
-  Mat<T> X = embed_line<T>(x, c, W.W_e, W.W_p, tr, 10, 2, Axis::TokenX);  // (d_e, ℓ): column t is e_t
+  //     (not in the paper, BERT checkpoints' extras when configured: + W_s[:, 1], then layer_norm(e_t | γ_emb, β_emb))
+  Mat<T> X = embed_line<T>(x, c, W.W_e, W.W_p, W.extras, tr, 10, 2, Axis::TokenX);  // (d_e, ℓ): column t is e_t
   // L3: X ← [e_1, e_2, … e_ℓ]
   if (tr) tr->line(10, 3, {tv("X", X, Axis::Feature, Axis::TokenX)});
   // Mask[t, t′] = [[t ≤ t′]], or the prefix-LM variant [[t ≤ max(t′, p)]]
@@ -90,8 +91,8 @@ Mat<T> dtransformer(const Tokens& x, const ModelConfig& c, const GptW<const T>& 
     X = norm_columns<T>(X, W.gamma, W.beta, c, tr);
     if (tr) tr->line(10, 10, {tv("X", X, Axis::Feature, Axis::TokenX)});
   }
-  // L11: return P = softmax(W_u X)   (tied: W_u = W_eᵀ)
-  return unembed_line<T>(X, W.W_u, W.W_e, tr, 10, 11);  // (N_V, ℓ)
+  // L11: return P = softmax(W_u X)   (tied: W_u = W_eᵀ; not in the paper, with b_u: softmax(W_u X + b_u 1ᵀ))
+  return unembed_line<T>(X, W.W_u, W.W_e, W.extras.b_u, tr, 10, 11);  // (N_V, ℓ)
 }
 
 template Mat<float> dtransformer(const Tokens&, const ModelConfig&, const GptW<const float>&, Tracer*,

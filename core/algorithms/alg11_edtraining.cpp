@@ -38,7 +38,7 @@ PaperTraining::Loss EdTraining::loss_and_gradient(const Example& ex, const Model
   }
   // L5: loss(θ) = −Σ_{t=1}^{ℓ−1} log P(θ)[x_n[t+1], t]   (and ∇loss(θ), for line 6)
   Batch batch;
-  EdArchitecture().make_batch({ex}, {0}, l, static_cast<int>(z.size()), opt, rng, batch);
+  EdArchitecture().make_batch(model.config, {ex}, {0}, l, static_cast<int>(z.size()), opt, rng, batch);
   const float loss = g.loss_and_gradient(model, batch, 1.0f);
   const VecF terms = g.position_losses().head(std::max(0, l - 1));  // (ℓ − 1)
   if (tr) tr->line(11, 5, {tv("−log P[x_n[t+1], t]", terms.transpose(), Axis::Feature, Axis::TokenX), tscalar("loss", loss)});

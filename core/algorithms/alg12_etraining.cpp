@@ -65,7 +65,7 @@ PaperTraining::Loss ETraining::loss_and_gradient(const Example& ex, const Model&
     // L5: x̃_n[t] ← mask_token or x_n[t] randomly with probability p_mask or 1 − p_mask
     MaskDraw d;
     if (given.empty()) {
-      d = draw_mask(x[t - 1], c.N_V(), opt, rng);
+      d = draw_mask(x[t - 1], c, opt, rng);
     } else {
       d.chosen = given[t - 1];
       d.token = d.chosen ? c.mask_token() : x[t - 1];

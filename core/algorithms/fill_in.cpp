@@ -17,7 +17,11 @@ FillResult fill_masks(const Tokens& x, const Model& m, double tau, uint64_t seed
     throw Error("filling in [MASK] needs an encoder-only model (BERT); this model is " + arch.title());
   if (!(tau >= 0.0) || tau > 1e6) throw Error("τ must be a number between 0 and 1e6");
   if (top_k < 0) throw Error("top_k must be ≥ 0");
-  if (std::find(x.begin(), x.end(), c.mask_token()) == x.end()) throw Error("the prompt has no [MASK] to fill");
+  // The model's own mask token (the paper's N_V − 2, or the checkpoint's [MASK]); 0: it has none.
+  const int mask_token = c.mask_token();
+  if (mask_token == 0)
+    throw Error("this model has no mask token (its configuration sets mask_id = -1), so it has no [MASK] to fill in");
+  if (std::find(x.begin(), x.end(), mask_token) == x.end()) throw Error("the prompt has no [MASK] to fill");
   // P ← ETransformer(x | θ̂): one pass, every column sees the whole prompt
   const MatF P = arch.forward(m, {}, x, tr);  // (N_V, ℓ)
   Rng rng(seed);
@@ -25,7 +29,7 @@ FillResult fill_masks(const Tokens& x, const Model& m, double tau, uint64_t seed
   out.filled = x;
   const int k = std::min(top_k, c.N_V());
   for (int t = 1; t <= static_cast<int>(x.size()); ++t) {
-    if (x[t - 1] != c.mask_token()) continue;
+    if (x[t - 1] != mask_token) continue;
     FillPosition pos;
     pos.t = t;
     pos.p = P.col(t - 1);  // (N_V)

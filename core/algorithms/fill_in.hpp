@@ -30,9 +30,10 @@ struct FillResult {
 // One pass of the model's forward algorithm (Architecture::forward, traced when tr is given),
 // then each mask_token position filled: τ = 0 takes the argmax, τ > 0 samples from q ∝ p^{1/τ}
 // with a generator seeded by `seed` (one draw per position, in order). top_k ≥ 0 candidates
-// are listed (at most N_V). Throws sf::Error when the prompt has no mask_token ("the prompt has
-// no [MASK] to fill"), when the model is not an encoder-only one, on a bad τ or top_k, and on a
-// prompt the model cannot take.
+// are listed (at most N_V). mask_token is the model's own (c.mask_token(): the paper's N_V − 2, or
+// a checkpoint's [MASK] wherever its vocabulary puts it). Throws sf::Error when the model has no
+// mask token, when the prompt has none ("the prompt has no [MASK] to fill"), when the model is not
+// an encoder-only one, on a bad τ or top_k, and on a prompt the model cannot take.
 FillResult fill_masks(const Tokens& x, const Model& m, double tau, uint64_t seed, int top_k, Tracer* tr = nullptr);
 
 }  // namespace sf

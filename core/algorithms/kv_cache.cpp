@@ -111,6 +111,7 @@ VecF edtransformer_cached(const Tokens& z, const Tokens& x, const ModelConfig& c
   const int pos0 = static_cast<int>(cache.x.size()), n = l - pos0;
   // L11–12: the new columns' e_t = W_e[:, x[t]] + W_p[:, t] at their absolute positions t
   MatF X = embed_new_columns(x, pos0, c, W.W_e, W.W_p);  // (d_e, n)
+  embedding_extras<float>(X, c, W.extras, nullptr, 8, 11, Axis::TokenX);  // not in the paper: BERT checkpoints' extras
   const Mask causal = unidirectional_mask(l, l);  // (ℓ_x, ℓ_x)
   const AttentionOptions av = attention_options(c, true);
   for (int layer = 0; layer < c.L_dec; ++layer) {  // L13
@@ -137,7 +138,7 @@ VecF edtransformer_cached(const Tokens& z, const Tokens& x, const ModelConfig& c
   }
   if (c.norm_pos() == NormPosition::Pre) X = norm_columns<float>(X, W.dec_gamma, W.dec_beta, c);  // L20
   cache.x = x;
-  const MatF P = unembed_line<float>(X, W.W_u, W.W_e, nullptr, 8, 21);  // (N_V, n)   L21
+  const MatF P = unembed_line<float>(X, W.W_u, W.W_e, W.extras.b_u, nullptr, 8, 21);  // (N_V, n)   L21
   return P.col(n - 1);
 }
 
@@ -158,6 +159,7 @@ VecF dtransformer_cached(const Tokens& x, const ModelConfig& c, const GptW<const
   const int pos0 = static_cast<int>(cache.x.size()), n = l - pos0;
   // L2–3: the new columns' e_t = W_e[:, x[t]] + W_p[:, t] at their absolute positions t
   MatF X = embed_new_columns(x, pos0, c, W.W_e, W.W_p);  // (d_e, n)
+  embedding_extras<float>(X, c, W.extras, nullptr, 10, 2, Axis::TokenX);  // not in the paper: BERT checkpoints' extras
   const Mask mask = c.mask == MaskKind::Prefix ? prefix_mask(l, p) : unidirectional_mask(l, l);  // (ℓ, ℓ)
   const AttentionOptions av = attention_options(c, true);
   for (int layer = 0; layer < c.L; ++layer) {  // L4
@@ -177,7 +179,7 @@ VecF dtransformer_cached(const Tokens& x, const ModelConfig& c, const GptW<const
   if (c.norm_pos() == NormPosition::Pre) X = norm_columns<float>(X, W.gamma, W.beta, c);  // L10
   cache.x = x;
   cache.p = p;
-  const MatF P = unembed_line<float>(X, W.W_u, W.W_e, nullptr, 10, 11);  // (N_V, n)   L11
+  const MatF P = unembed_line<float>(X, W.W_u, W.W_e, W.extras.b_u, nullptr, 10, 11);  // (N_V, n)   L11
   return P.col(n - 1);
 }
 

@@ -28,6 +28,17 @@ std::string no_position_note(Position p) {
   }
 }
 
+// The labels of the ecosystem extras where they show (not in the paper; docs/variants.md).
+const char* const kTokenTypeNote =
+    "Not in the paper: BERT checkpoints (token-type embedding, segment 1). W_s[:, 1], the embedding of segment 0 "
+    "(Hugging Face's token_type_embeddings row 0), is added to every e_t: Stepformer feeds one segment.";
+const char* const kEmbeddingNormNote =
+    "Not in the paper: BERT checkpoints (embedding layer norm). e_t ← layer_norm(e_t | γ_emb, β_emb) after the "
+    "sum, as Hugging Face's BertEmbeddings.LayerNorm, with the model's ε.";
+const char* const kBiasNote =
+    "Not in the paper: BERT checkpoints (bias b_u on W_u, the masked-LM head's cls.predictions.bias): "
+    "P = softmax(W_u X + b_u 1ᵀ).";
+
 }  // namespace
 
 template <class T>
@@ -38,8 +49,8 @@ Mat<T> position_matrix(const ModelConfig& c, const MapM<const T>& W_p) {
 }
 
 template <class T>
-Mat<T> embed_line(const Tokens& s, const ModelConfig& c, const MapM<const T>& W_e, const MapM<const T>& W_p, Tracer* tr,
-                  int alg, int line, Axis tokens) {
+Mat<T> embed_line(const Tokens& s, const ModelConfig& c, const MapM<const T>& W_e, const MapM<const T>& W_p,
+                  const ExtrasW<const T>& extras, Tracer* tr, int alg, int line, Axis tokens) {
   const bool sinusoidal = c.position == Position::Sinusoidal;
   const Mat<T> W_sin = sinusoidal ? position_matrix<T>(c, W_p) : Mat<T>();  // (d_e, ℓ_max), computed
   const MapM<const T> W_pos = sinusoidal ? MapM<const T>(W_sin.data(), W_sin.rows(), W_sin.cols()) : W_p;
@@ -53,16 +64,40 @@ Mat<T> embed_line(const Tokens& s, const ModelConfig& c, const MapM<const T>& W_
     else
       E.col(t - 1) = e;
   }
+  embedding_extras<T>(E, c, extras, tr, alg, line, tokens);  // not in the paper: + W_s[:, 1], layer_norm
   if (!tr) return E;
   std::vector<Value> values{tv("e_t", E, Axis::Feature, tokens)};
+  std::string extras_note = c.token_types > 0 ? kTokenTypeNote : "";
+  if (c.embedding_norm) extras_note += (extras_note.empty() ? "" : " ") + std::string(kEmbeddingNormNote);
+  if (!extras_note.empty()) values.back() = with_note(values.back(), extras_note);
   if (sinusoidal)
     values.push_back(with_note(tv("W_p", W_sin), "Sinusoidal positions (variant, the paper's §5; encyclopedia article 004): "
                                                  "W_p is computed, not trained, with base " +
                                                      std::to_string(c.sinusoid_base()) + "."));
   else if (!add_position)
-    values.back() = with_note(values.back(), no_position_note(c.position));
+    values.back() = with_note(values.back(), no_position_note(c.position) + (extras_note.empty() ? "" : " " + extras_note));
   tr->line(alg, line, std::move(values));
   return E;
+}
+
+template <class T>
+void embedding_extras(Mat<T>& E, const ModelConfig& c, const ExtrasW<const T>& W, Tracer* tr, int alg, int line,
+                      Axis tokens) {
+  if (c.token_types > 0) {
+    // e_t ← e_t + W_s[:, 1]   (segment 0 for every token)
+    E.colwise() += W.W_s.col(0);  // (d_e, ℓ)
+    if (tr)
+      tr->substep(alg, line, "e_t + W_s[:, 1] — not in the paper: BERT checkpoints (token-type embedding, segment 1)",
+                  {with_note(tv("e_t + W_s[:, 1]", E, Axis::Feature, tokens), kTokenTypeNote),
+                   with_note(tv("W_s[:, 1]", W.W_s.col(0)), kTokenTypeNote)});
+  }
+  if (c.embedding_norm) {
+    // e_t ← layer_norm(e_t | γ_emb, β_emb)   (Algorithm 6 on every column)
+    E = layer_norm_columns<T>(E, W.emb_gamma, W.emb_beta, static_cast<T>(c.eps), tr);  // (d_e, ℓ)
+    if (tr)
+      tr->substep(alg, line, "layer_norm(e_t | γ_emb, β_emb) — not in the paper: BERT checkpoints (embedding layer norm)",
+                  {with_note(tv("layer_norm(e_t | γ_emb, β_emb)", E, Axis::Feature, tokens), kEmbeddingNormNote)});
+  }
 }
 
 template <class T>
@@ -96,16 +131,23 @@ void mlp_line(Mat<T>& X, const Mat<T>& in, const std::string& in_name, const Mlp
 }
 
 template <class T>
-Mat<T> unembed_line(const Mat<T>& X, const MapM<const T>& W_u, const MapM<const T>& W_e, Tracer* tr, int alg, int line,
-                    std::vector<Value> extra) {
-  const bool tied = W_u.size() == 0;
-  const Mat<T> logits = tied ? product_transposed<T>(W_e, X) : product<T>(W_u, X);  // (N_V, ℓ)
+Mat<T> unembed_line(const Mat<T>& X, const MapM<const T>& W_u, const MapM<const T>& W_e, const MapV<const T>& b_u,
+                    Tracer* tr, int alg, int line, std::vector<Value> extra) {
+  const bool tied = W_u.size() == 0, bias = b_u.size() != 0;
+  Mat<T> logits = tied ? product_transposed<T>(W_e, X) : product<T>(W_u, X);  // (N_V, ℓ)
+  if (bias) logits.colwise() += b_u;  // not in the paper: W_u X + b_u 1ᵀ
+  const char* name = bias ? "W_u X + b_u 1ᵀ" : "W_u X";
   if (tr) {
-    std::vector<Value> sub{tv("W_u X", logits, Axis::Vocab, Axis::TokenX)};
+    std::vector<Value> sub{tv(name, logits, Axis::Vocab, Axis::TokenX)};
+    if (bias) {
+      sub.back() = with_note(sub.back(), kBiasNote);
+      sub.push_back(with_note(tv("b_u", b_u, Axis::Vocab), kBiasNote));
+    }
     if (tied)
       sub.push_back(with_note(tparam<T>(tr, "W_u = W_eᵀ", W_e, Axis::Vocab, Axis::Feature, true),
                               "Tied unembedding (variant, Dinan–Yaida–Zhang 001, GPT-2): W_u = W_eᵀ, no W_u tensor."));
-    tr->substep(alg, line, "W_u X", std::move(sub));
+    tr->substep(alg, line, bias ? std::string(name) + " — not in the paper: BERT checkpoints (bias b_u on W_u)" : name,
+                std::move(sub));
   }
   Mat<T> P = softmax_columns<T>(logits);  // (N_V, ℓ)
   if (tr) {
@@ -118,11 +160,12 @@ Mat<T> unembed_line(const Mat<T>& X, const MapM<const T>& W_u, const MapM<const 
 #define SF_INSTANTIATE_VARIANT_LAYERS(T)                                                                              \
   template Mat<T> position_matrix<T>(const ModelConfig&, const MapM<const T>&);                                       \
   template Mat<T> embed_line<T>(const Tokens&, const ModelConfig&, const MapM<const T>&, const MapM<const T>&,        \
-                                Tracer*, int, int, Axis);                                                             \
+                                const ExtrasW<const T>&, Tracer*, int, int, Axis);                                    \
+  template void embedding_extras<T>(Mat<T>&, const ModelConfig&, const ExtrasW<const T>&, Tracer*, int, int, Axis);   \
   template void mlp_line<T>(Mat<T>&, const Mat<T>&, const std::string&, const Mlp<T>&, Activation, Tracer*, int, int, \
                             const char*, Axis);                                                                       \
-  template Mat<T> unembed_line<T>(const Mat<T>&, const MapM<const T>&, const MapM<const T>&, Tracer*, int, int,       \
-                                  std::vector<Value>);
+  template Mat<T> unembed_line<T>(const Mat<T>&, const MapM<const T>&, const MapM<const T>&, const MapV<const T>&,    \
+                                  Tracer*, int, int, std::vector<Value>);
 SF_INSTANTIATE_VARIANT_LAYERS(float)
 SF_INSTANTIATE_VARIANT_LAYERS(double)
 #undef SF_INSTANTIATE_VARIANT_LAYERS

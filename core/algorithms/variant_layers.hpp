@@ -1,8 +1,9 @@
 // The statements Algorithms 8, 9 and 10 share, written once with every variant of
 // docs/variants.md: the embedding line (positions learned, sinusoidal, or none under RoPE, ALiBi
 // and "none"), a residual sub-layer with its norm in either order (pre-LN, post-LN), the MLP with
-// its activation (GELU, GELU_tanh, ReLU, SwiGLU) and the unembedding (W_u, or W_eᵀ when tied).
-// A variant changes what a line computes, not its number.
+// its activation (GELU, GELU_tanh, ReLU, SwiGLU) and the unembedding (W_u, or W_eᵀ when tied);
+// and the ecosystem extras (not in the paper: BERT checkpoints' token-type embedding and embedding
+// layer norm, the bias b_u on W_u). A variant changes what a line computes, not its number.
 #pragma once
 #include <string>
 
@@ -17,11 +18,20 @@ template <class T>
 Mat<T> position_matrix(const ModelConfig& c, const MapM<const T>& W_p);
 
 // "for t ∈ [ℓ]: e_t ← W_e[:, s[t]] + W_p[:, t]" on (alg, line), Algorithms 1 and 2 per token
-// (Algorithm 2 only where a W_p is added). Binds e_t, and the computed W_p or why there is none.
-// Returns (d_e, ℓ).
+// (Algorithm 2 only where a W_p is added), then the ecosystem extras (embedding_extras). Binds e_t,
+// and the computed W_p or why there is none. Returns (d_e, ℓ).
 template <class T>
-Mat<T> embed_line(const Tokens& s, const ModelConfig& c, const MapM<const T>& W_e, const MapM<const T>& W_p, Tracer* tr,
-                  int alg, int line, Axis tokens);
+Mat<T> embed_line(const Tokens& s, const ModelConfig& c, const MapM<const T>& W_e, const MapM<const T>& W_p,
+                  const ExtrasW<const T>& extras, Tracer* tr, int alg, int line, Axis tokens);
+
+// Not in the paper (BERT checkpoints, Hugging Face's BertEmbeddings), on every column e_t of E:
+//   e_t ← e_t + W_s[:, 1]                  (token_types > 0: the token-type embedding of segment 0)
+//   e_t ← layer_norm(e_t | γ_emb, β_emb)   (embedding_norm: Algorithm 6 with the model's ε, always
+//                                           layer_norm, as BERT's LayerNorm; nested Algorithm 6 calls)
+// traced as sub-steps of (alg, line). Nothing for a configuration without them. E is (d_e, ℓ).
+template <class T>
+void embedding_extras(Mat<T>& E, const ModelConfig& c, const ExtrasW<const T>& W, Tracer* tr, int alg, int line,
+                      Axis tokens);
 
 // The MLP sub-layer's weights: W_b act(W_a X̃ + b_a 1ᵀ) + b_b 1ᵀ, SwiGLU's gate W_gate, b_gate
 // (empty otherwise). a, b, gate are the names as printed ("mlp1", "mlp2", "gate").
@@ -44,10 +54,11 @@ void mlp_line(Mat<T>& X, const Mat<T>& in, const std::string& in_name, const Mlp
               int alg, int line, const char* name, Axis tokens);
 
 // P = softmax(W_u X) with its sub-step "W_u X" on (alg, line); W_u = W_eᵀ when tied
-// (Dinan–Yaida–Zhang, GPT-2; bound as "W_u = W_eᵀ"). Returns (N_V, ℓ).
+// (Dinan–Yaida–Zhang, GPT-2; bound as "W_u = W_eᵀ"). With a bias b_u (N_V; not in the paper: BERT's
+// masked-LM head) P = softmax(W_u X + b_u 1ᵀ); an empty b_u adds nothing. Returns (N_V, ℓ).
 template <class T>
-Mat<T> unembed_line(const Mat<T>& X, const MapM<const T>& W_u, const MapM<const T>& W_e, Tracer* tr, int alg, int line,
-                    std::vector<Value> extra = {});
+Mat<T> unembed_line(const Mat<T>& X, const MapM<const T>& W_u, const MapM<const T>& W_e, const MapV<const T>& b_u,
+                    Tracer* tr, int alg, int line, std::vector<Value> extra = {});
 
 // One residual sub-layer and its norm on lines `line` and `line + 1` of `alg`:
 //   post-LN (Algorithms 8, 9): X ← X + f(X) on line, X ← norm(X | γ, β) on line + 1;

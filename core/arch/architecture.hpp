@@ -83,16 +83,20 @@ class Architecture {
   // with a context "z<TAB>x". Throws sf::Error naming the line that does not fit the model.
   virtual std::vector<Example> examples(const std::vector<std::string>& lines, const ModelConfig& c) const = 0;
   // The minibatch of data[pick[0]], data[pick[1]], …, padded to ℓ = l tokens (and ℓ_z = l_z for
-  // the context): its input tokens and the target of every position (what the loss of the
-  // training algorithm compares P with). `rng` draws whatever the training algorithm draws
-  // (Algorithm 12's masks). `b`'s buffers are reused.
-  virtual void make_batch(const std::vector<Example>& data, const std::vector<size_t>& pick, int l, int l_z,
-                          const TrainOptions& opt, Rng& rng, Batch& b) const = 0;
+  // the context) with pad_token(c): its input tokens and the target of every position (what the
+  // loss of the training algorithm compares P with). `rng` draws whatever the training algorithm
+  // draws (Algorithm 12's masks, with c's own mask_token). `b`'s buffers are reused.
+  virtual void make_batch(const ModelConfig& c, const std::vector<Example>& data, const std::vector<size_t>& pick,
+                          int l, int l_z, const TrainOptions& opt, Rng& rng, Batch& b) const = 0;
   // loss(θ) and ∇loss(θ) over a Batch, batched and untraced (core/gradients/).
   virtual std::unique_ptr<ModelGradient> gradient(const ParamTable& table) const = 0;
   // The training algorithm as printed (13, 12 or 11), one update at a time.
   virtual std::unique_ptr<PaperTraining> paper_training(int N_data, int N_epochs) const = 0;
 };
+
+// The id a minibatch pads with: the model's pad_id, else 1 (any valid id: padded positions are
+// masked as keys and carry no loss term).
+inline int pad_token(const ModelConfig& c) { return c.pad_id > 0 ? c.pad_id : 1; }
 
 // The architecture named `name`; throws sf::Error listing the known ones.
 const Architecture& architecture(const std::string& name);

@@ -3,6 +3,8 @@
 // [MASK] positions (core/algorithms/fill_in.hpp), for which the paper prints no algorithm.
 #include "core/arch/bert.hpp"
 
+#include <algorithm>
+
 #include "core/arch/batched_gradient.hpp"
 
 #include "core/gradients/grad_etransformer.hpp"
@@ -90,47 +92,69 @@ std::vector<Example> BertArchitecture::examples(const std::vector<std::string>& 
   return out;
 }
 
-MaskDraw draw_mask(int x_t, int N_V, const TrainOptions& opt, Rng& rng) {
+std::vector<int> special_ids(const ModelConfig& c) {
+  std::vector<int> ids;
+  for (int id : {c.bos_token(), c.eos_token(), c.mask_token(), c.pad_id})
+    if (id >= 1 && id <= c.N_V()) ids.push_back(id);
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return ids;
+}
+
+namespace {
+
+void require_mask_token(const ModelConfig& c) {
+  if (c.mask_token() == 0)
+    throw Error("this model has no mask token (its configuration sets mask_id = -1): Algorithm 12 masks positions "
+                "with mask_token, so it cannot train; give the vocabulary a [MASK] token (mask_id)");
+}
+
+}  // namespace
+
+MaskDraw draw_mask(int x_t, const ModelConfig& c, const TrainOptions& opt, Rng& rng) {
+  require_mask_token(c);
   MaskDraw d;
   d.u = rng.uniform();
   d.chosen = d.u < opt.p_mask;
   d.token = x_t;
   if (!d.chosen) return d;
-  const int mask_token = N_V - 2;
   if (!opt.bert_80_10_10) {
-    d.token = mask_token;  // the paper's rule
+    d.token = c.mask_token();  // the paper's rule
     return d;
   }
   // BERT's rule (Devlin et al. 2019), not the paper's: 80% mask_token, 10% random, 10% unchanged.
   const double r = rng.uniform();
-  if (r < 0.8)
-    d.token = mask_token;
-  else if (r < 0.9)
-    d.token = 1 + static_cast<int>(rng.below(static_cast<uint64_t>(N_V - 3)));  // an ordinary token
+  if (r < 0.8) {
+    d.token = c.mask_token();
+  } else if (r < 0.9) {
+    // An ordinary token: the k-th id of [1, N_V] that is not special, k uniform.
+    const std::vector<int> special = special_ids(c);
+    int id = 1 + static_cast<int>(rng.below(static_cast<uint64_t>(c.N_V() - static_cast<int>(special.size()))));
+    for (int s : special) id += s <= id;  // skip each special id at or below it (ascending)
+    d.token = id;
+  }
   return d;
 }
 
-void BertArchitecture::make_batch(const std::vector<Example>& data, const std::vector<size_t>& pick, int l, int,
-                                  const TrainOptions& opt, Rng& rng, Batch& b) const {
+void BertArchitecture::make_batch(const ModelConfig& c, const std::vector<Example>& data,
+                                  const std::vector<size_t>& pick, int l, int, const TrainOptions& opt, Rng& rng,
+                                  Batch& b) const {
+  require_mask_token(c);
   std::vector<const Tokens*> xs;
   for (size_t i : pick) xs.push_back(&data.at(i).x);
   b.B = static_cast<int>(pick.size());
   b.l = l;
-  pad_sequences(xs, l, /*pad=*/1, "a training sequence", b.tokens, b.lengths);
+  pad_sequences(xs, l, pad_token(c), "a training sequence", b.tokens, b.lengths);
   b.l_z = 0;
   b.z_tokens.clear();
   b.z_lengths.clear();
   b.targets.assign(b.tokens.size(), 0);
   for (int s = 0; s < b.B; ++s) {
-    // N_V = eos_token, the last token of every example (examples() makes [bos_token, …, eos_token]).
     const Tokens& x = *xs[s];
-    const int N_V = x.back();
-    if (x.size() < 2 || x.front() != N_V - 1 || N_V < 4)
-      throw Error("BERT's minibatch needs sequences [bos_token, …, eos_token] (as examples() makes them)");
     // Algorithm 12 L4–6: for t = 1, 2, …, ℓ do x̃[t] ← mask_token or x[t] randomly
     for (int t = 0; t < b.lengths[s]; ++t) {
       const size_t k = static_cast<size_t>(s) * l + t;
-      const MaskDraw d = draw_mask(x[t], N_V, opt, rng);
+      const MaskDraw d = draw_mask(x[t], c, opt, rng);
       b.tokens[k] = d.token;
       // L7 and L9: position t ∈ T̃ is scored against x[t]
       if (d.chosen) b.targets[k] = x[t];

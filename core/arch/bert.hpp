@@ -21,11 +21,10 @@ class BertArchitecture : public Architecture {
                const MHAttentionFn<float>& attn) const override;
   std::vector<Example> examples(const std::vector<std::string>& lines, const ModelConfig& c) const override;
   // Algorithm 12 lines 4–7 for each picked sequence: x̃ (padded to ℓ) in b.tokens, and the target
-  // x[t] at each chosen position t (0 elsewhere). The interface passes no configuration: N_V is
-  // read from the sequences themselves, which examples() makes [bos_token, …, eos_token] with
-  // eos_token = N_V (§4); a sequence not of that form is refused (sf::Error).
-  void make_batch(const std::vector<Example>& data, const std::vector<size_t>& pick, int l, int l_z,
-                  const TrainOptions& opt, Rng& rng, Batch& b) const override;
+  // x[t] at each chosen position t (0 elsewhere), with c's own mask_token (draw_mask). Throws
+  // sf::Error when the model has no mask token.
+  void make_batch(const ModelConfig& c, const std::vector<Example>& data, const std::vector<size_t>& pick, int l,
+                  int l_z, const TrainOptions& opt, Rng& rng, Batch& b) const override;
   std::unique_ptr<ModelGradient> gradient(const ParamTable& table) const override;
   std::unique_ptr<PaperTraining> paper_training(int N_data, int N_epochs) const override;
 };
@@ -34,13 +33,19 @@ class BertArchitecture : public Architecture {
 // p_mask or 1 − p_mask, drawn as u = rng.uniform() < p_mask (the paper's rule, every position
 // alike, bos_token and eos_token included). With opt.bert_80_10_10 (BERT's rule, NOT the
 // paper's): a chosen position becomes mask_token with probability 0.8, a uniformly random
-// ordinary token (1 … N_V − 3) with 0.1, and stays x[t] with 0.1; a second uniform decides which.
+// ordinary token with 0.1, and stays x[t] with 0.1; a second uniform decides which. The tokens
+// are c's own: mask_token = c.mask_token(), and the random token is any id of [1, N_V] but the
+// special ones (c's bos, eos, mask and pad ids, wherever they sit in the vocabulary; for the
+// paper's vocabulary 1 … N_V − 3). Throws sf::Error when the model has no mask token.
 struct MaskDraw {
   int token = 0;        // x̃[t]
   bool chosen = false;  // t is scored (t ∈ T̃)
   double u = 0;         // the uniform number that decided it
 };
-MaskDraw draw_mask(int x_t, int N_V, const TrainOptions& opt, Rng& rng);
+MaskDraw draw_mask(int x_t, const ModelConfig& c, const TrainOptions& opt, Rng& rng);
+// The ids draw_mask's random replacement never draws (sorted, distinct): c's bos, eos, mask and
+// pad tokens.
+std::vector<int> special_ids(const ModelConfig& c);
 
 // Algorithm 12, ETraining (core/algorithms/alg12_etraining.cpp): lines 3–9 are ℓ ← length(x_n),
 // the masking loop (lines 4–6), T̃ (line 7), P(θ) ← ETransformer(x̃_n | θ) (line 8) and

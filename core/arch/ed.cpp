@@ -80,8 +80,8 @@ std::vector<Example> EdArchitecture::examples(const std::vector<std::string>& li
   return out;
 }
 
-void EdArchitecture::make_batch(const std::vector<Example>& data, const std::vector<size_t>& pick, int l, int l_z,
-                                const TrainOptions&, Rng&, Batch& b) const {
+void EdArchitecture::make_batch(const ModelConfig& c, const std::vector<Example>& data, const std::vector<size_t>& pick,
+                                int l, int l_z, const TrainOptions&, Rng&, Batch& b) const {
   std::vector<const Tokens*> zs, xs;
   for (size_t i : pick) {
     zs.push_back(&data.at(i).z);
@@ -90,8 +90,8 @@ void EdArchitecture::make_batch(const std::vector<Example>& data, const std::vec
   b.B = static_cast<int>(pick.size());
   b.l = l;
   b.l_z = l_z;
-  pad_sequences(xs, l, /*pad=*/1, "a sequence x", b.tokens, b.lengths);
-  pad_sequences(zs, l_z, /*pad=*/1, "a context z", b.z_tokens, b.z_lengths);
+  pad_sequences(xs, l, pad_token(c), "a sequence x", b.tokens, b.lengths);
+  pad_sequences(zs, l_z, pad_token(c), "a context z", b.z_tokens, b.z_lengths);
   next_token_targets(b);
 }
 

@@ -27,8 +27,8 @@ class EdArchitecture : public Architecture {
   std::vector<Example> examples(const std::vector<std::string>& lines, const ModelConfig& c) const override;
   // x padded to ℓ = l (tokens, lengths, next-token targets), z padded to ℓ_z = l_z (z_tokens,
   // z_lengths); the padding is masked by the gradient's key padding (core/gradients/).
-  void make_batch(const std::vector<Example>& data, const std::vector<size_t>& pick, int l, int l_z,
-                  const TrainOptions& opt, Rng& rng, Batch& b) const override;
+  void make_batch(const ModelConfig& c, const std::vector<Example>& data, const std::vector<size_t>& pick, int l,
+                  int l_z, const TrainOptions& opt, Rng& rng, Batch& b) const override;
   std::unique_ptr<ModelGradient> gradient(const ParamTable& table) const override;
   std::unique_ptr<PaperTraining> paper_training(int N_data, int N_epochs) const override;
 };

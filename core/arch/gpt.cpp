@@ -53,13 +53,13 @@ std::vector<Example> GptArchitecture::examples(const std::vector<std::string>& l
   return out;
 }
 
-void GptArchitecture::make_batch(const std::vector<Example>& data, const std::vector<size_t>& pick, int l, int,
-                                 const TrainOptions&, Rng&, Batch& b) const {
+void GptArchitecture::make_batch(const ModelConfig& c, const std::vector<Example>& data,
+                                 const std::vector<size_t>& pick, int l, int, const TrainOptions&, Rng&, Batch& b) const {
   std::vector<const Tokens*> xs;
   for (size_t i : pick) xs.push_back(&data.at(i).x);
   b.B = static_cast<int>(pick.size());
   b.l = l;
-  pad_sequences(xs, l, /*pad=*/1, "a training sequence", b.tokens, b.lengths);
+  pad_sequences(xs, l, pad_token(c), "a training sequence", b.tokens, b.lengths);
   next_token_targets(b);
   // Prefix-LM (variant): loss terms only on positions t ≥ p (inside the prefix, position t sees x[t+1])
   for (int s = 0; s < b.B; ++s)

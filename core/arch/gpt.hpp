@@ -17,8 +17,8 @@ class GptArchitecture : public Architecture {
   MatF forward(const Model& m, const Tokens& z, const Tokens& x, Tracer* tr,
                const MHAttentionFn<float>& attn) const override;
   std::vector<Example> examples(const std::vector<std::string>& lines, const ModelConfig& c) const override;
-  void make_batch(const std::vector<Example>& data, const std::vector<size_t>& pick, int l, int l_z,
-                  const TrainOptions& opt, Rng& rng, Batch& b) const override;
+  void make_batch(const ModelConfig& c, const std::vector<Example>& data, const std::vector<size_t>& pick, int l,
+                  int l_z, const TrainOptions& opt, Rng& rng, Batch& b) const override;
   std::unique_ptr<ModelGradient> gradient(const ParamTable& table) const override;
   std::unique_ptr<PaperTraining> paper_training(int N_data, int N_epochs) const override;
 };

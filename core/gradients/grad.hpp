@@ -95,6 +95,26 @@ template <class T>
 void layer_norm_backward(CRef<T> dY, CRef<T> gamma, const LayerNormCache<T>& cache, Ref<T> dX, Ref<T> dgamma,
                          Ref<T> dbeta);
 
+// ---- Not in the paper (BERT checkpoints, Hugging Face's BertEmbeddings): line 2's extras --------------
+//   e_t ← e_t + W_s[:, 1]                   (token_types > 0: the token-type embedding of segment 0)
+//   e_t ← layer_norm(e_t | γ_emb, β_emb)    (embedding_norm: Algorithm 6 with the model's ε)
+
+template <class T>
+struct EmbeddingExtrasCache {
+  Mat<T> E;              // (d_e, N) e_t (+ W_s[:, 1]) before the embedding norm (embedding_norm only)
+  LayerNormCache<T> ln;  // the embedding norm
+};
+// X (d_e, N): embedding_forward's e_t in, with the model's extras out (unchanged without them).
+template <class T>
+void embedding_extras_forward(const ModelConfig& c, const ExtrasW<const T>& W, EmbeddingExtrasCache<T>& cache,
+                              Mat<T>& X);
+// dX (d_e, N): ∂loss/∂e_t after the extras in, before them out; dE (d_e, N) is workspace.
+// dγ_emb, dβ_emb (d_e) and dW_s (d_e, token_types) are assigned: dW_s[:, 1] = Σ over every column of
+// ∂loss/∂(e_t + W_s[:, 1]), the other segments' columns 0. Pass empty views for extras the model lacks.
+template <class T>
+void embedding_extras_backward(const ModelConfig& c, const ExtrasW<const T>& W, const EmbeddingExtrasCache<T>& cache,
+                               Mat<T>& dX, Mat<T>& dE, Ref<T> dgamma, Ref<T> dbeta, Ref<T> dW_s);
+
 // ---- Algorithm 4 lines 4–6, one head: Ṽ = V · softmax(masked Kᵀ Q / √d_attn) ---------------------
 
 // A (ℓ_z, ℓ_x) = softmax(S/√d_attn) with S = Kᵀ Q and S[t_z, t_x] = −∞ where ¬Mask[t_z, t_x]:
@@ -234,6 +254,7 @@ void mlp_backward(CRef<T> dX, CRef<T> Xt, CRef<T> W_mlp1, CRef<T> W_mlp2, CRef<T
                   Ref<T> db_mlp2, Ref<T> dW_gate, Ref<T> db_gate, Ref<T> dXt);
 
 // ---- Alg. 10 line 11 and Alg. 13 line 5: P = softmax(W_u X), loss = Σ_t w_t · (−log P[y_t, t]) --
+// Not in the paper (BERT checkpoints' masked-LM head): P = softmax(W_u X + b_u 1ᵀ) with a bias b_u.
 
 // targets (N): y_t = x[t+1] (1-based), 0 where position t has no target; weights (N): w_t,
 // 1 for the paper's summed loss, 1/#targets for the mean, 0 where there is no target.
@@ -242,13 +263,15 @@ struct LossCache {
   Mat<T> P;       // (N_V, N) softmax(W_u X), Alg. 10 line 11
   Vec<T> losses;  // (N) −log P[y_t, t] where a target exists, else 0
 };
-// Returns the loss. X (d_e, N), W_u (N_V, d_e).
+// Returns the loss. X (d_e, N), W_u (N_V, d_e), b_u (N_V) or empty (the paper: no bias).
 template <class T>
-T loss_forward(CRef<T> X, CRef<T> W_u, const std::vector<int>& targets, const Vec<T>& weights, LossCache<T>& cache);
-// dW_u, dX assigned; dlogits (N_V, N) is workspace: ∂loss/∂(W_u X) = w_t (P[:, t] − onehot(y_t)).
+T loss_forward(CRef<T> X, CRef<T> W_u, CRef<T> b_u, const std::vector<int>& targets, const Vec<T>& weights,
+               LossCache<T>& cache);
+// dW_u, db_u (when not empty), dX assigned; dlogits (N_V, N) is workspace:
+// ∂loss/∂(W_u X + b_u 1ᵀ) = w_t (P[:, t] − onehot(y_t)), and db_u = Σ_t of its columns.
 template <class T>
 void loss_backward(CRef<T> X, CRef<T> W_u, const std::vector<int>& targets, const Vec<T>& weights,
-                   const LossCache<T>& cache, Mat<T>& dlogits, Ref<T> dW_u, Ref<T> dX);
+                   const LossCache<T>& cache, Mat<T>& dlogits, Ref<T> dW_u, Ref<T> db_u, Ref<T> dX);
 
 // ---- The whole model: Algorithm 10 over a batch, with the loss of Algorithm 13 line 5 ------------
 
@@ -352,6 +375,7 @@ struct GptCache {
   Mask mask;                          // (ℓ, ℓ) Mask[t, t′] = [[t ≤ t′]], or (ℓ, B·ℓ) the prefix-LM masks
   Mat<T> W_p;                         // (d_e, ℓ_max) the fixed sinusoid (variant "sinusoidal"), else empty
   Mat<T> W_u;                         // (N_V, d_e) W_eᵀ when tied (variant), else empty
+  EmbeddingExtrasCache<T> extras;     // line 2's extras (not in the paper: BERT checkpoints)
   Mat<T> X;                           // (d_e, N) the residual stream; after the forward, X before line 10
   std::vector<LayerCache<T>> layers;  // (L)
   LayerNormCache<T> ln_f;             // line 10 (pre-LN; GPT-1's post-LN has none)
@@ -367,6 +391,7 @@ struct GptWorkspace {
   Mat<T> dX_f;      // (d_e, N) ∂loss/∂X after line 10
   Mat<T> dlogits;   // (N_V, N)
   Mat<T> dW_u;      // (N_V, d_e) ∂loss/∂W_u when tied (added into ∇W_e)
+  Mat<T> dE;        // (d_e, N) line 2's extras: ∂loss/∂e_t before the embedding norm
   MlpWorkspace<T> mlp;
   MHAttentionWorkspace<T> attn;
 };

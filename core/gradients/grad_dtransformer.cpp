@@ -10,7 +10,8 @@
 //   L10: for t ∈ [ℓ]: X[:, t] ← layer_norm(X[:, t] | γ, β)
 //   L11: return P = softmax(W_u X)
 // Variants (docs/variants.md) through layer_forward / layer_backward and the blocks: post-LN (GPT-1:
-// no line 10), RMSNorm, positions, activations, tied W_u = W_eᵀ, H_kv < H, the prefix-LM mask.
+// no line 10), RMSNorm, positions, activations, tied W_u = W_eᵀ, H_kv < H, the prefix-LM mask; and
+// the ecosystem extras (not in the paper): line 2's W_s[:, 1] and embedding layer norm, line 11's b_u.
 #include "core/algorithms/algorithms.hpp"
 #include "core/model/error.hpp"
 #include "core/gradients/grad.hpp"
@@ -114,6 +115,7 @@ T dtransformer_forward(const ModelConfig& c, const GptW<const T>& W, const Batch
 
   // L2: for t ∈ [ℓ]: e_t ← W_e[:, x[t]] + W_p[:, t];  L3: X ← [e_1, e_2, … e_ℓ]
   embedding_forward<T>(batch.tokens, l, W.W_e, positions_for<T>(c, W.W_p, cache.W_p), cache.X);  // (d_e, N)
+  embedding_extras_forward<T>(c, W.extras, cache.extras, cache.X);  // not in the paper: + W_s[:, 1], layer_norm
   // L4: for l = 1, 2, …, L do   L5–L8 (pre-LN; GPT-1's post-LN is a variant)
   for (int layer = 0; layer < c.L; ++layer)
     layer_forward<T>(spec, W.layers[layer], B, l, cache.mask, &cache.lengths, cache.layers[layer], cache.X);
@@ -123,9 +125,10 @@ T dtransformer_forward(const ModelConfig& c, const GptW<const T>& W, const Batch
   } else {
     cache.X_f = cache.X;  // post-LN (GPT-1): no line 10, the last layer ends with its norm
   }
-  // L11: return P = softmax(W_u X) (tied: W_u = W_eᵀ), then Alg. 13 L5: loss = Σ_t w_t · (−log P[x[t+1], t])
-  return loss_forward<T>(cache.X_f, unembedding_for<T>(W.W_u, W.W_e, cache.W_u), cache.targets, cache.weights,
-                         cache.loss);
+  // L11: return P = softmax(W_u X) (tied: W_u = W_eᵀ; + b_u 1ᵀ, not in the paper), then Alg. 13 L5:
+  //      loss = Σ_t w_t · (−log P[x[t+1], t])
+  return loss_forward<T>(cache.X_f, unembedding_for<T>(W.W_u, W.W_e, cache.W_u), W.extras.b_u, cache.targets,
+                         cache.weights, cache.loss);
 }
 
 template <class T>
@@ -136,7 +139,8 @@ void dtransformer_backward(const ModelConfig& c, const GptW<const T>& W, const G
   ws.dX_f.resize(d_e, N);  // (d_e, N)
   // ∂ of Alg. 13 L5 and of L11: P = softmax(W_u X)
   loss_backward<T>(cache.X_f, unembedding_used<T>(W.W_u, cache.W_u), cache.targets,
-                   cache.weights, cache.loss, ws.dlogits, unembedding_gradient<T>(dW.W_u, dW.W_e, ws.dW_u), ws.dX_f);
+                   cache.weights, cache.loss, ws.dlogits, unembedding_gradient<T>(dW.W_u, dW.W_e, ws.dW_u),
+                   dW.extras.b_u, ws.dX_f);
   if (spec.position == NormPosition::Pre) {
     // ∂ of L10: X[:, t] ← layer_norm(X[:, t] | γ, β)
     ws.s.dX.setZero(d_e, N);  // (d_e, N)
@@ -148,6 +152,9 @@ void dtransformer_backward(const ModelConfig& c, const GptW<const T>& W, const G
   for (int layer = static_cast<int>(cache.layers.size()) - 1; layer >= 0; --layer)
     layer_backward<T>(spec, W.layers[layer], cache.B, cache.l, cache.layers[layer], ws.s, ws.mlp, ws.attn,
                       dW.layers[layer]);
+  // ∂ of line 2's extras (not in the paper): layer_norm(e_t | γ_emb, β_emb), e_t + W_s[:, 1]
+  embedding_extras_backward<T>(c, W.extras, cache.extras, ws.s.dX, ws.dE, dW.extras.emb_gamma, dW.extras.emb_beta,
+                               dW.extras.W_s);
   // ∂ of L2: e_t ← W_e[:, x[t]] + W_p[:, t]   (no gradient for a W_p that is not trained)
   embedding_backward<T>(cache.tokens, cache.l, ws.s.dX, dW.W_e, dW.W_p);
   add_tied_gradient<T>(dW.W_u, ws.dW_u, dW.W_e);

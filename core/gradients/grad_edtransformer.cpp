@@ -18,7 +18,9 @@
 //   L21: return P = softmax(W_u X)
 // Variants through the sub-layers (grad_sublayer.hpp) and the blocks: pre-LN (with the final norms
 // enc.gamma on Z and dec.gamma before W_u), RMSNorm, positions (RoPE and ALiBi in the self-attention
-// of lines 5 and 14 only), activations, tied W_u = W_eᵀ, H_kv < H (cross-attention included).
+// of lines 5 and 14 only), activations, tied W_u = W_eᵀ, H_kv < H (cross-attention included); and the
+// ecosystem extras (not in the paper): W_s[:, 1] and the embedding layer norm on lines 2 and 11 (one
+// set of γ_emb, β_emb, W_s for z and x), line 21's b_u.
 #include "core/gradients/grad_edtransformer.hpp"
 
 #include "core/algorithms/algorithms.hpp"
@@ -69,6 +71,7 @@ T edtransformer_forward(const ModelConfig& c, const EdW<const T>& W, const Batch
   /* Encode the context sequence: */
   // L2: for t ∈ [ℓ_z]: e_t ← W_e[:, z[t]] + W_p[:, t];  L3: Z ← [e_1, e_2, … e_{ℓ_z}]
   embedding_forward<T>(batch.z_tokens, l_z, W.W_e, W_p, cache.Z);  // (d_e, B·ℓ_z)
+  embedding_extras_forward<T>(c, W.extras, cache.z_extras, cache.Z);  // not in the paper: + W_s[:, 1], layer_norm
   // L4: for l = 1, 2, …, L_enc do   L5–L8 (keys past ℓ_z of each context masked)
   for (int layer = 0; layer < c.L_enc; ++layer)
     layer_forward<T>(spec, W.enc[layer], B, l_z, cache.enc_mask, &cache.z_lengths, cache.enc[layer], cache.Z);
@@ -78,6 +81,7 @@ T edtransformer_forward(const ModelConfig& c, const EdW<const T>& W, const Batch
   /* Decode the primary sequence, conditioning on the context: */
   // L11: for t ∈ [ℓ_x]: e_t ← W_e[:, x[t]] + W_p[:, t];  L12: X ← [e_1, e_2, … e_{ℓ_x}]
   embedding_forward<T>(batch.tokens, l, W.W_e, W_p, cache.X);  // (d_e, B·ℓ)
+  embedding_extras_forward<T>(c, W.extras, cache.x_extras, cache.X);  // not in the paper: + W_s[:, 1], layer_norm
   // L13: for l = 1, 2, …, L_dec do
   for (int layer = 0; layer < c.L_dec; ++layer) {
     const DecoderLayerW<const T>& Wl = W.dec[layer];
@@ -101,9 +105,10 @@ T edtransformer_forward(const ModelConfig& c, const EdW<const T>& W, const Batch
   // pre-LN (variant): the decoder's final norm, X[:, t] ← norm(X[:, t] | dec.γ, dec.β)
   if (spec.position == NormPosition::Pre)
     stack_norm_forward<T>(spec, cache.X, W.dec_gamma, W.dec_beta, cache.X_stack, cache.ln_dec);
-  // L21: return P = softmax(W_u X) (tied: W_u = W_eᵀ), then Alg. 11 L5: loss = Σ_t w_t · (−log P[x[t+1], t])
-  return loss_forward<T>(cache.X, unembedding_for<T>(W.W_u, W.W_e, cache.W_u), cache.targets, cache.weights,
-                         cache.loss);
+  // L21: return P = softmax(W_u X) (tied: W_u = W_eᵀ; + b_u 1ᵀ, not in the paper), then Alg. 11 L5:
+  //      loss = Σ_t w_t · (−log P[x[t+1], t])
+  return loss_forward<T>(cache.X, unembedding_for<T>(W.W_u, W.W_e, cache.W_u), W.extras.b_u, cache.targets,
+                         cache.weights, cache.loss);
 }
 
 template <class T>
@@ -117,7 +122,7 @@ void edtransformer_backward(const ModelConfig& c, const EdW<const T>& W, const E
   ws.dZ_cross.resize(d_e, N_z);  // (d_e, B·ℓ_z)
   // ∂ of Alg. 11 L5 and of L21: P = softmax(W_u X)
   loss_backward<T>(cache.X, unembedding_used<T>(W.W_u, cache.W_u), cache.targets, cache.weights, cache.loss,
-                   ws.dlogits, unembedding_gradient<T>(dW.W_u, dW.W_e, ws.dW_u), ws.dec.dX);
+                   ws.dlogits, unembedding_gradient<T>(dW.W_u, dW.W_e, ws.dW_u), dW.extras.b_u, ws.dec.dX);
   // ∂ of the pre-LN decoder's final norm (variant)
   if (spec.position == NormPosition::Pre)
     stack_norm_backward<T>(ws.dec.dX, W.dec_gamma, cache.ln_dec, ws.dX_out, dW.dec_gamma, dW.dec_beta);
@@ -145,6 +150,9 @@ void edtransformer_backward(const ModelConfig& c, const EdW<const T>& W, const E
       mh_attention_backward<T>(dY, lc.self_ln.input(), Wl.self_attn, B, l, lc.self_attn, ws.attn, dWl.self_attn, dF);
     });
   }
+  // ∂ of line 11's extras (not in the paper): layer_norm(e_t | γ_emb, β_emb), e_t + W_s[:, 1]
+  embedding_extras_backward<T>(c, W.extras, cache.x_extras, ws.dec.dX, ws.dE, dW.extras.emb_gamma, dW.extras.emb_beta,
+                               dW.extras.W_s);
   // ∂ of L11: e_t ← W_e[:, x[t]] + W_p[:, t]
   embedding_backward<T>(cache.tokens, l, ws.dec.dX, dW.W_e, dW.W_p);
   // ∂ of the pre-LN encoder's final norm (variant); ws.enc.dX: ∂loss/∂Z from every cross-attention
@@ -153,6 +161,15 @@ void edtransformer_backward(const ModelConfig& c, const EdW<const T>& W, const E
   // ∂ of L4's loop body, for l = L_enc, …, 1
   for (int layer = static_cast<int>(cache.enc.size()) - 1; layer >= 0; --layer)
     layer_backward<T>(spec, W.enc[layer], B, l_z, cache.enc[layer], ws.enc, ws.mlp, ws.attn, dW.enc[layer]);
+  // ∂ of line 2's extras (not in the paper), z's share added to x's (one γ_emb, β_emb, W_s for both)
+  ws.dgamma_emb_z.resize(dW.extras.emb_gamma.size(), 1);  // (d_e) or empty
+  ws.dbeta_emb_z.resize(dW.extras.emb_beta.size(), 1);    // (d_e) or empty
+  ws.dW_s_z.resize(dW.extras.W_s.rows(), dW.extras.W_s.cols());  // (d_e, token_types) or empty
+  embedding_extras_backward<T>(c, W.extras, cache.z_extras, ws.enc.dX, ws.dE, ws.dgamma_emb_z, ws.dbeta_emb_z,
+                               ws.dW_s_z);
+  dW.extras.emb_gamma += ws.dgamma_emb_z;
+  dW.extras.emb_beta += ws.dbeta_emb_z;
+  dW.extras.W_s += ws.dW_s_z;
   // ∂ of L2: e_t ← W_e[:, z[t]] + W_p[:, t]   (z and x share W_e and W_p: the sum of both)
   ws.dW_e_z.resize(dW.W_e.rows(), dW.W_e.cols());  // (d_e, N_V)
   ws.dW_p_z.resize(dW.W_p.rows(), dW.W_p.cols());  // (d_e, ℓ_max), empty without a trained W_p

@@ -38,6 +38,7 @@ struct EdCache {
   Mask dec_mask;                               // (ℓ, ℓ) line 14: Mask[t, t′] = [[t ≤ t′]]
   Mat<T> W_p;                                  // (d_e, ℓ_max) the fixed sinusoid (variant "sinusoidal"), else empty
   Mat<T> W_u;                                  // (N_V, d_e) W_eᵀ when tied (variant), else empty
+  EmbeddingExtrasCache<T> z_extras, x_extras;  // lines 2 and 11's extras (not in the paper: BERT checkpoints)
   Mat<T> Z;                                    // (d_e, B·ℓ_z) the encoder's stream; after the forward, its output
   std::vector<LayerCache<T>> enc;              // (L_enc)
   Mat<T> Z_stack;                              // pre-LN (variant): the last encoder layer's output
@@ -61,6 +62,8 @@ struct EdWorkspace {
   Mat<T> dlogits;                      // (N_V, B·ℓ)
   Mat<T> dW_u;                         // (N_V, d_e) ∂loss/∂W_u when tied (added into ∇W_e)
   Mat<T> dW_e_z, dW_p_z;               // (d_e, N_V), (d_e, ℓ_max) the context's share of ∂W_e, ∂W_p
+  Mat<T> dE;                           // line 2 or 11's extras: ∂loss/∂e_t before the embedding norm
+  Mat<T> dgamma_emb_z, dbeta_emb_z, dW_s_z;  // (d_e), (d_e), (d_e, token_types) the context's share of the extras' ∂
   MHAttentionWorkspace<T> attn;        // lines 5 and 14
   MHCrossAttentionWorkspace<T> cross;  // line 16
 };

@@ -11,7 +11,8 @@
 //   L11: for t ∈ [ℓ]: X[:, t] ← layer_norm(X[:, t] | γ, β)
 //   L12: return P = softmax(W_u X)
 // The layers are grad_layer.cpp's (post-LN, or pre-LN as a variant with the stack's final norm
-// enc.gamma, enc.beta before line 10); the other variants are the blocks'.
+// enc.gamma, enc.beta before line 10); the other variants are the blocks'. Not in the paper, as BERT
+// checkpoints have them: line 2's W_s[:, 1] and embedding layer norm, line 12's bias b_u.
 #include <unsupported/Eigen/SpecialFunctions>
 
 #include "core/algorithms/algorithms.hpp"
@@ -68,6 +69,7 @@ T etransformer_forward(const ModelConfig& c, const BertW<const T>& W, const Batc
 
   // L2: for t ∈ [ℓ]: e_t ← W_e[:, x[t]] + W_p[:, t];  L3: X ← [e_1, e_2, … e_ℓ]
   embedding_forward<T>(batch.tokens, l, W.W_e, positions_for<T>(c, W.W_p, cache.W_p), cache.X);  // (d_e, N)
+  embedding_extras_forward<T>(c, W.extras, cache.extras, cache.X);  // not in the paper: + W_s[:, 1], layer_norm
   // L4: for l = 1, 2, …, L do   L5–L8 (post-LN; pre-LN is a variant)   (padded keys masked)
   for (int layer = 0; layer < c.L; ++layer)
     layer_forward<T>(spec, W.layers[layer], B, l, cache.mask, &cache.lengths, cache.layers[layer], cache.X);
@@ -82,9 +84,10 @@ T etransformer_forward(const ModelConfig& c, const BertW<const T>& W, const Batc
   gelu_forward<T>(cache.F_pre, cache.F_act);
   // L11: for t ∈ [ℓ]: X[:, t] ← layer_norm(X[:, t] | γ, β)
   layer_norm_forward<T>(cache.F_act, W.gamma, W.beta, eps, cache.ln_f, cache.X_f, c.norm);
-  // L12: return P = softmax(W_u X) (tied: W_u = W_eᵀ), then Alg. 12 L9: loss = Σ_{t∈T̃} w_t · (−log P[x[t], t])
-  return loss_forward<T>(cache.X_f, unembedding_for<T>(W.W_u, W.W_e, cache.W_u), cache.targets, cache.weights,
-                         cache.loss);
+  // L12: return P = softmax(W_u X) (tied: W_u = W_eᵀ; + b_u 1ᵀ, not in the paper), then Alg. 12 L9:
+  //      loss = Σ_{t∈T̃} w_t · (−log P[x[t], t])
+  return loss_forward<T>(cache.X_f, unembedding_for<T>(W.W_u, W.W_e, cache.W_u), W.extras.b_u, cache.targets,
+                         cache.weights, cache.loss);
 }
 
 template <class T>
@@ -95,7 +98,7 @@ void etransformer_backward(const ModelConfig& c, const BertW<const T>& W, const 
   ws.dX_f.resize(d_f, N);  // (d_f, N)
   // ∂ of Alg. 12 L9 and of L12: P = softmax(W_u X)
   loss_backward<T>(cache.X_f, unembedding_used<T>(W.W_u, cache.W_u), cache.targets, cache.weights, cache.loss,
-                   ws.dlogits, unembedding_gradient<T>(dW.W_u, dW.W_e, ws.dW_u), ws.dX_f);
+                   ws.dlogits, unembedding_gradient<T>(dW.W_u, dW.W_e, ws.dW_u), dW.extras.b_u, ws.dX_f);
   // ∂ of L11: X[:, t] ← layer_norm(X[:, t] | γ, β)
   ws.dF.setZero(d_f, N);  // (d_f, N)
   layer_norm_backward<T>(ws.dX_f, W.gamma, cache.ln_f, ws.dF, dW.gamma, dW.beta);
@@ -110,6 +113,9 @@ void etransformer_backward(const ModelConfig& c, const BertW<const T>& W, const 
   for (int layer = static_cast<int>(cache.layers.size()) - 1; layer >= 0; --layer)
     layer_backward<T>(spec, W.layers[layer], cache.B, cache.l, cache.layers[layer], ws.s, ws.mlp, ws.attn,
                       dW.layers[layer]);
+  // ∂ of line 2's extras (not in the paper): layer_norm(e_t | γ_emb, β_emb), e_t + W_s[:, 1]
+  embedding_extras_backward<T>(c, W.extras, cache.extras, ws.s.dX, ws.dE, dW.extras.emb_gamma, dW.extras.emb_beta,
+                               dW.extras.W_s);
   // ∂ of L2: e_t ← W_e[:, x[t]] + W_p[:, t]   (no gradient for a W_p that is not trained)
   embedding_backward<T>(cache.tokens, cache.l, ws.s.dX, dW.W_e, dW.W_p);
   add_tied_gradient<T>(dW.W_u, ws.dW_u, dW.W_e);

@@ -21,6 +21,7 @@ struct BertCache {
   Mask mask;                         // (ℓ, ℓ) Mask ≡ 1
   Mat<T> W_p;                        // (d_e, ℓ_max) the fixed sinusoid (variant "sinusoidal"), else empty
   Mat<T> W_u;                        // (N_V, d_e) W_eᵀ when tied (variant), else empty
+  EmbeddingExtrasCache<T> extras;    // line 2's extras (not in the paper: BERT checkpoints)
   std::vector<LayerCache<T>> layers;  // (L)
   Mat<T> X_stack;                    // (d_e, N) pre-LN (variant): the last layer's output, before enc.gamma
   LayerNormCache<T> ln_enc;          // pre-LN: the stack's final norm (enc.gamma, enc.beta)
@@ -41,6 +42,7 @@ struct BertWorkspace {
   Mat<T> dX_f;      // (d_f, N) ∂loss/∂X after line 11
   Mat<T> dlogits;   // (N_V, N)
   Mat<T> dW_u;      // (N_V, d_e) ∂loss/∂W_u when tied (added into ∇W_e)
+  Mat<T> dE;        // (d_e, N) line 2's extras: ∂loss/∂e_t before the embedding norm
   MlpWorkspace<T> mlp;
   MHAttentionWorkspace<T> attn;
 };

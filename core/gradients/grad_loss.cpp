@@ -1,6 +1,7 @@
 // Gradients of Algorithm 10 line 11 and Algorithm 13 line 5:
 //   Alg. 10 L11: return P = softmax(W_u X)
 //   Alg. 13 L5:  loss(θ) = −Σ_{t=1}^{ℓ−1} log P(θ)[x_n[t+1], t]
+// Not in the paper (BERT checkpoints' masked-LM head): L11 with a bias, P = softmax(W_u X + b_u 1ᵀ).
 // generalised to weighted terms, loss = Σ_t w_t · (−log P[y_t, t]): w_t = 1 is the paper's
 // sum, w_t = 1/#targets the mean over a minibatch, w_t = 0 for positions with no target.
 // Variant tied_unembedding (Dinan–Yaida–Zhang, GPT-2): W_u = W_eᵀ, and ∇W_e collects both uses.
@@ -11,12 +12,14 @@
 namespace sf {
 
 template <class T>
-T loss_forward(CRef<T> X, CRef<T> W_u, const std::vector<int>& targets, const Vec<T>& weights, LossCache<T>& cache) {
+T loss_forward(CRef<T> X, CRef<T> W_u, CRef<T> b_u, const std::vector<int>& targets, const Vec<T>& weights,
+               LossCache<T>& cache) {
   const Eigen::Index N = X.cols();
   cache.P.resize(W_u.rows(), N);  // (N_V, N)
   cache.losses.resize(N);         // (N)
   // L11: W_u X   (the logits, held in P until the softmax)
   cache.P.noalias() = W_u * X;
+  if (b_u.size() != 0) cache.P.colwise() += b_u.col(0);  // not in the paper: W_u X + b_u 1ᵀ
   T loss = 0;
   for (Eigen::Index t = 0; t < N; ++t) {
     auto p = cache.P.col(t).array();  // (N_V)
@@ -35,13 +38,15 @@ T loss_forward(CRef<T> X, CRef<T> W_u, const std::vector<int>& targets, const Ve
 
 template <class T>
 void loss_backward(CRef<T> X, CRef<T> W_u, const std::vector<int>& targets, const Vec<T>& weights,
-                   const LossCache<T>& cache, Mat<T>& dlogits, Ref<T> dW_u, Ref<T> dX) {
+                   const LossCache<T>& cache, Mat<T>& dlogits, Ref<T> dW_u, Ref<T> db_u, Ref<T> dX) {
   // ∂ of L5 and of L11's softmax: ∂loss/∂(W_u X)[:, t] = w_t (P[:, t] − onehot(y_t))
   dlogits.resize(cache.P.rows(), cache.P.cols());  // (N_V, N)
   for (Eigen::Index t = 0; t < cache.P.cols(); ++t) {
     dlogits.col(t) = cache.P.col(t) * weights(t);
     if (targets[t]) dlogits(targets[t] - 1, t) -= weights(t);
   }
+  // ∂ of the bias (not in the paper): W_u X + b_u 1ᵀ adds b_u to every column
+  if (db_u.size() != 0) db_u = dlogits.rowwise().sum();  // (N_V, 1)
   // ∂ of L11's W_u X
   dW_u.noalias() = dlogits * X.transpose();  // (N_V, d_e)
   dX.noalias() = W_u.transpose() * dlogits;  // (d_e, N)
@@ -81,13 +86,13 @@ SF_UNEMBEDDING(float)
 SF_UNEMBEDDING(double)
 #undef SF_UNEMBEDDING
 
-template float loss_forward<float>(CRef<float>, CRef<float>, const std::vector<int>&, const Vec<float>&,
+template float loss_forward<float>(CRef<float>, CRef<float>, CRef<float>, const std::vector<int>&, const Vec<float>&,
                                    LossCache<float>&);
-template double loss_forward<double>(CRef<double>, CRef<double>, const std::vector<int>&, const Vec<double>&,
-                                     LossCache<double>&);
+template double loss_forward<double>(CRef<double>, CRef<double>, CRef<double>, const std::vector<int>&,
+                                     const Vec<double>&, LossCache<double>&);
 template void loss_backward<float>(CRef<float>, CRef<float>, const std::vector<int>&, const Vec<float>&,
-                                   const LossCache<float>&, Mat<float>&, Ref<float>, Ref<float>);
+                                   const LossCache<float>&, Mat<float>&, Ref<float>, Ref<float>, Ref<float>);
 template void loss_backward<double>(CRef<double>, CRef<double>, const std::vector<int>&, const Vec<double>&,
-                                    const LossCache<double>&, Mat<double>&, Ref<double>, Ref<double>);
+                                    const LossCache<double>&, Mat<double>&, Ref<double>, Ref<double>, Ref<double>);
 
 }  // namespace sf

@@ -17,7 +17,9 @@ namespace {
 using Labels = std::vector<std::string>;
 
 const std::string kSeed004 = " — encyclopedia article (seed 004)";
-const std::string kTilde = "\u0303";  // X̃ = X + combining tilde, as the paper's text writes it
+const std::string kTilde = "\u0303";
+// The ecosystem extras (issue 11): not in the paper; BERT checkpoints have them.
+const std::string kBert = " — not in the paper: BERT (Devlin et al.), Hugging Face checkpoint";  // X̃ = X + combining tilde, as the paper's text writes it
 
 // What a configuration changes, as labels: "" keeps the paper's choice.
 struct Variants {
@@ -32,6 +34,9 @@ struct Variants {
   std::string tied;            // W_u = W_eᵀ
   std::string kv;              // H_kv < H
   std::string prefix;          // prefix-LM mask (GPT)
+  std::string token_type;      // + W_s[:, 1] on the embedding line
+  std::string emb_norm;        // layer_norm(e_t | γ_emb, β_emb) on the embedding line
+  std::string bias;            // + b_u 1ᵀ on the return line
 };
 
 // 10000 → "10000", 500.5 → "500.5".
@@ -75,6 +80,9 @@ Variants variants_of(const ModelConfig& c) {
     v.kv = (c.kv_heads() == 1 ? "multi-query attention (H_kv = 1)" : "grouped-query attention (H_kv = " + std::to_string(c.kv_heads()) + ")") +
            kSeed004;
   if (c.mask == MaskKind::Prefix) v.prefix = "prefix-LM mask at \"" + c.prefix_separator + "\"" + kSeed004;
+  if (c.token_types > 0) v.token_type = "token-type embedding W_s[:, 1] (segment 1)" + kBert;
+  if (c.embedding_norm) v.emb_norm = "embedding layer norm" + kBert;
+  if (c.unembedding_bias) v.bias = "bias b_u on W_u" + kBert;
   return v;
 }
 
@@ -155,18 +163,26 @@ void layer_lines(PseudoAlgorithm& a, const Variants& v, int first, const std::st
   }
 }
 
-// Line 2 of Algorithms 9, 10 (lines 2 and 11 of Algorithm 8): the embedding of token t.
+// Line 2 of Algorithms 9, 10 (lines 2 and 11 of Algorithm 8): the embedding of token t, with the
+// position variants and the extras of BERT checkpoints (+ W_s[:, 1], then layer_norm(… | γ_emb, β_emb)).
 void embedding_line(PseudoAlgorithm& a, const Variants& v, int n, const std::string& len, const std::string& seq) {
-  const std::string token = "for t ∈ [" + len + "]: e_t ← W_e[:, " + seq + "[t]]";
-  if (v.no_w_p)
-    rewrite(a, n, token + "   [[no W_p: " + (v.rotary ? "RoPE inside Algorithm 4" : v.alibi ? "ALiBi inside Algorithm 4" : "no positions") + "]]",
-            {v.position});
-  else
-    rewrite(a, n, token + " + W_p[:, t]   [[W_p computed, Algorithm 2]]", labels({v.position}));
+  std::string sum = "W_e[:, " + seq + "[t]]", note;
+  if (v.no_w_p) {
+    note = std::string("   [[no W_p: ") + (v.rotary ? "RoPE inside Algorithm 4" : v.alibi ? "ALiBi inside Algorithm 4" : "no positions") + "]]";
+  } else {
+    sum += " + W_p[:, t]";
+    if (!v.position.empty()) note = "   [[W_p computed, Algorithm 2]]";
+  }
+  if (!v.token_type.empty()) sum += " + W_s[:, 1]";
+  if (!v.emb_norm.empty()) sum = "layer_norm(" + sum + " | γ_emb, β_emb)";
+  rewrite(a, n, "for t ∈ [" + len + "]: e_t ← " + sum + note, labels({v.position, v.token_type, v.emb_norm}));
 }
 
-// The return line P = softmax(W_u X), tied: W_eᵀ in place of W_u.
-void return_line(PseudoAlgorithm& a, const Variants& v, int n) { rewrite(a, n, "return P = softmax(W_eᵀ X)", labels({v.tied})); }
+// The return line P = softmax(W_u X): tied, W_eᵀ in place of W_u; with BERT's bias, + b_u 1ᵀ.
+void return_line(PseudoAlgorithm& a, const Variants& v, int n) {
+  rewrite(a, n, "return P = softmax(" + std::string(v.tied.empty() ? "W_u" : "W_eᵀ") + " X" + (v.bias.empty() ? "" : " + b_u 1ᵀ") + ")",
+          labels({v.tied, v.bias}));
+}
 
 // The tensors the variants add or remove, listed under the forward algorithm's header.
 void parameter_header(PseudoAlgorithm& a, const Variants& v, const ModelConfig& c) {
@@ -182,6 +198,9 @@ void parameter_header(PseudoAlgorithm& a, const Variants& v, const ModelConfig& 
                                  : "for l: W^l_gate ∈ ℝ^{d_mlp×d_e}, b^l_gate ∈ ℝ^{d_mlp}",
                v.activation);
   add_header(a, "no W_u: W_u = W_eᵀ", v.tied);
+  add_header(a, "W_s ∈ ℝ^{d_e×" + std::to_string(c.token_types) + "}: token-type embeddings; every token is segment 0, column 1", v.token_type);
+  add_header(a, "γ_emb, β_emb ∈ ℝ^{d_e}: the embedding layer norm", v.emb_norm);
+  add_header(a, "b_u ∈ ℝ^{N_V}: the bias of the unembedding", v.bias);
   add_header(a, "W_k, b_k, W_v, b_v have H_kv = " + std::to_string(c.kv_heads()) + " heads; query head h reads g(h) = ⌊(h−1)·H_kv/H⌋ + 1",
              v.kv);
 }

@@ -40,6 +40,31 @@ ExtraTensor flat(const V& v) {
   return {{static_cast<int64_t>(v.size())}, std::vector<float>(v.begin(), v.end())};
 }
 
+// Throws sf::Error when the model's vocabulary cannot tokenize the data: a vocabulary from
+// ecosystem tokenizer files (GPT-2, BERT), or a word/BPE one that lacks the data's characters.
+void check_vocabulary(const ModelConfig& c, const Dataset& data) {
+  const std::string kind = c.tokenizer == TokenizerKind::Gpt2        ? "GPT-2's byte-level BPE"
+                           : c.tokenizer == TokenizerKind::WordPiece ? "BERT's WordPiece"
+                           : c.tokenizer == TokenizerKind::Word      ? "word-level"
+                                                                     : "BPE";
+  if (c.file_tokenizer())
+    throw Error("this model's vocabulary is " + kind + ", read from its tokenizer files: Stepformer's training data (" +
+                data.name + ") is tokenized with a vocabulary kept in the model's configuration, so this model "
+                "cannot train on it; build a model with a character vocabulary (File › New model…, or "
+                "`stepformer-cli init`) to train on the built-in tasks");
+  const std::vector<std::string> missing = missing_characters(data.vocab, c);
+  if (missing.empty()) return;
+  std::string m;
+  for (const auto& ch : missing) m += ch;
+  if (c.tokenizer != TokenizerKind::Char)
+    throw Error("this model's vocabulary is " + kind + ", not characters, and lacks " + std::to_string(missing.size()) +
+                " character" + (missing.size() > 1 ? "s" : "") + " of the character data " + data.name + ": \"" + m +
+                "\"; the built-in tasks are character-level: train a character model on them, or this model on text "
+                "(`stepformer-cli train --text FILE --tokenizer word|bpe`)");
+  throw Error("the model's vocabulary lacks " + std::to_string(missing.size()) + " character" +
+              (missing.size() > 1 ? "s" : "") + " of the data " + data.name + ": \"" + m + "\"");
+}
+
 }  // namespace
 
 const char* to_string(TrainMode m) { return m == TrainMode::Paper ? "paper" : "practical"; }
@@ -60,13 +85,7 @@ Trainer::Trainer(Model model, Dataset data, TrainOptions opt)
       opt_(opt),
       paper_(arch_.paper_training(static_cast<int>(data_.train.size()), std::max(1, opt.epochs))) {
   check_options(opt_);
-  const std::vector<std::string> missing = missing_characters(data_.vocab, model_.config);
-  if (!missing.empty()) {
-    std::string m;
-    for (const auto& ch : missing) m += ch;
-    throw Error("the model's vocabulary lacks " + std::to_string(missing.size()) + " character" +
-                (missing.size() > 1 ? "s" : "") + " of the data " + data_.name + ": \"" + m + "\"");
-  }
+  check_vocabulary(model_.config, data_);
   train_ = arch_.examples(data_.train, model_.config);
   val_ = arch_.examples(data_.val, model_.config);
   for (const auto* set : {&train_, &val_})
@@ -148,7 +167,7 @@ Batch Trainer::last_minibatch() const {
   Batch b;
   if (pick_.empty() || step_ == 0) return b;
   Rng rng = update_rng(step_ - 1);  // the generator the update drew from
-  arch_.make_batch(train_, pick_, l_, l_z_, opt_, rng, b);
+  arch_.make_batch(model_.config, train_, pick_, l_, l_z_, opt_, rng, b);
   return b;
 }
 
@@ -176,7 +195,7 @@ StepInfo Trainer::practical_step() {
   for (int w = 0; w < T; ++w) {
     const size_t lo = pick_.size() * w / T, hi = pick_.size() * (w + 1) / T;
     workers_[w]->pick.assign(pick_.begin() + lo, pick_.begin() + hi);
-    arch_.make_batch(train_, workers_[w]->pick, l_, l_z_, opt_, rng, workers_[w]->batch);
+    arch_.make_batch(model_.config, train_, workers_[w]->pick, l_, l_z_, opt_, rng, workers_[w]->batch);
     targets += workers_[w]->batch.n_targets();
     tokens += workers_[w]->batch.real_tokens();
   }
@@ -239,7 +258,7 @@ double Trainer::evaluate() {
   for (size_t lo = 0; lo < n; lo += static_cast<size_t>(opt_.batch)) {
     k.pick.clear();
     for (size_t i = lo; i < std::min(n, lo + static_cast<size_t>(opt_.batch)); ++i) k.pick.push_back(i);
-    arch_.make_batch(val_, k.pick, l_, l_z_, opt_, rng, k.batch);
+    arch_.make_batch(model_.config, val_, k.pick, l_, l_z_, opt_, rng, k.batch);
     sum += k.g->loss(model_, k.batch, 1.0f);
     targets += k.batch.n_targets();
   }

@@ -50,7 +50,7 @@ TEST(BertTraining, PaperRuleMasksOnlyWithMaskTokenAtAboutPMask) {
   Batch b;
   int positions = 0, masked = 0;
   for (int round = 0; round < 50; ++round) {
-    architecture(c).make_batch(data, pick, 14, 0, opt, rng, b);
+    architecture(c).make_batch(c, data, pick, 14, 0, opt, rng, b);
     ASSERT_EQ(b.B, 64);
     ASSERT_EQ(b.l, 14);
     for (int s = 0; s < b.B; ++s) {
@@ -78,7 +78,7 @@ TEST(BertTraining, PaperRuleMasksOnlyWithMaskTokenAtAboutPMask) {
   // bos_token and eos_token are masked like every other position (the paper masks every t).
   int ends = 0;
   for (int round = 0; round < 20; ++round) {
-    architecture(c).make_batch(data, pick, 14, 0, opt, rng, b);
+    architecture(c).make_batch(c, data, pick, 14, 0, opt, rng, b);
     for (int s = 0; s < b.B; ++s) ends += b.tokens[static_cast<size_t>(s) * b.l] == c.mask_token();
   }
   EXPECT_GT(ends, 0);
@@ -94,7 +94,7 @@ TEST(BertTraining, BertRuleIs80PercentMask10Random10Unchanged) {
   const int n = 40000;
   for (int k = 0; k < n; ++k) {
     const int x_t = 1 + k % 4;
-    const MaskDraw d = draw_mask(x_t, c.N_V(), opt, rng);
+    const MaskDraw d = draw_mask(x_t, c, opt, rng);
     if (!d.chosen) {
       EXPECT_EQ(d.token, x_t);
       continue;
@@ -119,7 +119,7 @@ TEST(BertTraining, BertRuleIs80PercentMask10Random10Unchanged) {
   std::vector<size_t> pick{0, 1, 2, 3, 4, 5, 6, 7};
   Batch b;
   Rng rng2(5);
-  architecture(c).make_batch(data, pick, 12, 0, opt, rng2, b);
+  architecture(c).make_batch(c, data, pick, 12, 0, opt, rng2, b);
   int scored_unmasked = 0;
   for (int s = 0; s < b.B; ++s)
     for (int t = 0; t < b.lengths[s]; ++t) {
@@ -134,12 +134,18 @@ TEST(BertTraining, BertRuleIs80PercentMask10Random10Unchanged) {
   RecordProperty("scored_unmasked", std::to_string(scored_unmasked));
 }
 
-TEST(BertTraining, MakeBatchRefusesSequencesWithoutBosAndEos) {
-  const ModelConfig c = bert(kVocab);
-  const std::vector<Example> data{{{}, {1, 2, 3}}};
+TEST(BertTraining, MakeBatchRefusesAModelWithoutMaskToken) {
+  ModelConfig c = bert(kVocab);
+  c.mask_id = -1;  // no [MASK] (as GPT-2's vocabulary): Algorithm 12 cannot mask
+  const std::vector<Example> data{{{}, {6, 1, 2, 7}}};
   Batch b;
   Rng rng(1);
-  EXPECT_THROW(architecture(c).make_batch(data, {0}, 4, 0, TrainOptions{}, rng, b), Error);
+  try {
+    architecture(c).make_batch(c, data, {0}, 4, 0, TrainOptions{}, rng, b);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no mask token"), std::string::npos) << e.what();
+  }
 }
 
 // Algorithm 12 with given masks: one update θ ← θ − η·∇loss(θ) of the summed loss over T̃,

@@ -576,7 +576,7 @@ TEST(EdExamples, LinesAreZTabX) {
   // A minibatch: x padded to ℓ = 6, z to ℓ_z = 5, next-token targets of x only.
   Batch b;
   Rng rng(1);
-  ed.make_batch(ex, {1, 0}, 6, 5, TrainOptions{}, rng, b);
+  ed.make_batch(c, ex, {1, 0}, 6, 5, TrainOptions{}, rng, b);
   EXPECT_EQ(b.B, 2);
   EXPECT_EQ(b.tokens, (Tokens{5, 6, 1, 1, 1, 1, 5, 3, 1, 2, 6, 1}));
   EXPECT_EQ(b.lengths, (std::vector<int>{2, 5}));
@@ -584,5 +584,5 @@ TEST(EdExamples, LinesAreZTabX) {
   EXPECT_EQ(b.l_z, 5);
   EXPECT_EQ(b.z_tokens, (Tokens{5, 3, 6, 1, 1, 5, 1, 2, 6, 1}));
   EXPECT_EQ(b.z_lengths, (std::vector<int>{3, 4}));
-  EXPECT_THROW(ed.make_batch(ex, {0}, 6, 3, TrainOptions{}, rng, b), Error);  // z has 4 tokens
+  EXPECT_THROW(ed.make_batch(c, ex, {0}, 6, 3, TrainOptions{}, rng, b), Error);  // z has 4 tokens
 }

@@ -55,7 +55,7 @@ inline Batch pair_batch(const std::vector<Example>& pairs, int l = 0, int l_z = 
   }
   Batch b;
   Rng rng(1);
-  EdArchitecture().make_batch(pairs, all, l, l_z, TrainOptions{}, rng, b);
+  EdArchitecture().make_batch(ModelConfig{}, pairs, all, l, l_z, TrainOptions{}, rng, b);  // pads with id 1
   return b;
 }
 

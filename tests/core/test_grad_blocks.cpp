@@ -373,7 +373,8 @@ TEST(GradBlocks, UnembeddingSoftmaxAndLogLoss) {
   Vec<double> weights(N);
   weights << 0.5, 1.0, 0.0, 2.0, 1.5;
   LossCache<double> cache;
-  auto f = [&] { return loss_forward<double>(X, W_u, targets, weights, cache); };
+  MatD no_bias;  // the paper's line: no b_u (the bias is tests/core/test_extras.cpp's)
+  auto f = [&] { return loss_forward<double>(X, W_u, no_bias, targets, weights, cache); };
   const double loss = f();
   // The loss is Σ_t w_t · (−log softmax(W_u X)[y_t, t]).
   const MatD P = softmax_columns<double>(W_u * X);
@@ -384,7 +385,7 @@ TEST(GradBlocks, UnembeddingSoftmaxAndLogLoss) {
   EXPECT_LT((cache.P - P).cwiseAbs().maxCoeff(), 1e-15);
   EXPECT_EQ(cache.losses(2), 0.0);
   MatD dlogits, dW_u(N_V, d_e), dX(d_e, N);
-  loss_backward<double>(X, W_u, targets, weights, cache, dlogits, dW_u, dX);
+  loss_backward<double>(X, W_u, targets, weights, cache, dlogits, dW_u, no_bias, dX);
   EXPECT_LT(relative_error(dW_u, numeric_gradient(W_u, f)), kTol);
   EXPECT_LT(relative_error(dX, numeric_gradient(X, f)), kTol);
   EXPECT_EQ(dX.col(2).norm(), 0.0);  // no target: no gradient

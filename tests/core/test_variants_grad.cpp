@@ -72,7 +72,7 @@ Batch batch_for(const ModelConfig& c) {
   opt.p_mask = 0.5;
   Rng rng(3);
   Batch b;
-  arch.make_batch(data, {0, 1, 2}, l, l_z, opt, rng, b);
+  arch.make_batch(c, data, {0, 1, 2}, l, l_z, opt, rng, b);
   return b;
 }
 
@@ -143,6 +143,21 @@ std::vector<std::pair<std::string, ModelConfig>> each_variant(const ModelConfig&
       {"swiglu", with(c, [](ModelConfig& m) { m.activation = Activation::SwiGLU; })},
       {"tied", with(c, [](ModelConfig& m) { m.tied_unembedding = true; })},
       {"H_kv_1", with(c, [](ModelConfig& m) { m.H_kv = 1; })},
+      // The ecosystem extras (issue 11, not in the paper: BERT checkpoints): W_s[:, 1] and the
+      // embedding layer norm on the embedding line(s), b_u on the unembedding; then with RMSNorm
+      // in the layers (the embedding norm stays layer_norm) and a tied W_u.
+      {"bert_extras", with(c, [](ModelConfig& m) {
+         m.embedding_norm = true;
+         m.token_types = 2;
+         m.unembedding_bias = true;
+       })},
+      {"bert_extras_rms_tied", with(c, [](ModelConfig& m) {
+         m.embedding_norm = true;
+         m.token_types = 1;
+         m.unembedding_bias = true;
+         m.norm = Norm::RmsNorm;
+         m.tied_unembedding = true;
+       })},
   };
   return v;
 }

@@ -118,7 +118,8 @@ TEST(VariantsReference, TheFileCoversEveryVariant) {
   for (const char* n : {"gpt_post_ln", "gpt_rms_norm", "gpt_sinusoidal_lmax", "gpt_sinusoidal_10000", "gpt_rope",
                         "gpt_alibi", "gpt_no_position", "gpt_gelu_tanh", "gpt_relu", "gpt_swiglu", "gpt_tied",
                         "gpt_mqa", "gpt_gqa", "gpt_prefix", "gpt_modern", "gpt_gpt1_alibi", "bert_pre_ln",
-                        "bert_alibi", "bert_tied", "ed_pre_ln", "ed_rope", "ed_swiglu", "ed_tied", "ed_mqa"})
+                        "bert_alibi", "bert_tied", "ed_pre_ln", "ed_rope", "ed_swiglu", "ed_tied", "ed_mqa",
+                        "bert_extras", "bert_extras_tied", "gpt_extras", "ed_extras"})
     EXPECT_TRUE(names.count(n)) << n;
 }
 
@@ -159,7 +160,7 @@ TEST(VariantsReference, MakeBatchTargetsAreTheReferenceTargets) {
     }
     Batch got;
     Rng rng(1);
-    architecture(k.c).make_batch(data, pick, want.l, want.l_z, TrainOptions{}, rng, got);
+    architecture(k.c).make_batch(k.c, data, pick, want.l, want.l_z, TrainOptions{}, rng, got);
     EXPECT_EQ(got.tokens, want.tokens) << k.name;
     EXPECT_EQ(got.z_tokens, want.z_tokens) << k.name;
     EXPECT_EQ(got.targets, want.targets) << k.name;

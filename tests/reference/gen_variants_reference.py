@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """Writes tests/data/variants_reference.json: the variants of docs/variants.md (pre/post-LN,
 RMSNorm, sinusoidal, RoPE, ALiBi and no positions, gelu_tanh, ReLU, SwiGLU, tied unembedding,
-H_kv < H, the prefix-LM mask) on the paper's three transformers (Algorithms 8, 9 and 10), each
+H_kv < H, the prefix-LM mask, and the ecosystem extras of BERT checkpoints, not in the paper: the
+token-type embedding W_s[:, 1], the embedding layer norm γ_emb, β_emb and the bias b_u on W_u) on
+the paper's three transformers (Algorithms 8, 9 and 10), each
 case with P and the gradient of a summed loss for every tensor, computed in float64 with
 PyTorch autograd, independently of the C++ core (written from docs/variants.md and the paper).
 
@@ -80,6 +82,10 @@ class Variant:
         self.prefix = cfg.get("mask", "causal") == "prefix"
         self.separator = VOCAB.index(cfg.get("prefix_separator", "=")) + 1
         self.L, self.L_enc, self.L_dec = cfg.get("L", 0), cfg.get("L_enc", 0), cfg.get("L_dec", 0)
+        # The ecosystem extras (not in the paper; Hugging Face's BertEmbeddings and MLM head).
+        self.embedding_norm = cfg.get("embedding_norm", False)
+        self.token_types = cfg.get("token_types", 0)
+        self.bias = cfg.get("unembedding_bias", False)
 
 
 def norm(p, name, X, v):
@@ -166,18 +172,28 @@ def sinusoid(d_e, ell, base):
 
 
 def embed(p, tokens, v):
-    """Lines 1–2 of every forward algorithm: e_t = W_e[:, x[t]] (+ W_p[:, t])."""
+    """Lines 1–2 of every forward algorithm: e_t = W_e[:, x[t]] (+ W_p[:, t]); then, as Hugging
+    Face's BertEmbeddings (not in the paper), + W_s[:, 1] (token type 0 for every token) and
+    F.layer_norm with γ_emb, β_emb (always layer_norm, whatever the layers' norm)."""
     X = p["W_e"][:, [t - 1 for t in tokens]]
     if v.position == "learned":
         X = X + p["W_p"][:, :len(tokens)]
     elif v.position == "sinusoidal":
         X = X + sinusoid(v.d_e, len(tokens), v.position_base)
+    if v.token_types:
+        X = X + p["W_s"][:, 0:1]
+    if v.embedding_norm:
+        X = F.layer_norm(X.T, (v.d_e,), p["emb.gamma"], p["emb.beta"], eps=rc.EPS).T
     return X
 
 
 def unembed(p, X, v):
+    """P = softmax(W_u X), W_u = W_eᵀ when tied; with BERT's bias (not in the paper) + b_u 1ᵀ."""
     W_u = p["W_e"].T if v.tied else p["W_u"]
-    return torch.softmax(W_u @ X, dim=0)
+    logits = W_u @ X
+    if v.bias:
+        logits = logits + p["b_u"][:, None]
+    return torch.softmax(logits, dim=0)
 
 
 def encoder_layer(p, q, X, mask, v, attn):
@@ -328,6 +344,14 @@ def make_params(cfg, v, gen):
         d_u = d_e
     if not v.tied:
         p["W_u"] = randn(N_V, d_u, std=0.7)
+    # The ecosystem extras, drawn last (a case without them draws exactly what it drew before).
+    if v.embedding_norm:
+        p["emb.gamma"] = randn(d_e, mean=1.0, std=0.2)
+        p["emb.beta"] = randn(d_e, std=0.2)
+    if v.token_types:
+        p["W_s"] = randn(d_e, v.token_types, std=0.5)
+    if v.bias:
+        p["b_u"] = randn(N_V, std=0.5)
     return p
 
 
@@ -398,6 +422,21 @@ CASES = [
     ("ed_swiglu", "ed", {"activation": "swiglu"}, "SwiGLU: W_gate (encoder), W_gate2 (decoder)", False),
     ("ed_tied", "ed", {"tied_unembedding": True}, "W_u = W_eᵀ", False),
     ("ed_mqa", "ed", {"H": 4, "H_kv": 1}, "multi-query in all three attentions", False),
+    # The ecosystem extras (issue 11; not in the paper), appended: the cases above keep their seeds.
+    ("bert_extras", "bert", {"embedding_norm": True, "token_types": 2, "unembedding_bias": True},
+     "BERT checkpoints' extras: + W_s[:, 1], embedding layer norm, + b_u", True),
+    ("bert_extras_tied", "bert", {"embedding_norm": True, "token_types": 2, "unembedding_bias": True,
+                                  "tied_unembedding": True, "d_f": 8},
+     "as a Hugging Face BERT: the extras with W_u = W_eᵀ (d_f = d_e) and b_u", False),
+    ("gpt_extras", "gpt", {"embedding_norm": True, "token_types": 1, "unembedding_bias": True},
+     "the extras on GPT", True),
+    ("gpt_extras_rms_tied", "gpt", {"embedding_norm": True, "unembedding_bias": True, "norm": "rms_norm",
+                                    "tied_unembedding": True},
+     "the extras with RMSNorm layers (the embedding norm stays layer_norm) and W_u = W_eᵀ", False),
+    ("ed_extras", "ed", {"embedding_norm": True, "token_types": 2, "unembedding_bias": True},
+     "the extras on the encoder-decoder: z and x embedded alike", True),
+    ("ed_extras_pre_ln", "ed", {"embedding_norm": True, "unembedding_bias": True, "norm_position": "pre"},
+     "the extras with pre-LN", False),
 ]
 
 
