@@ -30,14 +30,21 @@ void print_algorithm(std::ostream& os, int number) {
   }
 }
 
+// The default configuration initialised with seed 1, with its character tokenizer.
+OpenedModel untrained_default() {
+  OpenedModel m{Checkpoint{Model::initialised(ModelConfig{}, 1), {}, {}}, nullptr, Layout::Stepformer, "", "", {}, {}, {}};
+  m.tokenizer = make_tokenizer(m.checkpoint.model.config);
+  return m;
+}
+
 int run_demo(const Args&) {
   const std::string assets = STEPFORMER_ASSETS;
   const std::string path = assets.empty() ? "" : assets + "/default.safetensors";
   std::error_code ec;
   const bool from_file = !path.empty() && std::filesystem::is_regular_file(path, ec);
-  const Model model = from_file ? load_model(path) : Model::initialised(ModelConfig{}, 1);
-  const std::unique_ptr<Tokenizer> tok_owner = make_tokenizer(model.config);
-  const Tokenizer& tok = *tok_owner;
+  const OpenedModel opened = from_file ? load_model(path) : untrained_default();
+  const Model& model = opened.checkpoint.model;
+  const Tokenizer& tok = *opened.tokenizer;
   const std::string prompt = "hello world";
   const Tokens x = tok.encode_sequence(prompt, false);
 

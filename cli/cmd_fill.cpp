@@ -41,7 +41,8 @@ int run_fill(const Args& args) {
   const uint64_t seed = args.get_u64("seed", 1);
   const int top_k = static_cast<int>(args.get_int("top", 5, 1, 1'000'000));
   if (args.has("trace") && args.has("json")) throw UsageError("--json prints one JSON object: leave out --trace");
-  const Model model = load_model(args.get("model"));
+  const OpenedModel opened = load_model(args.get("model"));
+  const Model& model = opened.checkpoint.model;
   const Architecture& arch = architecture(model.config);
   if (arch.output() != OutputKind::FillIn) {
     const std::string bert = architecture_with_output(OutputKind::FillIn);
@@ -49,8 +50,7 @@ int run_fill(const Args& args) {
                      "masked language modelling (Algorithm 12" +
                      (bert.empty() ? "" : ", arch \"" + bert + "\"") + "); use stepformer-cli sample");
   }
-  const std::unique_ptr<Tokenizer> tok_owner = make_tokenizer(model.config);
-  const Tokenizer& tok = *tok_owner;
+  const Tokenizer& tok = *opened.tokenizer;
   const Tokens x = input_tokens(args, model.config, tok, prompt_with_eos(arch));
   if (std::find(x.begin(), x.end(), tok.mask_token()) == x.end())
     throw Error(args.has("prompt")

@@ -60,14 +60,14 @@ int run_forward(const Args& args) {
   if (args.has("gpu-form") && attention != "gpu") throw UsageError("--gpu-form goes with --attention gpu");
   if (args.has("trace") && attention == "gpu")
     throw UsageError("--trace records the lines inside Algorithms 5 and 4 as core runs them: leave out --attention gpu");
-  const Model model = load_model(args.get("model"));
+  const OpenedModel opened = load_model(args.get("model"));
+  const Model& model = opened.checkpoint.model;
   const Architecture& arch = architecture(model.config);
   const int alg = arch.forward_algorithm();
   if (attention == "gpu" && alg != 10)
     throw UsageError("--attention gpu: the GPU path covers Algorithm 10 (DTransformer) today; this model runs " +
                      algorithm_title(alg) + " on the CPU: leave out --attention gpu");
-  const std::unique_ptr<Tokenizer> tok_owner = make_tokenizer(model.config);
-  const Tokenizer& tok = *tok_owner;
+  const Tokenizer& tok = *opened.tokenizer;
   const Tokens z = context_tokens(args, model.config, tok);
   const Tokens x = input_tokens(args, model.config, tok, prompt_with_eos(arch));
 

@@ -94,11 +94,11 @@ int run_sample(const Args& args) {
   args.get_u64("seed", 1);
   if (args.has("prompt") && args.has("tokens")) args.require_one_of({"prompt", "tokens"});
   if (args.has("context") && args.has("context-tokens")) args.require_one_of({"context", "context-tokens"});
-  const Model model = load_model(args.get("model"));
+  const OpenedModel opened = load_model(args.get("model"));
+  const Model& model = opened.checkpoint.model;
   set_compute_threads(static_cast<int>(args.get_int("threads", compute_threads(), 1, 64)));
   const Architecture& arch = architecture(model.config);
-  const std::unique_ptr<Tokenizer> tok_owner = make_tokenizer(model.config);
-  const Tokenizer& tok = *tok_owner;
+  const Tokenizer& tok = *opened.tokenizer;
   switch (arch.output()) {
     case OutputKind::Continuation: return continue_prompt(args, model, tok);
     case OutputKind::Translation: return translate(args, model, tok);

@@ -274,7 +274,7 @@ int run_train(const Args& args) {
   if (args.has("resume"))
     resumed = load_checkpoint(args.get("resume"));
   else if (args.has("model"))
-    model = load_model(args.get("model"));
+    model = std::move(load_model(args.get("model")).checkpoint.model);
   else
     config = read_config(args);
   const ModelConfig& chosen = resumed ? resumed->model.config : model ? model->config : config.config;

@@ -6,7 +6,6 @@
 #include <ostream>
 #include <sstream>
 
-#include "core/io/checkpoint.hpp"
 #include "core/model/error.hpp"
 #include "core/pseudocode/pseudocode.hpp"
 #include "core/tokenizers/utf8.hpp"
@@ -29,7 +28,7 @@ std::string fixed(double x, int digits) {
   return buf;
 }
 
-Model load_model(const std::string& path) { return std::move(load_checkpoint(path).model); }
+OpenedModel load_model(const std::string& path) { return open_model(path); }
 
 std::string config_summary(const ModelConfig& c) {
   std::ostringstream s;
@@ -140,7 +139,8 @@ std::string architecture_with_output(OutputKind kind) {
 
 std::string show_token(const Tokenizer& tok, int id) {
   const std::string s = tok.label(id);
-  if (id < 1 || id > tok.N_V() - 3) return s;
+  const bool special = id == tok.bos_token() || id == tok.eos_token() || id == tok.mask_token() || id == tok.pad_token();
+  if (id < 1 || id > tok.N_V() || special) return s;
   std::string quoted = "'";
   quoted += s;
   quoted += "'";
@@ -178,12 +178,19 @@ std::string value_text(const Value& v) {
 }
 
 void print_tokens(std::ostream& os, const Tokens& x, const Tokenizer& tok) {
-  os << "x = [" << id_list(x) << "]  (ℓ = " << x.size() << ", 1-based ids)\n";
-  os << "     t    id  token\n";
+  const bool file_ids = !x.empty() && tok.file_id(x[0]) != x[0];  // the ecosystem's 0-based files
+  os << "x = [" << id_list(x) << "]  (ℓ = " << x.size() << ", 1-based ids"
+     << (file_ids ? "; the tokenizer files number them from 0: file id = id − 1" : "") << ")\n";
+  os << "     t    id  " << (file_ids ? "file id  " : "") << "token\n";
   for (size_t t = 0; t < x.size(); ++t) {
-    char buf[32];
+    char buf[48];
     std::snprintf(buf, sizeof buf, "  %4zu  %4d  ", t + 1, x[t]);
-    os << buf << show_token(tok, x[t]) << "\n";
+    os << buf;
+    if (file_ids) {
+      std::snprintf(buf, sizeof buf, "%7d  ", tok.file_id(x[t]));
+      os << buf;
+    }
+    os << show_token(tok, x[t]) << "\n";
   }
 }
 

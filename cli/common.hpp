@@ -8,6 +8,7 @@
 
 #include "cli/args.hpp"
 #include "core/arch/architecture.hpp"
+#include "core/io/model_files.hpp"
 #include "core/model/config.hpp"
 #include "core/model/params.hpp"
 #include "core/tokenizers/tokenizer.hpp"
@@ -16,8 +17,10 @@
 
 namespace sf::cli {
 
-// Loads a checkpoint (core/checkpoint.hpp); throws sf::Error naming what is wrong.
-Model load_model(const std::string& path);
+// Opens --model: a Stepformer checkpoint, a checkpoint from the ecosystem (Hugging Face GPT-2 or
+// BERT, nanoGPT/minGPT) or a folder holding one, with its tokenizer (core/io/model_files.hpp).
+// Throws sf::Error naming the file at fault and the fix.
+OpenedModel load_model(const std::string& path);
 
 // "gpt L=2 H=4 d_e=64 d_attn=16 d_mid=16 d_mlp=256 ℓ_max=64 N_V=64 ε=1e-05 W_p=learned": the
 // architecture's own keys (Architecture::config_keys(): L; L, d_f; L_enc, L_dec), then the shared ones.
@@ -57,7 +60,8 @@ void refuse_option(const Args& args, const std::string& option, const std::strin
 // The name of a known architecture that produces `kind` of output ("bert"), or "" (for messages).
 std::string architecture_with_output(OutputKind kind);
 
-// One token for people: 'h', ' ' (quoted), or <bos>, <eos>, <mask>.
+// One token for people: 'h', ' ', '␣the' (quoted), or the special tokens as the tokenizer labels
+// them: <bos>, <eos>, <mask>, <|endoftext|>, [CLS] … (unquoted).
 std::string show_token(const Tokenizer& tok, int id);
 
 // "[63, 8, 5]"
@@ -68,7 +72,8 @@ std::string shape_text(const Value& v);
 // "S ∈ ℝ^{7×7}", "ℓ = 7", "x = [63, 8]".
 std::string value_text(const Value& v);
 
-// The tokens with their positions, ids and labels, one row per position.
+// The tokens with their positions, ids and labels, one row per position; for a tokenizer whose
+// files number tokens from 0 (GPT-2, BERT), also the files' id (paper id − 1).
 void print_tokens(std::ostream& os, const Tokens& x, const Tokenizer& tok);
 
 // For each position t, the top-k entries of P[:, t] and the probability P gave the actual token.

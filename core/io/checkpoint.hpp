@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/io/safetensors.hpp"
 #include "core/model/params.hpp"
 
 namespace sf {
@@ -31,10 +32,15 @@ void save_checkpoint(const std::string& path, const Model& model,
 
 // Reads and validates everything: header length, JSON, dtypes, shapes against the config,
 // offsets (in range, no overlap, no gaps, no trailing bytes), missing or unknown tensors and
-// non-finite values. Throws sf::Error whose message says what is wrong; never crashes.
+// non-finite values. Parameters stored as F16, BF16 or F64 are converted to float32. Throws
+// sf::Error whose message says what is wrong; never crashes.
 Checkpoint load_checkpoint(const std::string& path);
 
 // Parses from memory (the same checks); `name` is used in messages.
 Checkpoint parse_checkpoint(const std::string& bytes, const std::string& name);
+
+// The same checks on a file already opened (core/io/model_files.cpp opens it once to see which
+// layout it is in).
+Checkpoint read_checkpoint(const SafetensorsFile& file);
 
 }  // namespace sf

@@ -1,7 +1,13 @@
+// open_model: which file, which layout, then a Stepformer checkpoint or an ecosystem import with
+// its config.json and tokenizer (core/io/model_files.hpp, docs/ecosystem.md).
 #include "core/io/model_files.hpp"
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
 
+#include "core/io/ecosystem.hpp"
+#include "core/io/hf_config.hpp"
 #include "core/model/error.hpp"
 
 namespace sf {
@@ -18,18 +24,146 @@ const char* to_string(Layout l) {
   return "stepformer";
 }
 
-OpenedModel open_model(const std::string& path) {
-  std::string file = path;
-  if (fs::is_directory(path)) {
-    file = (fs::path(path) / "model.safetensors").string();
-    if (!fs::exists(file)) throw Error("the folder " + path + " has no model.safetensors");
+namespace {
+
+// The one command that turns a PyTorch pickle into safetensors (run where PyTorch and the
+// safetensors package are installed). clone() unties shared tensors, which save_file refuses.
+std::string conversion_command(const std::string& pickle, const std::string& out) {
+  return "python3 -c \"import torch; from safetensors.torch import save_file; sd = torch.load('" + pickle +
+         "', map_location='cpu'); sd = sd.get('model', sd); save_file({k.removeprefix('_orig_mod.'): v.clone().contiguous() "
+         "for k, v in sd.items()}, '" + out + "')\"";
+}
+
+[[noreturn]] void refuse_pickle(const std::string& path) {
+  const std::string out = (fs::path(path).parent_path() / "model.safetensors").string();
+  throw Error(path + " is a PyTorch pickle; Stepformer never reads pickles (loading one can run any code it holds). "
+              "Convert it to safetensors: " + conversion_command(path, out));
+}
+
+// A zip archive (torch.save since PyTorch 1.6) or a protocol-2+ pickle, by its first bytes; a
+// safetensors file, whose JSON header starts at byte 8 with '{', never is.
+bool looks_like_pickle(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  char head[9] = {};
+  f.read(head, sizeof head);
+  const std::string magic(head, static_cast<size_t>(f.gcount()));
+  if (magic.size() == 9 && magic[8] == '{') return false;
+  return magic.rfind("PK\x03\x04", 0) == 0 ||
+         (magic.size() >= 2 && static_cast<unsigned char>(magic[0]) == 0x80 && magic[1] >= 2 && magic[1] <= 5);
+}
+
+// The checkpoint file a path names: the file itself, or a folder's model.safetensors or only
+// .safetensors file.
+std::string checkpoint_file(const std::string& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) throw Error(path + " does not exist");
+  if (!fs::is_directory(path, ec)) {
+    const std::string ext = fs::path(path).extension().string();
+    if (ext == ".bin" || ext == ".pt" || ext == ".pth" || ext == ".ckpt" || ext == ".pkl" || looks_like_pickle(path))
+      refuse_pickle(path);
+    return path;
   }
-  OpenedModel m{load_checkpoint(file), nullptr};
-  m.checkpoint_path = file;
-  m.dir = fs::path(file).parent_path().string();
-  m.files = {file};
-  m.tokenizer = make_tokenizer(m.checkpoint.model.config, m.dir);
-  return m;
+  const fs::path dir(path);
+  if (fs::exists(dir / "model.safetensors", ec)) return (dir / "model.safetensors").string();
+  std::vector<std::string> found;
+  for (const auto& entry : fs::directory_iterator(dir, ec))
+    if (entry.path().extension() == ".safetensors") found.push_back(entry.path().filename().string());
+  std::sort(found.begin(), found.end());
+  if (found.size() == 1) return (dir / found[0]).string();
+  if (found.size() > 1) {
+    std::string list;
+    for (const std::string& f : found) list += (list.empty() ? "" : ", ") + f;
+    throw Error("the folder " + path + " holds several .safetensors files (" + list +
+                "): open one of them; a checkpoint sharded over several files is not supported");
+  }
+  for (const char* pickle : {"pytorch_model.bin", "ckpt.pt", "model.pt"})
+    if (fs::exists(dir / pickle, ec)) refuse_pickle((dir / pickle).string());
+  throw Error("the folder " + path + " holds no .safetensors file: download model.safetensors from the model's "
+              "Hugging Face page into it");
+}
+
+// The layout, from the tensor names.
+Layout detect_layout(const SafetensorsFile& file) {
+  // A Stepformer checkpoint has its configuration; one without it is still told by W_e, so that
+  // its own reader says what is missing.
+  if ((file.has_metadata() && file.metadata().count("config")) || file.find("W_e")) return Layout::Stepformer;
+  const std::string p = file.find("transformer.wte.weight") ? "transformer." : "";
+  if (const SafeTensor* wte = file.find(p + "wte.weight")) {
+    const SafeTensor* qkv = file.find(p + "h.0.attn.c_attn.weight");
+    if (!qkv) throw Error(file.name() + ": it has " + wte->name + " but no " + p + "h.0.attn.c_attn.weight; not a GPT-2 checkpoint Stepformer can read");
+    const int64_t C = wte->shape.size() == 2 ? wte->shape[1] : -1;
+    if (qkv->shape == std::vector<int64_t>{C, 3 * C}) return Layout::HfGpt2;  // Conv1D [in, out]
+    if (qkv->shape == std::vector<int64_t>{3 * C, C}) return Layout::NanoGpt;  // nn.Linear [out, in]
+    throw Error(file.name() + ": tensor \"" + qkv->name + "\" has shape " + shape_string(qkv->shape) + " but " +
+                shape_string({C, 3 * C}) + " (Hugging Face's Conv1D) or " + shape_string({3 * C, C}) +
+                " (nanoGPT's nn.Linear) is expected, with n_embd = " + std::to_string(C) + " from " + wte->name);
+  }
+  if (file.find("bert.embeddings.word_embeddings.weight")) return Layout::HfBert;
+  if (file.find("embeddings.word_embeddings.weight"))
+    throw Error(file.name() + ": this is a BERT without its masked-LM head (a BertModel: no \"bert.\" prefix, no "
+                              "cls.predictions.*); Algorithm 9 needs the head: download the weights of a "
+                              "BertForMaskedLM or BertForPreTraining model");
+  std::string names;
+  int shown = 0;
+  for (const auto& [name, t] : file.tensors())
+    if (shown++ < 4) names += (names.empty() ? "" : ", ") + name;
+  throw Error(file.name() + ": the tensors (" + (names.empty() ? "none" : names + ", …") +
+              ") are in no layout Stepformer knows: a Stepformer checkpoint (W_e, … with __metadata__.config), "
+              "Hugging Face GPT-2 (wte.weight, h.0.attn.c_attn.weight, …), a nanoGPT/minGPT state dict "
+              "(transformer.wte.weight, transformer.h.0.attn.c_attn.weight, lm_head.weight) or Hugging Face BERT "
+              "(bert.embeddings.word_embeddings.weight, …, cls.predictions.*); see docs/ecosystem.md");
+}
+
+// The file holding the tokenizer's vocabulary, in load_tokenizer_files' order (for messages).
+std::string vocabulary_file(const std::string& dir) {
+  for (const char* name : {"vocab.json", "encoder.json", "vocab.txt", "tokenizer.json"})
+    if (fs::exists(fs::path(dir) / name)) return name;
+  return "the tokenizer";
+}
+
+// The tokenizer of an ecosystem checkpoint, its special tokens written into the configuration.
+std::unique_ptr<Tokenizer> ecosystem_tokenizer(TensorImport& im, const std::string& dir) {
+  ModelConfig& c = im.config;
+  std::unique_ptr<Tokenizer> tok = make_tokenizer(c, dir);
+  const int rows = c.N_V();
+  if (tok->N_V() > rows)
+    throw Error((fs::path(dir) / vocabulary_file(dir)).string() + " has " + std::to_string(tok->N_V()) +
+                " entries, the checkpoint's " + im.vocab_tensor + " has " + std::to_string(rows) +
+                " rows: the tokenizer files belong to another model (use the ones from the checkpoint's own page)");
+  if (tok->N_V() < rows)
+    im.notes.push_back(vocabulary_file(dir) + " has " + std::to_string(tok->N_V()) + " entries and " + im.vocab_tensor +
+                       " " + std::to_string(rows) + " rows: ids " + std::to_string(tok->N_V() + 1) + "–" +
+                       std::to_string(rows) + " have no piece (a vocabulary padded for speed, as nanoGPT's 50304)");
+  // The model's own special tokens (paper id = file id + 1); the paper's defaults where it has none.
+  c.bos_id = tok->bos_token();
+  c.eos_id = tok->eos_token();
+  c.mask_id = tok->mask_token() > 0 ? tok->mask_token() : -1;
+  c.pad_id = tok->pad_token();
+  if (tok->bos_token() == 0)
+    im.notes.push_back("the tokenizer has no begin/end token (<|endoftext|> or [CLS], [SEP]): bos_token and eos_token "
+                       "are the paper's N_V − 1 and N_V");
+  return tok;
+}
+
+}  // namespace
+
+OpenedModel open_model(const std::string& path) {
+  const std::string file = checkpoint_file(path);
+  const SafetensorsFile st = SafetensorsFile::open(file);
+  const std::string dir = fs::path(file).has_parent_path() ? fs::path(file).parent_path().string() : ".";
+  const Layout layout = detect_layout(st);
+  if (layout == Layout::Stepformer) {
+    OpenedModel m{read_checkpoint(st), nullptr, layout, file, dir, {file}, {}, {}};
+    m.tokenizer = make_tokenizer(m.checkpoint.model.config, dir);
+    return m;
+  }
+  const HfConfig cfg = HfConfig::load(dir);
+  TensorImport im = layout == Layout::HfBert ? plan_bert(st, cfg) : plan_gpt2(st, cfg, layout == Layout::HfGpt2);
+  std::unique_ptr<Tokenizer> tok = ecosystem_tokenizer(im, dir);
+  if (const std::string why = validate(im.config); !why.empty())
+    throw Error(file + ": the model's special tokens do not fit: " + why);
+  return OpenedModel{Checkpoint{im.run(), {}, {}}, std::move(tok), layout, file, dir, {file, cfg.path()},
+                     im.provenance(), std::move(im.notes)};
 }
 
 }  // namespace sf
