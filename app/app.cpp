@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "app/examples.hpp"
+#include "backends/imgui_impl_glfw.h"
 #include "app/gpu_attention_backend.hpp"
 #include "app/panels/about_panel.hpp"
 #include "app/panels/attention_panel.hpp"
@@ -23,6 +24,7 @@
 #include "app/panels/pseudocode_panel.hpp"
 #include "app/panels/sampling_panel.hpp"
 #include "app/panels/tensor_panel.hpp"
+#include "app/panels/tokenizer_panel.hpp"
 #include "app/panels/toolbar_panel.hpp"
 #include "app/panels/training_panel.hpp"
 #include "app/panels/translation_panel.hpp"
@@ -51,12 +53,14 @@ struct App::Panels {
   ModelBuilder builder;
   ErrataPanel errata;
   NotationPanel notation;
+  TokenizerPanel tokenizer;
 };
 
 const std::vector<std::string>& PanelVisibility::names() {
   static const std::vector<std::string> n{"pseudocode", "callstack", "variables", "tensor", "attention", "layernorm",
                                           "sampling",   "fillin",    "translation", "training", "gpu",
-                                          "about",      "files",     "builder",     "errata",      "notation"};
+                                          "about",      "files",     "builder",     "errata",      "notation",
+                                          "tokenizer"};
   return n;
 }
 
@@ -77,6 +81,7 @@ bool* PanelVisibility::by_name(const std::string& name) {
   if (name == "builder") return &builder;
   if (name == "errata") return &errata;
   if (name == "notation") return &notation;
+  if (name == "tokenizer") return &tokenizer;
   return nullptr;
 }
 
@@ -105,6 +110,8 @@ void App::release_gl() {
 }
 
 const TrainingPanel& training_panel(const App& app) { return app.panels->training; }
+const TokenizerPanel& tokenizer_panel(const App& app) { return app.panels->tokenizer; }
+const TensorPanel& tensor_panel(const App& app) { return app.panels->tensor; }
 bool App::trace_training_update(std::string& error) { return panels->training.trace_update(*this, error); }
 App::~App() = default;
 
@@ -147,7 +154,8 @@ void App::open_model(const std::string& path) {
   r.insert(r.begin(), path);
   if (r.size() > 8) r.resize(8);
   ui.viewed_event = SIZE_MAX;
-  notify("Opened " + path + " (" + std::to_string(session.model().table.total()) + " parameters)");
+  notify("Opened " + session.model_label() + " (" + std::to_string(session.model().table.total()) + " parameters, " +
+         session.tokenizer().describe() + ")");
   session.restart();
 }
 
@@ -234,6 +242,7 @@ void App::layout_windows() {
           tab("Translation", ui.show.translation, [&] { panels->translation.draw(*this); });
           break;
       }
+      tab("Tokenizer", ui.show.tokenizer, [&] { panels->tokenizer.draw(*this); });
       tab("Notations", ui.show.notation, [&] { panels->notation.draw(*this); });
       tab("Training", ui.show.training, [&] { panels->training.draw(*this); });
       tab("GPU", ui.show.gpu, [&] { panels->gpu.draw(*this); });
@@ -253,7 +262,7 @@ void App::draw_menu_bar() {
   if (!ImGui::BeginMainMenuBar()) return;
   if (ImGui::BeginMenu("File")) {
     if (ImGui::MenuItem("New model…")) panels->builder.open(*this);
-    if (ImGui::MenuItem("Open checkpoint…", "Ctrl+O")) ui.show.files = true;
+    if (ImGui::MenuItem("Open checkpoint or model folder…", "Ctrl+O")) ui.show.files = true;
     if (ImGui::BeginMenu("Examples")) {
       std::string error;
       const std::vector<ExampleModel> ex = load_examples(error);
@@ -409,6 +418,7 @@ void App::handle_shortcuts() {
 }
 
 void App::draw() {
+  if (session.poll()) ui.viewed_event = SIZE_MAX;  // a trace made off the UI thread is ready
   handle_shortcuts();
   draw_menu_bar();
   layout_windows();
@@ -446,6 +456,9 @@ bool App::apply_action(const std::string& action, std::string& error) {
   else if (verb == "continue") s.continue_run();
   else if (verb == "restart") s.restart();
   else if (verb == "wait") {
+  } else if (verb == "wait-trace") {
+    s.wait_for_trace();
+    ui.viewed_event = SIZE_MAX;
   } else if (verb == "focus") {
     if (arg != "prompt") return error = "focus takes prompt", false;
     ui.focus_prompt = true;
@@ -564,6 +577,29 @@ bool App::apply_action(const std::string& action, std::string& error) {
   } else if (verb == "attention") {
     if (arg != "gpu" && arg != "cpu") return error = "attention is gpu or cpu", false;
     set_attention_gpu(arg == "gpu");
+  } else if (verb == "tokenizer") {
+    panels->tokenizer.set_corpus(arg);
+    ui.show.tokenizer = true;
+  } else if (verb == "bpe-vocab") {
+    if (!ints(v) || v.size() != 1 || v[0] < 1) return error = "bpe-vocab needs a vocabulary size", false;
+    panels->tokenizer.set_target(v[0]);
+    ui.show.tokenizer = true;
+  } else if (verb == "bpe-step") {
+    if (!ints(v) || v.size() != 1 || v[0] < 1) return error = "bpe-step needs a number of merges", false;
+    if (!panels->tokenizer.step(v[0], error)) return false;
+    ui.show.tokenizer = true;
+  } else if (verb == "bpe-run") {
+    if (!panels->tokenizer.run(error)) return false;
+    ui.show.tokenizer = true;
+  } else if (verb == "files") {
+    ui.show.files = true;
+    if (!panels->files.browse(arg)) return error = "cannot list the folder " + arg, false;
+  } else if (verb == "files-open-folder") {
+    if (!ui.show.files) return error = "File › Open is not open (files:PATH first)", false;
+    panels->files.open_folder(*this);
+  } else if (verb == "wheel") {
+    if (!ints(v) || v.size() != 1) return error = "wheel needs a number of notches (+ zooms in)", false;
+    ImGui_ImplGlfw_ScrollCallback(window, 0.0, v[0]);
   } else if (verb == "mouse") {
     if (!ints(v) || v.size() != 2) return error = "mouse needs X:Y (window pixels)", false;
     glfwSetCursorPos(window, v[0], v[1]);

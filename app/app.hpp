@@ -35,7 +35,7 @@ struct Fonts {
 struct PanelVisibility {
   bool pseudocode = true, callstack = true, variables = true, tensor = true, attention = false, layernorm = false,
        sampling = false, fillin = false, translation = false, training = false, about = false, files = false, gpu = false,
-       builder = false, errata = false, notation = false;
+       builder = false, errata = false, notation = false, tokenizer = false;
   bool* by_name(const std::string& name);
   static const std::vector<std::string>& names();
 };

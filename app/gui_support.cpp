@@ -50,10 +50,14 @@ void settings_write_all(ImGuiContext*, ImGuiSettingsHandler* h, ImGuiTextBuffer*
   out->append("\n");
 }
 
-// Greek, math and arrows as the pseudocode needs them (DejaVu Sans covers all of these).
+// Greek, math and arrows as the pseudocode needs them, and the scripts tokenizer pieces are most
+// often in (DejaVu Sans covers all of these). A character outside them (CJK, emoji) is drawn as
+// U+FFFD "�", ImGui's fallback; the tooltips give its bytes and ids.
 const ImWchar kTextRanges[] = {
     0x0020, 0x00FF,  // Basic Latin, Latin-1 (× ·)
-    0x0100, 0x017F,  // Latin Extended-A
+    0x0100, 0x017F,  // Latin Extended-A (GPT-2's byte markers Ġ Ċ)
+    0x0180, 0x024F,  // Latin Extended-B
+    0x0250, 0x02FF,  // IPA, spacing modifiers
     0x0300, 0x036F,  // combining marks (X̃)
     0x0370, 0x03FF,  // Greek (α β γ ε η θ τ)
     0x1D00, 0x1DBF,  // phonetic extensions (ᵀ ᵢ)
@@ -61,13 +65,15 @@ const ImWchar kTextRanges[] = {
     0x2000, 0x206F,  // punctuation (…, ‖)
     0x2070, 0x209F,  // super- and subscripts (¹ ² ³ ⁴ ⁵)
     0x2100, 0x214F,  // letterlike (ℝ ℓ ℕ ℙ)
-    0x2190, 0x21FF,  // arrows (← → ↑)
+    0x2190, 0x21FF,  // arrows (← → ↑, ↵ newline, ⇥ tab)
     0x2200, 0x22FF,  // math operators (∀ ∈ √ ∞ ≤ ⊙ Σ)
     0x2300, 0x23FF,  // misc technical (⌈ ⌉)
-    0x2400, 0x243F,  // control pictures (␣)
+    0x2400, 0x243F,  // control pictures (␣ space)
     0x2C60, 0x2C7F,  // Latin Extended-C (ⱼ)
     0x25A0, 0x25FF,  // shapes (▶ ● ■)
     0x27E6, 0x27FF,  // brackets and arrows (⟦ ⟧ ⟲)
+    0x0400, 0x04FF,  // Cyrillic
+    0xFFFD, 0xFFFD,  // the replacement character, ImGui's fallback glyph
     0,
 };
 

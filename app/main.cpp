@@ -118,7 +118,7 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   for (int f = 0; frames < 0 || f < frames; ++f) {
     if (glfwWindowShouldClose(window) || app.ui.want_quit) break;
-    if (frames < 0) glfwWaitEventsTimeout(0.25);
+    if (frames < 0) glfwWaitEventsTimeout(app.session.tracing() ? 0.05 : 0.25);  // progress while tracing
     else glfwPollEvents();
     script.step(f);
     if (bench.active()) {

@@ -1,9 +1,11 @@
 #include "app/session.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <limits>
+#include <thread>
 
 #include "core/io/checkpoint.hpp"
 #include "core/model/error.hpp"
@@ -18,19 +20,120 @@ std::string assets_dir() {
 // The default model sorts letters ("dcab=abcd"): this prompt asks it to sort "hello".
 static const char* kDefaultPrompt = "hello=";
 
+std::string layout_title(Layout l) {
+  switch (l) {
+    case Layout::HfGpt2: return "Hugging Face GPT-2 layout";
+    case Layout::NanoGpt: return "nanoGPT/minGPT layout";
+    case Layout::HfBert: return "Hugging Face BERT layout";
+    case Layout::Stepformer: break;
+  }
+  return "Stepformer checkpoint";
+}
+
+// A run of the traced algorithm on inputs copied from the session: computed on the UI thread
+// (small models) or on its own thread (big ones), then shown by Session::finish.
+struct Session::TraceJob {
+  // --- inputs ---
+  RunKind kind = RunKind::Forward;
+  std::shared_ptr<const Model> model;
+  const Architecture* arch = nullptr;
+  Tokens z, x;
+  InferenceOptions gen;   // Generate
+  EdInferenceOptions ed;  // Translate
+  int layers_total = 0;   // Forward: the layers it counts (0: not counted)
+  // --- progress, cancellation ---
+  std::atomic<bool> cancel{false}, done{false};
+  std::atomic<int> layers_done{0};
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  std::thread thread;
+  // --- outputs ---
+  Trace trace;
+  InferenceResult generation;
+  EdInferenceResult translation;
+  std::string error;
+  bool cancelled = false;
+  double ms = 0;
+
+  void run();
+};
+
+namespace {
+struct Cancelled {};  // thrown inside a superseded forward pass, at its next MHAttention call
+}  // namespace
+
+void Session::TraceJob::run() {
+  try {
+    // θ is bound by reference (no copy of GPT-2's 154 MB W_e): the model is shared with the
+    // session, which keeps it, unchanged, while this trace is shown (trace_model_).
+    Tracer tracer(trace, ParamBinding::View);
+    switch (kind) {
+      case RunKind::Forward: {
+        // Counts the layers (and stops a superseded run) at each line's MHAttention, computed by
+        // core's traced mh_attention exactly as the forward pass would.
+        MHAttentionFn<float> counted;
+        if (layers_total > 0) {
+          const AttentionOptions av = attention_options(model->config, true);
+          counted = [&, av](const MatF& X, const MatF& Z, const MHAttentionW<const float>& W, const Mask& mask) {
+            if (cancel) throw Cancelled{};
+            MatF Vt = mh_attention<float>(X, Z, W, mask, &tracer, nullptr, av);  // (d_out, ℓ_x)
+            ++layers_done;
+            return Vt;
+          };
+        }
+        arch->forward(*model, z, x, &tracer, counted);
+        break;
+      }
+      case RunKind::Generate: generation = dinference(x, *model, gen, &tracer); break;
+      case RunKind::Translate: translation = edinference(z, *model, ed, &tracer); break;
+      case RunKind::Training: break;  // shown as made (show_trace), never run here
+    }
+  } catch (const Cancelled&) {
+    cancelled = true;
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
 Session::Session() {
   const std::string path = assets_dir() + "/default.safetensors";
   std::string error;
   if (!std::filesystem::exists(path) || !load_model(path, error))
     set_model(Model::initialised(ModelConfig{}, 1), "built-in untrained model (seed 1)");
   set_prompt(kDefaultPrompt);
+  wait_for_trace();
   restart();
 }
 
+Session::~Session() {
+  if (job_) retired_.push_back(std::move(job_));
+  for (auto& j : retired_) j->cancel = true;
+  for (auto& j : retired_)
+    if (j->thread.joinable()) j->thread.join();
+}
+
+namespace {
+
+// The name a model is shown by: its folder's for a folder or an ecosystem checkpoint (their
+// files are all called model.safetensors), else the file's.
+std::string model_name(const std::string& path, Layout layout) {
+  std::filesystem::path p = std::filesystem::path(path).lexically_normal();
+  if (!p.has_filename()) p = p.parent_path();  // "dir/" → "dir"
+  std::error_code ec;
+  if (!std::filesystem::is_directory(p, ec) && layout != Layout::Stepformer && p.has_parent_path())
+    p = std::filesystem::absolute(p, ec).parent_path();
+  return p.filename().string();
+}
+
+}  // namespace
+
 bool Session::load_model(const std::string& path, std::string& error) {
   try {
-    Checkpoint ck = load_checkpoint(path);
-    set_model(std::move(ck.model), std::filesystem::path(path).filename().string());
+    OpenedModel om = open_model(path);
+    std::string label = model_name(path, om.layout);
+    if (om.layout != Layout::Stepformer) label += " (" + layout_title(om.layout) + ")";
+    ModelOrigin o{om.layout, path, std::move(om.files), std::move(om.provenance), std::move(om.notes)};
+    set_model(std::move(om.checkpoint.model), std::move(label), std::move(om.tokenizer), std::move(o));
     return true;
   } catch (const std::exception& ex) {
     error = ex.what();
@@ -38,10 +141,16 @@ bool Session::load_model(const std::string& path, std::string& error) {
   }
 }
 
-void Session::set_model(Model m, std::string label) {
-  model_ = std::make_unique<Model>(std::move(m));
+void Session::set_model(Model m, std::string label, std::shared_ptr<const Tokenizer> tok, ModelOrigin origin) {
+  if (!tok) {  // GPT-2's and WordPiece's files cannot be made again from the configuration: keep them
+    const bool same_files = tok_ && m.config.file_tokenizer() && tok_->kind() == m.config.tokenizer &&
+                            tok_->N_V() == m.config.N_V();
+    tok = same_files ? tok_ : std::shared_ptr<const Tokenizer>(make_tokenizer(m.config));  // throws: nothing changed yet
+  }
+  model_ = std::make_shared<const Model>(std::move(m));
   arch_ = &architecture(model_->config);
-  tok_ = make_tokenizer(model_->config);
+  tok_ = std::move(tok);
+  origin_ = std::move(origin);
   tokens_z_.clear();
   if (arch_->has_context()) {  // z first: the prompt's trace needs it
     context_error_.clear();
@@ -59,13 +168,15 @@ void Session::set_model(Model m, std::string label) {
   generation_ = {};
   run_kind_ = RunKind::Forward;
   trace_label_.clear();
-  tokens_.clear();
-  set_prompt(prompt_.empty() ? kDefaultPrompt : prompt_);
-  if (tokens_.empty()) {  // the prompt does not fit this model: trace [bos_token] alone
-    tokens_ = {tok_->bos_token()};
-    run_trace();
-    restart();
-  }
+  if (prompt_.empty()) prompt_ = kDefaultPrompt;
+  // BERT reads whole sequences as it was trained on them, [bos_token, characters…, eos_token].
+  const bool with_eos = arch_->output() == OutputKind::FillIn;
+  if (!encode_input(prompt_, with_eos, "prompt", unknown_, prompt_error_, tokens_))
+    tokens_ = {tok_->bos_token()};  // the prompt does not fit this model: trace [bos_token] alone
+  run_trace([this] { restart(); });
+  // Shown at once even for a big model: every panel reads the new model's configuration, which
+  // the previous model's trace does not fit.
+  wait_for_trace();
 }
 
 bool Session::encode_input(const std::string& text, bool with_eos, const char* what,
@@ -110,83 +221,188 @@ void Session::set_prompt(const std::string& text) {
   if (!encode_input(text, with_eos, "prompt", unknown_, prompt_error_, t)) return;
   tokens_ = std::move(t);
   const bool was_training = run_kind_ == RunKind::Training || run_kind_ == RunKind::Translate;
-  if (was_training) {  // a training trace (or Algorithm 15) reads no prompt: back to the forward pass, line 1
-    run_kind_ = RunKind::Forward;
-    trace_label_.clear();
-    cursor_ = trace_.size();
-  }
   gen_prefix_.clear();  // a continuation belongs to the prompt it continued
   generated_.clear();
   generation_ = {};
+  if (was_training) {  // a training trace (or Algorithm 15) reads no prompt: back to the forward pass, line 1
+    trace_forward();
+    return;
+  }
   retrace_keep_cursor();
-  if (was_training) restart();
 }
 
 void Session::retrace_keep_cursor() {
   const bool had = cursor_ < trace_.size();
-  const Event old = had ? trace_.events[cursor_] : Event{};
+  Event old;  // where the cursor is, without the values (find_matching reads no values)
+  if (had) {
+    const Event& e = trace_.events[cursor_];
+    old.kind = e.kind, old.alg = e.alg, old.line = e.line, old.depth = e.depth, old.idx = e.idx, old.label = e.label;
+  }
   const int caller = had ? trace_.caller_key(cursor_) : 0;
-  run_trace();
-  cursor_ = had ? trace_.find_matching(old, caller) : 0;
+  run_trace([this, had, old, caller] { cursor_ = had ? trace_.find_matching(old, caller) : 0; });
 }
 
-void Session::run_trace() {
-  const auto t0 = std::chrono::steady_clock::now();
-  Trace fresh;
-  Tracer tracer(fresh);
+void Session::run_trace(std::function<void()> then) {
+  if (job_) {  // superseded: stopped at its next layer, or left to finish unseen
+    job_->cancel = true;
+    retired_.push_back(std::move(job_));
+    then_ = {};
+  }
   attn_times_.clear();
   attn_max_diff_ = std::numeric_limits<double>::quiet_NaN();
-  if (run_kind_ == RunKind::Forward && attn_hook_) {
-    try {
-      int layer = 0;
-      std::vector<AttentionDispatch> times;
-      const MHAttentionFn<float> fn = [&](const MatF& X, const MatF& Z, const MHAttentionW<const float>& W,
-                                          const Mask& mask) {
-        const size_t first = times.size();
-        MatF Vt = attn_hook_(X, Z, W, mask, &tracer, times);
-        ++layer;
-        for (size_t i = first; i < times.size(); ++i) times[i].layer = layer;
-        return Vt;
-      };
-      const MatF P = arch_->forward(*model_, tokens_z_, tokens_, &tracer, fn);
-      const MatF P_cpu = arch_->forward(*model_, tokens_z_, tokens_);
-      attn_max_diff_ = (P - P_cpu).cwiseAbs().maxCoeff();
-      attn_times_ = std::move(times);
-    } catch (const std::exception& e) {  // the other backend failed: the CPU traces the run
-      attn_failure_ = e.what();
-      attn_hook_ = {};
-      attn_times_.clear();
-      attn_max_diff_ = std::numeric_limits<double>::quiet_NaN();
-      fresh = Trace{};
-    }
+  if (run_kind_ == RunKind::Forward && attn_hook_ && run_hooked_trace()) {
+    if (then) then();
+    return;
   }
-  if (run_kind_ == RunKind::Forward && !attn_hook_) {
-    Tracer cpu_tracer(fresh);
-    arch_->forward(*model_, tokens_z_, tokens_, &cpu_tracer);
+  auto job = std::make_shared<TraceJob>();
+  job->kind = run_kind_;
+  job->model = model_;
+  job->arch = arch_;
+  job->z = tokens_z_;
+  job->x = tokens_;
+  if (run_kind_ == RunKind::Generate) {
+    job->x.insert(job->x.end(), gen_prefix_.begin(), gen_prefix_.end());
+    job->gen.l_gen = gen_count_;
+    job->gen.tau = sampling.tau;
+    job->gen.trim_context = sampling.trim_context;
+    job->gen.kv_cache = sampling.kv_cache;
+    job->gen.seed = sampling.seed + gen_prefix_.size();
   } else if (run_kind_ == RunKind::Translate) {
-    EdInferenceOptions opt;
-    opt.tau = translation_settings.tau;
-    opt.seed = translation_settings.seed;
-    opt.reuse_encoding = translation_settings.reuse_encoding;
-    opt.kv_cache = translation_settings.kv_cache;
-    traced_kv_cache_ = opt.kv_cache;
-    translation_ = edinference(tokens_z_, *model_, opt, &tracer);
-  } else if (run_kind_ == RunKind::Generate) {
-    InferenceOptions opt;
-    opt.l_gen = gen_count_;
-    opt.tau = sampling.tau;
-    opt.trim_context = sampling.trim_context;
-    opt.kv_cache = sampling.kv_cache;
-    traced_kv_cache_ = opt.kv_cache;
-    opt.seed = sampling.seed + gen_prefix_.size();
-    Tokens x = tokens_;
-    x.insert(x.end(), gen_prefix_.begin(), gen_prefix_.end());
-    generation_ = dinference(x, *model_, opt, &tracer);
-    generated_ = gen_prefix_;
-    generated_.insert(generated_.end(), generation_.y.begin(), generation_.y.end());
+    job->ed.tau = translation_settings.tau;
+    job->ed.seed = translation_settings.seed;
+    job->ed.reuse_encoding = translation_settings.reuse_encoding;
+    job->ed.kv_cache = translation_settings.kv_cache;
+  }
+  const ModelConfig& c = model_->config;
+  if (run_kind_ == RunKind::Forward && !arch_->has_context() && !attention_options(c, true).positional())
+    job->layers_total = c.L;
+  if (model_->table.total() <= async_min_params) {
+    job->run();
+    finish(*job);
+    if (then) then();
+    return;
+  }
+  TraceJob* j = job.get();  // owned by job_ or retired_ until joined
+  job->thread = std::thread([j] {
+    j->run();
+    j->done = true;
+  });
+  job_ = std::move(job);
+  then_ = std::move(then);
+}
+
+bool Session::run_hooked_trace() {
+  const auto t0 = std::chrono::steady_clock::now();
+  Trace fresh;
+  Tracer tracer(fresh, ParamBinding::View);  // θ by reference, as in TraceJob::run
+  try {
+    int layer = 0;
+    std::vector<AttentionDispatch> times;
+    const MHAttentionFn<float> fn = [&](const MatF& X, const MatF& Z, const MHAttentionW<const float>& W,
+                                        const Mask& mask) {
+      const size_t first = times.size();
+      MatF Vt = attn_hook_(X, Z, W, mask, &tracer, times);
+      ++layer;
+      for (size_t i = first; i < times.size(); ++i) times[i].layer = layer;
+      return Vt;
+    };
+    const MatF P = arch_->forward(*model_, tokens_z_, tokens_, &tracer, fn);
+    const MatF P_cpu = arch_->forward(*model_, tokens_z_, tokens_);
+    attn_max_diff_ = (P - P_cpu).cwiseAbs().maxCoeff();
+    attn_times_ = std::move(times);
+  } catch (const std::exception& e) {  // the other backend failed: the CPU traces the run
+    attn_failure_ = e.what();
+    attn_hook_ = {};
+    attn_times_.clear();
+    attn_max_diff_ = std::numeric_limits<double>::quiet_NaN();
+    return false;
   }
   trace_ = std::move(fresh);
+  trace_model_ = model_;
   last_trace_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return true;
+}
+
+void Session::finish(TraceJob& job) {
+  if (job.cancelled) return;
+  if (!job.error.empty()) {  // keep the last trace; a failed generation returns to the forward pass
+    prompt_error_ = job.error;
+    if (job.kind != RunKind::Forward) {
+      run_kind_ = RunKind::Forward;
+      trace_label_.clear();
+      run_trace([this] { restart(); });
+    }
+    return;
+  }
+  trace_ = std::move(job.trace);
+  trace_model_ = job.model;
+  if (job.kind == RunKind::Generate) {
+    generation_ = std::move(job.generation);
+    generated_ = gen_prefix_;
+    generated_.insert(generated_.end(), generation_.y.begin(), generation_.y.end());
+    traced_kv_cache_ = job.gen.kv_cache;
+  } else if (job.kind == RunKind::Translate) {
+    translation_ = std::move(job.translation);
+    traced_kv_cache_ = job.ed.kv_cache;
+  }
+  cursor_ = std::min(cursor_, trace_.size() ? trace_.size() - 1 : 0);
+  last_trace_ms_ = job.ms;
+}
+
+bool Session::poll() {
+  for (auto it = retired_.begin(); it != retired_.end();) {
+    if ((*it)->done) {
+      (*it)->thread.join();
+      it = retired_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  if (!job_ || !job_->done) return false;
+  const std::shared_ptr<TraceJob> job = std::move(job_);
+  const std::function<void()> then = std::move(then_);
+  then_ = {};
+  if (job->thread.joinable()) job->thread.join();
+  finish(*job);
+  if (then) then();
+  return true;
+}
+
+void Session::wait_for_trace() {
+  while (job_) {  // finish() may start another run (a failed generation falls back to the forward pass)
+    if (job_->thread.joinable()) job_->thread.join();
+    job_->done = true;
+    poll();
+  }
+}
+
+void Session::after_trace(std::function<void()> fn) {
+  if (!job_) {
+    fn();
+    return;
+  }
+  then_ = [prev = std::move(then_), fn = std::move(fn)] {
+    if (prev) prev();
+    fn();
+  };
+}
+
+TraceProgress Session::trace_progress() const {
+  TraceProgress p;
+  if (!job_) return p;
+  p.done = job_->layers_done;
+  p.total = job_->layers_total;
+  p.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - job_->start).count();
+  switch (job_->kind) {
+    case RunKind::Forward:
+      p.what = "Algorithm " + std::to_string(arch_->forward_algorithm()) + " on " + std::to_string(job_->x.size()) +
+               " tokens";
+      break;
+    case RunKind::Generate: p.what = "Algorithm 14 generating " + std::to_string(job_->gen.l_gen) + " tokens"; break;
+    case RunKind::Translate: p.what = "Algorithm 15"; break;
+    case RunKind::Training: break;
+  }
+  return p;
 }
 
 void Session::set_attention_hook(AttentionHook hook) {
@@ -194,9 +410,15 @@ void Session::set_attention_hook(AttentionHook hook) {
   if (run_kind_ == RunKind::Forward) retrace_keep_cursor();
 }
 
-void Session::show_trace(Trace t, std::string label) {
+void Session::show_trace(Trace t, std::string label, std::shared_ptr<const Model> model) {
+  if (job_) {
+    job_->cancel = true;
+    retired_.push_back(std::move(job_));
+    then_ = {};
+  }
   run_kind_ = RunKind::Training;
   trace_ = std::move(t);
+  trace_model_ = std::move(model);
   trace_label_ = std::move(label);
   restart();
 }
@@ -204,23 +426,16 @@ void Session::show_trace(Trace t, std::string label) {
 void Session::trace_forward() {
   run_kind_ = RunKind::Forward;
   trace_label_.clear();
-  run_trace();
-  restart();
+  run_trace([this] { restart(); });
 }
 
 void Session::trace_generate(int n, bool append) {
+  if (append && run_kind_ == RunKind::Generate) wait_for_trace();  // continue from what it generated
   gen_prefix_ = append ? generated_ : Tokens{};
   run_kind_ = RunKind::Generate;
   trace_label_.clear();
   gen_count_ = std::max(0, n);
-  try {
-    run_trace();
-  } catch (const Error& e) {
-    prompt_error_ = e.what();
-    run_kind_ = RunKind::Forward;
-    run_trace();
-  }
-  restart();
+  run_trace([this] { restart(); });
 }
 
 void Session::clear_generation() {
@@ -285,45 +500,35 @@ std::vector<const Value*> Session::scope_for_view(size_t k) const {
   return {};
 }
 
-namespace {
-
-// The prompt text that encodes to x[2:] (x[1] is <bos>): special tokens written [MASK], [BOS], [EOS].
-std::string prompt_text(const Tokenizer& tok, const Tokens& x) {
-  std::string out;
-  for (size_t k = 1; k < x.size(); ++k) {
-    const int id = x[k];
-    if (id == tok.mask_token()) out += "[MASK]";
-    else if (id == tok.bos_token()) out += "[BOS]";
-    else if (id == tok.eos_token()) out += "[EOS]";
-    else out += tok.label(id);
-  }
-  return out;
-}
-
-}  // namespace
-
 bool Session::toggle_mask(int t, std::string& error) {
   const bool with_eos = arch_->output() == OutputKind::FillIn;  // the last token is then eos_token
   const int last = static_cast<int>(tokens_.size()) - (with_eos ? 1 : 0);
+  if (!tok_->mask_token())
+    return error = "this model's vocabulary has no mask token ([MASK]): there is nothing to fill in", false;
   if (t < 2 || t > last)
-    return error = "position " + std::to_string(t) + " is not a prompt character (2 … " + std::to_string(last) +
+    return error = "position " + std::to_string(t) + " is not a prompt token (2 … " + std::to_string(last) +
                    "; 1 is <bos>" + (with_eos ? ", " + std::to_string(last + 1) + " <eos>)" : ")"),
            false;
-  Tokens x(tokens_.begin(), tokens_.begin() + last);
+  // The piece of the prompt's text at t: masking replaces its bytes with "[MASK]", unmasking
+  // puts them back (a word piece of WordPiece, a character of the paper's vocabulary).
+  const std::vector<TextPiece> pieces = tok_->tokenize(prompt_);
+  if (!prompt_error_.empty() || static_cast<int>(pieces.size()) != last - 1)
+    return error = "the prompt cannot be encoded as it is (" + prompt_error_ + "): fix it first", false;
+  const TextPiece& p = pieces[static_cast<size_t>(t - 2)];
   auto it = std::find_if(mask_origins_.begin(), mask_origins_.end(), [&](const auto& o) { return o.first == t; });
-  if (x[t - 1] == tok_->mask_token()) {
+  std::string replacement;
+  if (p.id == tok_->mask_token()) {
     if (it == mask_origins_.end())
-      return error = "the [MASK] at position " + std::to_string(t) + " was typed: there is no character to restore",
-             false;
-    x[t - 1] = it->second;
+      return error = "the [MASK] at position " + std::to_string(t) + " was typed: there is no piece to restore", false;
+    replacement = it->second;
     mask_origins_.erase(it);
   } else {
     if (it != mask_origins_.end()) mask_origins_.erase(it);
-    mask_origins_.emplace_back(t, x[t - 1]);
-    x[t - 1] = tok_->mask_token();
+    mask_origins_.emplace_back(t, p.text);
+    replacement = "[MASK]";
   }
   keep_mask_origins_ = true;
-  set_prompt(prompt_text(*tok_, x));
+  set_prompt(prompt_.substr(0, p.byte) + replacement + prompt_.substr(p.byte + p.text.size()));
   keep_mask_origins_ = false;
   return true;
 }
@@ -355,14 +560,16 @@ const std::string& Session::fill_error() const {
 
 void Session::trace_fill() {
   if (run_kind_ != RunKind::Forward) trace_forward();
-  const int alg = arch_->forward_algorithm();
-  for (size_t k = trace_.size(); k-- > 0;) {
-    const Event& e = trace_.events[k];
-    if (e.alg == alg && e.kind == EventKind::Line && e.depth == 0) {
-      cursor_ = k;
-      return;
+  after_trace([this] {
+    const int alg = arch_->forward_algorithm();
+    for (size_t k = trace_.size(); k-- > 0;) {
+      const Event& e = trace_.events[k];
+      if (e.alg == alg && e.kind == EventKind::Line && e.depth == 0) {
+        cursor_ = k;
+        return;
+      }
     }
-  }
+  });
 }
 
 void Session::trace_translate(bool one) {
@@ -377,6 +584,10 @@ void Session::trace_translate(bool one) {
     translation_shown_ = 0;
     run_trace();
   }
+  after_trace([this, one] { reveal_translation(one); });
+}
+
+void Session::reveal_translation(bool one) {
   const int n = static_cast<int>(translation_.steps.size());
   translation_shown_ = one ? std::min(translation_shown_ + 1, n) : n;
   if (!one) {

@@ -2,6 +2,7 @@
 // it and send it commands; it owns no window and no GL, so tests can drive it headless.
 #pragma once
 #include <functional>
+#include <map>
 #include <memory>
 #include <utility>
 #include <string>
@@ -10,6 +11,7 @@
 #include "core/algorithms/algorithms.hpp"
 #include "core/algorithms/fill_in.hpp"
 #include "core/arch/architecture.hpp"
+#include "core/io/model_files.hpp"
 #include "core/tokenizers/tokenizer.hpp"
 
 namespace sf {
@@ -55,18 +57,61 @@ struct AttentionDispatch {
 using AttentionHook = std::function<MatF(const MatF& X, const MatF& Z, const MHAttentionW<const float>& W,
                                          const Mask& mask, Tracer* tr, std::vector<AttentionDispatch>& times)>;
 
+// Where the open model came from (File › Open): its layout, the files read, and for an
+// ecosystem checkpoint where each paper tensor came from (OpenedModel's fields).
+struct ModelOrigin {
+  Layout layout = Layout::Stepformer;
+  std::string path;                // what was opened (a file or a folder); empty: made in the app
+  std::vector<std::string> files;  // every file read, checkpoint first
+  std::map<std::string, std::string> provenance;  // paper tensor name → its source (empty: Stepformer's own)
+  std::vector<std::string> notes;  // what the import ignored, defaulted or padded (OpenedModel::notes)
+};
+// "Hugging Face GPT-2 layout", "nanoGPT/minGPT layout", "Hugging Face BERT layout", "Stepformer checkpoint".
+std::string layout_title(Layout l);
+
+// How far a trace running off the UI thread has got.
+struct TraceProgress {
+  int done = 0, total = 0;  // layers traced so far of the forward pass (total 0: not counted)
+  double seconds = 0;       // since it started
+  std::string what;         // e.g. "Algorithm 10 on 32 tokens"
+};
+
 class Session {
  public:
   Session();  // the built-in default model and prompt
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
 
   // --- model ---
-  // Loads a checkpoint; on failure keeps the current model and returns false with `error`.
+  // Opens a checkpoint file or a folder (open_model: a Stepformer checkpoint, or an ecosystem
+  // one with its config.json and tokenizer files); on failure keeps the current model and
+  // returns false with the loader's message in `error`.
   bool load_model(const std::string& path, std::string& error);
-  void set_model(Model m, std::string label);
+  // Shows `m`, its forward pass traced (on a worker thread for a big model, but waited for: the
+  // panels read the new configuration). `tok` null: the tokenizer made from m's configuration (the current one when m
+  // has the same file tokenizer, GPT-2's or WordPiece, which its configuration cannot make).
+  // Throws sf::Error, keeping the current model, when no tokenizer can be made.
+  void set_model(Model m, std::string label, std::shared_ptr<const Tokenizer> tok = nullptr, ModelOrigin origin = {});
   const Model& model() const { return *model_; }
   const Tokenizer& tokenizer() const { return *tok_; }
   const Architecture& arch() const { return *arch_; }
+  // E.g. "default.safetensors", "gpt2 (Hugging Face GPT-2 layout)".
   const std::string& model_label() const { return model_label_; }
+  const ModelOrigin& origin() const { return origin_; }
+
+  // --- tracing off the UI thread ---
+  // Models with more parameters than this trace on a worker thread: trace() stays the last
+  // finished trace (and cursor() its cursor) until poll() finds the new one done. A newer
+  // request supersedes a running one (cancelled at its next layer; a run that cannot be cut
+  // finishes unseen). The GPU attention hook always runs on the calling thread.
+  size_t async_min_params = 5'000'000;
+  bool tracing() const { return static_cast<bool>(job_); }
+  TraceProgress trace_progress() const;
+  // Shows the running trace if it has finished (the UI calls it every frame). True when it did.
+  bool poll();
+  // Blocks until the running trace (if any) has finished, and shows it.
+  void wait_for_trace();
 
   // --- the prompt (tokenized as [bos_token, characters…]) ---
   // Re-traces and keeps the cursor at the same algorithm, line and indices where they still
@@ -89,9 +134,9 @@ class Session {
 
   // --- filling in [MASK] (arch().output() == OutputKind::FillIn) ---
   // Masks (or unmasks) the prompt's token at 1-based position t (<bos> is 1): the prompt text
-  // gets [MASK] there, and unmasking restores the character that was there. Re-traces keeping
-  // the cursor. False with `error` at <bos>, outside the prompt, or when a [MASK] typed by hand
-  // has no character to restore.
+  // gets [MASK] in place of that piece's text, and unmasking restores the text that was there.
+  // Re-traces keeping the cursor. False with `error` at <bos>, outside the prompt, when a
+  // [MASK] typed by hand has no text to restore, or when the vocabulary has no mask token.
   bool toggle_mask(int t, std::string& error);
   // fill_masks on the prompt (untraced; the Forward run is its traced ETransformer pass), for
   // fill_settings; positions empty when the prompt has no [MASK] or the model does not fill in
@@ -130,7 +175,9 @@ class Session {
   void trace_generate(int n, bool append);
   // Shows a trace made elsewhere (the Training tab's traced update of Algorithm 13) as the
   // current run, the cursor on its first line. A prompt edit returns to the Forward run.
-  void show_trace(Trace t, std::string label);
+  // `model`, when given, is kept alive as long as the trace is shown (a trace may hold the
+  // parameters it was computed with by reference).
+  void show_trace(Trace t, std::string label, std::shared_ptr<const Model> model = nullptr);
   const std::string& trace_label() const { return trace_label_; }
   const InferenceResult& generation() const { return generation_; }
   const Tokens& generated() const { return generated_; }
@@ -181,16 +228,35 @@ class Session {
   // Milliseconds the last re-trace took (prompt edit → new trace).
   double last_trace_ms() const { return last_trace_ms_; }
 
+  struct TraceJob;  // a run of the traced algorithm (session.cpp)
+
  private:
   void retrace_keep_cursor();
-  void run_trace();
+  // Traces run_kind_'s algorithm on the current inputs, then calls `then` (cursor placement)
+  // once the trace is shown: at once for a small model, after poll() for a big one.
+  void run_trace(std::function<void()> then = {});
+  // Runs the attention hook's Forward pass on this thread (the GPU's GL context lives here).
+  // False (the hook dropped, its failure kept) when the hook threw.
+  bool run_hooked_trace();
+  void finish(TraceJob& job);
+  // Runs fn once the running trace is shown (at once when none is running).
+  void after_trace(std::function<void()> fn);
+  // Algorithm 15's trace: shows one more step of x̂ (or all) and puts the cursor there.
+  void reveal_translation(bool one);
   // Encodes `text` for the prompt or the context; on failure sets `error` and returns false.
   bool encode_input(const std::string& text, bool with_eos, const char* what, std::vector<UnknownChar>& unknown,
                     std::string& error, Tokens& out) const;
 
-  std::unique_ptr<Model> model_;
+  // Shared with the trace jobs, and kept by the shown trace (trace_model_): a trace may hold
+  // the parameters it was computed with by reference.
+  std::shared_ptr<const Model> model_;
+  std::shared_ptr<const Model> trace_model_;
   const Architecture* arch_ = nullptr;
-  std::unique_ptr<Tokenizer> tok_;
+  std::shared_ptr<const Tokenizer> tok_;
+  ModelOrigin origin_;
+  std::shared_ptr<TraceJob> job_;                // the running trace, if any
+  std::vector<std::shared_ptr<TraceJob>> retired_;  // superseded runs still finishing
+  std::function<void()> then_;                   // job_'s cursor placement
   std::string context_;
   Tokens tokens_z_;
   std::string context_error_;
@@ -212,7 +278,7 @@ class Session {
   std::vector<int> breakpoints_;
   double last_trace_ms_ = 0;
   bool keep_mask_origins_ = false;
-  std::vector<std::pair<int, int>> mask_origins_;  // (t, the token that [MASK] replaced)
+  std::vector<std::pair<int, std::string>> mask_origins_;  // (t, the prompt text that [MASK] replaced)
   mutable FillResult fill_;
   mutable std::string fill_error_;
   mutable std::vector<double> fill_key_;  // tokens and settings fill_ was computed for

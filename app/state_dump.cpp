@@ -2,6 +2,9 @@
 #include <nlohmann/json.hpp>
 
 #include "app/app.hpp"
+#include "app/panels/panel.hpp"
+#include "app/panels/tensor_panel.hpp"
+#include "app/panels/tokenizer_panel.hpp"
 #include "app/panels/training_panel.hpp"
 #include "core/io/fileio.hpp"
 #include "imgui.h"
@@ -32,6 +35,27 @@ bool App::write_state(const std::string& path, std::string& error) const {
   j["attention_backend"] = session.attention_hooked() ? "gpu" : "cpu";
   j["gpu_dispatches"] = session.attention_dispatches().size();
   j["model"] = session.model_label();
+  j["layout"] = to_string(session.origin().layout);
+  j["tokenizer"] = session.tokenizer().describe();
+  j["tokens"] = session.tokens();
+  {
+    nlohmann::ordered_json labels = nlohmann::ordered_json::array();
+    for (int id : session.tokens()) labels.push_back(token_label(session.tokenizer(), id));
+    j["token_labels"] = labels;
+  }
+  j["tracing"] = session.tracing();
+  {
+    const MatWindow& z = tensor_panel(*this).zoom();
+    const HeatmapHover& h = tensor_panel(*this).last_heatmap();
+    j["tensor_view"] = {{"value", tensor_panel(*this).zoom_value()},
+                        {"window", {z.r0, z.r1, z.c0, z.c1}},
+                        {"caption", h.caption},
+                        {"cells", {h.cells.x, h.cells.y, h.cells.z, h.cells.w}}};
+  }
+  if (const BpeTrainer* b = tokenizer_panel(*this).trainer()) {
+    j["bpe"] = {{"vocab", b->vocab().size()}, {"merges", b->merges().size()},
+                {"last", b->merges().empty() ? "" : b->merges().back().merged}};
+  }
   j["generated"] = session.generated().size();
   j["run_kind"] = static_cast<int>(session.run_kind());
   j["arch"] = session.arch().name();

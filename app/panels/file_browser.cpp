@@ -65,6 +65,7 @@ bool FileBrowser::open_dir(const fs::path& dir) {
     e.name = de.path().filename().string();
     std::error_code ec2;
     e.dir = de.is_directory(ec2);
+    e.model = e.dir && fs::exists(de.path() / "config.json", ec2);
     e.size = e.dir ? unknown_size : de.file_size(ec2);
     if (ec2) e.size = unknown_size;
     std::error_code ec3;
@@ -101,6 +102,11 @@ void FileBrowser::sort_entries() {
   });
 }
 
+bool FileBrowser::browse(const std::string& dir) {
+  started_ = true;
+  return open_dir(dir);
+}
+
 void FileBrowser::open_file(App& app, const fs::path& file) {
   app.open_model(file.string());
   if (app.ui.notice_is_error) {
@@ -119,7 +125,7 @@ void FileBrowser::draw(App& app) {
   ImGui::SetNextWindowSize(ImVec2(fs_px * 46.0f, fs_px * 28.0f), ImGuiCond_FirstUseEver);
   ImGui::SetNextWindowBgAlpha(1.0f);  // opaque over the panels, for a projector
   bool open = true;
-  if (!ImGui::Begin("Open checkpoint###files", &open, ImGuiWindowFlags_NoCollapse)) {
+  if (!ImGui::Begin("Open a checkpoint or a model folder###files", &open, ImGuiWindowFlags_NoCollapse)) {
     ImGui::End();
     app.ui.show.files = open;
     return;
@@ -164,8 +170,15 @@ void FileBrowser::draw(App& app) {
   item_tooltip("Off: folders and .safetensors checkpoints only. On: every file, hidden ones too.");
   ImGui::SameLine();
   ImGui::TextDisabled(show_all_ ? "(every file)" : "(folders and *.safetensors)");
+  const char* open_folder_label = "Open this folder";
   ImGui::SameLine(ImGui::GetContentRegionMax().x - ImGui::CalcTextSize("Refresh").x -
-                  ImGui::GetStyle().FramePadding.x * 2.0f);
+                  ImGui::CalcTextSize(open_folder_label).x - ImGui::GetStyle().FramePadding.x * 4.0f -
+                  ImGui::GetStyle().ItemSpacing.x);
+  const bool open_this = ImGui::Button(open_folder_label);
+  item_tooltip("Opens " + dir_.string() + " as a model: its .safetensors checkpoint with config.json and the tokenizer "
+               "files beside it (Hugging Face GPT-2 or BERT, nanoGPT/minGPT; docs/ecosystem.md), or the only "
+               "Stepformer checkpoint in it");
+  ImGui::SameLine();
   if (ImGui::Button("Refresh")) go_dir = dir_;
   if (!error_.empty()) {
     ImGui::PushTextWrapPos(0.0f);
@@ -205,7 +218,9 @@ void FileBrowser::draw(App& app) {
         if (ImGui::IsMouseDoubleClicked(0)) (e.dir ? go_dir : go_file) = dir_ / e.name;
       }
       ImGui::TableNextColumn();
-      ImGui::TextDisabled("%s", e.size == unknown_size ? (e.dir ? "folder" : "?") : human_size(e.size).c_str());
+      ImGui::TextDisabled("%s", e.model ? "model folder"
+                                : e.size == unknown_size ? (e.dir ? "folder" : "?")
+                                                         : human_size(e.size).c_str());
       ImGui::TableNextColumn();
       ImGui::TextDisabled("%s", e.modified.c_str());
     }
@@ -218,7 +233,7 @@ void FileBrowser::draw(App& app) {
     if (e.name == selected_) sel = &e;
   ImGui::AlignTextToFramePadding();
   if (sel) ImGui::TextUnformatted((dir_ / sel->name).string().c_str());
-  else ImGui::TextDisabled(shown ? "Double-click a checkpoint to open it" : "Nothing to show here");
+  else ImGui::TextDisabled(shown ? "Double-click a checkpoint to open it, or open a model's folder" : "Nothing to show here");
   const float bw = ImGui::CalcTextSize("Open").x + ImGui::CalcTextSize("Cancel").x +
                    ImGui::GetStyle().FramePadding.x * 4.0f + ImGui::GetStyle().ItemSpacing.x;
   ImGui::SameLine(std::max(ImGui::GetCursorPosX(), ImGui::GetContentRegionMax().x - bw));
@@ -236,6 +251,7 @@ void FileBrowser::draw(App& app) {
 
   if (!go_dir.empty()) open_dir(go_dir);
   if (!go_file.empty()) open_file(app, go_file);
+  if (open_this) open_file(app, dir_);
   if (!open || close) app.ui.show.files = false;
 }
 

@@ -1,7 +1,9 @@
 // File › Open… (Ctrl+O): an in-app file browser built on std::filesystem, so that it works
 // everywhere the app does (no system dialog in Debian's packages, none under Xvfb). A path
 // field, parent and home buttons, a sortable table of the directory, .safetensors only unless
-// "all files" is on; double-click or Open loads a checkpoint through App::open_model.
+// "all files" is on; double-click or Open loads a checkpoint through App::open_model. A model
+// from the ecosystem is a folder (the checkpoint, config.json, the tokenizer files): "Open this
+// folder" opens the folder shown, and folders holding a config.json are marked as models.
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -14,12 +16,17 @@ namespace sf {
 
 struct FileBrowser {
   void draw(App& app);
+  // Shows `dir` (--actions files:PATH); false with the reason in the window when it cannot be read.
+  bool browse(const std::string& dir);
+  // "Open this folder": opens the folder shown as a model.
+  void open_folder(App& app) { open_file(app, dir_); }
 
  private:
   static constexpr uintmax_t unknown_size = static_cast<uintmax_t>(-1);
   struct Entry {
     std::string name;
     bool dir = false;
+    bool model = false;    // a folder holding config.json (an ecosystem model's folder)
     uintmax_t size = 0;    // bytes; unknown_size for folders and unreadable files
     std::string modified;  // "2024-05-01 12:34", or "" when unknown
     int64_t mtime = 0;     // seconds since the epoch, for sorting

@@ -17,6 +17,16 @@ void FillInPanel::draw(App& app) {
   const float fs = ImGui::GetFontSize();
   const ImU32 accent = accent_color(dark);
 
+  if (!tok.mask_token()) {  // e.g. GPT-2: its vocabulary has <|endoftext|> and no mask token
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextUnformatted("This model's vocabulary has no mask token, so there is nothing to fill in.");
+    ImGui::TextDisabled("Filling in [MASK] needs a model trained to predict masked tokens (BERT, Algorithm 12) and a "
+                        "vocabulary with a mask token: [MASK] in BERT's vocab.txt, mask_token in the paper's own "
+                        "vocabularies. %s has none.",
+                        tok.describe().c_str());
+    ImGui::PopTextWrapPos();
+    return;
+  }
   ImGui::PushTextWrapPos(0.0f);
   ImGui::TextDisabled("Click a token to mask it (it becomes [MASK] in the prompt) or to unmask it. At each [MASK], "
                       "the model's guess is the column of P = %s(x) there (not a paper algorithm: the paper trains "

@@ -301,9 +301,9 @@ void LayerNormPanel::draw(App& app) {
   const float chart_h = fs * 4.2f;
   const std::string last_i = "i = " + std::to_string(d_e);
   auto feature_tip = [&](int i) {
-    item_tooltip("i = " + std::to_string(i + 1) + "\ne[i] = " + fmt(sel.e->m(i)) + "   (before)\nê[i] = " +
-                 fmt(sel.e_hat->m(i)) + "   (after, line 3)\nγ[i] = " + fmt(sel.gamma->m(i)) +
-                 ",  β[i] = " + fmt(sel.beta->m(i)));
+    item_tooltip("i = " + std::to_string(i + 1) + "\ne[i] = " + fmt(sel.e->m(i, 0)) + "   (before)\nê[i] = " +
+                 fmt(sel.e_hat->m(i, 0)) + "   (after, line 3)\nγ[i] = " + fmt(sel.gamma->m(i, 0)) +
+                 ",  β[i] = " + fmt(sel.beta->m(i, 0)));
   };
   int hovered = -1;
   math_text(app.fonts, "before: e = X[:, t] ∈ ℝ^{d_e}");

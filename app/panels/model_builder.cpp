@@ -179,7 +179,13 @@ bool ModelBuilder::create(App& app, std::string& error) {
   const std::string summary = variant_summary(c_);
   const std::string label = "new " + c_.arch + " model (seed " + std::to_string(seed_) + ")" +
                             (summary.empty() ? "" : ": " + summary);
-  app.session.set_model(Model::initialised(c_, seed_), label);
+  try {
+    app.session.set_model(Model::initialised(c_, seed_), label);
+  } catch (const std::exception& e) {  // a tokenizer read from files (GPT-2's, WordPiece) that does not fit
+    result_ = "Not created: " + std::string(e.what());
+    result_error_ = true;
+    return error = e.what(), false;
+  }
   app.session.restart();
   app.ui.viewed_event = SIZE_MAX;
   result_ = "Created: " + label + ", " + std::to_string(app.session.model().table.total()) + " parameters.";

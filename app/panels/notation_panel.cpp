@@ -165,7 +165,7 @@ void NotationPanel::draw(App& app) {
                     [&](int c) { return axis_label(s, k, v.cols, "t", c); });
       } else if (notation == Notation::Carpenter) {
         // Row vectors: a value whose columns are tokens is shown transposed, a row per token n.
-        const MatF m = tokens_are_columns ? MatF(v.m.transpose()) : v.m;
+        const MatF m = tokens_are_columns ? MatF(v.m.transpose()) : MatF(v.m);
         const std::string name = nn.carpenter.empty() ? v.name + (tokens_are_columns ? "ᵀ" : "") : nn.carpenter;
         math_text(app.fonts, name + (tokens_are_columns ? "   (rows are tokens n)" : ""));
         if (nn.carpenter.empty())
@@ -177,7 +177,7 @@ void NotationPanel::draw(App& app) {
       } else {
         // Index form, token first: z_{α;t;i}. A single column (one token's vector) is at t.
         const bool one_token = !tokens_are_columns && v.m.cols() == 1;
-        const MatF m = (tokens_are_columns || one_token) ? MatF(v.m.transpose()) : v.m;
+        const MatF m = (tokens_are_columns || one_token) ? MatF(v.m.transpose()) : MatF(v.m);
         const int t0 = one_token ? std::max(1, ev.idx.t) : 1;  // the t of row 0
         const std::string second = dyz_second(nn);
         int t = t0, kk = 1;

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "app/widgets/heatmap.hpp"
 #include "core/pseudocode/pseudocode.hpp"
 
 namespace sf {
@@ -44,9 +45,75 @@ std::string paper_shape(const Value& v) {
   return set + "^{" + std::to_string(v.m.rows()) + "×" + std::to_string(v.m.cols()) + "}";
 }
 
-std::string token_label(const Tokenizer& tok, int id) {
-  std::string s = tok.label(id);
-  return s == " " ? "␣" : s;
+std::string visible_whitespace(const std::string& text) {
+  std::string out;  // whitespace made visible; other control characters as their pictures (U+2400 + c)
+  for (char ch : text) {
+    const unsigned char c = static_cast<unsigned char>(ch);
+    if (c == ' ') out += "␣";
+    else if (c == '\n') out += "↵";
+    else if (c == '\t') out += "⇥";
+    else if (c < 0x20) out += std::string{'\xE2', '\x90', static_cast<char>(0x80 + c)};
+    else out += ch;
+  }
+  return out;
+}
+
+std::string token_label(const Tokenizer& tok, int id) { return visible_whitespace(tok.label(id)); }
+
+std::string token_tooltip(const Tokenizer& tok, int t, int id) {
+  std::string s = (t > 0 ? "t = " + std::to_string(t) + ": " : "") + "“" + token_label(tok, id) + "”, paper id " +
+                  std::to_string(id);
+  if (tok.file_id(id) != id) s += " = file id " + std::to_string(tok.file_id(id)) + " + 1";
+  const std::string piece = tok.piece(id);
+  if (piece != tok.label(id)) s += "; in the tokenizer's files “" + piece + "”";
+  if (id == tok.bos_token()) s += " (bos_token)";
+  if (id == tok.eos_token()) s += " (eos_token)";
+  if (id == tok.mask_token()) s += " (mask_token)";
+  return s;
+}
+
+void token_chips(const App& app, const Tokens& x, float max_w, const std::vector<ImU32>* colors) {
+  const Tokenizer& tok = app.session.tokenizer();
+  const ImFont* big = app.fonts.mono;
+  const ImFont* small = app.fonts.small;
+  const float F = big->FontSize, Fs = small->FontSize, pad = std::round(F * 0.25f);
+  const float h = ImGui::GetFrameHeight();
+  const bool dark = app.settings.dark;
+  const ImU32 shade[2] = {dark ? IM_COL32(60, 70, 90, 255) : IM_COL32(215, 225, 240, 255),
+                          dark ? IM_COL32(80, 62, 90, 255) : IM_COL32(238, 222, 240, 255)};
+  const ImU32 ink = ImGui::GetColorU32(ImGuiCol_Text), dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+  const float x0 = ImGui::GetCursorScreenPos().x;
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  for (size_t k = 0; k < x.size(); ++k) {
+    const std::string label = fit_text(big, token_label(tok, x[k]), F * 8.0f), id = std::to_string(x[k]);
+    const float lw = big->CalcTextSizeA(F, FLT_MAX, 0, label.c_str()).x;
+    const float iw = small->CalcTextSizeA(Fs, FLT_MAX, 0, id.c_str()).x;
+    const float w = lw + iw + pad * 3;
+    const float used = ImGui::GetCursorScreenPos().x - x0;
+    if (k > 0 && used + w > max_w) {
+      ImGui::TextDisabled("+%zu more", x.size() - k);
+      return;
+    }
+    ImGui::PushID(static_cast<int>(k));
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    ImGui::InvisibleButton("##chip", ImVec2(w, h));
+    const ImU32 bg = colors && k < colors->size() ? (*colors)[k] : shade[k % 2];
+    dl->AddRectFilled(p, ImVec2(p.x + w, p.y + h), bg, 3.0f);
+    const ImU32 text = colors ? ink_for(bg) : ink;
+    dl->AddText(big, F, ImVec2(p.x + pad, p.y + (h - F) * 0.5f), text, label.c_str());
+    dl->AddText(small, Fs, ImVec2(p.x + pad * 2 + lw, p.y + h - Fs - 1), colors ? text : dim, id.c_str());
+    item_tooltip(token_tooltip(tok, static_cast<int>(k) + 1, x[k]));
+    ImGui::PopID();
+    ImGui::SameLine(0, 2.0f);
+  }
+  ImGui::NewLine();
+}
+
+ImU32 ink_for(ImU32 bg) {
+  const float r = static_cast<float>((bg >> IM_COL32_R_SHIFT) & 0xFF),
+              g = static_cast<float>((bg >> IM_COL32_G_SHIFT) & 0xFF),
+              b = static_cast<float>((bg >> IM_COL32_B_SHIFT) & 0xFF);
+  return 0.299f * r + 0.587f * g + 0.114f * b > 150.0f ? IM_COL32(0, 0, 0, 255) : IM_COL32(255, 255, 255, 255);
 }
 
 void help_marker(const char* text) {

@@ -12,17 +12,10 @@ namespace sf {
 
 namespace {
 
-constexpr int kBins = 30;
+constexpr int kBins = TensorStats::kBins;
 
-// Statistics over the finite entries, and the histogram of those entries.
-struct Stats {
-  long finite = 0, neg_inf = 0, pos_inf = 0, nan = 0;
-  double min = 0, max = 0, mean = 0, std = 0;
-  std::array<float, kBins> bins{};
-};
-
-Stats stats_of(const MatF& m) {
-  Stats s;
+TensorStats stats_of(const MatView& m) {
+  TensorStats s;
   const EntryCounts c = count_entries(m);
   s.finite = c.finite;
   s.neg_inf = c.neg_inf;
@@ -34,11 +27,12 @@ Stats stats_of(const MatF& m) {
   s.mean = c.sum / static_cast<double>(s.finite);
   s.std = std::sqrt(std::max(0.0, c.sum2 / static_cast<double>(s.finite) - s.mean * s.mean));
   const double width = s.max > s.min ? (s.max - s.min) / kBins : 1.0;
-  for (Eigen::Index i = 0; i < m.size(); ++i) {
-    const double x = m.data()[i];
-    if (!std::isfinite(x)) continue;
-    s.bins[static_cast<size_t>(std::clamp(static_cast<int>((x - s.min) / width), 0, kBins - 1))] += 1.0f;
-  }
+  for (Eigen::Index j = 0; j < m.cols(); ++j)
+    for (Eigen::Index i = 0; i < m.rows(); ++i) {
+      const double x = m(i, j);
+      if (!std::isfinite(x)) continue;
+      s.bins[static_cast<size_t>(std::clamp(static_cast<int>((x - s.min) / width), 0, kBins - 1))] += 1.0f;
+    }
   return s;
 }
 
@@ -59,30 +53,51 @@ void draw_tokens(App& app, const Value& v) {
   ImGui::PushFont(app.fonts.mono);
   ImGui::TextUnformatted(tok.decode(v.tokens).c_str());
   ImGui::PopFont();
-  if (!ImGui::BeginTable("tokens", 3,
+  const bool files = tok.file_id(1) != 1;  // an ecosystem tokenizer numbers from 0
+  if (!ImGui::BeginTable("tokens", files ? 5 : 3,
                          ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit))
     return;
   ImGui::TableSetupColumn("t");
   ImGui::TableSetupColumn((v.name + "[t]").c_str());
-  ImGui::TableSetupColumn("token id");
+  ImGui::TableSetupColumn(files ? "paper id" : "token id");
+  if (files) {
+    ImGui::TableSetupColumn("file id");
+    ImGui::TableSetupColumn("piece in the files");
+  }
   ImGui::TableHeadersRow();
   for (size_t t = 0; t < v.tokens.size(); ++t) {
+    const int id = v.tokens[t];
     ImGui::TableNextRow();
     ImGui::TableNextColumn();
     ImGui::TextDisabled("%zu", t + 1);
     ImGui::TableNextColumn();
     ImGui::PushFont(app.fonts.mono);
-    ImGui::TextUnformatted(token_label(tok, v.tokens[t]).c_str());
+    ImGui::TextUnformatted(token_label(tok, id).c_str());
     ImGui::PopFont();
     ImGui::TableNextColumn();
-    ImGui::Text("%d", v.tokens[t]);
+    ImGui::Text("%d", id);
+    if (!files) continue;
+    ImGui::TableNextColumn();
+    ImGui::Text("%d", tok.file_id(id));
+    ImGui::TableNextColumn();
+    ImGui::PushFont(app.fonts.mono);
+    ImGui::TextUnformatted(tok.piece(id).c_str());
+    ImGui::PopFont();
   }
   ImGui::EndTable();
 }
 
-void draw_matrix(App& app, size_t k, const Value& v) {
+}  // namespace
+
+void TensorPanel::draw_matrix(App& app, size_t k, const Value& v) {
   const float F = ImGui::GetFontSize();
-  const Stats s = stats_of(v.m);
+  const MatView m(v.m);
+  const StatsKey key{m.data(), m.rows(), m.cols(), m.outerStride(), m.innerStride(), content_hash(m)};
+  if (!(key == stats_key_)) {
+    stats_ = stats_of(m);
+    stats_key_ = key;
+  }
+  const TensorStats& s = stats_;
   const bool mask = v.kind == ValueKind::Mask;
   if (mask) {
     const long ones = static_cast<long>(v.m.sum());
@@ -103,7 +118,13 @@ void draw_matrix(App& app, size_t k, const Value& v) {
   HeatmapOptions o = heatmap_options(app, k, v);
   o.cell_values = true;
   o.max_height = std::max(ImGui::GetContentRegionAvail().y - (histogram ? F * 7.5f : F), F * 12.0f);
-  heatmap("tensor", v.m, app.fonts, o);
+  const std::string zkey = v.name + "#" + std::to_string(m.rows()) + "x" + std::to_string(m.cols());
+  if (zkey != zoom_key_) {  // another value: show it whole
+    zoom_ = whole(static_cast<int>(m.rows()), static_cast<int>(m.cols()));
+    zoom_key_ = zkey;
+  }
+  o.zoom = &zoom_;
+  last_ = heatmap("tensor", m, app.fonts, o);
   if (!histogram) return;
   ImGui::Spacing();
   ImGui::TextDisabled("Histogram of the finite entries (%d bins)", kBins);
@@ -123,11 +144,95 @@ void draw_matrix(App& app, size_t k, const Value& v) {
   ImGui::TextUnformatted(hi.c_str());
 }
 
+namespace {
+
+// The parameter table's entry a traced value is, and its head (1-based; 0 for the whole entry):
+// a value bound by reference points into θ; a copy is matched by its symbol and layer.
+struct ParamOf {
+  const ParamEntry* entry = nullptr;
+  int head = 0;
+};
+ParamOf param_of(const Model& model, const Value& v, const Indices& idx) {
+  ParamOf p;
+  if (v.kind != ValueKind::Matrix) return p;
+  const MatView m(v.m);
+  const float* base = model.theta.data();
+  const float* at = m.data();
+  if (at >= base && at < base + model.theta.size()) {
+    const size_t off = static_cast<size_t>(at - base);
+    for (const ParamEntry& e : model.table.entries())
+      if (off >= e.offset && off < e.offset + e.size()) {
+        p.entry = &e;
+        if (e.count > 1) p.head = 1 + static_cast<int>((off - e.offset) / e.matrix_size());
+        return p;
+      }
+  }
+  const std::string base_name = v.name.substr(0, v.name.find(' '));  // "W_u = W_eᵀ" → "W_u"
+  for (const ParamEntry& e : model.table.entries()) {
+    const std::string tail = e.name.substr(e.name.rfind('.') + 1);
+    if (tail == base_name && (e.layer == 0 || e.layer == idx.l) && e.rows == m.rows() &&
+        (e.cols == m.cols() || e.count > 1)) {
+      p.entry = &e;
+      if (e.count > 1) p.head = idx.h;
+      return p;
+    }
+  }
+  return p;
+}
+
+// The model's origin: its layout and files (a header), and where every paper tensor came from.
+void draw_origin(App& app) {
+  const Session& s = app.session;
+  const ModelOrigin& o = s.origin();
+  const std::string head = s.model_label() + "###origin";
+  if (!ImGui::CollapsingHeader(head.c_str())) return;
+  ImGui::PushTextWrapPos(0.0f);
+  if (o.path.empty()) {
+    ImGui::TextDisabled("Made in Stepformer (not read from a file); tokenizer: %s.", s.tokenizer().describe().c_str());
+  } else {
+    ImGui::TextDisabled("%s, opened from %s; tokenizer: %s.", layout_title(o.layout).c_str(), o.path.c_str(),
+                        s.tokenizer().describe().c_str());
+    for (const auto& f : o.files) ImGui::BulletText("%s", f.c_str());
+    for (const auto& n : o.notes) ImGui::TextColored(ImColor(accent_color(app.settings.dark)), "Note: %s", n.c_str());
+  }
+  ImGui::PopTextWrapPos();
+  if (o.provenance.empty()) {
+    if (!o.path.empty()) ImGui::TextDisabled("Every tensor is stored under the paper's name (docs/checkpoint-format.md).");
+    return;
+  }
+  ImGui::TextDisabled("Each paper tensor and where its values came from (ecosystem layout → the paper's names):");
+  if (!ImGui::BeginTable("provenance", 3,
+                         ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY |
+                             ImGuiTableFlags_Resizable,
+                         ImVec2(0, ImGui::GetFontSize() * 12.0f)))
+    return;
+  ImGui::TableSetupScrollFreeze(0, 1);
+  ImGui::TableSetupColumn("paper tensor");
+  ImGui::TableSetupColumn("shape");
+  ImGui::TableSetupColumn("from");
+  ImGui::TableHeadersRow();
+  for (const ParamEntry& e : s.model().table.entries()) {
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    math_text(app.fonts, e.symbol);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", e.name.c_str());
+    ImGui::TableNextColumn();
+    std::string shape;
+    for (int64_t d : e.shape()) shape += (shape.empty() ? "" : "×") + std::to_string(d);
+    ImGui::TextDisabled("%s", shape.c_str());
+    ImGui::TableNextColumn();
+    const auto it = o.provenance.find(e.name);
+    ImGui::TextUnformatted(it == o.provenance.end() ? "(not in the file)" : it->second.c_str());
+  }
+  ImGui::EndTable();
+}
+
 }  // namespace
 
 void TensorPanel::draw(App& app) {
   const Session& s = app.session;
   const Trace& t = s.trace();
+  draw_origin(app);
   if (t.size() == 0) {
     ImGui::TextDisabled("No trace.");
     return;
@@ -169,6 +274,14 @@ void TensorPanel::draw(App& app) {
                       : e.kind == EventKind::SubStep ? "computed inside"
                                                      : "bound by";
     ImGui::TextDisabled("%s %s%s", how, describe_event(e).c_str(), changed ? "  (this step)" : "");
+  }
+  if (const ParamOf p = param_of(s.model(), *v, t.events[std::min(binder, t.size() - 1)].idx); p.entry) {
+    std::string what = "parameter " + p.entry->name + (p.head ? ", head " + std::to_string(p.head) : "");
+    const auto it = s.origin().provenance.find(p.entry->name);
+    ImGui::PushTextWrapPos(0.0f);
+    if (it != s.origin().provenance.end()) ImGui::TextDisabled("%s ← %s", what.c_str(), it->second.c_str());
+    else ImGui::TextDisabled("%s of θ", what.c_str());
+    ImGui::PopTextWrapPos();
   }
   if (!v->note.empty()) {
     ImGui::PushTextWrapPos(0.0f);

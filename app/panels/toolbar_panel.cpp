@@ -1,5 +1,8 @@
 #include "app/panels/toolbar_panel.hpp"
 
+#include <cmath>
+#include <cstdio>
+
 #include "app/panels/panel.hpp"
 #include "core/tokenizers/utf8.hpp"
 #include "imgui_stdlib.h"
@@ -67,6 +70,22 @@ void ToolbarPanel::draw(App& app) {
   item_tooltip("Timeline: drag to jump to any step (Ctrl+click to type a step number)");
   ImGui::SameLine();
   ImGui::TextDisabled("%s", describe_event(s.current()).c_str());
+  if (s.tracing()) {  // a big model traces off the UI thread: what is shown is the previous run
+    const TraceProgress p = s.trace_progress();
+    ImGui::SameLine();
+    char text[160];
+    if (p.total > 0)
+      std::snprintf(text, sizeof text, "tracing layer %d of %d… (%.1f s)", std::min(p.done + 1, p.total), p.total,
+                    p.seconds);
+    else
+      std::snprintf(text, sizeof text, "tracing %s… (%.1f s)", p.what.c_str(), p.seconds);
+    ImGui::ProgressBar(p.total > 0 ? static_cast<float>(p.done) / static_cast<float>(p.total)
+                                   : static_cast<float>(std::fmod(p.seconds, 1.0)),
+                       ImVec2(ImGui::GetFontSize() * 16.0f, 0), text);
+    item_tooltip(p.what + " runs off the UI thread (a model of " + std::to_string(s.model().table.total()) +
+                 " parameters): the steps shown are those of the previous run until it is done. Editing the prompt "
+                 "again starts over.");
+  }
 
   // The prompt (and, for a model with a context, z): editing re-runs the traced forward pass at once.
   if (!synced_ || (!ImGui::IsAnyItemActive() && (prompt_buf_ != s.prompt() || context_buf_ != s.context()))) {
@@ -107,12 +126,16 @@ void ToolbarPanel::draw(App& app) {
   mark_unknown(s.unknown_chars(), prompt_buf_, ImGui::GetItemRectMin());
   item_tooltip(ctx ? "The decoder's input x, tokenized as [<bos>, its characters…]: the forward pass reads it whole "
                      "(teacher forcing), as training does. Underlined in red: not in the vocabulary."
-                   : "The prompt is tokenized as [<bos>, its characters…] (the paper's §4). Write [MASK], [BOS], [EOS] "
-                     "for the special tokens. Characters outside the model's vocabulary are underlined in red.");
+                   : "The prompt is tokenized as [<bos>, its pieces…] (the paper's §4), by the model's tokenizer. Write "
+                     "[MASK], [BOS], [EOS] for the special tokens (or the model's own, e.g. <|endoftext|>). Pieces "
+                     "outside the model's vocabulary are underlined in red.");
   ImGui::SameLine();
-  std::string toks;
-  for (int id : s.tokens()) toks += token_label(s.tokenizer(), id) + " ";
-  ImGui::TextDisabled("ℓ = %zu  tokens: %s", s.tokens().size(), toks.c_str());
+  ImGui::TextDisabled("ℓ = %zu:", s.tokens().size());
+  item_tooltip("The prompt's tokens as " + s.tokenizer().describe() +
+               " cuts it: each piece with its paper id (1-based; for the ecosystem's files, the file's id + 1). "
+               "Hover a piece for its ids.");
+  ImGui::SameLine();
+  token_chips(app, s.tokens(), ImGui::GetContentRegionAvail().x);
   auto show_error = [&](const std::string& what, const std::string& err, const std::vector<UnknownChar>& bad) {
     if (err.empty()) return;
     ImGui::TextColored(ImVec4(1.0f, 0.4f, 0.35f, 1.0f), "%s%s", what.c_str(), err.c_str());

@@ -301,7 +301,8 @@ bool TrainingPanel::trace_update(App& app, std::string& error) {
     const PaperTraining::Update u = alg->step(data, *m, eta, o, *g, rng, &tr);
     const std::string name = "Algorithm " + std::to_string(alg->algorithm());
     app.session.show_trace(std::move(t), name + ", one update (i=" + std::to_string(i) + ", n=" + std::to_string(n) +
-                                             ") on " + task_label_);
+                                             ") on " + task_label_,
+                           std::move(m));  // kept while its trace is shown
     app.ui.viewed_event = SIZE_MAX;
     app.ui.show.pseudocode = true;
     app.notify("Traced one update of " + name + " on a copy of the model (example " + std::to_string(n) +

@@ -12,6 +12,7 @@
 #include "app/app.hpp"
 #include "app/mathtext.hpp"
 #include "app/panels/panel.hpp"
+#include "imgui_internal.h"  // SetItemUsingMouseWheel
 
 namespace sf {
 
@@ -45,10 +46,11 @@ ImU32 lerp_stops(const Rgb (&s)[N], float t) {
 
 }  // namespace
 
-EntryCounts count_entries(const MatF& m) {
+EntryCounts count_entries(const MatView& m) {
   EntryCounts c;
-  for (Eigen::Index i = 0; i < m.size(); ++i) {
-    const double x = m.data()[i];
+  for (Eigen::Index j = 0; j < m.cols(); ++j)
+    for (Eigen::Index i = 0; i < m.rows(); ++i) {
+    const double x = m(i, j);
     if (std::isnan(x)) {
       ++c.nan;
     } else if (std::isinf(x)) {
@@ -80,7 +82,7 @@ struct Scale {
   }
 };
 
-Scale resolve_scale(const MatF& m, const HeatmapOptions& o) {
+Scale resolve_scale(const MatView& m, const HeatmapOptions& o) {
   Scale s;
   const EntryCounts c = count_entries(m);
   s.nan = static_cast<int>(c.nan);
@@ -102,15 +104,21 @@ Scale resolve_scale(const MatF& m, const HeatmapOptions& o) {
   return s;
 }
 
-// --- textures for large matrices, cached per matrix object -------------------------------
+// --- textures for large matrices, cached per matrix and view -------------------------------
 
 struct CachedTexture {
-  const MatF* key = nullptr;
+  // Which matrix (its storage and strides: a view of Wᵀ reads W's storage), which colour request
+  // and which kind of view (a thumbnail and the tensor view of one matrix differ).
   const float* data = nullptr;
-  Eigen::Index rows = 0, cols = 0;
-  uint64_t hash = 0;
+  Eigen::Index rows = 0, cols = 0, outer = 0, inner = 0;
   ColorScale requested = ColorScale::Auto;
   float req_lo = NAN, req_hi = NAN;
+  bool thumbnail = false;
+  // What the texture holds now.
+  uint64_t hash = 0;
+  MatWindow window;
+  int max_rows = 0, max_cols = 0;
+  AxisReduction red_rows, red_cols;
   Scale scale;
   GLuint tex = 0;
   int last_frame = 0;
@@ -119,20 +127,6 @@ struct CachedTexture {
 std::vector<CachedTexture>& texture_cache() {
   static std::vector<CachedTexture> cache;
   return cache;
-}
-
-// FNV-1a over the entries (evenly spaced samples past 65536 of them): a new trace can reuse a
-// freed matrix's address, so the address alone does not say the contents are the same.
-uint64_t content_hash(const MatF& m) {
-  const Eigen::Index n = m.size();
-  const Eigen::Index stride = std::max<Eigen::Index>(1, n / 65536);
-  uint64_t h = 1469598103934665603ull ^ static_cast<uint64_t>(n);
-  for (Eigen::Index i = 0; i < n; i += stride) {
-    uint32_t bits;
-    std::memcpy(&bits, m.data() + i, sizeof bits);
-    h = (h ^ bits) * 1099511628211ull;
-  }
-  return h;
 }
 
 bool same_request(float a, float b) { return (std::isnan(a) && std::isnan(b)) || a == b; }
@@ -153,42 +147,50 @@ void sweep_textures(int frame) {
   }
 }
 
-const CachedTexture& texture_for(const MatF& m, const HeatmapOptions& o) {
+// The window `w` of m reduced to at most max_rows × max_cols texels (each the largest |value| of
+// its block), coloured by the scale of the whole matrix.
+const CachedTexture& texture_for(const MatView& m, const HeatmapOptions& o, const MatWindow& w, int max_rows,
+                                 int max_cols) {
   const int frame = ImGui::GetFrameCount();
   sweep_textures(frame);
   auto& cache = texture_cache();
-  // One entry per matrix and colour request (a thumbnail and a large view may differ).
   auto it = std::find_if(cache.begin(), cache.end(), [&](const CachedTexture& c) {
-    return c.key == &m && c.requested == o.scale && same_request(c.req_lo, o.lo) && same_request(c.req_hi, o.hi);
+    return c.data == m.data() && c.rows == m.rows() && c.cols == m.cols() && c.outer == m.outerStride() &&
+           c.inner == m.innerStride() && c.requested == o.scale && same_request(c.req_lo, o.lo) &&
+           same_request(c.req_hi, o.hi) && c.thumbnail == o.thumbnail;
   });
   if (it == cache.end()) {
     cache.push_back({});
     it = cache.end() - 1;
-    it->key = &m;
+    it->data = m.data();
+    it->rows = m.rows();
+    it->cols = m.cols();
+    it->outer = m.outerStride();
+    it->inner = m.innerStride();
     it->requested = o.scale;
     it->req_lo = o.lo;
     it->req_hi = o.hi;
+    it->thumbnail = o.thumbnail;
+    it->hash = ~content_hash(m);  // not yet uploaded
     glGenTextures(1, &it->tex);
   }
   CachedTexture& c = *it;
   c.last_frame = frame;
   const uint64_t hash = content_hash(m);
-  if (c.data == m.data() && c.rows == m.rows() && c.cols == m.cols() && c.hash == hash) return c;
-  c.data = m.data();
-  c.rows = m.rows();
-  c.cols = m.cols();
+  const bool same_values = c.hash == hash;
+  if (same_values && c.window == w && c.max_rows == max_rows && c.max_cols == max_cols) return c;
+  if (!same_values) c.scale = resolve_scale(m, o);  // the whole matrix's, whatever part is shown
   c.hash = hash;
-  c.scale = resolve_scale(m, o);
-  // One texel per entry; a matrix beyond the GL limit is sampled (the tooltip still reads m).
-  GLint max_size = 4096;
-  glGetIntegerv(GL_MAX_TEXTURE_SIZE, &max_size);
-  const Eigen::Index cap = std::min<Eigen::Index>(max_size, 8192);
-  const Eigen::Index tw = std::min(c.cols, cap), th = std::min(c.rows, cap);
+  c.window = w;
+  c.max_rows = max_rows;
+  c.max_cols = max_cols;
+  const Downsampled d = downsample(m, w, max_rows, max_cols);  // (texel rows, texel columns)
+  c.red_rows = d.rows;
+  c.red_cols = d.cols;
+  const Eigen::Index th = d.m.rows(), tw = d.m.cols();
   std::vector<ImU32> px(static_cast<size_t>(tw * th));
-  for (Eigen::Index y = 0; y < th; ++y) {
-    const Eigen::Index r = y * c.rows / th;
-    for (Eigen::Index x = 0; x < tw; ++x) px[static_cast<size_t>(y * tw + x)] = c.scale.color(m(r, x * c.cols / tw));
-  }
+  for (Eigen::Index y = 0; y < th; ++y)
+    for (Eigen::Index x = 0; x < tw; ++x) px[static_cast<size_t>(y * tw + x)] = c.scale.color(d.m(y, x));
   GLint bound = 0;
   glGetIntegerv(GL_TEXTURE_BINDING_2D, &bound);
   glBindTexture(GL_TEXTURE_2D, c.tex);
@@ -205,6 +207,16 @@ const CachedTexture& texture_for(const MatF& m, const HeatmapOptions& o) {
   return c;
 }
 
+// The largest texture side GL allows (queried once).
+int max_texture_side() {
+  static GLint side = 0;
+  if (!side) {
+    glGetIntegerv(GL_MAX_TEXTURE_SIZE, &side);
+    if (side <= 0) side = 4096;
+  }
+  return side;
+}
+
 // --- drawing helpers -----------------------------------------------------------------------
 
 float text_w(const ImFont* font, const std::string& s) {
@@ -216,13 +228,6 @@ int nice_step(float n) {
   for (int decade = 1;; decade *= 10)
     for (int m : {1, 2, 5})
       if (static_cast<float>(m * decade) >= n) return m * decade;
-}
-
-ImU32 ink_on(ImU32 bg) {
-  const float r = static_cast<float>((bg >> IM_COL32_R_SHIFT) & 0xFF),
-              g = static_cast<float>((bg >> IM_COL32_G_SHIFT) & 0xFF),
-              b = static_cast<float>((bg >> IM_COL32_B_SHIFT) & 0xFF);
-  return 0.299f * r + 0.587f * g + 0.114f * b > 150.0f ? IM_COL32(0, 0, 0, 255) : IM_COL32(255, 255, 255, 255);
 }
 
 void hatch(ImDrawList* dl, ImVec2 a, ImVec2 b) {
@@ -250,6 +255,36 @@ void axis_line(const Fonts& f, const HeatmapAxis& ax, bool is_row, int i) {
 
 }  // namespace
 
+uint64_t content_hash(const MatView& m) {
+  const Eigen::Index n = m.size(), R = std::max<Eigen::Index>(1, m.rows());
+  const Eigen::Index stride = std::max<Eigen::Index>(1, n / 65536);
+  uint64_t h = 1469598103934665603ull ^ static_cast<uint64_t>(n);
+  for (Eigen::Index i = 0; i < n; i += stride) {
+    const float x = m(i % R, i / R);
+    uint32_t bits;
+    std::memcpy(&bits, &x, sizeof bits);
+    h = (h ^ bits) * 1099511628211ull;
+  }
+  return h;
+}
+
+std::string fit_text(const ImFont* font, const std::string& s, float max_w) {
+  if (text_w(font, s) <= max_w) return s;
+  const float ell = text_w(font, "…");
+  size_t end = 0;  // the longest prefix of whole characters that fits with "…"
+  for (size_t i = 0; i < s.size();) {
+    size_t n = 1;
+    const unsigned char b = static_cast<unsigned char>(s[i]);
+    if (b >= 0xF0) n = 4;
+    else if (b >= 0xE0) n = 3;
+    else if (b >= 0xC0) n = 2;
+    if (text_w(font, s.substr(0, i + n)) + ell > max_w) break;
+    i += n;
+    end = i;
+  }
+  return s.substr(0, end) + "…";
+}
+
 std::string exact_number(float x) {
   if (std::isnan(x)) return "NaN";
   if (std::isinf(x)) return x < 0 ? "−∞" : "+∞";
@@ -261,31 +296,48 @@ std::string exact_number(float x) {
   return buf;
 }
 
-HeatmapHover heatmap(const char* id, const MatF& m, const Fonts& f, const HeatmapOptions& o) {
+HeatmapHover heatmap(const char* id, const MatView& m, const Fonts& f, const HeatmapOptions& o) {
   HeatmapHover out;
-  const int R = static_cast<int>(m.rows()), C = static_cast<int>(m.cols());
-  if (R == 0 || C == 0) {
+  const int R_all = static_cast<int>(m.rows()), C_all = static_cast<int>(m.cols());
+  if (R_all == 0 || C_all == 0) {
     ImGui::TextDisabled("(empty)");
     return out;
   }
+  // The part shown: the zoom window (kept inside the matrix), else the whole.
+  MatWindow win = whole(R_all, C_all);
+  if (o.zoom) {
+    MatWindow& z = *o.zoom;
+    if (z.rows() <= 0 || z.cols() <= 0 || z.r1 > R_all || z.c1 > C_all || z.r0 < 0 || z.c0 < 0) z = win;
+    win = z;
+  }
+  const int R = win.rows(), C = win.cols();
+  const bool zoomed = win != whole(R_all, C_all);
   const ImFont* big = f.text;
   const ImFont* small = f.small;
   const float F = big->FontSize, Fs = small->FontSize, gap = std::round(F * 0.3f);
   const bool full = !o.thumbnail;
-  const bool row_chars = full && o.rows.labels.size() == static_cast<size_t>(R);
-  const bool col_chars = full && o.cols.labels.size() == static_cast<size_t>(C);
+  const bool row_chars = full && o.rows.labels.size() == static_cast<size_t>(R_all);
+  const bool col_chars = full && o.cols.labels.size() == static_cast<size_t>(C_all);
   const ImVec2 avail = ImGui::GetContentRegionAvail();
+  // Token labels are cut to a few characters' width (GPT-2's pieces can be long words).
+  const float max_row_label = F * 6.0f, max_col_label = F * 4.0f;
 
   // Label and legend extents (full mode).
   float row_chr_w = 0;
-  if (row_chars)
-    for (const auto& l : o.rows.labels) row_chr_w = std::max(row_chr_w, text_w(big, l));
-  const float row_idx_w = text_w(small, std::to_string(R));
+  if (row_chars && R <= 1024) {
+    for (int r = win.r0; r < win.r1; ++r)
+      row_chr_w = std::max(row_chr_w, text_w(big, o.rows.labels[static_cast<size_t>(r)]));
+    row_chr_w = std::min(row_chr_w, max_row_label);
+  } else if (row_chars) {
+    row_chr_w = max_row_label;
+  }
+  const float row_idx_w = text_w(small, std::to_string(win.r1));
   const float row_w = full ? row_idx_w + gap + (row_chars ? row_chr_w + gap : 0.0f) : 0.0f;
   const bool titles = full && (!o.rows.title.empty() || !o.cols.title.empty());
   const float title_h = titles ? std::round(F * 1.35f) : 0.0f;
   const float col_h = full ? Fs + (col_chars ? F : 0.0f) + gap : 0.0f;
   const float legend_h = full ? std::round(F * 1.6f) : 0.0f;
+  const float caption_h = full ? std::round(F * 1.3f) : 0.0f;  // the reduction or zoom line, when there is one
 
   // Cell size: square where it fits; a very tall or wide matrix gets cells stretched up to
   // a label's size along its short side, so that its columns (or rows) stay readable.
@@ -294,7 +346,7 @@ HeatmapHover heatmap(const char* id, const MatF& m, const Fonts& f, const Heatma
     const float W = o.max_width > 0 ? o.max_width : avail.x;
     const float H = o.max_height > 0 ? o.max_height : std::max(avail.y, F * 10.0f);
     const float cw = std::max(W - row_w, F) / static_cast<float>(C);
-    const float ch = std::max(H - title_h - col_h - legend_h, F * 2.0f) / static_cast<float>(R);
+    const float ch = std::max(H - title_h - col_h - legend_h - caption_h, F * 2.0f) / static_cast<float>(R);
     const float c = std::min({cw, ch, F * 3.0f});
     cell_w = std::max(c, std::min(cw, F * 1.5f));
     cell_h = std::max(c, std::min(ch, F * 1.5f));
@@ -306,13 +358,26 @@ HeatmapHover heatmap(const char* id, const MatF& m, const Fonts& f, const Heatma
     cell_w = w / static_cast<float>(C);
     cell_h = h / static_cast<float>(R);
   }
+  const float gw = cell_w * static_cast<float>(C), gh = cell_h * static_cast<float>(R);
   const bool use_texture = R > kMaxCellByCell || C > kMaxCellByCell || cell_w < 2.0f || cell_h < 2.0f;
-  const CachedTexture* tex = use_texture ? &texture_for(m, o) : nullptr;
+  // A texture holds at most one texel per pixel drawn (and no more than GL allows).
+  const int side = max_texture_side();
+  const CachedTexture* tex =
+      use_texture ? &texture_for(m, o, win, std::clamp(static_cast<int>(std::ceil(gh)), 1, side),
+                                 std::clamp(static_cast<int>(std::ceil(gw)), 1, side))
+                  : nullptr;
   const Scale sc = tex ? tex->scale : resolve_scale(m, o);
+  std::string caption = tex ? downsample_caption(tex->red_rows, tex->red_cols) : "";
+  if (zoomed)
+    caption += (caption.empty() ? "" : " · ") + std::string("showing rows ") + std::to_string(win.r0 + 1) + "–" +
+               std::to_string(win.r1) + " of " + std::to_string(R_all) + ", columns " + std::to_string(win.c0 + 1) +
+               "–" + std::to_string(win.c1) + " of " + std::to_string(C_all);
+  if (o.zoom && (zoomed || tex)) caption += std::string(caption.empty() ? "" : " · ") + "wheel: zoom, drag: pan, double-click: all";
 
   const ImVec2 p0 = ImGui::GetCursorScreenPos();
   const float gx = std::round(p0.x + row_w), gy = std::round(p0.y + title_h + col_h);
-  const float gw = cell_w * static_cast<float>(C), gh = cell_h * static_cast<float>(R);
+  out.caption = full ? caption : "";
+  out.cells = ImVec4(gx, gy, gw, gh);
   // Legend, on one line: lo, the colour bar, hi, then the cells the scale cannot colour.
   const std::string lo = number(sc.lo), hi = number(sc.hi);
   std::vector<std::pair<bool, std::string>> swatches;  // (hatched, text)
@@ -328,19 +393,39 @@ HeatmapHover heatmap(const char* id, const MatF& m, const Fonts& f, const Heatma
   const bool wrap_swatches = !swatches.empty() && row_w + scale_w + swatch_w > std::max(avail.x, row_w + gw);
   const float legend_w = wrap_swatches ? std::max(row_w + scale_w, swatch_w - F) : row_w + scale_w + swatch_w;
   const float total_w = std::max(row_w + gw, full ? legend_w : 0.0f);
-  const ImVec2 total(std::max(total_w, 1.0f),
-                     title_h + col_h + gh + legend_h + (full && wrap_swatches ? std::round(F * 1.3f) : 0.0f));
+  const bool has_caption = full && !caption.empty();
+  const ImVec2 total(std::max(total_w, 1.0f), title_h + col_h + gh + legend_h +
+                                                  (full && wrap_swatches ? std::round(F * 1.3f) : 0.0f) +
+                                                  (has_caption ? caption_h : 0.0f));
 
   ImGui::PushID(id);
   ImGui::InvisibleButton("##heatmap", total);
+  if (o.zoom) ImGui::SetItemUsingMouseWheel();  // the wheel zooms the heatmap, not the window
   const bool item_hovered = ImGui::IsItemHovered();
   const bool clicked = ImGui::IsItemClicked();
+  const bool active = ImGui::IsItemActive();
   ImGui::PopID();
   const ImVec2 mouse = ImGui::GetIO().MousePos;
   if (item_hovered && mouse.x >= gx && mouse.x < gx + gw && mouse.y >= gy && mouse.y < gy + gh) {
     out.hovered = true;
-    out.col = std::clamp(static_cast<int>((mouse.x - gx) / cell_w), 0, C - 1);
-    out.row = std::clamp(static_cast<int>((mouse.y - gy) / cell_h), 0, R - 1);
+    out.col = win.c0 + std::clamp(static_cast<int>((mouse.x - gx) / cell_w), 0, C - 1);
+    out.row = win.r0 + std::clamp(static_cast<int>((mouse.y - gy) / cell_h), 0, R - 1);
+  }
+  if (o.zoom) {  // wheel: zoom about the pointer; drag: pan; double-click: the whole matrix
+    const ImGuiIO& io = ImGui::GetIO();
+    if (out.hovered && io.MouseWheel != 0.0f) {
+      const double at_r = win.r0 + (mouse.y - gy) / cell_h, at_c = win.c0 + (mouse.x - gx) / cell_w;
+      *o.zoom = zoom_window(win, R_all, C_all, std::pow(0.8, io.MouseWheel), at_r, at_c);
+    } else if (out.hovered && ImGui::IsMouseDoubleClicked(0)) {
+      *o.zoom = whole(R_all, C_all);
+    } else if (active && ImGui::IsMouseDragging(0)) {
+      const ImVec2 d = ImGui::GetMouseDragDelta(0);
+      const int dr = static_cast<int>(-d.y / cell_h), dc = static_cast<int>(-d.x / cell_w);
+      if (dr || dc) {
+        *o.zoom = pan_window(win, R_all, C_all, dr, dc);
+        ImGui::ResetMouseDragDelta(0);
+      }
+    }
   }
 
   ImDrawList* dl = ImGui::GetWindowDrawList();
@@ -366,7 +451,7 @@ HeatmapHover heatmap(const char* id, const MatF& m, const Fonts& f, const Heatma
     };
     for (int c = c0; c < c1; ++c)
       for (int r = r0; r < r1; ++r) {
-        const float x = m(r, c);
+        const float x = m(win.r0 + r, win.c0 + c);
         const ImVec2 a(gx + static_cast<float>(c) * cell_w, gy + static_cast<float>(r) * cell_h);
         const ImVec2 b(a.x + cell_w - sep, a.y + cell_h - sep);
         if (std::isnan(x)) {
@@ -388,13 +473,15 @@ HeatmapHover heatmap(const char* id, const MatF& m, const Fonts& f, const Heatma
           // Whole numbers (mask entries, a softmax weight of exactly 0 or 1) are written without
           // decimals, so that "0.00" always means a rounded small number.
           std::snprintf(buf, sizeof buf, x == std::round(x) ? "%.0f" : "%.2f", static_cast<double>(x));
-          centred(a, buf, ink_on(col));
+          centred(a, buf, ink_for(col));
         }
       }
   }
   if (o.frame_color)
     dl->AddRect(ImVec2(gx - 2, gy - 2), ImVec2(gx + gw + 2, gy + gh + 2), o.frame_color, 0.0f, 0, 2.0f);
-  auto outline = [&](int r, int c) {
+  auto outline = [&](int r, int c) {  // r, c: the matrix's indices
+    r -= win.r0;
+    c -= win.c0;
     if (r < 0 || r >= R || c < 0 || c >= C) return;
     const ImVec2 a(gx + static_cast<float>(c) * cell_w - 1, gy + static_cast<float>(r) * cell_h - 1);
     const ImVec2 b(a.x + cell_w + 2, a.y + cell_h + 2);
@@ -412,22 +499,22 @@ HeatmapHover heatmap(const char* id, const MatF& m, const Fonts& f, const Heatma
       if (!o.cols.title.empty()) draw_math(f, ImVec2(std::max(x, gx), p0.y), o.cols.title + " →", dim);
     }
     // Column labels: the 1-based index every few columns, as far apart as the numbers need;
-    // above them the token characters, as densely as a typical character allows. Characters
-    // go first; a wider label (<bos>) only where it overlaps none of them.
+    // above them the token labels, as densely as a typical character allows. Short labels go
+    // first; a wider one (<bos>, a long piece, cut with "…") only where it overlaps none of them.
     auto col_x = [&](int c) { return gx + (static_cast<float>(c) + 0.5f) * cell_w; };
-    const int nstep = nice_step((text_w(small, std::to_string(C)) + gap) / cell_w);
+    const int nstep = nice_step((text_w(small, std::to_string(win.c1)) + gap) / cell_w);
     for (int c = 0; c < C; c += nstep) {
-      const std::string n = std::to_string(c + 1);
+      const std::string n = std::to_string(win.c0 + c + 1);
       dl->AddText(small, Fs, ImVec2(col_x(c) - text_w(small, n) * 0.5f, p0.y + title_h + (col_chars ? F : 0.0f)), dim,
                   n.c_str());
     }
     if (col_chars) {
       const float typical = text_w(big, "m");
       const int lstep = nice_step((typical + gap * 0.5f) / cell_w);
-      std::vector<std::pair<float, float>> drawn;  // extents of the characters drawn
+      std::vector<std::pair<float, float>> drawn;  // extents of the labels drawn
       for (int pass = 0; pass < 2; ++pass)
         for (int c = 0; c < C; c += lstep) {
-          const std::string& l = o.cols.labels[static_cast<size_t>(c)];
+          const std::string l = fit_text(big, o.cols.labels[static_cast<size_t>(win.c0 + c)], max_col_label);
           const float w = text_w(big, l), x0 = col_x(c) - w * 0.5f, x1 = x0 + w;
           if ((w > typical) != (pass == 1)) continue;
           const bool overlaps = std::any_of(drawn.begin(), drawn.end(), [&](const auto& d) {
@@ -438,14 +525,14 @@ HeatmapHover heatmap(const char* id, const MatF& m, const Fonts& f, const Heatma
           drawn.emplace_back(x0, x1);
         }
     }
-    // Row labels: the 1-based index, then the token character.
+    // Row labels: the 1-based index, then the token label.
     const int rstep = nice_step((row_chars ? F * 0.85f : Fs) / cell_h);
     for (int r = 0; r < R; r += rstep) {
       const float cy = gy + (static_cast<float>(r) + 0.5f) * cell_h;
-      const std::string n = std::to_string(r + 1);
+      const std::string n = std::to_string(win.r0 + r + 1);
       dl->AddText(small, Fs, ImVec2(p0.x + row_idx_w - text_w(small, n), cy - Fs * 0.5f), dim, n.c_str());
       if (row_chars) {
-        const std::string& l = o.rows.labels[static_cast<size_t>(r)];
+        const std::string l = fit_text(big, o.rows.labels[static_cast<size_t>(win.r0 + r)], row_chr_w);
         dl->AddText(big, F, ImVec2(p0.x + row_idx_w + gap + (row_chr_w - text_w(big, l)) * 0.5f, cy - F * 0.5f),
                     text_col, l.c_str());
       }
@@ -483,6 +570,8 @@ HeatmapHover heatmap(const char* id, const MatF& m, const Fonts& f, const Heatma
       dl->AddText(big, F, ImVec2(b.x + gap, sy), text_col, what.c_str());
       x = b.x + gap + text_w(big, what) + F;
     }
+    // What was reduced or zoomed, under the legend.
+    if (has_caption) dl->AddText(small, Fs, ImVec2(p0.x, sy + std::round(F * 1.3f)), dim, caption.c_str());
   }
 
   if (out.hovered) {
@@ -490,7 +579,7 @@ HeatmapHover heatmap(const char* id, const MatF& m, const Fonts& f, const Heatma
     std::string name = o.value_name.empty() ? "value" : o.value_name;
     if (name.find(' ') != std::string::npos) name = "(" + name + ")";
     char at[48];
-    if (C == 1)
+    if (C_all == 1)
       std::snprintf(at, sizeof at, "[%d] = ", out.row + 1);
     else
       std::snprintf(at, sizeof at, "[%d, %d] = ", out.row + 1, out.col + 1);
@@ -500,12 +589,33 @@ HeatmapHover heatmap(const char* id, const MatF& m, const Fonts& f, const Heatma
     ImGui::TextUnformatted(value_text(m(out.row, out.col)).c_str());
     ImGui::PopFont();
     axis_line(f, o.rows, true, out.row);
-    if (C > 1) axis_line(f, o.cols, false, out.col);
+    if (C_all > 1) axis_line(f, o.cols, false, out.col);
+    if (tex && (tex->red_rows.factor > 1 || tex->red_cols.factor > 1))
+      ImGui::TextDisabled("(this pixel: the largest |value| of %d × %d entries; zoom in to see each)",
+                          tex->red_rows.factor, tex->red_cols.factor);
     ImGui::EndTooltip();
   }
   if (clicked && out.hovered && o.on_click) o.on_click(out.row, out.col);
   return out;
 }
+
+namespace {
+
+// The labels of ids 1 … n (GPT-2: 50257 of them), made once per tokenizer.
+const std::vector<std::string>& vocab_labels(const Tokenizer& tok, int n) {
+  static const Tokenizer* for_tok = nullptr;
+  static std::string for_desc;
+  static std::vector<std::string> labels;
+  if (for_tok != &tok || static_cast<int>(labels.size()) != n || for_desc != tok.describe()) {
+    labels.clear();
+    for (int id = 1; id <= n; ++id) labels.push_back(token_label(tok, id));
+    for_tok = &tok;
+    for_desc = tok.describe();
+  }
+  return labels;
+}
+
+}  // namespace
 
 HeatmapOptions heatmap_options(const App& app, size_t k, const Value& v) {
   const Session& s = app.session;
@@ -543,8 +653,7 @@ HeatmapOptions heatmap_options(const App& app, size_t k, const Value& v) {
         break;
       }
       case Axis::Vocab:
-        ax = HeatmapAxis{"token id", "token id", {}};
-        for (int id = 1; id <= n; ++id) ax.labels.push_back(token_label(s.tokenizer(), id));
+        ax = HeatmapAxis{"token id", "token id", vocab_labels(s.tokenizer(), static_cast<int>(n))};
         break;
       case Axis::Head:
         ax = HeatmapAxis{"h (heads)", "h", {}};

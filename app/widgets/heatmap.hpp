@@ -8,7 +8,12 @@
 // colour-scale legend; thumbnail mode draws the cells alone. Hovering a cell shows its exact
 // value and its 1-based indices. Matrices over 128 in either dimension, or whose cells would
 // be under 2 px, are drawn from an RGBA8 texture (GL_NEAREST) re-uploaded only when the
-// matrix changes; smaller ones are drawn cell by cell.
+// matrix or the view changes; smaller ones are drawn cell by cell. A matrix with more entries
+// than pixels (or than the GL texture limit) is reduced first (downsample.hpp: each pixel the
+// largest |value| of its block), and the heatmap says so under it. Given a zoom window, the
+// mouse wheel zooms about the pointer, dragging pans and a double-click shows the whole; a
+// window small enough is drawn at full resolution. Long token labels are cut with "…" (the
+// tooltip gives them whole).
 #pragma once
 #include <cmath>
 #include <cstddef>
@@ -16,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "app/widgets/downsample.hpp"
 #include "core/trace/trace.hpp"
 #include "imgui.h"
 
@@ -27,7 +33,10 @@ struct EntryCounts {
   long finite = 0, neg_inf = 0, pos_inf = 0, nan = 0;
   double min = INFINITY, max = -INFINITY, sum = 0, sum2 = 0;
 };
-EntryCounts count_entries(const MatF& m);
+EntryCounts count_entries(const MatView& m);
+// FNV-1a over the entries (evenly spaced samples past 65536 of them), to tell when a matrix at
+// the same address has new contents.
+uint64_t content_hash(const MatView& m);
 
 
 struct Fonts;
@@ -56,18 +65,26 @@ struct HeatmapOptions {
   int mark_row = -1, mark_col = -1;                // outline this cell (0-based), e.g. one hovered in a linked view
   ImU32 frame_color = 0;                           // a frame around the cells (a selected thumbnail); 0: none
   std::function<void(int row, int col)> on_click;  // a cell was clicked (0-based)
+  // The part of the matrix shown, kept by the caller between frames; the wheel, dragging and
+  // a double-click change it. nullptr: the whole matrix, no zoom.
+  MatWindow* zoom = nullptr;
 };
 
 // The hovered cell (0-based), if any.
 struct HeatmapHover {
   bool hovered = false;
   int row = -1, col = -1;
+  std::string caption;  // what was written under the cells (the reduction, the zoom), "" if nothing
+  ImVec4 cells;         // the cells' rectangle on screen (x, y, w, h)
 };
 
 // The shortest decimal that reads back as exactly x ("0.8", "-1.2345678"); "−∞", "+∞", "NaN".
 std::string exact_number(float x);
 
-HeatmapHover heatmap(const char* id, const MatF& m, const Fonts& fonts, const HeatmapOptions& opt);
+HeatmapHover heatmap(const char* id, const MatView& m, const Fonts& fonts, const HeatmapOptions& opt);
+
+// `s` cut to at most max_w pixels in `font`, ending in "…" when cut (whole UTF-8 characters).
+std::string fit_text(const ImFont* font, const std::string& s, float max_w);
 
 // Options for a traced value shown at event k: axis titles and labels from its Axis kinds
 // (token characters from the sequence at k, vocabulary labels for ids 1…N_V), masks as 0/1.

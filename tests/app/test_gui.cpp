@@ -516,3 +516,105 @@ TEST(Gui, ErrataShowMeTracesTrainingAndTranslationWhenTheyHaveTheLine) {
   EXPECT_EQ(r.state["event"]["line"], 3);
   EXPECT_EQ(r.state["run_kind"], static_cast<int>(sf::RunKind::Translate));
 }
+
+// --- issue 11: the Tokenizer tab, opening folders, big matrices ---
+
+TEST(GuiTokenizer, TheBpeStepperMakesOneMergeAtATime) {
+  const AppRun r = run_app("", "open:tokenizer,tokenizer:the cat sat on the mat. the cat ate.,bpe-vocab:30,"
+                               "bpe-step:1,bpe-step:2,wait");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_GT(luminance_std(r), 20.0) << "the screenshot looks blank";
+  EXPECT_TRUE(has_tab(r, "Tokenizer")) << r.state["tabs_shown"];
+  ASSERT_TRUE(r.state.contains("bpe")) << r.state.dump();
+  EXPECT_EQ(r.state["bpe"]["merges"], 3);
+  // The corpus's characters: t h e ␣ c a s o n m . (space-led words keep their space): 11, plus 3 merges.
+  EXPECT_EQ(r.state["bpe"]["vocab"], 11 + 3);
+  // Running to the target stops there.
+  const AppRun all = run_app("", "tokenizer:the cat sat on the mat. the cat ate.,bpe-vocab:16,bpe-run");
+  ASSERT_EQ(all.exit_code, 0) << all.output;
+  EXPECT_EQ(all.state["bpe"]["vocab"], 16);
+  // A bad size is refused.
+  EXPECT_EQ(run_app("", "bpe-vocab:0").exit_code, 3);
+}
+
+TEST(GuiOpen, OpenThisFolderOpensTheModelInIt) {
+  const fs::path dir = fs::temp_directory_path() / ("stepformer-gui-folder-" + std::to_string(::getpid()));
+  fs::create_directories(dir / "sorter");
+  fs::copy_file(sf::assets_dir() + "/default.safetensors", dir / "sorter" / "model.safetensors",
+                fs::copy_options::overwrite_existing);
+  const AppRun r = run_app("", "files:" + (dir / "sorter").string() + ",files-open-folder,wait");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.state["model"], "sorter");
+  EXPECT_EQ(r.state["layout"], "stepformer");
+  EXPECT_NE(r.state["notice"].get<std::string>().find("Opened sorter"), std::string::npos) << r.state["notice"];
+  // A folder with no checkpoint keeps the model and says why, in the browser and the status bar.
+  fs::create_directories(dir / "empty");
+  const AppRun bad = run_app("", "files:" + (dir / "empty").string() + ",files-open-folder,wait");
+  ASSERT_EQ(bad.exit_code, 0) << bad.output;
+  EXPECT_EQ(bad.state["model"], "default.safetensors");
+  EXPECT_NE(bad.state["notice"].get<std::string>().find("Could not open"), std::string::npos) << bad.state["notice"];
+  EXPECT_TRUE(bad.state["windows"].contains("Open a checkpoint or a model folder###files")) << bad.state["windows"];
+  fs::remove_all(dir);
+}
+
+TEST(GuiOpen, AHuggingFaceGpt2FolderShowsItsPiecesInTheToolbar) {
+  const std::string dir = std::string(STEPFORMER_SOURCE_DIR) + "/tests/data/ecosystem/hf-gpt2";
+  if (!fs::exists(dir)) GTEST_SKIP() << dir << " is not there yet";
+  const AppRun r = run_app("--model " + dir + " --prompt 'Hello world'", "wait-trace,open:tokenizer,wait");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.state["layout"], "hf-gpt2");
+  EXPECT_NE(r.state["model"].get<std::string>().find("Hugging Face GPT-2 layout"), std::string::npos);
+  EXPECT_FALSE(r.state["tracing"]);
+  bool space = false;
+  for (const auto& l : r.state["token_labels"]) space |= l.get<std::string>().rfind("␣", 0) == 0;
+  EXPECT_TRUE(space) << r.state["token_labels"];
+  EXPECT_TRUE(has_tab(r, "Tokenizer"));
+}
+
+TEST(GuiBigMatrix, AVocabularySizedMatrixIsDrawnReducedAndZooms) {
+  // A model with a 3000-token vocabulary: P (N_V × ℓ) is over 128 rows, W_e wider than the view.
+  sf::ModelConfig c;
+  c.L = 1;
+  c.H = 2;
+  c.d_e = 16;
+  c.d_attn = c.d_mid = 8;
+  c.d_mlp = 32;
+  c.l_max = 16;
+  c.vocab.clear();
+  for (int i = 0; i < 2997; ++i) {  // a … z, then CJK characters (drawn as the fallback glyph)
+    const int cp = i < 26 ? 'a' + i : 0x4E00 + i;
+    c.vocab.push_back(cp < 0x80 ? std::string(1, static_cast<char>(cp))
+                                : std::string{static_cast<char>(0xE0 | (cp >> 12)), static_cast<char>(0x80 | ((cp >> 6) & 0x3F)),
+                                              static_cast<char>(0x80 | (cp & 0x3F))});
+  }
+  const std::string path = (fs::temp_directory_path() / ("stepformer-gui-vocab-" + std::to_string(::getpid()) +
+                                                         ".safetensors")).string();
+  sf::save_checkpoint(path, sf::Model::initialised(c, 1));
+  const AppRun r = run_app("--model " + path + " --prompt abc", "goto:10:11,select:P,open:tensor,wait");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_GT(luminance_std(r), 20.0);
+  EXPECT_EQ(r.state["config"]["vocab"].size(), 2997u);
+  const json& view = r.state["tensor_view"];
+  EXPECT_EQ(view["value"], "P#3000x4");
+  EXPECT_EQ(view["window"], json::array({0, 3000, 0, 4}));
+  // Far fewer pixels than rows: each pixel the largest |value| of a block, and it says so.
+  const std::string caption = view["caption"].get<std::string>();
+  EXPECT_EQ(caption.rfind("3000 rows shown as ", 0), 0u) << caption;
+  EXPECT_NE(caption.find("each pixel the largest |value| of"), std::string::npos) << caption;
+  // The wheel over the cells zooms about the pointer: fewer rows, around the one under it.
+  const json& cells = view["cells"];
+  const int x = static_cast<int>(cells[0].get<float>() + cells[2].get<float>() / 2);
+  const int y = static_cast<int>(cells[1].get<float>() + cells[3].get<float>() / 4);
+  const AppRun z = run_app("--model " + path + " --prompt abc", "goto:10:11,select:P,open:tensor,mouse:" +
+                                                                    std::to_string(x) + ":" + std::to_string(y) +
+                                                                    ",wait,wheel:5,wait");
+  ASSERT_EQ(z.exit_code, 0) << z.output;
+  const json& w = z.state["tensor_view"]["window"];
+  const int r0 = w[0].get<int>(), r1 = w[1].get<int>();
+  EXPECT_LT(r1 - r0, 3000 / 2) << w;
+  EXPECT_LT(r0, 3000 / 4);  // the pointer was a quarter of the way down
+  EXPECT_GT(r1, 3000 / 4);
+  EXPECT_EQ(w[2], 0);  // 4 columns: too few to zoom
+  EXPECT_EQ(w[3], 4);
+  fs::remove(path);
+}

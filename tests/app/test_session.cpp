@@ -1,5 +1,8 @@
 // The app's Session (model, trace, cursor) and the notation renderer's parser, headless.
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
 
 #include "app/mathtext.hpp"
 #include "app/session.hpp"
@@ -456,4 +459,298 @@ TEST(SessionVariants, PrefixMaskIsCaptionedAndTraced) {
   EXPECT_EQ(m(4, 0), 0.0f);  // key 5 is not: after the prefix, causal
   EXPECT_EQ(m(4, 4), 1.0f);
   EXPECT_EQ(m(5, 4), 0.0f);
+}
+
+// --- big models: tracing off the UI thread ---
+
+namespace {
+
+// Every event and every value of two traces are the same (algorithm, line, indices, values).
+void expect_same_trace(const Trace& a, const Trace& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t k = 0; k < a.size(); ++k) {
+    const Event &x = a.events[k], &y = b.events[k];
+    ASSERT_EQ(x.alg, y.alg) << "event " << k;
+    ASSERT_EQ(x.line, y.line) << "event " << k;
+    ASSERT_EQ(x.kind, y.kind) << "event " << k;
+    ASSERT_EQ(x.idx, y.idx) << "event " << k;
+    ASSERT_EQ(x.values.size(), y.values.size()) << "event " << k;
+    for (size_t i = 0; i < x.values.size(); ++i) {
+      EXPECT_EQ(x.values[i].name, y.values[i].name);
+      EXPECT_EQ(x.values[i].tokens, y.values[i].tokens);
+      EXPECT_TRUE(MatF(x.values[i].m) == MatF(y.values[i].m))
+          << "event " << k << " (Algorithm " << x.alg << " line " << x.line << ") value " << x.values[i].name;
+    }
+  }
+}
+
+}  // namespace
+
+TEST(SessionAsync, AnAsyncTraceEqualsTheSynchronousOne) {
+  Session sync, async;
+  async.async_min_params = 0;  // every model counts as big: the trace runs on a worker thread
+  ASSERT_TRUE(sync.jump_to(4, 5, 2, 3));
+  ASSERT_TRUE(async.jump_to(4, 5, 2, 3));
+  sync.set_prompt("dcab=");
+  async.set_prompt("dcab=");
+  EXPECT_TRUE(async.tracing());
+  EXPECT_FALSE(sync.tracing());
+  EXPECT_EQ(async.trace_progress().total, async.model().config.L);  // counted by layer
+  EXPECT_EQ(async.trace().tokens_x.size(), 7u);  // until it is done, the old trace ("hello=") is shown
+  async.wait_for_trace();
+  EXPECT_FALSE(async.tracing());
+  EXPECT_EQ(async.trace().tokens_x, async.tokens());
+  expect_same_trace(async.trace(), sync.trace());
+  EXPECT_EQ(async.cursor(), sync.cursor());  // the cursor kept at Algorithm 4 line 5 (l=2, h=3)
+  EXPECT_EQ(ev(async).alg, 4);
+  EXPECT_EQ(ev(async).idx.h, 3);
+}
+
+TEST(SessionAsync, ANewPromptSupersedesTheRunningTrace) {
+  Session s;
+  s.async_min_params = 0;
+  s.set_prompt("ab");
+  s.set_prompt("abc");
+  s.set_prompt("dcba=");  // the two before are cancelled or finish unseen
+  s.wait_for_trace();
+  EXPECT_EQ(s.trace().tokens_x, s.tokens());
+  EXPECT_EQ(s.tokens().size(), 6u);
+  Session sync;
+  sync.set_prompt("dcba=");
+  expect_same_trace(s.trace(), sync.trace());
+  // poll() finds nothing more to show; the superseded runs are gone.
+  EXPECT_FALSE(s.poll());
+}
+
+TEST(SessionAsync, GenerationOffTheUiThreadEqualsTheSynchronousOne) {
+  Session sync, async;
+  async.async_min_params = 0;
+  for (Session* s : {&sync, &async}) {
+    s->set_prompt("dcab=");
+    s->sampling.tau = 0;
+    s->trace_generate(3, false);
+  }
+  async.wait_for_trace();
+  EXPECT_EQ(async.run_kind(), RunKind::Generate);
+  EXPECT_EQ(async.generated(), sync.generated());
+  ASSERT_EQ(async.generated().size(), 3u);
+  expect_same_trace(async.trace(), sync.trace());
+  async.trace_generate(1, true);  // appends to what the async run generated
+  async.wait_for_trace();
+  EXPECT_EQ(async.generated().size(), 4u);
+}
+
+TEST(SessionAsync, ANewModelSupersedesATraceOfTheOldOne) {
+  Session s;
+  s.async_min_params = 0;
+  s.set_prompt("ab=");  // running on the old model, which the run keeps alive
+  EXPECT_TRUE(s.tracing());
+  s.set_model(small_model("gpt"), "another model");  // traced and shown at once
+  EXPECT_FALSE(s.tracing());
+  EXPECT_EQ(s.model_label(), "another model");
+  EXPECT_EQ(s.trace().tokens_x, s.tokens());
+  EXPECT_EQ(ev(s).alg, 10);
+  EXPECT_EQ(ev(s).line, 1);
+  // The superseded run finishes unseen; the trace views the new model's θ.
+  s.wait_for_trace();
+  EXPECT_FALSE(s.poll());
+  EXPECT_EQ(s.model_label(), "another model");
+  const Value* W_e = nullptr;
+  for (const Value& v : s.trace().events[0].values)
+    if (v.name == "W_e") W_e = &v;
+  ASSERT_NE(W_e, nullptr);
+  EXPECT_TRUE(MatF(W_e->m) == MatF(s.model().weights().W_e));
+}
+
+// --- opening models: files and folders ---
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/io/checkpoint.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path temp_dir(const std::string& name) {
+  const fs::path d = fs::temp_directory_path() / ("stepformer-session-" + std::to_string(::getpid()) + "-" + name);
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+}  // namespace
+
+TEST(SessionOpen, AFolderHoldingAStepformerCheckpointOpens) {
+  const fs::path dir = temp_dir("sorter");
+  fs::copy_file(assets_dir() + "/default.safetensors", dir / "model.safetensors");
+  Session s;
+  s.set_model(small_model("gpt"), "another model");
+  std::string error;
+  ASSERT_TRUE(s.load_model(dir.string(), error)) << error;
+  EXPECT_EQ(s.model_label(), "stepformer-session-" + std::to_string(::getpid()) + "-sorter");
+  EXPECT_EQ(s.origin().layout, Layout::Stepformer);
+  EXPECT_EQ(s.origin().path, dir.string());
+  ASSERT_FALSE(s.origin().files.empty());
+  EXPECT_EQ(fs::path(s.origin().files[0]).filename(), "model.safetensors");
+  EXPECT_TRUE(s.origin().provenance.empty());  // its tensors are stored under the paper's names
+  EXPECT_EQ(ev(s).alg, 10);
+  fs::remove_all(dir);
+}
+
+TEST(SessionOpen, ABrokenFolderKeepsTheCurrentModelAndSaysWhy) {
+  const fs::path dir = temp_dir("broken");
+  std::ofstream(dir / "config.json") << R"({"model_type": "gpt2", "n_layer": 2, "n_head": 2, "n_embd": 8})";
+  std::ofstream(dir / "model.safetensors") << "not a safetensors file";
+  Session s;
+  ASSERT_TRUE(s.jump_to(4, 5, 2, 3));
+  const std::string label = s.model_label();
+  const size_t cursor = s.cursor(), steps = s.trace().size();
+  std::string error;
+  EXPECT_FALSE(s.load_model(dir.string(), error));
+  EXPECT_NE(error.find("model.safetensors"), std::string::npos) << error;  // the message names the file
+  EXPECT_EQ(s.model_label(), label);
+  EXPECT_EQ(s.cursor(), cursor);
+  EXPECT_EQ(s.trace().size(), steps);
+  error.clear();
+  EXPECT_FALSE(s.load_model((dir / "nothing-here").string(), error));
+  EXPECT_FALSE(error.empty());
+  EXPECT_EQ(s.model_label(), label);
+  fs::remove_all(dir);
+}
+
+namespace {
+
+// tests/data/ecosystem/<layout>: the tiny checkpoints in the ecosystem's layouts (tests/reference/gen_ecosystem*.py).
+std::string ecosystem_dir(const std::string& layout) {
+  return std::string(STEPFORMER_SOURCE_DIR) + "/tests/data/ecosystem/" + layout;
+}
+
+}  // namespace
+
+TEST(SessionOpen, AHuggingFaceGpt2FolderShowsItsPiecesAndWhereItsTensorsCameFrom) {
+  const std::string dir = ecosystem_dir("hf-gpt2");
+  if (!fs::exists(dir)) GTEST_SKIP() << dir << " is not there yet";
+  Session s;
+  std::string error;
+  ASSERT_TRUE(s.load_model(dir, error)) << error;
+  EXPECT_NE(s.model_label().find("(Hugging Face GPT-2 layout)"), std::string::npos) << s.model_label();
+  EXPECT_EQ(s.origin().layout, Layout::HfGpt2);
+  EXPECT_FALSE(s.origin().provenance.empty());
+  EXPECT_EQ(s.tokenizer().kind(), TokenizerKind::Gpt2);
+  EXPECT_EQ(s.tokenizer().mask_token(), 0);  // GPT-2 has no mask token
+  s.set_prompt("Hello world");
+  s.wait_for_trace();
+  ASSERT_TRUE(s.prompt_error().empty()) << s.prompt_error();
+  EXPECT_EQ(s.tokenizer().decode_text(Tokens(s.tokens().begin() + 1, s.tokens().end())), "Hello world");
+  bool space_piece = false;  // GPT-2 writes " world" as "Ġworld": shown "␣world"
+  for (int id : s.tokens()) space_piece |= s.tokenizer().label(id).rfind("␣", 0) == 0;
+  EXPECT_TRUE(space_piece);
+  EXPECT_EQ(s.trace().tokens_x, s.tokens());
+  std::string err;
+  EXPECT_FALSE(s.toggle_mask(2, err));
+  EXPECT_NE(err.find("no mask token"), std::string::npos) << err;
+}
+
+TEST(SessionOpen, AHuggingFaceBertFolderFillsItsOwnMask) {
+  const std::string dir = ecosystem_dir("hf-bert");
+  if (!fs::exists(dir)) GTEST_SKIP() << dir << " is not there yet";
+  Session s;
+  std::string error;
+  ASSERT_TRUE(s.load_model(dir, error)) << error;
+  EXPECT_EQ(s.origin().layout, Layout::HfBert);
+  EXPECT_EQ(s.arch().output(), OutputKind::FillIn);
+  ASSERT_NE(s.tokenizer().mask_token(), 0);
+  EXPECT_EQ(s.tokenizer().piece(s.tokenizer().mask_token()), "[MASK]");
+  const std::string text = "the cat sat";
+  s.set_prompt(text);
+  s.wait_for_trace();
+  ASSERT_TRUE(s.prompt_error().empty()) << s.prompt_error();
+  // [CLS] the … [SEP]: t = 3 is the second piece; masking puts [MASK] in place of its text.
+  const std::vector<TextPiece> pieces = s.tokenizer().tokenize(text);
+  ASSERT_GE(pieces.size(), 2u);
+  const std::string masked =
+      text.substr(0, pieces[1].byte) + "[MASK]" + text.substr(pieces[1].byte + pieces[1].text.size());
+  std::string err;
+  ASSERT_TRUE(s.toggle_mask(3, err)) << err;
+  s.wait_for_trace();
+  EXPECT_EQ(s.prompt(), masked);
+  EXPECT_EQ(s.tokens()[2], s.tokenizer().mask_token());
+  ASSERT_TRUE(s.toggle_mask(3, err)) << err;
+  EXPECT_EQ(s.prompt(), text);
+  ASSERT_TRUE(s.toggle_mask(3, err)) << err;
+  s.fill_settings = {0.0, 1, 5};
+  const FillResult expect = fill_masks(s.tokens(), s.model(), 0.0, 1, 5);
+  ASSERT_EQ(s.fill().positions.size(), 1u) << s.fill_error();
+  EXPECT_EQ(s.fill().filled, expect.filled);
+}
+
+// --- drawing big matrices: the reduction and the zoom (pure functions) ---
+
+#include "app/widgets/downsample.hpp"
+
+TEST(Downsample, GPT2sVocabularyAxisIsReducedToTheTextureLimit) {
+  const AxisReduction a = reduce_axis(50257, 4096);
+  EXPECT_EQ(a.factor, 13);   // ⌈50257 / 4096⌉
+  EXPECT_EQ(a.texels, 3866);  // ⌈50257 / 13⌉
+  const AxisReduction fits = reduce_axis(768, 4096);
+  EXPECT_EQ(fits.factor, 1);
+  EXPECT_EQ(fits.texels, 768);
+  EXPECT_EQ(downsample_caption(a, fits), "50257 rows shown as 3866, each pixel the largest |value| of 13 rows");
+  EXPECT_EQ(downsample_caption(fits, fits), "");
+  EXPECT_EQ(downsample_caption(fits, reduce_axis(10, 4)),
+            "10 columns shown as 4, each pixel the largest |value| of 3 columns");
+}
+
+TEST(Downsample, EachTexelIsTheLargestMagnitudeOfItsBlock) {
+  MatF m(5, 4);  // (5, 4)
+  m << 1, -2, 3, 0,  //
+      -7, 1, 1, 0,   //
+      2, 2, 2, 9,    //
+      0, 0, -INFINITY, 1,  //
+      4, 0, 0, -5;
+  const Downsampled d = downsample(m, whole(5, 4), 2, 2);  // blocks of 3 rows × 2 columns
+  ASSERT_EQ(d.m.rows(), 2);
+  ASSERT_EQ(d.m.cols(), 2);
+  EXPECT_EQ(d.rows.factor, 3);
+  EXPECT_EQ(d.cols.factor, 2);
+  EXPECT_EQ(d.m(0, 0), -7.0f);       // rows 1–3, columns 1–2: |−7| is the largest, its sign kept
+  EXPECT_EQ(d.m(0, 1), 9.0f);        // rows 1–3, columns 3–4
+  EXPECT_EQ(d.m(1, 0), 4.0f);        // rows 4–5 (the last block is short), columns 1–2
+  EXPECT_EQ(d.m(1, 1), -INFINITY);   // a masked entry stays visible
+  m(4, 0) = NAN;
+  EXPECT_TRUE(std::isnan(downsample(m, whole(5, 4), 2, 2).m(1, 0)));
+  // A window: rows 2–3, columns 2–4 at full resolution.
+  const Downsampled w = downsample(m, MatWindow{1, 3, 1, 4}, 100, 100);
+  EXPECT_FALSE(w.reduced());
+  EXPECT_TRUE(w.m == m.block(1, 1, 2, 3));
+}
+
+TEST(Downsample, ATransposedViewIsReadThroughItsStrides) {
+  MatF W(3, 7);  // (3, 7): viewed as Wᵀ (7, 3) without a copy
+  for (int i = 0; i < W.size(); ++i) W.data()[i] = static_cast<float>(i % 5) - 2.0f;
+  const Eigen::Map<const MatF, 0, Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>> Wt(
+      W.data(), 7, 3, Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>(1, 3));
+  const Downsampled d = downsample(Wt, whole(7, 3), 7, 3);
+  EXPECT_TRUE(d.m == MatF(W.transpose()));
+}
+
+TEST(Downsample, ZoomKeepsThePointUnderThePointerAndStaysInside) {
+  const MatWindow all = whole(50257, 32);
+  const MatWindow z = zoom_window(all, 50257, 32, 0.5, 10000.0, 16.0);
+  EXPECT_NEAR(z.rows(), 25128, 1);
+  EXPECT_EQ(z.cols(), 32);  // a side of 32 entries or fewer stays whole (P's ℓ columns)
+  // The pointer's row keeps its place: 10000 was at 10000/50257 of the way down, and still is.
+  EXPECT_NEAR((10000.0 - z.r0) / z.rows(), 10000.0 / 50257, 1e-4);
+  MatWindow in = all;
+  for (int i = 0; i < 100; ++i) in = zoom_window(in, 50257, 32, 0.5, 50256.0, 31.0);
+  EXPECT_EQ(in.rows(), 32);  // at least 32 entries
+  EXPECT_EQ(in.r1, 50257);   // kept inside
+  const MatWindow w = zoom_window(whole(768, 50257), 768, 50257, 0.1, 100.0, 40000.0);
+  EXPECT_NEAR(w.rows(), 77, 1);  // both sides of W_e zoom
+  EXPECT_NEAR(w.cols(), 5026, 1);
+  EXPECT_EQ(zoom_window(in, 50257, 32, 1e9, 0, 0), all);  // zooming out ends at the whole matrix
+  const MatWindow p = pan_window(MatWindow{100, 200, 0, 32}, 50257, 32, -500, 3);
+  EXPECT_EQ(p, (MatWindow{0, 100, 0, 32}));  // clamped at the top; the columns cannot move
 }
