@@ -21,8 +21,14 @@ if ! dpkg-query -W -f='${Status}' libopenblas0-pthread 2>/dev/null | grep -q "ok
   echo "$(basename "$0"): WARNING: libopenblas0-pthread is not installed: PyTorch runs on the reference BLAS" \
     "and its figures mean nothing (apt-get install libopenblas0-pthread)" >&2
 fi
-dir="$(mktemp -d)"
-trap 'rm -rf "$dir"' EXIT
+# GPT2_BENCH_KEEP=DIR keeps the JSON results (and the exported weights) there.
+if [ -n "${GPT2_BENCH_KEEP:-}" ]; then
+  dir="$GPT2_BENCH_KEEP"
+  mkdir -p "$dir"
+else
+  dir="$(mktemp -d)"
+  trap 'rm -rf "$dir"' EXIT
+fi
 echo "running $bin ..." >&2
 OMP_NUM_THREADS=1 "$bin" --threads 1,2 --export "$dir" "$@" >"$dir/cpp.json"
 for n in 1 2; do
@@ -57,7 +63,8 @@ for n in (1, 2):
     print(f"{f'KV prefill, 32-token prompt, {n} thr':34}{u:11.1f} ms{t:11.1f} ms{t / u:28.2f}")
 for n in (1, 2):
     u, t = by[n]["kv_tokens_per_s"], torch[n]["kv_tokens_per_s"]
-    print(f"{f'KV decode, {cpp['gen']} tokens, {n} thr':34}{u:10.1f} t/s{t:10.1f} t/s{u / t:28.2f}")
+    label = f"KV decode, {cpp['gen']} tokens, {n} thr"
+    print(f"{label:34}{u:10.1f} t/s{t:10.1f} t/s{u / t:28.2f}")
 print()
 print(f"Stepformer's generated tokens and p, 1 vs 2 threads: {'bitwise equal' if cpp['same_tokens'] else 'DIFFERENT'}")
 print(f"target: KV decode ≥ 30 tokens/s on 2 threads: {'met' if by[2]['kv_tokens_per_s'] >= 30 else 'NOT met'}")
