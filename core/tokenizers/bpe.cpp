@@ -77,7 +77,9 @@ BpeTrainer::BpeTrainer(const std::string& corpus, int target_vocab) : target_(ta
     ++words_[it->second].count;
     corpus_.push_back(it->second);
   }
-  for (const Word& w : words_) count_pairs(w, +1);
+  std::vector<Pair> touched;
+  for (size_t w = 0; w < words_.size(); ++w) count_pairs(static_cast<int>(w), +1, touched);
+  push_counts(touched);
 }
 
 int BpeTrainer::symbol(const std::string& piece) {
@@ -86,12 +88,29 @@ int BpeTrainer::symbol(const std::string& piece) {
   return it->second;
 }
 
-void BpeTrainer::count_pairs(const Word& w, int sign) {
+void BpeTrainer::count_pairs(int word, int sign, std::vector<Pair>& touched) {
+  const Word& w = words_[word];
   for (size_t i = 0; i + 1 < w.symbols.size(); ++i) {
     const Pair p{w.symbols[i], w.symbols[i + 1]};
     const int c = pair_counts_[p] += sign * w.count;
     if (c == 0) pair_counts_.erase(p);
+    if (sign > 0) pair_words_[p].push_back(word);
+    touched.push_back(p);
   }
+}
+
+// Pushes the current count of each touched pair onto the heap (once per pair).
+void BpeTrainer::push_counts(std::vector<Pair>& touched) {
+  std::sort(touched.begin(), touched.end());
+  touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+  const auto worse = [this](const HeapEntry& a, const HeapEntry& b) { return better(b.first, b.second, a.first, a.second); };
+  for (const Pair& p : touched) {
+    const auto it = pair_counts_.find(p);
+    if (it == pair_counts_.end()) continue;
+    heap_.emplace_back(p, it->second);
+    std::push_heap(heap_.begin(), heap_.end(), worse);
+  }
+  touched.clear();
 }
 
 // More frequent first; equal counts: the lexicographically smaller (left, right) first.
@@ -106,17 +125,26 @@ bool BpeTrainer::done() const { return static_cast<int>(vocab_.size()) >= target
 const BpeMerge& BpeTrainer::step() {
   if (done()) throw Error("BPE training is done: the vocabulary has " + std::to_string(vocab_.size()) + " of " +
                           std::to_string(target_) + " pieces" + (pair_counts_.empty() ? " and no pair is left" : ""));
-  auto best = pair_counts_.begin();
-  for (auto it = pair_counts_.begin(); it != pair_counts_.end(); ++it)
-    if (better(it->first, it->second, best->first, best->second)) best = it;
-  const Pair pair = best->first;
-  const int count = best->second;
+  const auto worse = [this](const HeapEntry& a, const HeapEntry& b) { return better(b.first, b.second, a.first, a.second); };
+  for (;;) {  // drop stale entries: the top is then the best pair with its current count
+    const auto it = pair_counts_.find(heap_.front().first);
+    if (it != pair_counts_.end() && it->second == heap_.front().second) break;
+    std::pop_heap(heap_.begin(), heap_.end(), worse);
+    heap_.pop_back();
+  }
+  const auto [pair, count] = heap_.front();
+  std::vector<Pair> touched;
   const int merged = symbol(vocab_[pair.first] + vocab_[pair.second]);
-  for (Word& w : words_) {
+  std::vector<int> candidates = std::move(pair_words_[pair]);
+  pair_words_.erase(pair);
+  std::sort(candidates.begin(), candidates.end());
+  candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+  for (int index : candidates) {
+    Word& w = words_[index];
     bool has = false;
     for (size_t i = 0; i + 1 < w.symbols.size() && !has; ++i) has = w.symbols[i] == pair.first && w.symbols[i + 1] == pair.second;
     if (!has) continue;
-    count_pairs(w, -1);
+    count_pairs(index, -1, touched);
     std::vector<int> out;
     for (size_t i = 0; i < w.symbols.size(); ++i) {
       if (i + 1 < w.symbols.size() && w.symbols[i] == pair.first && w.symbols[i + 1] == pair.second) {
@@ -127,8 +155,9 @@ const BpeMerge& BpeTrainer::step() {
       }
     }
     w.symbols = std::move(out);
-    count_pairs(w, +1);
+    count_pairs(index, +1, touched);
   }
+  push_counts(touched);
   merges_.push_back({vocab_[pair.first], vocab_[pair.second], vocab_[merged], count, static_cast<int>(merges_.size()) + 1});
   return merges_.back();
 }

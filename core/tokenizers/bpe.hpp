@@ -79,7 +79,8 @@ class BpeTrainer {
     std::vector<int> symbols;  // indices into vocab_
     int count = 0;             // occurrences in the corpus
   };
-  void count_pairs(const Word& w, int sign);
+  void count_pairs(int word, int sign, std::vector<Pair>& touched);
+  void push_counts(std::vector<Pair>& touched);
   bool better(const Pair& a, int count_a, const Pair& b, int count_b) const;
   int symbol(const std::string& piece);
 
@@ -90,6 +91,12 @@ class BpeTrainer {
   std::vector<Word> words_;          // distinct words
   std::vector<int> corpus_;          // the corpus as indices into words_
   std::unordered_map<Pair, int, PairHash> pair_counts_;
+  // Max-heap of (pair, count) by better(); an entry whose count is no longer the pair's is stale
+  // and dropped when it reaches the top (a lazy priority queue: no scan of every pair per merge).
+  using HeapEntry = std::pair<Pair, int>;
+  std::vector<HeapEntry> heap_;
+  // The words each pair was seen in (some may no longer hold it): a merge visits only these.
+  std::unordered_map<Pair, std::vector<int>, PairHash> pair_words_;
 };
 
 // Trains to completion: BpeTrainer(corpus, target_vocab).run(), as a configuration.

@@ -166,24 +166,67 @@ std::string base_name(const std::string& path) {
 }
 }  // namespace
 
-std::unique_ptr<Gpt2Tokenizer> load_gpt2_files(const std::string& vocab_json, const std::string& merges_txt) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(read_text(vocab_json, "GPT-2's vocabulary"));
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(vocab_json + " is not valid JSON: " + e.what());
+// vocab.json read as a stream of SAX events: a flat {"piece": id, …} needs no document tree
+// (GPT-2's 50257 entries parse several times faster this way).
+class VocabJsonReader : public nlohmann::json_sax<nlohmann::json> {
+ public:
+  explicit VocabJsonReader(std::string path) : path_(std::move(path)) {}
+  std::vector<std::pair<std::string, long long>> entries;
+
+  bool key(string_t& k) override {
+    key_ = k;
+    return true;
   }
-  if (!j.is_object() || j.empty())
-    throw Error(vocab_json + " must be a JSON object {\"piece\": id, …} (GPT-2's vocabulary); it is not, or is empty");
-  std::vector<std::string> pieces(j.size());
-  for (const auto& [piece, id] : j.items()) {
-    if (!id.is_number_integer() || id.get<long long>() < 0 || id.get<long long>() >= static_cast<long long>(j.size()))
-      throw Error(vocab_json + ": entry \"" + piece + "\" has id " + id.dump() + "; ids must be integers 0 … " +
-                  std::to_string(j.size() - 1) + " (one per entry)");
-    std::string& slot = pieces[id.get<size_t>()];
-    if (!slot.empty())
-      throw Error(vocab_json + ": entries \"" + slot + "\" and \"" + piece + "\" both have id " + id.dump());
-    slot = piece;
+  bool number_unsigned(number_unsigned_t v) override { return value(static_cast<long long>(v), std::to_string(v)); }
+  bool number_integer(number_integer_t v) override { return value(v, std::to_string(v)); }
+  bool number_float(number_float_t, const string_t& raw) override { return value(-1, raw); }
+  bool null() override { return value(-1, "null"); }
+  bool boolean(bool v) override { return value(-1, v ? "true" : "false"); }
+  bool string(string_t& v) override { return value(-1, "\"" + v + "\""); }
+  bool binary(binary_t&) override { return value(-1, "binary"); }
+  bool start_object(std::size_t) override {
+    if (depth_++ > 0) return value(-1, "an object");
+    return true;
+  }
+  bool end_object() override {
+    --depth_;
+    return true;
+  }
+  bool start_array(std::size_t) override { return depth_ == 0 ? top_level() : value(-1, "an array"); }
+  bool end_array() override { return true; }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
+    throw Error(path_ + " is not valid JSON: " + e.what());
+  }
+
+ private:
+  bool value(long long id, const std::string& text) {
+    if (depth_ == 0) return top_level();
+    if (id < 0) throw Error(path_ + ": entry \"" + key_ + "\" has id " + text + "; ids must be integers 0, 1, …");
+    entries.emplace_back(key_, id);
+    return true;
+  }
+  bool top_level() const {
+    throw Error(path_ + " must be a JSON object {\"piece\": id, …} (GPT-2's vocabulary); it is not");
+  }
+  std::string path_, key_;
+  int depth_ = 0;
+};
+
+std::unique_ptr<Gpt2Tokenizer> load_gpt2_files(const std::string& vocab_json, const std::string& merges_txt) {
+  VocabJsonReader reader(vocab_json);
+  nlohmann::json::sax_parse(read_text(vocab_json, "GPT-2's vocabulary"), &reader);
+  if (reader.entries.empty()) throw Error(vocab_json + " has no entries (GPT-2's vocabulary, {\"piece\": id, …})");
+  const size_t n = reader.entries.size();
+  std::vector<std::string> pieces(n);
+  std::vector<bool> taken(n, false);
+  for (auto& [piece, id] : reader.entries) {
+    if (id >= static_cast<long long>(n))
+      throw Error(vocab_json + ": entry \"" + piece + "\" has id " + std::to_string(id) + "; ids must be integers 0 … " +
+                  std::to_string(n - 1) + " (one per entry)");
+    if (taken[id])
+      throw Error(vocab_json + ": entries \"" + pieces[id] + "\" and \"" + piece + "\" both have id " + std::to_string(id));
+    taken[id] = true;
+    pieces[id] = std::move(piece);
   }
   std::vector<std::pair<std::string, std::string>> merges;
   std::istringstream lines(read_text(merges_txt, "GPT-2's merges"));
