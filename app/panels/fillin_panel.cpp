@@ -86,7 +86,9 @@ void FillInPanel::draw(App& app) {
     ImGui::PopTextWrapPos();
     return;
   }
-  math_text(app.fonts, "Filled: " + tok.decode(r.filled), accent);
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextColored(ImColor(accent), "Filled: %s", tok.decode_text(r.filled).c_str());  // as a reader writes it
+  ImGui::PopTextWrapPos();
   const ImU32 p_col = dark ? IM_COL32(90, 160, 230, 255) : IM_COL32(40, 100, 190, 255);
   ImGui::BeginChild("positions", ImVec2(0, 0));
   for (const FillPosition& pos : r.positions) {
