@@ -23,7 +23,9 @@
 #include "core/io/checkpoint.hpp"
 #include "core/model/error.hpp"
 #include "core/io/fileio.hpp"
+#include "core/tokenizers/bpe.hpp"
 #include "core/tokenizers/utf8.hpp"
+#include "core/tokenizers/word.hpp"
 #include "core/training/pair_tasks.hpp"
 #include "core/training/training.hpp"
 
@@ -240,9 +242,31 @@ class Progress {
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now(), last_{};
 };
 
+// --tokenizer word|bpe: the vocabulary built from the text of --text (paper §4): its words, most
+// frequent first, or BPE's pieces and merges, learned from it; at most --vocab-size entries.
+ModelConfig text_vocabulary(const Args& args, const Dataset& data, ModelConfig c) {
+  const std::string kind = args.get("tokenizer");
+  const int size = static_cast<int>(args.get_int("vocab-size", kind == "word" ? 2000 : 256, 2, 1'000'000));
+  std::string corpus;
+  for (const auto* part : {&data.train, &data.val})
+    for (const std::string& line : *part) corpus += line + "\n";
+  if (kind == "bpe") return train_bpe(corpus, size, c);
+  c.tokenizer = TokenizerKind::Word;
+  c.vocab = build_word_vocab(corpus, size);
+  return c;
+}
+
 int run_train(const Args& args) {
   // Usage mistakes first, before any file is read.
   args.require_one_of({"task", "text", "sequences", "pairs"});
+  if (args.has("tokenizer")) {
+    const std::string kind = args.get("tokenizer");
+    if (kind != "word" && kind != "bpe") throw UsageError("--tokenizer must be word or bpe, not \"" + kind + "\"");
+    if (!args.has("text")) throw UsageError("--tokenizer builds the vocabulary from the text of --text FILE; give --text");
+    if (args.has("model") || args.has("resume"))
+      throw UsageError("--tokenizer builds a new vocabulary: it goes with a new model (--config or none), not --model or --resume");
+  }
+  if (args.has("vocab-size") && !args.has("tokenizer")) throw UsageError("--vocab-size goes with --tokenizer word|bpe");
   if (args.has("config") && args.has("model")) throw UsageError("give only one of --config and --model");
   const bool paper = args.has("sgd");
   check_mode_options(args, paper);
@@ -283,7 +307,10 @@ int run_train(const Args& args) {
   const std::vector<std::vector<int>> masks = args.has("masks") ? read_masks(args.get("masks")) : std::vector<std::vector<int>>{};
   const Dataset data = make_data(args, arch, seed, chosen.l_max);
   if (!resumed && !model) {
-    if (!config.has_vocab) config.config.vocab = data.vocab;
+    if (args.has("tokenizer"))
+      config.config = text_vocabulary(args, data, config.config);
+    else if (!config.has_vocab)
+      config.config.vocab = data.vocab;
     const std::string why = validate(config.config);
     if (!why.empty()) throw Error("config: " + why);
     model = Model::initialised(config.config, seed);
@@ -412,8 +439,16 @@ Command train_command() {
        "/usr/share/dict/words, package wamerican). For the encoder-decoder, pairs (z, x): " +
            pair_tasks + ". 10% or --val-size examples are held out for validation."},
       {"text", "FILE",
-       "GPT, BERT: character-level text from a UTF-8 file: each line is a sequence (long lines cut to ℓ_max − 2 "
-       "characters); the vocabulary is the file's characters. 10% of the lines are held out."},
+       "GPT, BERT: text from a UTF-8 file: each line is a sequence (long lines cut to ℓ_max − 2 characters); the "
+       "vocabulary is the file's characters (or its words or BPE pieces: --tokenizer). 10% of the lines are held "
+       "out."},
+      {"tokenizer", "word|bpe",
+       "With --text and a new model: tokenize the text by words (a vocabulary of the file's most frequent words, "
+       "[UNK] for the rest) or by BPE trained on the file (its characters, then merges of the most frequent "
+       "pairs), instead of characters (paper §4; docs/tokenizers.md). The vocabulary is stored in the checkpoint."},
+      {"vocab-size", "N",
+       "With --tokenizer: the most words (with [UNK]) or BPE pieces (characters and merged pieces) of the "
+       "vocabulary; N_V adds the three special tokens. Default: 2000 words, 256 BPE pieces."},
       {"sequences", "FILE",
        "GPT, BERT: each line of FILE is one training sequence x_n, taken in file order (none held out): the data "
        "of the paper's Algorithms 13 and 12."},
@@ -462,6 +497,7 @@ Command train_command() {
       "  stepformer-cli train --model ED.safetensors --pairs pairs.tsv --sgd --lr 0.01 --epochs 2 --out "
       "OUT.safetensors\n"
       "  stepformer-cli train --text corpus.txt --steps 5000 --out text.safetensors\n"
+      "  stepformer-cli train --text corpus.txt --tokenizer bpe --vocab-size 300 --steps 5000 --out bpe.safetensors\n"
       "  stepformer-cli train --task sort --steps 1500 --out sort.safetensors --resume sort.safetensors\n";
   return {s, run_train};
 }

@@ -232,7 +232,8 @@ Dataset sequences_dataset(const std::string& path, int max_chars) {
 }
 
 std::vector<std::string> missing_characters(const std::vector<std::string>& vocab, const ModelConfig& c) {
-  const std::set<std::string> have(c.vocab.begin(), c.vocab.end());
+  if (c.tokenizer == TokenizerKind::Word || c.file_tokenizer()) return {};  // an unknown word is [UNK]
+  const std::set<std::string> have(c.vocab.begin(), c.vocab.end());  // characters, or BPE's pieces (its base characters among them)
   std::vector<std::string> missing;
   for (const auto& ch : vocab)
     if (!have.count(ch)) missing.push_back(ch);
