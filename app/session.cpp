@@ -7,9 +7,6 @@
 #include <limits>
 #include <thread>
 
-#include "core/io/checkpoint.hpp"
-#include "core/model/error.hpp"
-
 namespace sf {
 
 std::string assets_dir() {
