@@ -9,7 +9,8 @@
 // whitespace and on punctuation (Unicode P* and ASCII's non-alphanumeric symbols). Then each word
 // greedily, longest match first, into pieces ("##" marks a continuation); a word with no match,
 // or longer than 100 characters, is [UNK]. [PAD] [UNK] [CLS] [SEP] [MASK] written in the text are
-// single tokens (never lowercased).
+// single tokens (never lowercased). A TextPiece's text is the piece as normalised (lowercased,
+// accents stripped, without "##"); its byte is where its word starts in the input.
 #pragma once
 #include <memory>
 #include <string>
