@@ -10,7 +10,8 @@
 // greedily, longest match first, into pieces ("##" marks a continuation); a word with no match,
 // or longer than 100 characters, is [UNK]. [PAD] [UNK] [CLS] [SEP] [MASK] written in the text are
 // single tokens (never lowercased). A TextPiece's text is the piece as normalised (lowercased,
-// accents stripped, without "##"); its byte is where its word starts in the input.
+// accents stripped, without "##"); its byte is where its word starts in the input plus its offset
+// in the normalised word (exact unless normalising changed the word's length in bytes).
 #pragma once
 #include <memory>
 #include <string>
