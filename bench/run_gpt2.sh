@@ -38,14 +38,15 @@ for n in 1 2; do
 done
 
 "$py" - "$dir" <<'PY'
-import json, sys
+import json, re, sys
 d = sys.argv[1]
 cpp = json.load(open(f"{d}/cpp.json"))
 torch = {n: json.load(open(f"{d}/torch{n}.json")) for n in (1, 2)}
 by = {r["threads"]: r for r in cpp["by_threads"]}
 print()
 print("GPT-2 124M shape (L=12 H=12 d_e=768 d_mlp=3072 N_V=50257, tied, GELU_tanh), random weights, float32")
-print(f"PyTorch {torch[1]['torch']}; BLAS: {'; '.join(torch[1]['blas_config']) or '?'}")
+cfg = " ".join(torch[1]["blas_config"])
+print(f"PyTorch {torch[1]['torch']}; build: {', '.join(re.findall(r'(?:BLAS|LAPACK)_INFO=[^,]*', cfg)) or '?'}")
 print(f"  loaded: {', '.join(torch[1]['blas_loaded']) or 'no BLAS library found in the process'}")
 print(f"P[:, 32], Stepformer vs PyTorch: max |Δ| = {torch[1]['max_abs_diff_p']:.3g}")
 print()
