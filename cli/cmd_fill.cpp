@@ -95,7 +95,10 @@ Command fill_command() {
       "τ = 0 (the default), else a token drawn from q ∝ p^{1/τ}. Prints the filled text and, for each masked "
       "position, the top K candidates with their probabilities. The paper prints no algorithm for this step.";
   s.options = {
-      {"model", "BERT", "The checkpoint of a fill-in model (\"arch\": \"bert\"), .safetensors.", true},
+      {"model", "BERT",
+       "The checkpoint of a fill-in model (\"arch\": \"bert\"), .safetensors, or a folder holding a Hugging Face BERT "
+       "with its masked-LM head, config.json and vocab.txt (docs/ecosystem.md).",
+       true},
       {"prompt", "TEXT",
        "The text with [MASK] where tokens are missing, e.g. \"h[MASK]llo\". Encoded as the training sequences are, "
        "[bos_token, characters…, eos_token], at most ℓ_max tokens; [BOS] and [EOS] may be written too."},

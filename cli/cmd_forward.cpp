@@ -113,7 +113,11 @@ Command forward_command() {
       "first prints every pseudocode line the pass executed, in order, indented by call depth, with the loop "
       "indices in force and the name and shape of every value bound.";
   s.options = {
-      {"model", "MODEL", "The checkpoint to load (a .safetensors file written by stepformer-cli init or train).", true},
+      {"model", "MODEL",
+       "The model to load: a .safetensors file written by stepformer-cli init or train, or a checkpoint from the "
+       "ecosystem (Hugging Face GPT-2 or BERT, nanoGPT/minGPT) in a folder with its config.json and tokenizer files "
+       "(docs/ecosystem.md).",
+       true},
       {"prompt", "TEXT",
        "The input x as text, encoded as the paper's §4 sequence: [bos_token, characters…] (BERT: "
        "[bos_token, characters…, eos_token], the whole sequence as in training), at most ℓ_max tokens. [MASK], "
@@ -121,8 +125,9 @@ Command forward_command() {
        "model's vocabulary."},
       {"tokens", "IDS",
        "The input x as a comma-separated list of token ids, 1-based as the paper numbers them (1 … N_V; N_V−2 is "
-       "mask_token, N_V−1 bos_token, N_V eos_token), e.g. 63,8,5. Nothing is added. Give --prompt or --tokens, not "
-       "both."},
+       "mask_token, N_V−1 bos_token, N_V eos_token), e.g. 63,8,5. For a model from the ecosystem, paper id = the "
+       "tokenizer files' 0-based id + 1 (GPT-2's <|endoftext|>, 50256 in vocab.json, is 50257). Nothing is added. "
+       "Give --prompt or --tokens, not both."},
       {"context", "TEXT",
        "Encoder-decoder models only, and required there: the context z as text, encoded [bos_token, characters…, "
        "eos_token] as the training pairs' z are; at most ℓ_max tokens."},

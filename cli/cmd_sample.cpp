@@ -128,7 +128,10 @@ Command sample_command() {
       "ids and \"stopped: eos_token\", or why the loop was cut (x̂ reached ℓ_max; the paper's loop has no cap).\n"
       "BERT has no such algorithm: use stepformer-cli fill.";
   s.options = {
-      {"model", "MODEL", "The checkpoint to load (.safetensors).", true},
+      {"model", "MODEL",
+       "The model to load: a .safetensors file, or a folder holding an ecosystem checkpoint with its config.json and "
+       "tokenizer files (docs/ecosystem.md).",
+       true},
       {"prompt", "TEXT",
        "GPT: the prompt as text, encoded as [bos_token, characters…] (§4): at most ℓ_max tokens. [MASK], [BOS] and "
        "[EOS] are the special tokens."},

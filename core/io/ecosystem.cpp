@@ -3,6 +3,7 @@
 #include "core/io/ecosystem.hpp"
 
 #include <algorithm>
+#include <cctype>
 
 #include "core/model/error.hpp"
 

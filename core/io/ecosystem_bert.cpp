@@ -7,6 +7,8 @@
 // Three extras, labelled as variants wherever they show: the embedding LayerNorm (γ_emb, β_emb),
 // the token-type embedding (W_s, segment 0 added to every e_t) and the decoder's bias b_u.
 // nn.Linear stores W as [out, in], the paper's (out, in) matrix itself.
+#include <optional>
+
 #include "core/io/ecosystem.hpp"
 #include "core/model/error.hpp"
 

@@ -6,7 +6,7 @@
 //  - nanoGPT and minGPT state dicts: the same names under "transformer.", nn.Linear's [out, in]
 //    (the paper's W itself), lm_head.weight, biases optional (nanoGPT's bias=False).
 // GPT-2 is the paper's GPT (Algorithm 10, pre-LN) with the tanh GELU (gelu_new) and W_u tied to W_e.
-#include <cmath>
+#include <optional>
 
 #include "core/io/ecosystem.hpp"
 #include "core/model/error.hpp"

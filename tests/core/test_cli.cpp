@@ -260,7 +260,8 @@ TEST_F(CliTest, EveryErrorIsOneLineWithANonZeroStatus) {
   const std::string bytes = slurp(model_path);
   std::ofstream(dir / "truncated.safetensors", std::ios::binary) << bytes.substr(0, bytes.size() - 100);
   expect_error({"forward", "--model", (dir / "truncated.safetensors").string(), "--prompt", "hi"}, 1);
-  expect_error({"forward", "--model", dir.string(), "--prompt", "hi"}, 1);             // a directory
+  fs::create_directories(dir / "no-model");  // a folder opens its model.safetensors (docs/ecosystem.md); this has none
+  expect_error({"forward", "--model", (dir / "no-model").string(), "--prompt", "hi"}, 1);
   expect_error({"forward", "--model", model, "--prompt", "Hi"}, 1);                   // 'H' is not in the vocab
   expect_error({"forward", "--model", model, "--prompt", "hello world!"}, 1);         // bos + 12 > ℓ_max = 12
   expect_error({"forward", "--model", model, "--tokens", "1,2,3,4,5,6,7,8,9,10,11,12,13"}, 1);
