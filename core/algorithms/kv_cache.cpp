@@ -90,7 +90,7 @@ VecF edtransformer_cached(const Tokens& z, const Tokens& x, const ModelConfig& c
                           EdKvCache& cache, bool* rebuilt) {
   using namespace variant_layers;
   const int l = static_cast<int>(x.size());
-  const bool extends = cache.z == z && static_cast<int>(cache.x.size()) == l - 1 &&
+  const bool extends = !cache.K.empty() && cache.z == z && static_cast<int>(cache.x.size()) == l - 1 &&
                        std::equal(cache.x.begin(), cache.x.end(), x.begin());
   if (!extends) {  // rebuild: encode z (lines 1–9) and keep the cross-attention's K, V of Z
     MatF Z;
@@ -148,7 +148,8 @@ VecF dtransformer_cached(const Tokens& x, const ModelConfig& c, const GptW<const
   check_tokens(x, c);
   const int l = static_cast<int>(x.size());
   const int p = c.mask == MaskKind::Prefix ? prefix_position(x, c) : 0;
-  const bool extends = static_cast<int>(cache.x.size()) == l - 1 && cache.p == p &&
+  // A fresh cache (no layers yet) is rebuilt even for a one-token x, whose cached prefix is empty.
+  const bool extends = !cache.K.empty() && static_cast<int>(cache.x.size()) == l - 1 && cache.p == p &&
                        std::equal(cache.x.begin(), cache.x.end(), x.begin());
   if (!extends) {  // rebuild from all of x
     cache.K.assign(c.L, std::vector<MatF>(c.H, MatF(c.d_attn, 0)));
