@@ -206,11 +206,7 @@ ModelConfig train_bpe(const std::string& corpus, int target_vocab, const ModelCo
 
 // ---- the trained tokenizer ----
 
-BpeTokenizer::BpeTokenizer(const ModelConfig& c) : vocab_(c.vocab) {
-  for (size_t i = 0; i < vocab_.size(); ++i)
-    if (!ids_.emplace(vocab_[i], static_cast<int>(i) + 1).second)
-      throw Error("the BPE vocabulary has \"" + readable(vocab_[i]) + "\" twice (entries " +
-                  std::to_string(ids_[vocab_[i]]) + " and " + std::to_string(i + 1) + ")");
+BpeTokenizer::BpeTokenizer(const ModelConfig& c) : VocabTokenizer(c.vocab, "BPE", readable) {
   for (size_t r = 0; r < c.merges.size(); ++r) {
     const std::string& m = c.merges[r];
     const size_t sp = m.rfind(' ');  // only a left piece holds a space (its leading one)
@@ -254,19 +250,19 @@ std::vector<TextPiece> BpeTokenizer::tokenize(const std::string& text) const {
 }
 
 std::string BpeTokenizer::label(int id) const {
-  if (id >= 1 && id <= static_cast<int>(vocab_.size())) return readable(vocab_[id - 1]);
+  if (ordinary(id)) return readable(vocab_[id - 1]);
   return special_label(id);
 }
 
 std::string BpeTokenizer::piece(int id) const {
-  if (id >= 1 && id <= static_cast<int>(vocab_.size())) return vocab_[id - 1];
+  if (ordinary(id)) return vocab_[id - 1];
   return special_label(id);
 }
 
 std::string BpeTokenizer::decode_text(const Tokens& ids) const {
   std::string s;
   for (int id : ids)
-    if (id >= 1 && id <= static_cast<int>(vocab_.size())) s += vocab_[id - 1];
+    if (ordinary(id)) s += vocab_[id - 1];
   return s;
 }
 

@@ -106,16 +106,12 @@ ModelConfig train_bpe(const std::string& corpus, int target_vocab, const ModelCo
 // characters, then repeatedly the adjacent pair of lowest rank merged, until none is a merge.
 // [MASK], [BOS] and [EOS] written in the text are the special tokens; a character outside the
 // base vocabulary has no id (unknown()).
-class BpeTokenizer : public Tokenizer {
+class BpeTokenizer : public VocabTokenizer {
  public:
   // Throws sf::Error for a merge line without a space or naming a piece not in the vocabulary.
   explicit BpeTokenizer(const ModelConfig& c);
   TokenizerKind kind() const override { return TokenizerKind::Bpe; }
   std::string describe() const override;
-  int N_V() const override { return static_cast<int>(vocab_.size()) + 3; }
-  int mask_token() const override { return N_V() - 2; }
-  int bos_token() const override { return N_V() - 1; }
-  int eos_token() const override { return N_V(); }
   std::vector<TextPiece> tokenize(const std::string& text) const override;
   // The piece with its space shown as "␣" (newline "↵", tab "⇥"); <mask>, <bos>, <eos>.
   std::string label(int id) const override;
@@ -125,8 +121,6 @@ class BpeTokenizer : public Tokenizer {
   std::vector<std::string> encode_word(const std::string& word) const;
 
  private:
-  std::vector<std::string> vocab_;
-  std::unordered_map<std::string, int> ids_;
   MergeRanks ranks_;
   mutable std::unordered_map<std::string, std::vector<std::string>> cache_;
 };

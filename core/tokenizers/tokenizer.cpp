@@ -7,9 +7,16 @@
 
 namespace sf {
 
-CharTokenizer::CharTokenizer(const ModelConfig& c) : vocab_(c.vocab) {
-  for (size_t i = 0; i < vocab_.size(); ++i) ids_.emplace(vocab_[i], static_cast<int>(i) + 1);
+VocabTokenizer::VocabTokenizer(std::vector<std::string> vocab, const std::string& what,
+                               std::string (*show)(const std::string&))
+    : vocab_(std::move(vocab)) {
+  for (size_t i = 0; i < vocab_.size(); ++i)
+    if (!ids_.emplace(vocab_[i], static_cast<int>(i) + 1).second)
+      throw Error("the " + what + " vocabulary has \"" + (show ? show(vocab_[i]) : vocab_[i]) + "\" twice (entries " +
+                  std::to_string(ids_[vocab_[i]]) + " and " + std::to_string(i + 1) + ")");
 }
+
+CharTokenizer::CharTokenizer(const ModelConfig& c) : VocabTokenizer(c.vocab, "character") {}
 
 std::string describe_char(const std::string& chr) {
   unsigned char c = chr.empty() ? 0 : static_cast<unsigned char>(chr[0]);
@@ -109,7 +116,7 @@ Tokens Tokenizer::encode_sequence(const std::string& text, bool with_eos) const 
 }
 
 std::string CharTokenizer::label(int id) const {
-  if (id >= 1 && id <= static_cast<int>(vocab_.size())) return vocab_[id - 1];
+  if (ordinary(id)) return vocab_[id - 1];
   return special_label(id);
 }
 
@@ -129,7 +136,7 @@ std::string Tokenizer::decode(const Tokens& ids) const {
 std::string CharTokenizer::decode_text(const Tokens& ids) const {
   std::string s;
   for (int id : ids)
-    if (id >= 1 && id <= static_cast<int>(vocab_.size())) s += vocab_[id - 1];
+    if (ordinary(id)) s += vocab_[id - 1];
   return s;
 }
 

@@ -79,16 +79,32 @@ class Tokenizer {
   std::string special_label(int id) const;
 };
 
-// Character-level (§4, today's default): one Unicode character per token.
-class CharTokenizer : public Tokenizer {
+// The paper's own vocabularies (character, word, BPE trained here): the ordinary tokens
+// 1 … |vocab| as the configuration lists them, then mask_token, bos_token and eos_token (§4).
+class VocabTokenizer : public Tokenizer {
  public:
-  explicit CharTokenizer(const ModelConfig& c);
-  TokenizerKind kind() const override { return TokenizerKind::Char; }
-  std::string describe() const override;
   int N_V() const override { return static_cast<int>(vocab_.size()) + 3; }
   int mask_token() const override { return N_V() - 2; }
   int bos_token() const override { return N_V() - 1; }
   int eos_token() const override { return N_V(); }
+
+ protected:
+  // Indexes `vocab`; throws sf::Error when an entry repeats, e.g. "the word vocabulary has "x"
+  // twice (entries 3 and 9)" (`what` names the vocabulary, `show` writes an entry for people).
+  VocabTokenizer(std::vector<std::string> vocab, const std::string& what,
+                 std::string (*show)(const std::string&) = nullptr);
+  // True when id names an ordinary token (1 … |vocab|).
+  bool ordinary(int id) const { return id >= 1 && id <= static_cast<int>(vocab_.size()); }
+  std::vector<std::string> vocab_;
+  std::unordered_map<std::string, int> ids_;
+};
+
+// Character-level (§4, today's default): one Unicode character per token.
+class CharTokenizer : public VocabTokenizer {
+ public:
+  explicit CharTokenizer(const ModelConfig& c);
+  TokenizerKind kind() const override { return TokenizerKind::Char; }
+  std::string describe() const override;
   std::vector<TextPiece> tokenize(const std::string& text) const override;
   std::string label(int id) const override;
   std::string piece(int id) const override { return label(id); }
@@ -96,10 +112,6 @@ class CharTokenizer : public Tokenizer {
 
  protected:
   std::string unknown_message(const std::vector<UnknownChar>& bad) const override;
-
- private:
-  std::vector<std::string> vocab_;
-  std::unordered_map<std::string, int> ids_;
 };
 
 // Text cut at the special tokens written in it, in order: ordinary text (special = 0) and

@@ -35,14 +35,10 @@ std::vector<std::string> build_word_vocab(const std::string& text, int max_words
   return vocab;
 }
 
-WordTokenizer::WordTokenizer(const ModelConfig& c) : vocab_(c.vocab) {
+WordTokenizer::WordTokenizer(const ModelConfig& c) : VocabTokenizer(c.vocab, "word") {
   if (vocab_.empty() || vocab_[0] != kUnknownWord)
     throw Error(std::string("a word vocabulary must start with \"") + kUnknownWord + "\" (id 1, for unknown words)" +
                 (vocab_.empty() ? "; it is empty" : "; it starts with \"" + vocab_[0] + "\""));
-  for (size_t i = 0; i < vocab_.size(); ++i)
-    if (!ids_.emplace(vocab_[i], static_cast<int>(i) + 1).second)
-      throw Error("the word vocabulary has \"" + vocab_[i] + "\" twice (entries " +
-                  std::to_string(ids_[vocab_[i]]) + " and " + std::to_string(i + 1) + ")");
 }
 
 std::string WordTokenizer::describe() const {
@@ -65,14 +61,14 @@ std::vector<TextPiece> WordTokenizer::tokenize(const std::string& text) const {
 }
 
 std::string WordTokenizer::label(int id) const {
-  if (id >= 1 && id <= static_cast<int>(vocab_.size())) return vocab_[id - 1];
+  if (ordinary(id)) return vocab_[id - 1];
   return special_label(id);
 }
 
 std::string WordTokenizer::decode_text(const Tokens& ids) const {
   std::string s;
   for (int id : ids)
-    if (id >= 1 && id <= static_cast<int>(vocab_.size())) s += (s.empty() ? "" : " ") + vocab_[id - 1];
+    if (ordinary(id)) s += (s.empty() ? "" : " ") + vocab_[id - 1];
   return s;
 }
 

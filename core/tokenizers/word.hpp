@@ -31,24 +31,16 @@ std::vector<WordSpan> split_words(const std::string& text);
 // only) or the corpus has no words.
 std::vector<std::string> build_word_vocab(const std::string& text, int max_words);
 
-class WordTokenizer : public Tokenizer {
+class WordTokenizer : public VocabTokenizer {
  public:
   // Throws sf::Error when the vocabulary does not start with "[UNK]" or repeats a word.
   explicit WordTokenizer(const ModelConfig& c);
   TokenizerKind kind() const override { return TokenizerKind::Word; }
   std::string describe() const override;
-  int N_V() const override { return static_cast<int>(vocab_.size()) + 3; }
-  int mask_token() const override { return N_V() - 2; }
-  int bos_token() const override { return N_V() - 1; }
-  int eos_token() const override { return N_V(); }
   std::vector<TextPiece> tokenize(const std::string& text) const override;
   std::string label(int id) const override;
   std::string piece(int id) const override { return label(id); }
   std::string decode_text(const Tokens& ids) const override;
-
- private:
-  std::vector<std::string> vocab_;
-  std::unordered_map<std::string, int> ids_;
 };
 
 }  // namespace sf

@@ -85,4 +85,14 @@ inline double check_every_tensor(const ParamTable& table, double* theta, const d
   return worst;
 }
 
+// θ in double: every entry N(0, scale²), γ's around 1.
+inline std::vector<double> spread_theta(const ParamTable& table, uint64_t seed, double scale) {
+  Rng rng(seed);
+  std::vector<double> theta(table.total());
+  for (const ParamEntry& e : table.entries())
+    for (size_t k = 0; k < e.size(); ++k)
+      theta[e.offset + k] = (e.role == ParamRole::Gain ? 1.0 : 0.0) + scale * rng.normal();
+  return theta;
+}
+
 }  // namespace sf::test

@@ -8,6 +8,7 @@
 
 #include "core/arch/bert.hpp"
 #include "core/model/rng.hpp"
+#include "grad_check.hpp"
 
 namespace sf::test {
 
@@ -23,15 +24,6 @@ inline ModelConfig bert_test_config(int L, int H, int d_e, int d_attn, int d_mid
   return c;
 }
 
-// θ in double: every entry N(0, scale²), γ's around 1.
-inline std::vector<double> spread_theta(const ParamTable& table, uint64_t seed, double scale) {
-  Rng rng(seed);
-  std::vector<double> theta(table.total());
-  for (const ParamEntry& e : table.entries())
-    for (size_t k = 0; k < e.size(); ++k)
-      theta[e.offset + k] = (e.role == ParamRole::Gain ? 1.0 : 0.0) + scale * rng.normal();
-  return theta;
-}
 
 // The value `name` bound by event e; nullptr when it binds none.
 inline const Value* find_value(const Event& e, const std::string& name) {

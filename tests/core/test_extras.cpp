@@ -70,14 +70,7 @@ ModelConfig moved_ids(const std::string& arch) {
   return c;
 }
 
-std::vector<double> random_theta(const ParamTable& table, uint64_t seed) {
-  Rng rng(seed);
-  std::vector<double> theta(table.total());
-  for (const ParamEntry& e : table.entries())
-    for (size_t k = 0; k < e.size(); ++k)
-      theta[e.offset + k] = (e.role == ParamRole::Gain ? 1.0 : 0.0) + 0.4 * rng.normal();
-  return theta;
-}
+std::vector<double> random_theta(const ParamTable& table, uint64_t seed) { return spread_theta(table, seed, 0.4); }
 
 const Event* find_event(const Trace& trace, EventKind kind, int alg, int line, const std::string& label_part = "") {
   for (const Event& e : trace.events)

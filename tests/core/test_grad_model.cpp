@@ -28,15 +28,7 @@ ModelConfig small_config() {
   return c;
 }
 
-// θ in double, with more spread than the GPT-2 initialisation so that every term matters.
-std::vector<double> random_theta(const ParamTable& table, uint64_t seed) {
-  Rng rng(seed);
-  std::vector<double> theta(table.total());
-  for (const ParamEntry& e : table.entries())
-    for (size_t k = 0; k < e.size(); ++k)
-      theta[e.offset + k] = (e.role == ParamRole::Gain ? 1.0 : 0.0) + 0.4 * rng.normal();
-  return theta;
-}
+std::vector<double> random_theta(const ParamTable& table, uint64_t seed) { return spread_theta(table, seed, 0.4); }
 
 const std::vector<Tokens> kSequences{{7, 1, 3, 2, 5, 8}, {7, 4, 4, 8}, {7, 2, 5, 1, 1, 3, 2, 4, 8}};
 

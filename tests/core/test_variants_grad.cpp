@@ -43,15 +43,7 @@ ModelConfig tiny(const std::string& arch) {
   return c;
 }
 
-// θ in double, with more spread than the GPT-2 initialisation so that every term matters.
-std::vector<double> random_theta(const ParamTable& table, uint64_t seed) {
-  Rng rng(seed);
-  std::vector<double> theta(table.total());
-  for (const ParamEntry& e : table.entries())
-    for (size_t k = 0; k < e.size(); ++k)
-      theta[e.offset + k] = (e.role == ParamRole::Gain ? 1.0 : 0.0) + 0.4 * rng.normal();
-  return theta;
-}
+std::vector<double> random_theta(const ParamTable& table, uint64_t seed) { return spread_theta(table, seed, 0.4); }
 
 // Sequences of different lengths (padding), GPT's with a prefix separator in two of them (p = 3, 2).
 std::vector<std::string> lines_for(const std::string& arch) {
