@@ -10,57 +10,26 @@
 #include "app/examples.hpp"
 #include "backends/imgui_impl_glfw.h"
 #include "app/gpu_attention_backend.hpp"
-#include "app/panels/about_panel.hpp"
-#include "app/panels/attention_panel.hpp"
-#include "app/panels/callstack_panel.hpp"
-#include "app/panels/errata_panel.hpp"
-#include "app/panels/file_browser.hpp"
-#include "app/panels/fillin_panel.hpp"
-#include "app/panels/gpu_panel.hpp"
-#include "app/panels/layernorm_panel.hpp"
-#include "app/panels/model_builder.hpp"
-#include "app/panels/notation_panel.hpp"
-#include "app/panels/panel.hpp"
-#include "app/panels/pseudocode_panel.hpp"
-#include "app/panels/sampling_panel.hpp"
-#include "app/panels/tensor_panel.hpp"
-#include "app/panels/tokenizer_panel.hpp"
-#include "app/panels/toolbar_panel.hpp"
-#include "app/panels/training_panel.hpp"
-#include "app/panels/translation_panel.hpp"
-#include "app/panels/variables_panel.hpp"
+#include "app/panels/all_panels.hpp"
+#include "app/classroom/lesson_feature.hpp"
+#include "app/classroom/presentation_feature.hpp"
+#include "app/classroom/session_feature.hpp"
+#include "app/experiments/experiment_feature.hpp"
+#include "app/export/export_feature.hpp"
+#include "app/feature.hpp"
+#include "app/study/study_feature.hpp"
+#include "app/widgets/colormap.hpp"
 #include "imgui.h"
 #include "imgui_internal.h"
 
 namespace sf {
 
-// Every panel, one struct each (one file each under app/panels/).
-struct App::Panels {
-  ToolbarPanel toolbar;
-  PseudocodePanel pseudocode;
-  CallStackPanel callstack;
-  VariablesPanel variables;
-  TensorPanel tensor;
-  AttentionPanel attention;
-  LayerNormPanel layernorm;
-  SamplingPanel sampling;
-  FillInPanel fillin;
-  TranslationPanel translation;
-  TrainingPanel training;
-  GpuPanel gpu;
-  FileBrowser files;
-  AboutPanel about;
-  ModelBuilder builder;
-  ErrataPanel errata;
-  NotationPanel notation;
-  TokenizerPanel tokenizer;
-};
 
 const std::vector<std::string>& PanelVisibility::names() {
   static const std::vector<std::string> n{"pseudocode", "callstack", "variables", "tensor", "attention", "layernorm",
                                           "sampling",   "fillin",    "translation", "training", "gpu",
                                           "about",      "files",     "builder",     "errata",      "notation",
-                                          "tokenizer"};
+                                          "tokenizer", "experiments", "study",   "lesson"};
   return n;
 }
 
@@ -82,10 +51,20 @@ bool* PanelVisibility::by_name(const std::string& name) {
   if (name == "errata") return &errata;
   if (name == "notation") return &notation;
   if (name == "tokenizer") return &tokenizer;
+  if (name == "experiments") return &experiments;
+  if (name == "study") return &study;
+  if (name == "lesson") return &lesson;
   return nullptr;
 }
 
-App::App() : panels(std::make_unique<Panels>()), gpu_(std::make_unique<GpuAttentionBackend>()) {}
+App::App() : panels(std::make_unique<Panels>()), gpu_(std::make_unique<GpuAttentionBackend>()) {
+  features.push_back(make_session_feature());
+  features.push_back(make_lesson_feature());
+  features.push_back(make_presentation_feature());
+  features.push_back(make_experiment_feature());
+  features.push_back(make_study_feature());
+  features.push_back(make_export_feature());
+}
 
 void App::set_attention_gpu(bool on) {
   if (!on) {
@@ -159,105 +138,6 @@ void App::open_model(const std::string& path) {
   session.restart();
 }
 
-// The fixed, projector-friendly layout (ImGui 1.86 has no docking): toolbar on top,
-// pseudocode and call stack on the left, variables in the middle, the inspector on the right.
-void App::layout_windows() {
-  const ImGuiViewport* vp = ImGui::GetMainViewport();
-  const ImVec2 o = vp->WorkPos, sz = vp->WorkSize;
-  const float fs = ImGui::GetFontSize();
-  const float status_h = fs * 1.9f;
-  const int errors = !session.prompt_error().empty() + !session.context_error().empty();
-  const float top_h = fs * (4.6f + 1.4f * static_cast<float>(errors));
-  const float body_h = sz.y - top_h - status_h;
-  const float left_w = sz.x * 0.38f, mid_w = sz.x * 0.24f, right_w = sz.x - left_w - mid_w;
-  // Places a tiled window. A window still on the tile it was given last frame follows its
-  // tile (the viewport, the font size or the toolbar's height may have changed) and draws no
-  // background: the clear colour is its background, and on Mesa's software renderer every
-  // full-screen layer costs ~13 ms a frame. A window the user moved or resized stays where the
-  // user put it, with its own background, until View › Reset layout.
-  auto place = [&](const char* name, float x, float y, float w, float h) -> ImGuiWindowFlags {
-    const ImVec4 tile(o.x + x, o.y + y, w, h);
-    const ImGuiWindow* win = ImGui::FindWindowByName(name);
-    auto it = ui.tiles.find(name);
-    const bool on_tile = ui.reset_layout || !win || it == ui.tiles.end() ||
-                         (std::abs(win->Pos.x - it->second.x) < 1 && std::abs(win->Pos.y - it->second.y) < 1 &&
-                          std::abs(win->Size.x - it->second.z) < 1 && std::abs(win->Size.y - it->second.w) < 1);
-    if (!on_tile) return ImGuiWindowFlags_None;
-    ImGui::SetNextWindowPos(ImVec2(tile.x, tile.y), ImGuiCond_Always);
-    ImGui::SetNextWindowSize(ImVec2(tile.z, tile.w), ImGuiCond_Always);
-    ui.tiles[name] = tile;
-    return ImGuiWindowFlags_NoBackground;
-  };
-  // The toolbar always spans the top.
-  ImGui::SetNextWindowPos(o, ImGuiCond_Always);
-  ImGui::SetNextWindowSize(ImVec2(sz.x, top_h), ImGuiCond_Always);
-  ImGui::Begin("Toolbar", nullptr,
-               ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoMove |
-                   ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoSavedSettings |
-                   ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_NoBackground);
-  panels->toolbar.draw(*this);
-  ImGui::End();
-
-  if (ui.show.pseudocode) {
-    const ImGuiWindowFlags f = place("Pseudocode", 0, top_h, left_w, body_h * 0.68f);
-    if (ImGui::Begin("Pseudocode", &ui.show.pseudocode, f)) panels->pseudocode.draw(*this);
-    ImGui::End();
-  }
-  if (ui.show.callstack) {
-    const ImGuiWindowFlags f = place("Call stack", 0, top_h + body_h * 0.68f, left_w, body_h * 0.32f);
-    if (ImGui::Begin("Call stack", &ui.show.callstack, f)) panels->callstack.draw(*this);
-    ImGui::End();
-  }
-  // Variables panel (middle column). [panel registration: variables]
-  if (ui.show.variables) {
-    const ImGuiWindowFlags f = place("Variables", left_w, top_h, mid_w, body_h);
-    if (ImGui::Begin("Variables", &ui.show.variables, f)) panels->variables.draw(*this);
-    ImGui::End();
-  }
-  // Inspector (right column): one window, a tab per view, so that a projector shows one
-  // large view at a time. [panel registration: inspector tabs]
-  const ImGuiWindowFlags inspector_flags = place("Inspector", left_w + mid_w, top_h, right_w, body_h);
-  if (ImGui::Begin("Inspector", nullptr, inspector_flags)) {
-    if (ImGui::BeginTabBar("views")) {
-      auto tab = [&](const char* label, bool& open, auto&& body) {
-        if (ImGui::BeginTabItem(label, nullptr, open ? ImGuiTabItemFlags_SetSelected : 0)) {
-          ui.tab_drawn[label] = ui.frame_index;
-          body();
-          ImGui::EndTabItem();
-        }
-        open = false;  // "open:NAME" selects the tab once; the user's clicks decide after that
-      };
-      tab("Tensor", ui.show.tensor, [&] { panels->tensor.draw(*this); });
-      tab("Attention", ui.show.attention, [&] { panels->attention.draw(*this); });
-      tab("LayerNorm", ui.show.layernorm, [&] { panels->layernorm.draw(*this); });
-      // The output tab the model's architecture has (never its name: its OutputKind).
-      switch (session.arch().output()) {
-        case OutputKind::Continuation:
-          tab("Sampling", ui.show.sampling, [&] { panels->sampling.draw(*this); });
-          break;
-        case OutputKind::FillIn:
-          tab("Fill-in", ui.show.fillin, [&] { panels->fillin.draw(*this); });
-          break;
-        case OutputKind::Translation:
-          tab("Translation", ui.show.translation, [&] { panels->translation.draw(*this); });
-          break;
-      }
-      tab("Tokenizer", ui.show.tokenizer, [&] { panels->tokenizer.draw(*this); });
-      tab("Notations", ui.show.notation, [&] { panels->notation.draw(*this); });
-      tab("Training", ui.show.training, [&] { panels->training.draw(*this); });
-      tab("GPU", ui.show.gpu, [&] { panels->gpu.draw(*this); });
-      ImGui::EndTabBar();
-    }
-  }
-  ImGui::End();
-  // Floating windows, on top of the layout.
-  if (ui.show.files) panels->files.draw(*this);
-  if (ui.show.about) panels->about.draw(*this);
-  if (ui.show.builder) panels->builder.draw(*this);
-  if (ui.show.errata) panels->errata.draw(*this);
-  ui.reset_layout = false;
-}
-
 void App::draw_menu_bar() {
   if (!ImGui::BeginMainMenuBar()) return;
   if (ImGui::BeginMenu("File")) {
@@ -280,6 +160,7 @@ void App::draw_menu_bar() {
         if (ImGui::MenuItem(r.c_str())) open_model(r);
       ImGui::EndMenu();
     }
+    for (auto& f : features) f->file_menu(*this);
     ImGui::Separator();
     if (ImGui::MenuItem("Quit", "Ctrl+Q")) ui.want_quit = true;
     ImGui::EndMenu();
@@ -309,11 +190,12 @@ void App::draw_menu_bar() {
         if (ImGui::MenuItem("Translate until eos_token (Algorithm 15)")) s.trace_translate(false);
         break;
     }
+    for (auto& f : features) f->run_menu(*this);
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("View")) {
     for (const auto& n : PanelVisibility::names()) {
-      if (n == "about" || n == "files" || n == "builder" || n == "errata") continue;  // File and Help menus
+      if (n == "about" || n == "files" || n == "builder" || n == "errata" || n == "lesson") continue;  // other menus
       bool* v = ui.show.by_name(n);
       std::string label = n;
       label[0] = static_cast<char>(std::toupper(label[0]));
@@ -340,10 +222,12 @@ void App::draw_menu_bar() {
       settings.dark = false;
       ui.font_dirty = true;
     }
+    for (auto& f : features) f->view_menu(*this);
     ImGui::Separator();
     if (ImGui::MenuItem("Reset layout")) ui.reset_layout = true;
     ImGui::EndMenu();
   }
+  for (auto& f : features) f->top_menu(*this);
   if (ImGui::BeginMenu("Help")) {
     if (ImGui::MenuItem("Errata of the seeds…")) ui.show.errata = true;
     if (ImGui::MenuItem("About Stepformer", "F1")) ui.show.about = true;
@@ -414,15 +298,34 @@ void App::handle_shortcuts() {
       if (s.arch().output() == OutputKind::Translation) s.trace_translate(true);
     }
   }
+  for (auto& f : features) f->shortcuts(*this);
   if (s.cursor() != before) ui.viewed_event = SIZE_MAX;
 }
 
 void App::draw() {
   if (session.poll()) ui.viewed_event = SIZE_MAX;  // a trace made off the UI thread is ready
+  set_heatmap_palette(settings.colorblind || ui.presentation ? Palette::ColorBlind : Palette::Standard);
   handle_shortcuts();
   draw_menu_bar();
   layout_windows();
   draw_status_bar();
+  for (auto& f : features) f->overlay(*this);
+  draw_heatmap_menu();
+}
+
+// A heatmap was right-clicked (heatmap_menu_request): each feature adds its items.
+void App::draw_heatmap_menu() {
+  static HeatmapMenuRequest shown;
+  if (auto& req = heatmap_menu_request()) {
+    shown = std::move(*req);
+    req.reset();
+    ImGui::OpenPopup("##heatmap-menu");
+  }
+  if (!ImGui::BeginPopup("##heatmap-menu")) return;
+  ImGui::TextDisabled("%s", shown.opt.caption.empty() ? shown.value.name.c_str() : shown.opt.caption.c_str());
+  ImGui::Separator();
+  for (auto& f : features) f->heatmap_menu(*this, shown);
+  ImGui::EndPopup();
 }
 
 bool App::apply_action(const std::string& action, std::string& error) {
@@ -604,6 +507,14 @@ bool App::apply_action(const std::string& action, std::string& error) {
     if (!ints(v) || v.size() != 2) return error = "mouse needs X:Y (window pixels)", false;
     glfwSetCursorPos(window, v[0], v[1]);
   } else {
+    for (auto& f : features) switch (f->action(*this, verb, arg, error)) {
+        case ActionResult::Done:
+          return true;
+        case ActionResult::Failed:
+          return false;
+        case ActionResult::NotMine:
+          break;
+      }
     return error = "unknown action (see --help)", false;
   }
   return true;

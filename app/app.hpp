@@ -7,11 +7,13 @@
 #include <vector>
 
 #include "app/session.hpp"
+#include "app/widgets/heatmap_region.hpp"
 
 struct GLFWwindow;
 struct ImFont;
 namespace sf {
 class GpuAttentionBackend;
+class Feature;
 }
 #include "imgui.h"
 
@@ -21,7 +23,10 @@ namespace sf {
 struct Settings {
   float font_px = 17.0f;  // projector-friendly; Ctrl+= / Ctrl+- change it
   bool dark = true;
-  std::vector<std::string> recent_files;
+  bool high_contrast = false;  // the high-contrast theme (presentation mode turns it on)
+  bool colorblind = false;     // the colour-blind-safe palette on every heatmap
+  std::vector<std::string> recent_files;     // models (File › Open recent)
+  std::vector<std::string> recent_sessions;  // sessions and lessons (File › Open recent)
 };
 
 struct Fonts {
@@ -35,7 +40,8 @@ struct Fonts {
 struct PanelVisibility {
   bool pseudocode = true, callstack = true, variables = true, tensor = true, attention = false, layernorm = false,
        sampling = false, fillin = false, translation = false, training = false, about = false, files = false, gpu = false,
-       builder = false, errata = false, notation = false, tokenizer = false;
+       builder = false, errata = false, notation = false, tokenizer = false, experiments = false, study = false,
+       lesson = false;
   bool* by_name(const std::string& name);
   static const std::vector<std::string>& names();
 };
@@ -55,6 +61,11 @@ struct UiState {
   size_t frame_index = 0;
   float highlight_rect[4] = {0, 0, 0, 0};
   std::map<std::string, size_t> tab_drawn;  // the frame each Inspector tab's body was last drawn (--dump-state)
+  bool presentation = false;    // View › Presentation: projector fonts, high contrast, only the stop's panels
+  // The cells of values in scope at event sources_event that the hovered cell was computed from
+  // (dependency tracing: value name → blocks); heatmaps of those values frame them.
+  size_t sources_event = SIZE_MAX;
+  std::map<std::string, std::vector<CellRegion>> sources;
   std::map<std::string, ImVec4> tiles;  // each tiled window's rectangle last frame (x, y, w, h)  // the current pseudocode line on screen (x, y, w, h)
 };
 
@@ -94,6 +105,15 @@ class App {
 
   struct Panels;
   std::unique_ptr<Panels> panels;
+  // The classroom features (sessions, lessons, presentation, experiments, study, export), each
+  // adding menu items, keys, actions and windows (app/feature.hpp).
+  std::vector<std::unique_ptr<Feature>> features;
+  template <class T>
+  T* feature() const {
+    for (const auto& f : features)
+      if (auto* p = dynamic_cast<T*>(f.get())) return p;
+    return nullptr;
+  }
 
  private:
   std::unique_ptr<GpuAttentionBackend> gpu_;
@@ -101,6 +121,7 @@ class App {
   void draw_menu_bar();
   void draw_status_bar();
   void layout_windows();
+  void draw_heatmap_menu();
 };
 
 }  // namespace sf

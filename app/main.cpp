@@ -9,6 +9,7 @@
 #include <cstdlib>
 
 #include "app/app.hpp"
+#include "app/feature.hpp"
 #include "app/frame_bench.hpp"
 #include "app/gui_support.hpp"
 #include "app/options.hpp"
@@ -145,6 +146,7 @@ int main(int argc, char** argv) {
     glClearColor(bg.x, bg.y, bg.z, 1.0f);
     glClear(GL_COLOR_BUFFER_BIT);
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+    for (auto& feature : app.features) feature->after_render(app, w, h);
     const bool last = frames > 0 && f == frames - 1;
     if (last && !opt.screenshot.empty() && !sf::save_screenshot(opt.screenshot, w, h, error)) {
       std::fprintf(stderr, "stepformer: error: %s\n", error.c_str());

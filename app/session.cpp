@@ -444,6 +444,13 @@ void Session::clear_generation() {
 
 void Session::jump(size_t k) {
   if (trace_.size() == 0) return;
+  const size_t to = std::min(k, trace_.size() - 1);
+  if (to > cursor_ && jump_gate && !jump_gate(cursor_, to)) return;
+  cursor_ = to;
+}
+
+void Session::jump_ungated(size_t k) {
+  if (trace_.size() == 0) return;
   cursor_ = std::min(k, trace_.size() - 1);
 }
 

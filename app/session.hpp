@@ -187,7 +187,12 @@ class Session {
   const Trace& trace() const { return trace_; }
   size_t cursor() const { return cursor_; }
   const Event& current() const { return trace_.events[cursor_]; }
+  // Moves the cursor to event k (clamped). A forward move asks jump_gate first: when it returns
+  // false the cursor stays (predict-then-reveal holds the next step until the learner guesses,
+  // then calls jump_ungated).
   void jump(size_t k);
+  void jump_ungated(size_t k);
+  std::function<bool(size_t from, size_t to)> jump_gate;
   void step_into() { jump(trace_.step_into(cursor_)); }
   void step_over() { jump(trace_.step_over(cursor_)); }
   void step_out() { jump(trace_.step_out(cursor_)); }

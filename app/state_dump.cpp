@@ -2,6 +2,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/app.hpp"
+#include "app/feature.hpp"
 #include "app/panels/panel.hpp"
 #include "app/panels/tensor_panel.hpp"
 #include "app/panels/tokenizer_panel.hpp"
@@ -97,6 +98,7 @@ bool App::write_state(const std::string& path, std::string& error) const {
     windows[w->Name] = {w->Pos.x, w->Pos.y, w->Size.x, w->Size.y};
   }
   j["windows"] = windows;
+  for (const auto& f : features) f->dump(*this, j);
   try {
     write_file_atomic(path, j.dump(2));
   } catch (const std::exception& ex) {

@@ -11,6 +11,7 @@
 
 #include "app/app.hpp"
 #include "app/mathtext.hpp"
+#include "app/widgets/colormap.hpp"
 #include "app/panels/panel.hpp"
 #include "imgui_internal.h"  // SetItemUsingMouseWheel
 
@@ -18,31 +19,13 @@ namespace sf {
 
 namespace {
 
-struct Rgb {
-  float r, g, b;
-};
-
-// Moreland's cool-warm (matplotlib's "coolwarm"), evenly spaced over [lo, hi] = [−a, a].
-constexpr Rgb kCoolWarm[] = {{59, 76, 192},   {98, 130, 234},  {141, 176, 254}, {184, 208, 249}, {221, 221, 221},
-                             {245, 196, 173}, {244, 154, 123}, {222, 96, 77},   {180, 4, 38}};
-// viridis, evenly spaced over [lo, hi].
-constexpr Rgb kViridis[] = {{68, 1, 84},    {71, 44, 122}, {59, 81, 139},  {44, 113, 142}, {33, 144, 141},
-                            {39, 173, 129}, {92, 200, 99}, {170, 220, 50}, {253, 231, 37}};
-constexpr ImU32 kInfColor = IM_COL32(52, 52, 58, 255);
-constexpr ImU32 kHatchColor = IM_COL32(150, 150, 162, 255);
-constexpr ImU32 kNanColor = IM_COL32(255, 0, 255, 255);
+ImU32 to_imu32(Rgb8 c) { return IM_COL32(c.r, c.g, c.b, 255); }
+const ImU32 kInfColor = to_imu32(infinity_color());
+const ImU32 kHatchColor = to_imu32(hatch_color());
+const ImU32 kNanColor = to_imu32(nan_color());
 
 // Matrices up to this size in both dimensions may be drawn cell by cell.
 constexpr int kMaxCellByCell = 128;
-
-template <size_t N>
-ImU32 lerp_stops(const Rgb (&s)[N], float t) {
-  t = std::clamp(t, 0.0f, 1.0f) * static_cast<float>(N - 1);
-  const size_t i = std::min(static_cast<size_t>(t), N - 2);
-  const float f = t - static_cast<float>(i);
-  auto mix = [f](float a, float b) { return static_cast<int>(a + (b - a) * f + 0.5f); };
-  return IM_COL32(mix(s[i].r, s[i + 1].r), mix(s[i].g, s[i + 1].g), mix(s[i].b, s[i + 1].b), 255);
-}
 
 }  // namespace
 
@@ -74,7 +57,7 @@ struct Scale {
   float lo = 0, hi = 1;
   int neg_inf = 0, pos_inf = 0, nan = 0;
 
-  ImU32 color_at(float t) const { return diverging ? lerp_stops(kCoolWarm, t) : lerp_stops(kViridis, t); }
+  ImU32 color_at(float t) const { return to_imu32(colormap(t, diverging, heatmap_palette())); }
   ImU32 color(float x) const {
     if (std::isnan(x)) return kNanColor;
     if (std::isinf(x)) return kInfColor;
@@ -114,6 +97,7 @@ struct CachedTexture {
   ColorScale requested = ColorScale::Auto;
   float req_lo = NAN, req_hi = NAN;
   bool thumbnail = false;
+  Palette palette = Palette::Standard;
   // What the texture holds now.
   uint64_t hash = 0;
   MatWindow window;
@@ -157,7 +141,7 @@ const CachedTexture& texture_for(const MatView& m, const HeatmapOptions& o, cons
   auto it = std::find_if(cache.begin(), cache.end(), [&](const CachedTexture& c) {
     return c.data == m.data() && c.rows == m.rows() && c.cols == m.cols() && c.outer == m.outerStride() &&
            c.inner == m.innerStride() && c.requested == o.scale && same_request(c.req_lo, o.lo) &&
-           same_request(c.req_hi, o.hi) && c.thumbnail == o.thumbnail;
+           same_request(c.req_hi, o.hi) && c.thumbnail == o.thumbnail && c.palette == heatmap_palette();
   });
   if (it == cache.end()) {
     cache.push_back({});
@@ -171,6 +155,7 @@ const CachedTexture& texture_for(const MatView& m, const HeatmapOptions& o, cons
     it->req_lo = o.lo;
     it->req_hi = o.hi;
     it->thumbnail = o.thumbnail;
+    it->palette = heatmap_palette();
     it->hash = ~content_hash(m);  // not yet uploaded
     glGenTextures(1, &it->tex);
   }
@@ -490,6 +475,35 @@ HeatmapHover heatmap(const char* id, const MatView& m, const Fonts& f, const Hea
   };
   outline(o.mark_row, o.mark_col);
   if (out.hovered) outline(out.row, out.col);
+  // Regions another view points at (the cells a hovered value was computed from, changed cells):
+  // a bright frame around each block, clipped to the part shown.
+  for (const CellRegion& g : o.regions) {
+    const int r0 = std::max(g.row0, win.r0) - win.r0, r1 = std::min(g.row0 + g.rows, win.r1) - win.r0;
+    const int c0 = std::max(g.col0, win.c0) - win.c0, c1 = std::min(g.col0 + g.cols, win.c1) - win.c0;
+    if (r0 >= r1 || c0 >= c1) continue;
+    const ImVec2 a(gx + static_cast<float>(c0) * cell_w - 1, gy + static_cast<float>(r0) * cell_h - 1);
+    const ImVec2 b(gx + static_cast<float>(c1) * cell_w + 1, gy + static_cast<float>(r1) * cell_h + 1);
+    dl->AddRect(a, b, IM_COL32(0, 0, 0, 255), 0.0f, 0, 4.0f);
+    dl->AddRect(a, b, o.region_color ? o.region_color : IM_COL32(255, 200, 0, 255), 0.0f, 0, 2.0f);
+  }
+  // A right-click asks for the heatmap's menu (export, experiments), which App::draw opens.
+  if (item_hovered && ImGui::IsMouseClicked(ImGuiMouseButton_Right)) {
+    HeatmapMenuRequest req;
+    if (o.value) {
+      req.value = *o.value;
+    } else {
+      req.value.name = o.value_name;
+      req.value.m = TraceMat(MatF(m));
+    }
+    req.opt = o;
+    req.opt.on_click = nullptr;
+    req.opt.zoom = nullptr;
+    req.opt.value = nullptr;
+    req.row = out.row;
+    req.col = out.col;
+    req.window = win;
+    heatmap_menu_request() = std::move(req);
+  }
 
   if (full) {
     // Axis titles: rows run down, columns across.
@@ -617,12 +631,23 @@ const std::vector<std::string>& vocab_labels(const Tokenizer& tok, int n) {
 
 }  // namespace
 
+std::optional<HeatmapMenuRequest>& heatmap_menu_request() {
+  static std::optional<HeatmapMenuRequest> r;
+  return r;
+}
+
 HeatmapOptions heatmap_options(const App& app, size_t k, const Value& v) {
   const Session& s = app.session;
   const Trace& t = s.trace();
   HeatmapOptions o;
   o.value_name = v.name;
+  o.value = &v;
+  o.event = k;
   if (k >= t.size()) return o;
+  o.caption = value_caption(app, k, v);
+  // The cells of this value that the view the pointer is on was computed from (dependencies).
+  if (app.ui.sources_event == k)
+    if (auto it = app.ui.sources.find(v.name); it != app.ui.sources.end()) o.regions = it->second;
   const int alg = t.events[k].alg;
   const bool attention = alg == 3 || alg == 4 || alg == 5;
   // The tokens behind a token axis of length n: the sequence the trace names at k, else
@@ -672,6 +697,21 @@ HeatmapOptions heatmap_options(const App& app, size_t k, const Value& v) {
     o.cell_values = true;
   }
   return o;
+}
+
+std::string value_caption(const App& app, size_t k, const Value& v) {
+  const Session& s = app.session;
+  if (k >= s.trace().size()) return v.name;
+  const Event& e = s.trace().events[k];
+  std::string c = v.name;
+  if (e.idx.l) c += ", layer " + std::to_string(e.idx.l);
+  if (e.idx.h) c += ", head " + std::to_string(e.idx.h);
+  if (e.idx.t) c += ", t = " + std::to_string(e.idx.t);
+  if (e.idx.i) c += ", step " + std::to_string(e.idx.i);
+  c += ", Algorithm " + std::to_string(e.alg) + (e.line ? " line " + std::to_string(e.line) : " (inputs)");
+  if (s.arch().has_context() && !s.context().empty()) c += ", context '" + s.context() + "'";
+  c += ", prompt '" + s.prompt() + "'";
+  return c;
 }
 
 }  // namespace sf

@@ -18,10 +18,12 @@
 #include <cmath>
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "app/widgets/downsample.hpp"
+#include "app/widgets/heatmap_region.hpp"
 #include "core/trace/trace.hpp"
 #include "imgui.h"
 
@@ -43,6 +45,7 @@ struct Fonts;
 class App;
 
 enum class ColorScale { Auto, Diverging, Sequential };
+
 
 struct HeatmapAxis {
   std::string title;                // paper notation, e.g. "t_z (keys)"; empty: no title
@@ -68,6 +71,17 @@ struct HeatmapOptions {
   // The part of the matrix shown, kept by the caller between frames; the wheel, dragging and
   // a double-click change it. nullptr: the whole matrix, no zoom.
   MatWindow* zoom = nullptr;
+  // Blocks of cells framed in a bright colour (region_color; 0: amber): the cells a hovered
+  // value was computed from, or the cells an experiment changed.
+  std::vector<CellRegion> regions;
+  ImU32 region_color = 0;
+  // Where the matrix comes from, for the right-click menu (export, experiments): the traced value
+  // and the event it is shown at (heatmap_options sets them; SIZE_MAX / nullptr: not a traced
+  // value), and a caption in the paper's notation for figures, e.g. "softmax(S/√d_attn), layer 2,
+  // head 3, prompt 'hello='".
+  const Value* value = nullptr;
+  size_t event = SIZE_MAX;
+  std::string caption;
 };
 
 // The hovered cell (0-based), if any.
@@ -77,6 +91,17 @@ struct HeatmapHover {
   std::string caption;  // what was written under the cells (the reduction, the zoom), "" if nothing
   ImVec4 cells;         // the cells' rectangle on screen (x, y, w, h)
 };
+
+// A right-click on a heatmap: the matrix (a shared copy of the traced value, or a copy of the
+// matrix), its options (without callbacks) and the cell under the pointer (−1: none). App::draw
+// opens the heatmap menu from it (app/heatmap_menu.cpp) and clears it.
+struct HeatmapMenuRequest {
+  Value value;
+  HeatmapOptions opt;
+  int row = -1, col = -1;
+  MatWindow window;  // the part that was shown
+};
+std::optional<HeatmapMenuRequest>& heatmap_menu_request();
 
 // The shortest decimal that reads back as exactly x ("0.8", "-1.2345678"); "−∞", "+∞", "NaN".
 std::string exact_number(float x);
@@ -89,5 +114,9 @@ std::string fit_text(const ImFont* font, const std::string& s, float max_w);
 // Options for a traced value shown at event k: axis titles and labels from its Axis kinds
 // (token characters from the sequence at k, vocabulary labels for ids 1…N_V), masks as 0/1.
 HeatmapOptions heatmap_options(const App& app, size_t k, const Value& v);
+// A figure caption for value v at event k, in the paper's notation: the value, the layer and head
+// in force, the algorithm and line, and the prompt ("softmax(S/√d_attn), layer 2, head 3,
+// Algorithm 4 line 6, prompt 'hello='").
+std::string value_caption(const App& app, size_t k, const Value& v);
 
 }  // namespace sf
