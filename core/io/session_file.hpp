@@ -31,7 +31,7 @@ struct CursorRef {
   int line = 0;             // its line (0: the algorithm's Enter event)
   EventKind kind = EventKind::Line;
   int depth = -1;               // −1: any
-  Indices idx;                  // l, h, t, i, n in force (0: not in force)
+  Indices idx;                  // l, h, t, i, n in force (0: not in force; −1: any, a JSON key left out)
   int caller = -1;              // Trace::caller_key: alg*1000+line of the calling line, 0 at top level; −1: any
   std::optional<std::string> label;  // a SubStep's label; absent: any
 };
@@ -47,6 +47,9 @@ struct SessionRun {
   std::string kind = "forward";  // forward | generate | translate | fill | training
   int generate = 0;              // generate: tokens the traced run of Algorithm 14 generates
   int translate = 0;             // translate: steps of x̂ shown (0: until eos_token)
+  // τ for this run (generate, translate, fill), replacing the session's setting; absent: as it is.
+  // A lesson's stops use it to show one prompt at two temperatures (JSON key "tau", ≥ 0).
+  std::optional<double> tau;
 };
 
 struct SessionSampling {  // Algorithm 14 (the app's SamplingSettings)
@@ -135,9 +138,13 @@ void save_session(const std::string& path, const SessionFile& s);
 SessionFile load_session(const std::string& path);
 
 // The file a session's model path names: "@assets/…" under assets_dir, a relative path under the
-// session file's folder, an absolute path as it is.
+// session file's folder, an absolute path as it is ("" stays "": the built-in default model).
 std::string resolve_model_path(const std::string& session_path, const std::string& model_path,
                                const std::string& assets_dir);
+// The reverse, for saving: "@assets/NAME" for a file under assets_dir, a path relative to the
+// session's folder for a file in it or below it, else the absolute path.
+std::string model_path_for(const std::string& session_path, const std::string& model_file,
+                           const std::string& assets_dir);
 // "fnv1a64:<hex>" of the checkpoint file at path (a folder: its model.safetensors, as open_model
 // reads it). Throws sf::Error when it cannot be read.
 std::string model_checksum(const std::string& path);
