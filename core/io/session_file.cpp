@@ -92,7 +92,9 @@ ojson cursor_json(const CursorRef& c) {
 ojson model_json(const SessionModel& m) { return {{"path", m.path}, {"checksum", m.checksum}}; }
 
 ojson run_json(const SessionRun& r) {
-  return {{"kind", r.kind}, {"generate", r.generate}, {"translate", r.translate}};
+  ojson j = {{"kind", r.kind}, {"generate", r.generate}, {"translate", r.translate}};
+  if (r.tau) j["tau"] = *r.tau;
+  return j;
 }
 
 ojson state_json(const SessionFile& f) {
@@ -320,6 +322,7 @@ SessionRun read_run(const Obj& o) {
   r.kind = o.name("kind", kRunKinds, r.kind);
   r.generate = o.integer("generate", 0, 4096, 0);
   r.translate = o.integer("translate", 0, 4096, 0);
+  if (o.find("tau")) r.tau = o.number("tau", 0, 1e6, "a number ≥ 0 (τ; 0 takes the argmax)", 0);
   return r;
 }
 
