@@ -155,7 +155,8 @@ static int key_code(const std::string& name, int& mods) {
       {"Space", GLFW_KEY_SPACE}, {"Left", GLFW_KEY_LEFT},     {"Right", GLFW_KEY_RIGHT}, {"Home", GLFW_KEY_HOME},
       {"End", GLFW_KEY_END},     {"=", GLFW_KEY_EQUAL},       {"-", GLFW_KEY_MINUS},     {"0", GLFW_KEY_0},
       {"O", GLFW_KEY_O},         {"Q", GLFW_KEY_Q},           {"G", GLFW_KEY_G},         {"R", GLFW_KEY_R},
-      {"Escape", GLFW_KEY_ESCAPE}, {"B", GLFW_KEY_B}};
+      {"Escape", GLFW_KEY_ESCAPE}, {"B", GLFW_KEY_B},      {"PageDown", GLFW_KEY_PAGE_DOWN},
+      {"PageUp", GLFW_KEY_PAGE_UP}, {"F6", GLFW_KEY_F6}};
   std::string k = name;
   mods = 0;
   while (k.size() > 2 && k[1] == '-') {
