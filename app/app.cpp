@@ -305,6 +305,10 @@ void App::handle_shortcuts() {
 void App::draw() {
   if (session.poll()) ui.viewed_event = SIZE_MAX;  // a trace made off the UI thread is ready
   set_heatmap_palette(settings.colorblind || ui.presentation ? Palette::ColorBlind : Palette::Standard);
+  if (ui.sources_frame + 1 < ui.frame_index) {  // dependency tracing: no cell hovered since the last frame
+    ui.sources_event = SIZE_MAX;
+    ui.sources.clear();
+  }
   handle_shortcuts();
   draw_menu_bar();
   layout_windows();

@@ -66,6 +66,7 @@ struct UiState {
   // (dependency tracing: value name → blocks); heatmaps of those values frame them.
   size_t sources_event = SIZE_MAX;
   std::map<std::string, std::vector<CellRegion>> sources;
+  size_t sources_frame = 0;  // the frame that last set them; App::draw clears them a frame after
   std::map<std::string, ImVec4> tiles;  // each tiled window's rectangle last frame (x, y, w, h)  // the current pseudocode line on screen (x, y, w, h)
 };
 

@@ -1,0 +1,602 @@
+// Dependency tracing (dependencies.hpp): one rule per pseudocode line that binds a matrix, read
+// off the paper's text. Each rule names the cells of earlier values that one cell reads.
+#include "core/trace/dependencies.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+
+namespace sf {
+
+namespace {
+
+std::string I(int i0) { return std::to_string(i0 + 1); }  // 0-based → the paper's 1-based
+
+// The part of one axis a block covers, in the paper's notation: ":", "3", "2…5".
+std::string span(int first, int count, int size) {
+  if (first == 0 && count == size && size > 1) return ":";
+  if (count == 1) return I(first);
+  return I(first) + "…" + I(first + count - 1);
+}
+
+std::string block_text(const std::string& name, const Value& v, const CellBlock& b) {
+  if (v.kind == ValueKind::Tokens) return name + "[" + span(b.col0, b.cols, -1) + "]";
+  if (v.kind == ValueKind::Scalar) return name;
+  const int rows = static_cast<int>(v.m.rows()), cols = static_cast<int>(v.m.cols());
+  if (b.row0 == 0 && b.rows == rows && b.col0 == 0 && b.cols == cols && (rows > 1 || cols > 1)) return name;
+  if (cols == 1) return name + "[" + span(b.row0, b.rows, rows) + "]";
+  return name + "[" + span(b.row0, b.rows, rows) + ", " + span(b.col0, b.cols, cols) + "]";
+}
+
+// Contiguous runs of the rows t_z with mask(t_z, col) ≠ 0, as (first, count).
+std::vector<std::pair<int, int>> unmasked_runs(const Value& mask, int col) {
+  std::vector<std::pair<int, int>> runs;
+  for (int r = 0; r < mask.m.rows(); ++r)
+    if (mask.m(r, col) != 0.0f) {
+      if (!runs.empty() && runs.back().first + runs.back().second == r)
+        ++runs.back().second;
+      else
+        runs.push_back({r, 1});
+    }
+  return runs;
+}
+
+struct Found {
+  size_t event;
+  const Value* v;
+};
+
+bool visible(const Trace& tr, size_t j, int d, size_t first_sub) {
+  return tr.events[j].depth == d && tr.events[j].kind != EventKind::SubStep ? true : j >= first_sub;
+}
+
+// The latest binding of `name` visible at event k: k's frame (k itself when include_k; the
+// sub-steps of k's line before k), then the calling frames.
+std::optional<Found> lookup(const Trace& tr, size_t k, const std::string& name, bool include_k) {
+  size_t j = k;
+  bool include = include_k;
+  while (true) {
+    const Event& e = tr.events[j];
+    const int d = e.kind == EventKind::SubStep ? e.depth - 1 : e.depth;
+    const size_t start = tr.frame_start(j);
+    size_t first_sub = j + 1;
+    if (e.kind == EventKind::SubStep)
+      for (first_sub = j; first_sub > start && tr.events[first_sub - 1].kind == EventKind::SubStep &&
+                          tr.events[first_sub - 1].depth == e.depth;)
+        --first_sub;
+    for (size_t i = include ? j + 1 : j; i-- > start;) {
+      if (!visible(tr, i, d, first_sub)) continue;
+      for (const Value& v : tr.events[i].values)
+        if (v.name == name) return Found{i, &v};
+    }
+    const size_t c = tr.caller_line(j);
+    if (c >= tr.size()) return std::nullopt;
+    j = c;
+    include = false;
+  }
+}
+
+using Blocks = std::function<std::vector<CellBlock>(const Value&)>;
+CellBlock whole(const Value& s) { return {0, 0, static_cast<int>(s.m.rows()), static_cast<int>(s.m.cols())}; }
+Blocks col_of(int c) {
+  return [c](const Value& s) { return std::vector<CellBlock>{{0, c, static_cast<int>(s.m.rows()), 1}}; };
+}
+Blocks row_of(int r) {
+  return [r](const Value& s) { return std::vector<CellBlock>{{r, 0, 1, static_cast<int>(s.m.cols())}}; };
+}
+Blocks cell_of(int r, int c) {
+  return [r, c](const Value&) { return std::vector<CellBlock>{{r, c, 1, 1}}; };
+}
+Blocks all_of() {
+  return [](const Value& s) {
+    if (s.kind == ValueKind::Tokens) return std::vector<CellBlock>{{0, 0, 1, static_cast<int>(s.tokens.size())}};
+    return std::vector<CellBlock>{whole(s)};
+  };
+}
+Blocks token_at(int t) {
+  return [t](const Value&) { return std::vector<CellBlock>{{0, t, 1, 1}}; };
+}
+
+// The rows t_z of column c with Mask[t_z, c] = 1 (a column of S or of the weights).
+Blocks rows_in_col(const Value& mask, int c) {
+  return [&mask, c](const Value&) {
+    std::vector<CellBlock> b;
+    for (auto [first, n] : unmasked_runs(mask, c)) b.push_back({first, c, n, 1});
+    return b;
+  };
+}
+
+// One cell's rule being applied: the target, and the sources found so far.
+struct Rule {
+  const Trace& tr;
+  size_t k;
+  const Event& e;
+  const Value& v;
+  int r, c;
+  CellDependencies out;
+
+  const Value* find(const std::string& name) const {
+    auto f = lookup(tr, k, name, name != v.name);
+    return f ? f->v : nullptr;
+  }
+  // Adds the cells `blocks` of the latest `name` (before k when k rebinds it); false when none.
+  bool add(const std::string& name, const Blocks& blocks) {
+    auto f = lookup(tr, k, name, name != v.name);
+    if (!f) return false;
+    CellSource s{name, f->event, blocks(*f->v), ""};
+    for (const CellBlock& b : s.blocks) s.text += (s.text.empty() ? "" : ", ") + block_text(name, *f->v, b);
+    out.sources.push_back(std::move(s));
+    return true;
+  }
+  // The first of `names` bound (e.g. W_u, or "W_u = W_eᵀ" when tied).
+  bool add_any(std::initializer_list<const char*> names, const Blocks& blocks) {
+    for (const char* n : names)
+      if (add(n, blocks)) return true;
+    return false;
+  }
+  // Columns t_z of `name` with Mask[t_z, c] = 1 (row `row` only, or whole columns).
+  void add_unmasked_cols(const std::string& name, const Value& mask, int row = -1) {
+    add(name, [&, row](const Value& s) {
+      std::vector<CellBlock> b;
+      for (auto [first, n] : unmasked_runs(mask, c))
+        b.push_back(row < 0 ? CellBlock{0, first, static_cast<int>(s.m.rows()), n} : CellBlock{row, first, 1, n});
+      return b;
+    });
+  }
+  void ok(std::string reason) {
+    out.rule = true;
+    out.reason = std::move(reason);
+  }
+  std::string cell() const { return v.name + "[" + I(r) + (v.m.cols() > 1 ? ", " + I(c) : "") + "]"; }
+};
+
+bool is_token_matrix(const std::string& n) { return n == "X" || n == "Z" || n == "X̃" || n == "Z̃"; }
+
+bool binds(const Event& e, const std::string& name) {
+  return std::any_of(e.values.begin(), e.values.end(), [&](const Value& v) { return v.name == name; });
+}
+
+// The previous Line event of k's frame (same depth), or SIZE_MAX.
+size_t previous_line(const Trace& tr, size_t k) {
+  const int d = tr.events[k].depth;
+  for (size_t j = k; j-- > 0;) {
+    if (tr.events[j].depth < d) return SIZE_MAX;
+    if (tr.events[j].depth == d && tr.events[j].kind == EventKind::Line) return j;
+  }
+  return SIZE_MAX;
+}
+
+// Algorithm 4's lines (and their sub-steps).
+void attention_rules(Rule& R) {
+  const std::string& n = R.v.name;
+  const int r = R.r, c = R.c;
+  const bool rope = R.v.note.find("RoPE") != std::string::npos;
+  auto affine = [&](const char* W, const char* in, const char* b) {
+    // RoPE (variant) mixes coordinates (2i−1, 2i): row r reads its partner row too.
+    const int lo = rope ? r - r % 2 : r, rows = rope && lo + 1 < R.v.m.rows() ? 2 : 1;
+    R.add(W, [=](const Value& s) { return std::vector<CellBlock>{{lo, 0, rows, static_cast<int>(s.m.cols())}}; });
+    R.add(in, col_of(c));
+    R.add(b, [=](const Value&) { return std::vector<CellBlock>{{lo, 0, rows, 1}}; });
+    R.ok(R.cell() + " = " + W + "[" + I(r) + ", :] · " + in + "[:, " + I(c) + "] + " + b + "[" + I(r) + "]" +
+         (rope ? " (then rotated with its RoPE partner row)" : ""));
+  };
+  const Value* mask = R.find("Mask");
+  const bool masked = mask && mask->m(std::min<int>(r, mask->m.rows() - 1), std::min<int>(c, mask->m.cols() - 1)) == 0.0f;
+  if (n == "Q" || n == "W_q X + b_q 1ᵀ") return affine("W_q", "X", "b_q");
+  if (n == "K" || n == "W_k Z + b_k 1ᵀ") return affine("W_k", "Z", "b_k");
+  if (n == "V") return affine("W_v", "Z", "b_v");
+  if (n == "S" && R.e.line == 4) {
+    R.add("K", col_of(r));
+    R.add("Q", col_of(c));
+    return R.ok("S[" + I(r) + ", " + I(c) + "] = K[:, " + I(r) + "] · Q[:, " + I(c) + "]");
+  }
+  if ((n == "S" && R.e.line == 5) || n == "S/√d_attn") {
+    if (masked) {
+      R.add("Mask", cell_of(r, c));
+      return R.ok("Mask[" + I(r) + ", " + I(c) + "] = 0, so " + R.cell() + " = −∞ whatever line 4 computed");
+    }
+    R.add("S", cell_of(r, c));
+    R.add("Mask", cell_of(r, c));
+    return R.ok(n == "S" ? "Mask[" + I(r) + ", " + I(c) + "] = 1: S[" + I(r) + ", " + I(c) + "] keeps line 4's value"
+                         : R.cell() + " = S[" + I(r) + ", " + I(c) + "] / √d_attn");
+  }
+  if (n == "softmax(S/√d_attn)" && mask) {
+    if (masked) {
+      R.add("Mask", cell_of(r, c));
+      return R.ok("Mask[" + I(r) + ", " + I(c) + "] = 0: the weight is exp(−∞) = 0");
+    }
+    R.add("S", rows_in_col(*mask, c));  // line 5's S
+    return R.ok("column " + I(c) + " of softmax(S/√d_attn) is a softmax over S[t_z, " + I(c) +
+                "] for the t_z with Mask[t_z, " + I(c) + "] = 1 (they share one denominator)");
+  }
+  if (n == "Ṽ" && mask) {
+    R.add_unmasked_cols("V", *mask, r);
+    R.add("softmax(S/√d_attn)", rows_in_col(*mask, c));
+    return R.ok("Ṽ[" + I(r) + ", " + I(c) + "] = Σ_{t_z: Mask[t_z, " + I(c) + "] = 1} V[" + I(r) +
+                ", t_z] · softmax(S/√d_attn)[t_z, " + I(c) + "]");
+  }
+}
+
+// Algorithm 3's lines.
+void basic_attention_rules(Rule& R) {
+  const std::string& n = R.v.name;
+  const int r = R.r, c = R.c;
+  if (n == "q") {
+    R.add("W_q", row_of(r)), R.add("e", all_of()), R.add("b_q", cell_of(r, 0));
+    return R.ok("q[" + I(r) + "] = W_q[" + I(r) + ", :] · e + b_q[" + I(r) + "]");
+  }
+  if (n == "k_t" || n == "v_t") {
+    const std::string W = n == "k_t" ? "W_k" : "W_v", b = n == "k_t" ? "b_k" : "b_v";
+    R.add(W, row_of(r)), R.add("e_t", col_of(c)), R.add(b, cell_of(r, 0));
+    return R.ok(R.cell() + " = " + W + "[" + I(r) + ", :] · e_t[:, " + I(c) + "] + " + b + "[" + I(r) + "]");
+  }
+  if (n == "α_t") {
+    R.add("q", all_of()), R.add("k_t", all_of());
+    return R.ok("α_t = softmax over t of qᵀk_t/√d_attn: every α shares one denominator");
+  }
+  if (n == "ṽ") {
+    R.add("v_t", row_of(r)), R.add("α_t", all_of());
+    return R.ok("ṽ[" + I(r) + "] = Σ_t α_t v_t[" + I(r) + "]");
+  }
+}
+
+// Algorithm 5's lines.
+void mh_attention_rules(Rule& R) {
+  const std::string& n = R.v.name;
+  const int r = R.r, c = R.c;
+  if (R.e.line == 2 && n.rfind("Y^", 0) == 0) {
+    const Value* mask = R.find("Mask");
+    if (!mask) return;
+    R.add("X", col_of(c));
+    R.add_unmasked_cols("Z", *mask);
+    R.add("Mask", col_of(c));
+    return R.ok(n + " = Attention(X, Z | W^h_qkv, Mask): column " + I(c) + " reads the query X[:, " + I(c) +
+                "] and the keys and values Z[:, t_z] with Mask[t_z, " + I(c) + "] = 1");
+  }
+  if (n == "Y") {
+    const Value* Y1 = R.find("Y^1");
+    if (!Y1) return;
+    const int d_mid = static_cast<int>(Y1->m.rows()), h = r / d_mid + 1;
+    R.add("Y^" + std::to_string(h), cell_of(r % d_mid, c));
+    return R.ok("Y = [Y^1; …; Y^H]: row " + I(r) + " is row " + I(r % d_mid) + " of Y^" + std::to_string(h));
+  }
+  if (n == "Ṽ") {
+    R.add("W_o", row_of(r)), R.add("Y", col_of(c)), R.add("b_o", cell_of(r, 0));
+    return R.ok("Ṽ[" + I(r) + ", " + I(c) + "] = W_o[" + I(r) + ", :] · Y[:, " + I(c) + "] + b_o[" + I(r) + "]");
+  }
+}
+
+// Algorithm 6's lines (and RMSNorm's, without m and β).
+void layer_norm_rules(Rule& R) {
+  const std::string& n = R.v.name;
+  const int r = R.r;
+  if (n == "m") {
+    R.add("e", all_of());
+    return R.ok("m = Σ_i e[i] / d_e");
+  }
+  if (n == "v") {
+    R.add("e", all_of()), R.add("m", all_of());
+    return R.ok("v = Σ_i (e[i] − m)² / d_e");
+  }
+  if (n == "ê") {
+    R.add("e", all_of()), R.add("m", all_of()), R.add("v", all_of()), R.add("γ", cell_of(r, 0)), R.add("β", cell_of(r, 0));
+    return R.ok("ê[" + I(r) + "] = (e[" + I(r) + "] − m)/√(v + ε) · γ[" + I(r) + "] + β[" + I(r) +
+                "], and m and v read all of e");
+  }
+}
+
+// The forward algorithms' own lines (8, 9, 10): embedding, stacking, the residual sub-layers and
+// their norms, the final projection and the unembedding.
+void forward_rules(Rule& R) {
+  const Trace& tr = R.tr;
+  const Event& e = R.e;
+  const std::string& n = R.v.name;
+  const int r = R.r, c = R.c;
+  if (n == "Mask") return R.ok("Mask is a hyperparameter (eq. 3): it is computed from no value");
+  if (n == "e_t") {
+    const std::string s = e.alg == 8 && e.line == 2 ? "z" : "x";
+    const Value* toks = R.find(s);
+    if (!toks || c >= static_cast<int>(toks->tokens.size())) return;
+    const int id = toks->tokens[c];
+    R.add(s, token_at(c));
+    R.add("W_e", cell_of(r, id - 1));
+    const bool pos = R.add("W_p", cell_of(r, c));
+    return R.ok("e_t[" + I(r) + ", " + I(c) + "] = W_e[" + I(r) + ", " + s + "[" + I(c) + "]]" +
+                (pos ? " + W_p[" + I(r) + ", " + I(c) + "]" : "") + ", " + s + "[" + I(c) + "] = " + std::to_string(id));
+  }
+  if (n == "W_p") return R.ok("the sinusoid of §5: computed from positions only, from no value");
+  if (n == "W_u") {  // the parameter, bound again at the unembedding line
+    R.add("W_u", all_of());
+    return R.ok("W_u, the parameter of θ, shown again at this line");
+  }
+  if (n == "W_u = W_eᵀ") {
+    R.add("W_e", cell_of(c, r));
+    return R.ok("tied: W_u[" + I(r) + ", " + I(c) + "] = W_e[" + I(c) + ", " + I(r) + "]");
+  }
+  if (n == "P") {
+    R.add_any({"W_u", "W_u = W_eᵀ"}, all_of());
+    R.add("X", col_of(c));
+    return R.ok("P[:, " + I(c) + "] = softmax(W_u X[:, " + I(c) + "]): every entry of the column shares one denominator");
+  }
+  if (n.rfind("W_u X", 0) == 0) {
+    R.add_any({"W_u", "W_u = W_eᵀ"}, row_of(r));
+    R.add("X", col_of(c));
+    R.add("b_u", cell_of(r, 0));
+    return R.ok(R.cell() + " = W_u[" + I(r) + ", :] · X[:, " + I(c) + "]");
+  }
+  if (e.alg == 9 && e.line == 10 && (n == "X" || n == "W_f X + b_f 1ᵀ")) {
+    R.add("W_f", row_of(r)), R.add("X", col_of(c)), R.add("b_f", cell_of(r, 0));
+    return R.ok(R.cell() + " = " + (n == "X" ? "GELU(" : "(") + "W_f[" + I(r) + ", :] · X[:, " + I(c) + "] + b_f[" +
+                I(r) + "])");
+  }
+  if (e.kind == EventKind::SubStep) {  // the MLP's parts: W_a in + b_a 1ᵀ, then act(…) cell by cell
+    if (n.rfind("W_mlp", 0) == 0 || n.rfind("W_gate", 0) == 0) {
+      for (const char* in : {"X̃", "Z̃", "X", "Z"})
+        if (n.find(std::string(" ") + in + " ") != std::string::npos) {
+          R.add(in, col_of(c));
+          return R.ok(R.cell() + " = W[" + I(r) + ", :] · " + in + "[:, " + I(c) + "] + b[" + I(r) + "] (column " +
+                      I(c) + " only)");
+        }
+      return;
+    }
+    if (R.k > 0 && tr.events[R.k - 1].kind == EventKind::SubStep && tr.events[R.k - 1].line == e.line &&
+        !tr.events[R.k - 1].values.empty() && n.find("(…)") != std::string::npos && n.find("⊙") == std::string::npos) {
+      R.add(tr.events[R.k - 1].values.front().name, cell_of(r, c));
+      return R.ok(R.cell() + " is the activation of the previous part's cell [" + I(r) + ", " + I(c) + "]");
+    }
+    return;
+  }
+  if (!is_token_matrix(n)) return;
+  const std::string base = n == "X̃" ? "X" : n == "Z̃" ? "Z" : n;  // the residual stream this line reads
+  const size_t prev = previous_line(tr, R.k);
+  const bool after_stack = prev != SIZE_MAX && binds(tr.events[prev], "e_t");
+  if (after_stack && (n == "X" || n == "Z")) {
+    R.add("e_t", col_of(c));
+    return R.ok(n + " = [e_1, …, e_ℓ]: " + n + "[:, " + I(c) + "] = e_" + I(c));
+  }
+  // The input of this line's sub-layer: X̃ when the line before bound it (pre-LN), else the stream.
+  const std::string tilde = base == "X" ? "X̃" : "Z̃";
+  const std::string in = prev != SIZE_MAX && binds(tr.events[prev], tilde) && n == base ? tilde : base;
+  if (binds(e, "Mask")) {  // X ← X + MHAttention(in, C | W, Mask)
+    const Value* mask = R.find("Mask");
+    const bool cross = e.alg == 8 && e.line == 16;
+    if (cross || in != n) R.add(n, col_of(c));  // the residual (self-attention on X itself: among the keys)
+    if (cross) {
+      R.add(in, col_of(c));
+      R.add_unmasked_cols("Z", *mask);
+    } else {
+      R.add_unmasked_cols(in, *mask);
+    }
+    R.add("Mask", col_of(c));
+    return R.ok(n + "[:, " + I(c) + "] ← " + n + "[:, " + I(c) + "] + MHAttention(" + in + (cross ? ", Z" : "") +
+                " | W, Mask)[:, " + I(c) + "]: the query " + in + "[:, " + I(c) + "], keys and values " +
+                (cross ? "Z" : in) + "[:, t′] with Mask[t′, " + I(c) + "] = 1");
+  }
+  const bool norm = R.k > 0 && tr.events[R.k - 1].depth > e.depth && tr.events[R.k - 1].alg == 6;
+  if (norm) {  // for t ∈ [ℓ]: out[:, t] ← layer_norm(in[:, t] | γ, β)
+    R.add(base, col_of(c));
+    const bool final_norm = (e.alg == 10 && e.line == 10) || (e.alg == 9 && e.line == 11);
+    if (final_norm) R.add("γ", cell_of(r, 0)), R.add("β", cell_of(r, 0));  // the forward frame's own γ, β
+    return R.ok(n + "[:, " + I(c) + "] = layer_norm(" + base + "[:, " + I(c) + "] | γ, β): column " + I(c) + " only");
+  }
+  if (R.k > 0 && tr.events[R.k - 1].kind == EventKind::SubStep) {  // X ← X + W_b act(W_a in + b_a 1ᵀ) + b_b 1ᵀ
+    R.add(n, col_of(c));
+    if (in != n) R.add(in, col_of(c));
+    return R.ok(n + "[:, " + I(c) + "] ← " + n + "[:, " + I(c) + "] + MLP(" + in + "[:, " + I(c) + "]): column " +
+                I(c) + " only");
+  }
+}
+
+// The nested forward pass's P, returned to the caller's line (Algorithms 11–15).
+bool nested_p(Rule& R, const std::string& what) {
+  const size_t j = R.k - 1;
+  if (R.k == 0 || R.tr.events[j].depth <= R.e.depth || !binds(R.tr.events[j], "P")) return false;
+  const Value* P = nullptr;
+  for (const Value& v : R.tr.events[j].values)
+    if (v.name == "P") P = &v;
+  CellSource s{"P", j, {{0, R.c, static_cast<int>(P->m.rows()), 1}}, ""};
+  s.text = block_text("P", *P, s.blocks[0]) + " (Algorithm " + std::to_string(R.tr.events[j].alg) + " line " +
+           std::to_string(R.tr.events[j].line) + ")";
+  R.out.sources.push_back(std::move(s));
+  R.ok("P ← " + what + ": column " + I(R.c) + " as the forward pass returned it");
+  return true;
+}
+
+// Algorithms 11–15: training and inference lines.
+void outer_rules(Rule& R) {
+  const Event& e = R.e;
+  const std::string& n = R.v.name;
+  const int r = R.r, c = R.c;
+  if (n == "P") {
+    nested_p(R, e.alg >= 14 ? "the forward pass on x" : "the forward pass on x_n");
+    return;
+  }
+  if (n == "−log P[x_n[t+1], t]") {
+    const Value* x = R.find("x_n");
+    if (!x || c + 1 >= static_cast<int>(x->tokens.size())) return;
+    R.add("P", cell_of(x->tokens[c + 1] - 1, c));
+    R.add("x_n", token_at(c + 1));
+    return R.ok("−log P[x_n[" + I(c + 1) + "], " + I(c) + "] with x_n[" + I(c + 1) + "] = " +
+                std::to_string(x->tokens[c + 1]));
+  }
+  if (n == "−log P[x_n[t], t]") {  // Algorithm 12: one column per t ∈ T̃
+    const Value* x = R.find("x_n");
+    const Value* T = R.find("T̃");
+    if (!x || !T) return;
+    int t = -1;
+    for (int j = 0, seen = -1; j < T->m.cols(); ++j)
+      if (T->m(0, j) != 0.0f && ++seen == c) t = j;
+    if (t < 0) return;
+    R.add("P", cell_of(x->tokens[t] - 1, t));
+    R.add("x_n", token_at(t));
+    R.add("T̃", cell_of(0, t));
+    return R.ok("column " + I(c) + " is t = " + I(t) + " of T̃: −log P[x_n[" + I(t) + "], " + I(t) + "]");
+  }
+  if (n == "T̃") {
+    R.add("x̃_n", token_at(c));
+    return R.ok("T̃[" + I(c) + "] = [[x̃_n[" + I(c) + "] = mask_token]]");
+  }
+  if (n == "loss") {
+    for (const char* t : {"−log P[x_n[t+1], t]", "−log P[x_n[t], t]"}) R.add(t, all_of());
+    return R.ok("loss = the sum of the terms −log P");
+  }
+  if (n.size() > 9 && n.compare(n.size() - 9, 9, " (before)") == 0)
+    return R.ok(n + " is θ as the update found it: computed from no value of this step");
+  if (n.size() > 8 && n.compare(n.size() - 8, 8, " (after)") == 0) {
+    const std::string W = n.substr(0, n.size() - 8);
+    R.add(W + " (before)", cell_of(r, c)), R.add("∇" + W, cell_of(r, c)), R.add("η", all_of());
+    return R.ok(R.cell() + " = " + W + "[" + I(r) + ", " + I(c) + "] − η · ∇" + W + "[" + I(r) + ", " + I(c) + "]");
+  }
+  if (n.rfind("∇", 0) == 0 && n != "‖∇loss(θ)‖ per tensor") {
+    R.add("loss", all_of());
+    return R.ok(R.cell() + " = ∂loss/∂" + n.substr(std::string("∇").size()) +
+                ", by reverse mode through the whole forward pass");
+  }
+  if (n == "‖∇loss(θ)‖ per tensor") {
+    int i = 0;
+    for (const Value& v : e.values)
+      if (v.name.rfind("∇", 0) == 0 && i++ == r) {
+        R.add(v.name, all_of());
+        return R.ok("row " + I(r) + " = ‖" + v.name + "‖");
+      }
+    return;
+  }
+  if (n == "p") {
+    const Value* P = R.find("P");
+    if (!P) return;
+    const int last = static_cast<int>(P->m.cols()) - 1;
+    R.add("P", cell_of(r, last));
+    return R.ok("p = P[:, " + I(last) + "], the last column: p[" + I(r) + "] = P[" + I(r) + ", " + I(last) + "]");
+  }
+  if (n == "q") {
+    R.add("p", all_of()), R.add("τ", all_of());
+    return R.ok("q ∝ p^{1/τ}: q[" + I(r) + "] reads p[" + I(r) + "] and the normaliser over all of p");
+  }
+}
+
+}  // namespace
+
+std::string CellDependencies::summary() const {
+  if (!rule) return reason;
+  if (sources.empty()) return reason;
+  std::string s = "← ";
+  for (size_t i = 0; i < sources.size(); ++i)
+    s += (i == 0 ? "" : i + 1 == sources.size() ? " and " : ", ") + sources[i].text;
+  return s;
+}
+
+std::string positions_text(const std::string& name, const std::vector<int>& p) {
+  if (p.empty()) return "";
+  bool contiguous = true;
+  for (size_t i = 1; i < p.size(); ++i) contiguous = contiguous && p[i] == p[i - 1] + 1;
+  if (contiguous) return name + "[" + std::to_string(p.front()) + (p.size() > 1 ? "…" + std::to_string(p.back()) : "") + "]";
+  std::string s = name + "[";
+  for (size_t i = 0; i < p.size(); ++i) s += (i ? ", " : "") + std::to_string(p[i]);
+  return s + "]";
+}
+
+CellDependencies cell_dependencies(const Trace& trace, size_t k, const std::string& value, int row, int col) {
+  CellDependencies none;
+  if (k >= trace.size()) return none.reason = "no such event", none;
+  const Event& e = trace.events[k];
+  const Value* v = nullptr;
+  for (const Value& x : e.values)
+    if (x.name == value) v = &x;
+  if (!v) return none.reason = value + " is not bound by this step", none;
+  const int rows = v->kind == ValueKind::Tokens ? 1 : static_cast<int>(v->m.rows());
+  const int cols = v->kind == ValueKind::Tokens ? static_cast<int>(v->tokens.size()) : static_cast<int>(v->m.cols());
+  if (row < 0 || col < 0 || row >= rows || col >= cols) return none.reason = "no such cell of " + value, none;
+  Rule R{trace, k, e, *v, row, col, {}};
+  switch (e.alg) {
+    case 1:
+      if (value == "e" && R.find("v")) {
+        const int id = static_cast<int>(R.find("v")->m(0, 0));
+        R.add("W_e", cell_of(row, id - 1));
+        R.ok("e[" + I(row) + "] = W_e[" + I(row) + ", v], v = " + std::to_string(id));
+      }
+      break;
+    case 2:
+      if (value == "e_p" && R.find("ℓ")) {
+        const int l = static_cast<int>(R.find("ℓ")->m(0, 0));
+        R.add("W_p", cell_of(row, l - 1));
+        R.ok("e_p[" + I(row) + "] = W_p[" + I(row) + ", ℓ], ℓ = " + std::to_string(l));
+      }
+      break;
+    case 3: basic_attention_rules(R); break;
+    case 4: attention_rules(R); break;
+    case 5: mh_attention_rules(R); break;
+    case 6: layer_norm_rules(R); break;
+    case 7:
+      if (value == "W_u e") {
+        R.add("W_u", row_of(row)), R.add("e", all_of());
+        R.ok("(W_u e)[" + I(row) + "] = W_u[" + I(row) + ", :] · e");
+      } else if (value == "p") {
+        R.add("W_u", all_of()), R.add("e", all_of());
+        R.ok("p = softmax(W_u e): every p[v] shares one denominator");
+      }
+      break;
+    case 8:
+    case 9:
+    case 10: forward_rules(R); break;
+    default: outer_rules(R); break;
+  }
+  if (!R.out.rule) {
+    R.out.sources.clear();
+    R.out.reason = "no rule for " + value + " at Algorithm " + std::to_string(e.alg) + " line " + std::to_string(e.line);
+    return R.out;
+  }
+  const TokenDependencies t = token_dependencies(trace, k, value, col);
+  R.out.tokens = positions_text("z", t.z) + (t.z.empty() || t.x.empty() ? "" : " and ") + positions_text("x", t.x);
+  return R.out;
+}
+
+TokenDependencies token_dependencies(const Trace& trace, size_t k, const std::string& value, int col) {
+  TokenDependencies out;
+  if (k >= trace.size()) return out;
+  const Event& e = trace.events[k];
+  if (e.kind != EventKind::Line) return out;
+  if (value == "P" && e.alg >= 11 && k > 0 && trace.events[k - 1].depth > e.depth)  // the nested forward pass's P
+    return token_dependencies(trace, k - 1, "P", col);
+  const size_t f = trace.frame_start(k);
+  const int a = trace.events[f].alg;
+  if (a != 8 && a != 9 && a != 10) return out;
+  std::map<std::string, std::set<int>> tracked{{value, {col}}};
+  for (size_t j = k + 1; j-- > f;) {
+    const Event& ej = trace.events[j];
+    if (ej.depth != e.depth || ej.kind != EventKind::Line) continue;
+    std::map<std::string, std::set<int>> found;
+    for (auto it = tracked.begin(); it != tracked.end();) {
+      if (!binds(ej, it->first)) {
+        ++it;
+        continue;
+      }
+      for (int c : it->second) {
+        const CellDependencies d = [&] {
+          Rule R{trace, j, ej, *std::find_if(ej.values.begin(), ej.values.end(), [&](const Value& v) { return v.name == it->first; }), 0, c, {}};
+          forward_rules(R);
+          return R.out;
+        }();
+        for (const CellSource& s : d.sources) {
+          if (s.event < f) continue;
+          const Value* sv = nullptr;
+          for (const Value& v : trace.events[s.event].values)
+            if (v.name == s.value) sv = &v;
+          if (!sv || sv->kind == ValueKind::Mask) continue;
+          if (sv->kind != ValueKind::Tokens && sv->cols != Axis::TokenX && sv->cols != Axis::TokenZ) continue;
+          for (const CellBlock& b : s.blocks)
+            for (int t = b.col0; t < b.col0 + b.cols; ++t) found[s.value].insert(t);
+        }
+      }
+      it = tracked.erase(it);
+    }
+    for (auto& [name, cols] : found) tracked[name].insert(cols.begin(), cols.end());
+  }
+  for (const char* s : {"x", "z"})
+    if (auto it = tracked.find(s); it != tracked.end())
+      for (int t : it->second) (s[0] == 'x' ? out.x : out.z).push_back(t + 1);
+  return out;
+}
+
+}  // namespace sf
