@@ -1,7 +1,10 @@
 // The window layout (App::layout_windows): the tiles, the Inspector's tabs, the floating windows.
+#include <algorithm>
 #include <cmath>
 
 #include "app/app.hpp"
+#include "app/classroom/lesson_feature.hpp"
+#include "app/classroom/presentation_feature.hpp"
 #include "app/feature.hpp"
 #include "app/panels/all_panels.hpp"
 #include "imgui.h"
@@ -9,8 +12,62 @@
 
 namespace sf {
 
-// The fixed, projector-friendly layout (ImGui 1.86 has no docking): toolbar on top,
-// pseudocode and call stack on the left, variables in the middle, the inspector on the right.
+const std::vector<std::pair<const char*, const char*>>& inspector_tabs() {
+  static const std::vector<std::pair<const char*, const char*>> t{
+      {"Tensor", "tensor"},     {"Attention", "attention"},     {"LayerNorm", "layernorm"}, {"Sampling", "sampling"},
+      {"Fill-in", "fillin"},    {"Translation", "translation"}, {"Tokenizer", "tokenizer"}, {"Notations", "notation"},
+      {"Training", "training"}, {"GPU", "gpu"}};
+  return t;
+}
+
+namespace {
+
+struct Rect {
+  float x = 0, y = 0, w = 0, h = 0;
+};
+
+// Where each tiled window goes; a window with w == 0 is not shown.
+struct Tiles {
+  Rect pseudocode, callstack, variables, inspector;
+};
+
+// The normal layout: pseudocode and call stack on the left, variables in the middle, the
+// inspector on the right.
+Tiles normal_tiles(float top, float width, float body_h) {
+  const float left_w = width * 0.38f, mid_w = width * 0.24f, right_w = width - left_w - mid_w;
+  return {{0, top, left_w, body_h * 0.68f},
+          {0, top + body_h * 0.68f, left_w, body_h * 0.32f},
+          {left_w, top, mid_w, body_h},
+          {left_w + mid_w, top, right_w, body_h}};
+}
+
+// Presentation mode: the shown panels only, large. The pseudocode on the left half, the
+// variables and call stack (when the stop names them) above the inspector on the right; the
+// body stops above the lesson's caption box.
+Tiles presentation_tiles(const std::vector<std::string>& shown, float top, float width, float body_h) {
+  auto has = [&](const char* n) { return std::find(shown.begin(), shown.end(), n) != shown.end(); };
+  const bool inspector = std::any_of(shown.begin(), shown.end(), [&](const std::string& n) {
+    return n != "pseudocode" && n != "callstack" && n != "variables";
+  });
+  Tiles t;
+  const bool right = inspector || has("variables") || has("callstack");
+  const float left_w = has("pseudocode") ? (right ? width * 0.5f : width) : 0.0f;
+  if (left_w > 0) t.pseudocode = {0, top, left_w, body_h};
+  const float rw = width - left_w;
+  float y = top;
+  // The side panels' heights: what is left goes to the inspector.
+  const float var_h = has("variables") ? body_h * (inspector ? 0.34f : has("callstack") ? 0.6f : 1.0f) : 0.0f;
+  const float call_h = has("callstack") ? (inspector ? body_h * 0.22f : body_h - var_h) : 0.0f;
+  if (var_h > 0) t.variables = {left_w, y, rw, var_h}, y += var_h;
+  if (call_h > 0) t.callstack = {left_w, y, rw, call_h}, y += call_h;
+  if (inspector) t.inspector = {left_w, y, rw, top + body_h - y};
+  return t;
+}
+
+}  // namespace
+
+// The fixed, projector-friendly layout (ImGui 1.86 has no docking): toolbar on top, the tiles
+// below (normal_tiles, or presentation_tiles in presentation mode).
 void App::layout_windows() {
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   const ImVec2 o = vp->WorkPos, sz = vp->WorkSize;
@@ -18,8 +75,15 @@ void App::layout_windows() {
   const float status_h = fs * 1.9f;
   const int errors = !session.prompt_error().empty() + !session.context_error().empty();
   const float top_h = fs * (4.6f + 1.4f * static_cast<float>(errors));
-  const float body_h = sz.y - top_h - status_h;
-  const float left_w = sz.x * 0.38f, mid_w = sz.x * 0.24f, right_w = sz.x - left_w - mid_w;
+  const std::vector<std::string> shown = ui.presentation ? presentation_panels(*this) : std::vector<std::string>{};
+  const LessonFeature* lesson = feature<LessonFeature>();
+  const float caption_h = ui.presentation && lesson ? lesson->caption_height() : 0.0f;
+  const float body_h = std::max(fs * 6, sz.y - top_h - status_h - caption_h);
+  const Tiles tiles = ui.presentation ? presentation_tiles(shown, top_h, sz.x, body_h) : normal_tiles(top_h, sz.x, body_h);
+  // In presentation mode only the shown panels; the user may still close one.
+  auto visible = [&](const std::string& name, bool open) {
+    return open && (!ui.presentation || std::find(shown.begin(), shown.end(), name) != shown.end());
+  };
   // Places a tiled window. A window still on the tile it was given last frame follows its
   // tile (the viewport, the font size or the toolbar's height may have changed) and draws no
   // background: the clear colour is its background, and on Mesa's software renderer every
@@ -48,28 +112,29 @@ void App::layout_windows() {
   panels->toolbar.draw(*this);
   ImGui::End();
 
-  if (ui.show.pseudocode) {
-    const ImGuiWindowFlags f = place("Pseudocode", 0, top_h, left_w, body_h * 0.68f);
-    if (ImGui::Begin("Pseudocode", &ui.show.pseudocode, f)) panels->pseudocode.draw(*this);
+  auto tile = [&](const char* title, const char* name, const Rect& r, bool& open, auto&& body) {
+    if (r.w <= 0 || !visible(name, open)) return;
+    const ImGuiWindowFlags f = place(title, r.x, r.y, r.w, r.h);
+    if (ImGui::Begin(title, &open, f)) body();
     ImGui::End();
-  }
-  if (ui.show.callstack) {
-    const ImGuiWindowFlags f = place("Call stack", 0, top_h + body_h * 0.68f, left_w, body_h * 0.32f);
-    if (ImGui::Begin("Call stack", &ui.show.callstack, f)) panels->callstack.draw(*this);
-    ImGui::End();
-  }
+  };
+  tile("Pseudocode", "pseudocode", tiles.pseudocode, ui.show.pseudocode, [&] { panels->pseudocode.draw(*this); });
+  tile("Call stack", "callstack", tiles.callstack, ui.show.callstack, [&] { panels->callstack.draw(*this); });
   // Variables panel (middle column). [panel registration: variables]
-  if (ui.show.variables) {
-    const ImGuiWindowFlags f = place("Variables", left_w, top_h, mid_w, body_h);
-    if (ImGui::Begin("Variables", &ui.show.variables, f)) panels->variables.draw(*this);
-    ImGui::End();
-  }
+  tile("Variables", "variables", tiles.variables, ui.show.variables, [&] { panels->variables.draw(*this); });
   // Inspector (right column): one window, a tab per view, so that a projector shows one
-  // large view at a time. [panel registration: inspector tabs]
-  const ImGuiWindowFlags inspector_flags = place("Inspector", left_w + mid_w, top_h, right_w, body_h);
-  if (ImGui::Begin("Inspector", nullptr, inspector_flags)) {
+  // large view at a time (in presentation mode only the shown panels' tabs).
+  // [panel registration: inspector tabs]
+  const Rect& ir = tiles.inspector;
+  if (ir.w > 0 && ImGui::Begin("Inspector", nullptr, place("Inspector", ir.x, ir.y, ir.w, ir.h))) {
     if (ImGui::BeginTabBar("views")) {
       auto tab = [&](const char* label, bool& open, auto&& body) {
+        std::string name;  // its PanelVisibility name
+        for (const auto& [title, n] : inspector_tabs())
+          if (std::string(title) == label) name = n;
+        for (const auto& f : features)
+          if (f->tab_title() && std::string(f->tab_title()) == label) name = f->tab_panel();
+        if (ui.presentation && !visible(name, true)) return void(open = false);
         if (ImGui::BeginTabItem(label, nullptr, open ? ImGuiTabItemFlags_SetSelected : 0)) {
           ui.tab_drawn[label] = ui.frame_index;
           body();
@@ -102,7 +167,7 @@ void App::layout_windows() {
       ImGui::EndTabBar();
     }
   }
-  ImGui::End();
+  if (ir.w > 0) ImGui::End();
   // Floating windows, on top of the layout.
   if (ui.show.files) panels->files.draw(*this);
   if (ui.show.about) panels->about.draw(*this);

@@ -1,0 +1,155 @@
+#include "app/classroom/caption.hpp"
+
+#include <algorithm>
+
+#include "app/app.hpp"
+#include "app/logic/markdown.hpp"
+#include "app/mathtext.hpp"
+#include "app/panels/panel.hpp"
+#include "imgui.h"
+#include "imgui_internal.h"
+
+namespace sf {
+
+namespace {
+
+struct Ink {
+  ImU32 text, strong, code_bg;
+};
+
+// A piece of a word in one style; a word is the pieces between two spaces, wrapped as a whole.
+struct Frag {
+  std::string text;
+  MdSpan style;
+};
+using Word = std::vector<Frag>;
+
+// The words of a block, in order (spaces only separate them).
+std::vector<Word> words_of(const MdBlock& b) {
+  std::vector<Word> words;
+  bool space = true;  // the next piece starts a new word
+  for (const MdSpan& s : b.spans) {
+    size_t i = 0;
+    while (i < s.text.size()) {
+      if (s.text[i] == ' ') {
+        space = true;
+        ++i;
+        continue;
+      }
+      const size_t end = std::min(s.text.find(' ', i), s.text.size());
+      if (space || words.empty()) words.emplace_back();
+      words.back().push_back({s.text.substr(i, end - i), s});
+      space = false;
+      i = end;
+    }
+  }
+  return words;
+}
+
+// Draws (dl non-null) or measures a fragment at pos, text of height `px`; returns its width.
+float frag(const Fonts& f, ImDrawList* dl, ImVec2 pos, const Frag& fr, float px, const Ink& ink) {
+  const float scale = px / f.text->FontSize;
+  if (fr.style.code) {
+    const float w = f.mono->CalcTextSizeA(px, FLT_MAX, 0, fr.text.c_str()).x;
+    if (dl) {
+      dl->AddRectFilled(ImVec2(pos.x - 2, pos.y), ImVec2(pos.x + w + 2, pos.y + px * 1.1f), ink.code_bg, 3.0f);
+      dl->AddText(f.mono, px, pos, ink.text, fr.text.c_str());
+    }
+    return w;
+  }
+  const ImU32 col = fr.style.bold ? ink.strong : ink.text;
+  float x = pos.x;
+  for (const MathRun& r : parse_math(fr.text)) {
+    ImFont* font = r.level == 0 ? f.text : f.small;
+    const float size = font->FontSize * scale;
+    const float dy = r.level > 0 ? -0.12f * px : r.level < 0 ? 0.42f * px : 0.0f;
+    const float w = font->CalcTextSizeA(size, FLT_MAX, 0, r.text.c_str()).x;
+    if (dl) {
+      const int first = dl->VtxBuffer.Size;
+      dl->AddText(font, size, ImVec2(x, pos.y + dy), col, r.text.c_str());
+      if (fr.style.bold) dl->AddText(font, size, ImVec2(x + std::max(1.0f, px / 22), pos.y + dy), col, r.text.c_str());
+      if (fr.style.italic)  // slant what was just drawn about the baseline
+        for (int v = first; v < dl->VtxBuffer.Size; ++v)
+          dl->VtxBuffer[v].pos.x += (pos.y + px - dl->VtxBuffer[v].pos.y) * 0.2f;
+    }
+    x += w + (fr.style.bold ? std::max(1.0f, px / 22) : 0.0f);
+  }
+  return x - pos.x;
+}
+
+// Lays the blocks out in `width` from `o` (and draws them when dl is non-null); returns the height.
+float flow(const Fonts& f, ImDrawList* dl, ImVec2 o, float width, float px, const std::vector<MdBlock>& blocks,
+           const Ink& ink) {
+  const float line_h = px * 1.32f, space = f.text->CalcTextSizeA(px, FLT_MAX, 0, " ").x;
+  const float indent = px * 1.3f;
+  float y = o.y;
+  for (size_t b = 0; b < blocks.size(); ++b) {
+    if (b > 0) y += blocks[b].item && blocks[b - 1].item ? px * 0.15f : px * 0.55f;
+    const float x0 = o.x + (blocks[b].item ? indent : 0.0f);
+    if (dl && blocks[b].item) dl->AddText(f.text, px, ImVec2(o.x + px * 0.35f, y), ink.strong, "•");
+    float x = x0;
+    for (const Word& w : words_of(blocks[b])) {
+      float ww = 0;
+      for (const Frag& fr : w) ww += frag(f, nullptr, {}, fr, px, ink);
+      if (x > x0 && x + ww > o.x + width) {
+        x = x0;
+        y += line_h;
+      }
+      for (const Frag& fr : w) x += frag(f, dl, ImVec2(x, y), fr, px, ink);
+      x += space;
+    }
+    y += line_h;
+  }
+  return y - o.y;
+}
+
+}  // namespace
+
+float draw_caption(App& app, const Caption& c) {
+  const ImGuiViewport* vp = ImGui::GetMainViewport();
+  const Fonts& f = app.fonts;
+  const float fs = ImGui::GetFontSize();
+  const float px = std::round(fs * (app.ui.presentation ? 1.1f : 1.4f));  // the note's type size
+  const float margin = fs * 0.8f, pad = fs * 0.9f;
+  const float status_h = fs * 1.9f;
+  const float w = vp->WorkSize.x - 2 * margin, inner = w - 2 * pad;
+  const Ink ink{ImGui::GetColorU32(ImGuiCol_Text), accent_color(app.settings.dark), ImGui::GetColorU32(ImGuiCol_FrameBg)};
+  const std::vector<MdBlock> blocks = parse_markdown(c.note);
+  const std::vector<MdBlock> heading{{false, {{c.heading, true, false, false}}}};
+  const float head_h = flow(f, nullptr, {}, inner, px, heading, ink);
+  const float note_h = flow(f, nullptr, {}, inner, px, blocks, ink);
+  const float err_h = c.error.empty() ? 0.0f : fs * 2.6f;
+  const float content_h = head_h + px * 0.35f + note_h + err_h;
+  const float h = std::min(content_h + 2 * pad, vp->WorkSize.y * 0.42f);
+  ImGui::SetNextWindowPos(ImVec2(vp->WorkPos.x + margin, vp->WorkPos.y + vp->WorkSize.y - status_h - margin - h));
+  ImGui::SetNextWindowSize(ImVec2(w, h));
+  ImGui::SetNextWindowBgAlpha(0.92f);
+  ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(pad, pad));
+  ImGui::PushStyleVar(ImGuiStyleVar_WindowBorderSize, 2.0f);
+  ImGui::PushStyleColor(ImGuiCol_Border, ink.strong);
+  ImGui::Begin("##lesson-caption", nullptr,
+               ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoMove |
+                   ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoFocusOnAppearing | ImGuiWindowFlags_NoNav |
+                   ImGuiWindowFlags_NoCollapse);
+  ImGui::BringWindowToDisplayFront(ImGui::GetCurrentWindow());  // over the layout's windows
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  ImVec2 o = ImGui::GetCursorScreenPos();
+  flow(f, dl, o, inner, px, heading, ink);
+  const char* keys = "PageUp ◂ ▸ PageDown";
+  const ImVec2 ks = ImGui::CalcTextSize(keys);
+  dl->AddText(ImVec2(o.x + inner - ks.x, o.y - fs * 0.2f), ImGui::GetColorU32(ImGuiCol_TextDisabled), keys);
+  o.y += head_h + px * 0.35f;
+  flow(f, dl, o, inner, px, blocks, ink);
+  ImGui::Dummy(ImVec2(inner, head_h + px * 0.35f + note_h));
+  if (!c.error.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.42f, 0.36f, 1.0f));
+    ImGui::TextWrapped("%s", c.error.c_str());
+    ImGui::PopStyleColor();
+  }
+  ImGui::End();
+  ImGui::PopStyleColor();
+  ImGui::PopStyleVar(2);
+  return h + margin;
+}
+
+}  // namespace sf
