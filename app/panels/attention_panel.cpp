@@ -1,4 +1,5 @@
 #include "app/panels/attention_panel.hpp"
+#include "app/study/dependency_hover.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -156,6 +157,7 @@ void AttentionPanel::draw(App& app) {
     o.mark_row = hover_.row;
     o.mark_col = hover_.col;
     const HeatmapHover hv = heatmap(id, v.m, app.fonts, o);
+    trace_dependencies(app, k, v, hv);  // the hovered cell's sources, framed in the other views
     if (hv.hovered) hovered = hv;
   };
   math_text(app.fonts, group.title + ":  rows ↓ t_z (keys), columns → t_x (queries)",

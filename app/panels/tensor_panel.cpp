@@ -1,4 +1,5 @@
 #include "app/panels/tensor_panel.hpp"
+#include "app/study/dependency_hover.hpp"
 
 #include <algorithm>
 #include <array>
@@ -125,6 +126,7 @@ void TensorPanel::draw_matrix(App& app, size_t k, const Value& v) {
   }
   o.zoom = &zoom_;
   last_ = heatmap("tensor", m, app.fonts, o);
+  trace_dependencies(app, k, v, last_);  // the hovered cell's sources, framed everywhere
   if (!histogram) return;
   ImGui::Spacing();
   ImGui::TextDisabled("Histogram of the finite entries (%d bins)", kBins);

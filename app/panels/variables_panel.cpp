@@ -1,4 +1,5 @@
 #include "app/panels/variables_panel.hpp"
+#include "app/study/dependency_hover.hpp"
 
 #include <algorithm>
 
@@ -128,7 +129,7 @@ void VariablesPanel::draw(App& app) {
         o.frame_color = selected ? accent_color(dark) : 0;
         o.on_click = [&select, v](int, int) { select(v); };
         ImGui::SetCursorPosY(ImGui::GetCursorPosY() + 2.0f);
-        heatmap("thumb", v->m, f, o);
+        trace_dependencies(app, k, *v, heatmap("thumb", v->m, f, o));
         break;
       }
     }
