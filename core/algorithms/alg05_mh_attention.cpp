@@ -25,10 +25,11 @@ std::vector<Value> head_values(int h, int H, const Mat<T>& Y_h, const AttentionO
   return v;
 }
 
-// The head's variant: ALiBi's slope m_h = 2^{−8h/H}.
+// The head's variant (ALiBi's slope m_h = 2^{−8h/H}) and its patch points.
 AttentionOptions head_options(const AttentionOptions& av, int h, int H) {
   AttentionOptions head = av;
   if (av.alibi) head.m = std::pow(2.0, -8.0 * h / H);
+  head.patch.h = h;  // experiments: Algorithm 4's patch points of head h
   return head;
 }
 

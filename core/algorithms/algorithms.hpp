@@ -6,6 +6,7 @@
 #include <functional>
 #include <optional>
 
+#include "core/experiments/patch_point.hpp"
 #include "core/model/params.hpp"
 #include "core/trace/trace.hpp"
 
@@ -51,6 +52,9 @@ struct AttentionOptions {
   int H_kv = 0;          // key/value heads (0: one per query head); Algorithm 5 binds g(h)
   int x_pos0 = 0;        // positions before X's first column (KV cache: the new column is t = x_pos0 + 1)
   int z_pos0 = 0;        // positions before Z's first column
+  // Experiments (core/experiments/): Algorithm 4's patch points for this call, with the calling
+  // line of the forward algorithm, the layer and (set per head by Algorithm 5) the head.
+  PatchSite patch;
   bool positional() const { return rope_base > 0 || alibi; }
 };
 // The variant of a self-attention (self = true) or a cross-attention (no RoPE, no ALiBi) of c.
@@ -129,9 +133,10 @@ using MHAttentionFn =
 // Returns P ∈ (0,1)^{N_V×ℓ}. Throws sf::Error on an empty, too long or out-of-range x.
 // `attn`, when set, computes line 6's MHAttention instead of core's mh_attention (then the
 // trace, if any, has no events inside line 6).
+// `patches`: experiments in force (core/experiments/), changing values at the patch points.
 template <class T>
 Mat<T> dtransformer(const Tokens& x, const ModelConfig& c, const GptW<const T>& W, Tracer* tr = nullptr,
-                    const MHAttentionFn<T>& attn = {});
+                    const MHAttentionFn<T>& attn = {}, const Patches* patches = nullptr);
 
 // Throws sf::Error naming the problem when x cannot be fed to the model.
 void check_tokens(const Tokens& x, const ModelConfig& c);
@@ -141,13 +146,13 @@ void check_tokens(const Tokens& x, const ModelConfig& c);
 // as for dtransformer (line 5's MHAttention).
 template <class T>
 Mat<T> etransformer(const Tokens& x, const ModelConfig& c, const BertW<const T>& W, Tracer* tr = nullptr,
-                    const MHAttentionFn<T>& attn = {});
+                    const MHAttentionFn<T>& attn = {}, const Patches* patches = nullptr);
 
 // Algorithm 8: P ← EDTransformer(z, x | θ), the encoder-decoder (post-LN, ReLU). Returns
 // P ∈ (0,1)^{N_V×length(x)}. Throws sf::Error when z or x cannot be fed to the model.
 template <class T>
 Mat<T> edtransformer(const Tokens& z, const Tokens& x, const ModelConfig& c, const EdW<const T>& W,
-                     Tracer* tr = nullptr);
+                     Tracer* tr = nullptr, const Patches* patches = nullptr);
 
 // Algorithm 14: y ← DInference(x, θ̂).
 struct InferenceOptions {

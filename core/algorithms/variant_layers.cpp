@@ -102,7 +102,7 @@ void embedding_extras(Mat<T>& E, const ModelConfig& c, const ExtrasW<const T>& W
 
 template <class T>
 void mlp_line(Mat<T>& X, const Mat<T>& in, const std::string& in_name, const Mlp<T>& W, Activation act, Tracer* tr,
-              int alg, int line, const char* name, Axis tokens) {
+              int alg, int line, const char* name, Axis tokens, const PatchSite& site) {
   auto affine = [&](const char* w) { return "W_" + std::string(w) + " " + in_name + " + b_" + w + " 1ᵀ"; };
   const std::string pre = affine(W.a);
   const Mat<T> H_pre = product<T>(W.W_a, in).colwise() + W.b_a;  // (d_mlp, ℓ)
@@ -127,6 +127,7 @@ void mlp_line(Mat<T>& X, const Mat<T>& in, const std::string& in_name, const Mlp
   }
   X += product<T>(W.W_b, H_act);  // (d_e, ℓ)
   X.colwise() += W.b_b;
+  patch(site, alg, line, name, X);  // patch point: the residual stream after the MLP's line
   if (tr) tr->line(alg, line, {tv(name, X, Axis::Feature, tokens)});
 }
 
@@ -163,7 +164,7 @@ Mat<T> unembed_line(const Mat<T>& X, const MapM<const T>& W_u, const MapM<const 
                                 const ExtrasW<const T>&, Tracer*, int, int, Axis);                                    \
   template void embedding_extras<T>(Mat<T>&, const ModelConfig&, const ExtrasW<const T>&, Tracer*, int, int, Axis);   \
   template void mlp_line<T>(Mat<T>&, const Mat<T>&, const std::string&, const Mlp<T>&, Activation, Tracer*, int, int, \
-                            const char*, Axis);                                                                       \
+                            const char*, Axis, const PatchSite&);                                                     \
   template Mat<T> unembed_line<T>(const Mat<T>&, const MapM<const T>&, const MapM<const T>&, const MapV<const T>&,    \
                                   Tracer*, int, int, std::vector<Value>);
 SF_INSTANTIATE_VARIANT_LAYERS(float)

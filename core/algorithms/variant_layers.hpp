@@ -48,10 +48,10 @@ struct Mlp {
 };
 
 // "X ← X + W_b act(W_a in + b_a 1ᵀ) + b_b 1ᵀ" on (alg, line), with c's activation and its
-// sub-steps; binds `name` (X or Z) after the sum. `in` may be X itself.
+// sub-steps; binds `name` (X or Z) after the sum (a patch point of `site`). `in` may be X itself.
 template <class T>
 void mlp_line(Mat<T>& X, const Mat<T>& in, const std::string& in_name, const Mlp<T>& W, Activation act, Tracer* tr,
-              int alg, int line, const char* name, Axis tokens);
+              int alg, int line, const char* name, Axis tokens, const PatchSite& site = {});
 
 // P = softmax(W_u X) with its sub-step "W_u X" on (alg, line); W_u = W_eᵀ when tied
 // (Dinan–Yaida–Zhang, GPT-2; bound as "W_u = W_eᵀ"). With a bias b_u (N_V; not in the paper: BERT's
@@ -63,19 +63,29 @@ Mat<T> unembed_line(const Mat<T>& X, const MapM<const T>& W_u, const MapM<const 
 // One residual sub-layer and its norm on lines `line` and `line + 1` of `alg`:
 //   post-LN (Algorithms 8, 9): X ← X + f(X) on line, X ← norm(X | γ, β) on line + 1;
 //   pre-LN (Algorithm 10):     X̃ ← norm(X | γ, β) on line, X ← X + f(X̃) on line + 1.
-// add(X, in, in_name, line) adds f(in) to X and emits its line's event.
+// add(X, in, in_name, line) adds f(in) to X and emits its line's event (after its own patch point).
+// The norm's output is a patch point of `site` (experiments: core/experiments/).
 template <class T, class Add>
 void residual_line_pair(Mat<T>& X, const ModelConfig& c, const MapV<const T>& gamma, const MapV<const T>& beta,
-                        Tracer* tr, int alg, int line, const char* name, const char* tilde, Axis tokens, Add&& add) {
+                        Tracer* tr, int alg, int line, const char* name, const char* tilde, Axis tokens,
+                        const PatchSite& site, Add&& add) {
   if (c.norm_pos() == NormPosition::Pre) {
-    const Mat<T> Xt = norm_columns<T>(X, gamma, beta, c, tr);  // (d_e, ℓ)
+    Mat<T> Xt = norm_columns<T>(X, gamma, beta, c, tr);  // (d_e, ℓ)
+    patch(site, alg, line, tilde, Xt);                    // patch point: X̃ of `line`
     if (tr) tr->line(alg, line, {tv(tilde, Xt, Axis::Feature, tokens)});
     add(X, Xt, std::string(tilde), line + 1);
   } else {
     add(X, X, std::string(name), line);  // add computes f(X) before adding it
     X = norm_columns<T>(X, gamma, beta, c, tr);  // (d_e, ℓ)
+    patch(site, alg, line + 1, name, X);          // patch point: the norm's output on `line + 1`
     if (tr) tr->line(alg, line + 1, {tv(name, X, Axis::Feature, tokens)});
   }
+}
+// The same without experiments (Algorithm 14's KV cache).
+template <class T, class Add>
+void residual_line_pair(Mat<T>& X, const ModelConfig& c, const MapV<const T>& gamma, const MapV<const T>& beta,
+                        Tracer* tr, int alg, int line, const char* name, const char* tilde, Axis tokens, Add&& add) {
+  residual_line_pair<T>(X, c, gamma, beta, tr, alg, line, name, tilde, tokens, PatchSite{}, std::forward<Add>(add));
 }
 
 }  // namespace sf::variant_layers

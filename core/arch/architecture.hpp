@@ -75,8 +75,9 @@ class Architecture {
   // is ignored). Traced when tr is given. `attn`, when set, computes the self-attention lines'
   // MHAttention instead of core's (e.g. on the GPU). Throws sf::Error on input the model
   // cannot take (empty, longer than ℓ_max, ids outside [1, N_V], a missing context).
+  // `patches`: experiments in force (core/experiments/), changing values at the patch points.
   virtual MatF forward(const Model& m, const Tokens& z, const Tokens& x, Tracer* tr = nullptr,
-                       const MHAttentionFn<float>& attn = {}) const = 0;
+                       const MHAttentionFn<float>& attn = {}, const Patches* patches = nullptr) const = 0;
 
   // --- training ---
   // Training examples from a dataset's lines: each line is a sequence, or for an architecture

@@ -82,8 +82,8 @@ void BertArchitecture::build_table(const ModelConfig& c, ParamTable& t) const {
 }
 
 MatF BertArchitecture::forward(const Model& m, const Tokens&, const Tokens& x, Tracer* tr,
-                               const MHAttentionFn<float>& attn) const {
-  return etransformer<float>(x, m.config, weights(m), tr, attn);
+                               const MHAttentionFn<float>& attn, const Patches* patches) const {
+  return etransformer<float>(x, m.config, weights(m), tr, attn, patches);
 }
 
 std::vector<Example> BertArchitecture::examples(const std::vector<std::string>& lines, const ModelConfig& c) const {

@@ -17,8 +17,8 @@ class BertArchitecture : public Architecture {
   std::vector<std::string> config_keys() const override;
   std::string validate(const ModelConfig& c) const override;
   void build_table(const ModelConfig& c, ParamTable& table) const override;
-  MatF forward(const Model& m, const Tokens& z, const Tokens& x, Tracer* tr,
-               const MHAttentionFn<float>& attn) const override;
+  MatF forward(const Model& m, const Tokens& z, const Tokens& x, Tracer* tr, const MHAttentionFn<float>& attn,
+               const Patches* patches) const override;
   std::vector<Example> examples(const std::vector<std::string>& lines, const ModelConfig& c) const override;
   // Algorithm 12 lines 4–7 for each picked sequence: x̃ (padded to ℓ) in b.tokens, and the target
   // x[t] at each chosen position t (0 elsewhere), with c's own mask_token (draw_mask). Throws

@@ -57,8 +57,8 @@ void EdArchitecture::build_table(const ModelConfig& c, ParamTable& t) const {
 }
 
 MatF EdArchitecture::forward(const Model& m, const Tokens& z, const Tokens& x, Tracer* tr,
-                             const MHAttentionFn<float>& attn) const {
-  return edtransformer_parts<float>(z, x, m.config, ed_weights(m), tr, nullptr, nullptr, attn);
+                             const MHAttentionFn<float>& attn, const Patches* patches) const {
+  return edtransformer_parts<float>(z, x, m.config, ed_weights(m), tr, nullptr, nullptr, attn, patches);
 }
 
 std::vector<Example> EdArchitecture::examples(const std::vector<std::string>& lines, const ModelConfig& c) const {

@@ -19,8 +19,8 @@ class EdArchitecture : public Architecture {
   Activation paper_activation() const override { return Activation::ReLU; }
   void build_table(const ModelConfig& c, ParamTable& table) const override;
   // Algorithm 8 on (z, x). `attn`, when set, computes the self-attention lines (5 and 14).
-  MatF forward(const Model& m, const Tokens& z, const Tokens& x, Tracer* tr,
-               const MHAttentionFn<float>& attn) const override;
+  MatF forward(const Model& m, const Tokens& z, const Tokens& x, Tracer* tr, const MHAttentionFn<float>& attn,
+               const Patches* patches) const override;
   // Each line is "z<TAB>x", split at the first tab; each side becomes [bos_token, characters…,
   // eos_token]. Throws sf::Error "line N has no tab: each line must be z<TAB>x", or naming the
   // side and line that does not fit the model.
@@ -40,10 +40,11 @@ inline EdW<const float> ed_weights(const Model& m) { return bind_ed<const float>
 // edtransformer() is this with no Z given. When Z_given is set, lines 1–9 (the encoder) are
 // skipped and *Z_given (d_e, ℓ_z), the encoder's output for this z, is used: not in the paper,
 // which re-encodes z at every step of Algorithm 15 (the trace says so). Z_out, when set,
-// receives the encoder's output. `attn` as in Architecture::forward.
+// receives the encoder's output. `attn` and `patches` as in Architecture::forward.
 template <class T>
 Mat<T> edtransformer_parts(const Tokens& z, const Tokens& x, const ModelConfig& c, const EdW<const T>& W, Tracer* tr,
-                           const Mat<T>* Z_given, Mat<T>* Z_out, const MHAttentionFn<T>& attn = {});
+                           const Mat<T>* Z_given, Mat<T>* Z_out, const MHAttentionFn<T>& attn = {},
+                           const Patches* patches = nullptr);
 
 // Throws sf::Error when (z, x) cannot be fed to Algorithm 8, naming the sequence.
 void check_ed_tokens(const Tokens& z, const Tokens& x, const ModelConfig& c);

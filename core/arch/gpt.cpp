@@ -40,8 +40,8 @@ void GptArchitecture::build_table(const ModelConfig& c, ParamTable& t) const {
 }
 
 MatF GptArchitecture::forward(const Model& m, const Tokens&, const Tokens& x, Tracer* tr,
-                              const MHAttentionFn<float>& attn) const {
-  return dtransformer<float>(x, m.config, m.weights(), tr, attn);
+                              const MHAttentionFn<float>& attn, const Patches* patches) const {
+  return dtransformer<float>(x, m.config, m.weights(), tr, attn, patches);
 }
 
 std::vector<Example> GptArchitecture::examples(const std::vector<std::string>& lines, const ModelConfig& c) const {

@@ -14,8 +14,8 @@ class GptArchitecture : public Architecture {
   std::vector<std::string> config_keys() const override;
   NormPosition paper_norm_position() const override { return NormPosition::Pre; }
   void build_table(const ModelConfig& c, ParamTable& table) const override;
-  MatF forward(const Model& m, const Tokens& z, const Tokens& x, Tracer* tr,
-               const MHAttentionFn<float>& attn) const override;
+  MatF forward(const Model& m, const Tokens& z, const Tokens& x, Tracer* tr, const MHAttentionFn<float>& attn,
+               const Patches* patches) const override;
   std::vector<Example> examples(const std::vector<std::string>& lines, const ModelConfig& c) const override;
   void make_batch(const ModelConfig& c, const std::vector<Example>& data, const std::vector<size_t>& pick, int l,
                   int l_z, const TrainOptions& opt, Rng& rng, Batch& b) const override;
