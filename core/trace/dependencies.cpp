@@ -326,7 +326,7 @@ void forward_rules(Rule& R) {
     R.add("b_u", cell_of(r, 0));
     return R.ok(R.cell() + " = W_u[" + I(r) + ", :] · X[:, " + I(c) + "]");
   }
-  if (e.alg == 9 && e.line == 10 && (n == "X" || n == "W_f X + b_f 1ᵀ")) {
+  if (e.alg == 9 && e.line == 10 && ((n == "X" && e.kind == EventKind::Line) || n == "W_f X + b_f 1ᵀ")) {
     R.add("W_f", row_of(r)), R.add("X", col_of(c)), R.add("b_f", cell_of(r, 0));
     return R.ok(R.cell() + " = " + (n == "X" ? "GELU(" : "(") + "W_f[" + I(r) + ", :] · X[:, " + I(c) + "] + b_f[" +
                 I(r) + "])");
@@ -364,7 +364,7 @@ void forward_rules(Rule& R) {
     const bool cross = e.alg == 8 && e.line == 16;
     if (cross || in != n) R.add(n, col_of(c));  // the residual (self-attention on X itself: among the keys)
     if (cross) {
-      R.add(in, col_of(c));
+      if (in != n) R.add(in, col_of(c));
       R.add_unmasked_cols("Z", *mask);
     } else {
       R.add_unmasked_cols(in, *mask);

@@ -240,9 +240,9 @@ ModelConfig small_gpt() {
   return c;
 }
 
-struct Run {
+struct Traced {
   Trace trace;
-  Run(const Model& m, const Tokens& z, const Tokens& x) {
+  Traced(const Model& m, const Tokens& z, const Tokens& x) {
     Tracer tr(trace);
     architecture(m.config).forward(m, z, x, &tr);
   }
@@ -251,10 +251,10 @@ struct Run {
 // For every column of every token-indexed matrix a forward algorithm's own lines bind: the
 // input tokens token_dependencies names are exactly those whose change changes that column.
 void expect_token_dependencies(const Model& m, const Tokens& z, const Tokens& x, const char* what) {
-  const Run base(m, z, x);
+  const Traced base(m, z, x);
   const int N_V = m.config.N_V();
   auto other = [&](int id) { return id % (N_V - 3) + 1; };  // another ordinary token
-  std::vector<Run> changed_x, changed_z;
+  std::vector<Traced> changed_x, changed_z;
   for (size_t u = 0; u < x.size(); ++u) {
     Tokens y = x;
     y[u] = other(y[u]);
@@ -275,7 +275,7 @@ void expect_token_dependencies(const Model& m, const Tokens& z, const Tokens& x,
       if (v.kind != ValueKind::Matrix || (v.cols != Axis::TokenX && v.cols != Axis::TokenZ)) continue;
       for (int c = 0; c < v.m.cols(); ++c) {
         const TokenDependencies d = token_dependencies(base.trace, k, v.name, c);
-        auto expect = [&](const std::vector<Run>& runs, const std::vector<int>& named, const char* seq) {
+        auto expect = [&](const std::vector<Traced>& runs, const std::vector<int>& named, const char* seq) {
           for (size_t u = 0; u < runs.size(); ++u) {
             const Value& w = runs[u].trace.events[k].values[vi];
             const bool changed = (w.m.col(c) - v.m.col(c)).cwiseAbs().maxCoeff() > 1e-6f;
@@ -299,7 +299,7 @@ TEST(Dependencies, GptTokensThroughTheCausalMask) {
   const Model m = Model::initialised(small_gpt(), 3);
   const Tokens x{6, 1, 3, 2, 1};
   expect_token_dependencies(m, {}, x, "GPT");
-  const Run r(m, {}, x);
+  const Traced r(m, {}, x);
   const size_t last = r.trace.size() - 1;
   ASSERT_EQ(r.trace.events[last].line, 11);
   EXPECT_EQ(token_dependencies(r.trace, last, "P", 2).x, (std::vector<int>{1, 2, 3}));
@@ -311,7 +311,7 @@ TEST(Dependencies, BertTokensAllPositions) {
   const Model m = Model::initialised(test::bert_test_config(2, 2, 4, 2, 2, 8, 4, 8, {"a", "b", "c"}), 4);
   const Tokens x{5, 1, 4, 2};  // <bos> a [MASK] b
   expect_token_dependencies(m, {}, x, "BERT");
-  const Run r(m, {}, x);
+  const Traced r(m, {}, x);
   EXPECT_EQ(token_dependencies(r.trace, r.trace.size() - 1, "P", 0).x, (std::vector<int>{1, 2, 3, 4}));
 }
 
@@ -319,7 +319,7 @@ TEST(Dependencies, EncoderDecoderTokensThroughCrossAttention) {
   const Model m = Model::initialised(test::ed_test_config(1, 2, 2, 4, 2, 2, 8, 8, {"a", "b", "c"}), 5);
   const Tokens z{5, 1, 2, 6}, x{5, 3, 1};
   expect_token_dependencies(m, z, x, "encoder-decoder");
-  const Run r(m, z, x);
+  const Traced r(m, z, x);
   const TokenDependencies d = token_dependencies(r.trace, r.trace.size() - 1, "P", 1);
   EXPECT_EQ(d.x, (std::vector<int>{1, 2}));
   EXPECT_EQ(d.z, (std::vector<int>{1, 2, 3, 4}));
@@ -353,11 +353,11 @@ void expect_rules_everywhere(const Trace& trace, const char* what) {
 
 TEST(Dependencies, EveryMatrixLineOfTheForwardTracesHasARule) {
   const Model gpt = Model::initialised(small_gpt(), 3);
-  expect_rules_everywhere(Run(gpt, {}, {6, 1, 3, 2}).trace, "GPT");
+  expect_rules_everywhere(Traced(gpt, {}, {6, 1, 3, 2}).trace, "GPT");
   const Model bert = Model::initialised(test::bert_test_config(1, 2, 4, 2, 2, 8, 4, 8, {"a", "b", "c"}), 4);
-  expect_rules_everywhere(Run(bert, {}, {5, 1, 4}).trace, "BERT");
+  expect_rules_everywhere(Traced(bert, {}, {5, 1, 4}).trace, "BERT");
   const Model ed = Model::initialised(test::ed_test_config(1, 1, 2, 4, 2, 2, 8, 8, {"a", "b", "c"}), 5);
-  expect_rules_everywhere(Run(ed, {5, 1, 6}, {5, 2}).trace, "encoder-decoder");
+  expect_rules_everywhere(Traced(ed, {5, 1, 6}, {5, 2}).trace, "encoder-decoder");
 }
 
 TEST(Dependencies, TrainingUpdateLines) {
