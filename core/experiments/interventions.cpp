@@ -6,7 +6,14 @@ namespace sf {
 
 namespace {
 
-std::string cell(int row, int col) { return "[" + std::to_string(row + 1) + ", " + std::to_string(col + 1) + "]"; }
+// "[row, col]", 1-based (built by appending: GCC 12 warns falsely on "[" + std::to_string(…)).
+std::string cell(int row, int col) {
+  std::string s(1, '[');
+  s += std::to_string(row + 1);
+  s += ", ";
+  s += std::to_string(col + 1);
+  return s += ']';
+}
 
 std::string shape(Eigen::Index rows, Eigen::Index cols) {
   return std::to_string(rows) + "×" + std::to_string(cols);
