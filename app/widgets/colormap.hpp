@@ -3,8 +3,8 @@
 //
 // Two palettes. Standard: Moreland's cool-warm (blue, grey, red) for signed data, viridis for
 // non-negative data. Colour-blind safe (View › Colour-blind palette, and presentation mode):
-// a diverging map readable with red-green colour blindness and a sequential one that keeps
-// its order in grey scale (docs/sessions.md names them).
+// ColorBrewer's PuOr (purple, white, orange), readable with red-green colour blindness, and
+// cividis, which keeps its order in grey scale (docs/sessions.md, "Themes and palettes").
 #pragma once
 #include <cstdint>
 

@@ -396,6 +396,8 @@ SessionFile session_from_json(const std::string& text) {
     const bool truncated = e.byte >= text.size();
     throw Error("session file: not valid JSON" + std::string(truncated ? " (it ends too early: a truncated file?)" : "") +
                 " at byte " + std::to_string(e.byte) + ": " + e.what());
+  } catch (const json::exception& e) {  // e.g. a number too large for a double
+    throw Error(std::string("session file: not valid JSON: ") + e.what());
   }
   const Obj o(j, "");
   const json* v = o.find("version");

@@ -1,0 +1,66 @@
+#include "app/logic/session_state.hpp"
+
+#include "app/logic/session_run.hpp"
+
+namespace sf {
+
+SessionState capture_session(const Session& s) {
+  SessionState st;
+  st.model.path = s.origin().path;
+  st.prompt = s.prompt();
+  st.context = s.context();
+  st.run = current_run(s);
+  if (s.trace().size() > 0) st.cursor = cursor_ref(s.trace(), s.cursor());
+  for (int key : s.breakpoints()) st.breakpoints.emplace_back(key / 1000, key % 1000);
+  const SamplingSettings& sa = s.sampling;
+  st.sampling = {sa.tau, sa.l_gen, sa.seed, sa.trim_context, sa.kv_cache};
+  st.fill = {s.fill_settings.tau, s.fill_settings.seed, s.fill_settings.top_k};
+  const TranslationSettings& tr = s.translation_settings;
+  st.translation = {tr.tau, tr.seed, tr.reuse_encoding, tr.kv_cache};
+  return st;
+}
+
+namespace {
+
+// "Algorithm 4 line 6 (l = 2, h = 3)": a saved step, for messages.
+std::string describe(const CursorRef& c) {
+  std::string s = "Algorithm " + std::to_string(c.alg) + (c.line ? " line " + std::to_string(c.line) : " (its start)");
+  std::string idx;
+  const std::pair<const char*, int> fields[] = {{"l", c.idx.l}, {"h", c.idx.h}, {"t", c.idx.t}, {"i", c.idx.i}, {"n", c.idx.n}};
+  for (const auto& [name, v] : fields)
+    if (v > 0) idx += std::string(idx.empty() ? "" : ", ") + name + " = " + std::to_string(v);
+  return idx.empty() ? s : s + " (" + idx + ")";
+}
+
+}  // namespace
+
+std::vector<std::string> restore_session(Session& s, const SessionState& st) {
+  std::vector<std::string> notes;
+  const SessionSampling& sa = st.sampling;
+  s.sampling = {sa.tau, sa.l_gen, sa.seed, sa.trim_context, sa.kv_cache};
+  s.fill_settings = {st.fill.tau, st.fill.seed, st.fill.top_k};
+  s.translation_settings = {st.translation.tau, st.translation.seed, st.translation.reuse_encoding,
+                            st.translation.kv_cache};
+  for (int key : std::vector<int>(s.breakpoints())) s.toggle_breakpoint(key / 1000, key % 1000);
+  for (const auto& [alg, line] : st.breakpoints)
+    if (!s.has_breakpoint(alg, line)) s.toggle_breakpoint(alg, line);
+  if (s.arch().has_context()) {
+    s.set_context(st.context);
+    if (!s.context_error().empty()) notes.push_back("The saved context: " + s.context_error());
+  }
+  s.set_prompt(st.prompt);
+  if (!s.prompt_error().empty()) notes.push_back("The saved prompt: " + s.prompt_error());
+  std::string error;
+  SessionRun run = st.run;
+  if (run.kind == "training") run.kind = "forward";  // the app traces the update (the Training tab)
+  if (!trace_run(s, run, error)) {
+    notes.push_back("The saved run could not be traced again: " + error);
+    if (s.run_kind() != RunKind::Forward) s.trace_forward();
+    s.wait_for_trace();
+  }
+  if (st.run.kind != "training" && !place_cursor(s, st.cursor))
+    notes.push_back("The saved step, " + describe(st.cursor) + ", is not in this run; the cursor is on line 1");
+  return notes;
+}
+
+}  // namespace sf
