@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <map>
 
+#include "app/classroom/themes.hpp"
 #include "backends/imgui_impl_glfw.h"
 #include "backends/imgui_impl_opengl3.h"
 #include "imgui.h"
@@ -39,6 +40,10 @@ void settings_read_line(ImGuiContext*, ImGuiSettingsHandler*, void* entry, const
   else if (std::sscanf(line, "Dark=%d", &i) == 1) app->settings.dark = i != 0;
   else if (std::sscanf(line, "Recent=%4095[^\n]", buf) == 1 && app->settings.recent_files.size() < 10)
     app->settings.recent_files.push_back(buf);
+  else if (std::sscanf(line, "HighContrast=%d", &i) == 1) app->settings.high_contrast = i != 0;
+  else if (std::sscanf(line, "Colorblind=%d", &i) == 1) app->settings.colorblind = i != 0;
+  else if (std::sscanf(line, "RecentSession=%4095[^\n]", buf) == 1 && app->settings.recent_sessions.size() < 10)
+    app->settings.recent_sessions.push_back(buf);
 }
 
 void settings_write_all(ImGuiContext*, ImGuiSettingsHandler* h, ImGuiTextBuffer* out) {
@@ -47,6 +52,8 @@ void settings_write_all(ImGuiContext*, ImGuiSettingsHandler* h, ImGuiTextBuffer*
   out->appendf("FontPx=%.0f\n", s.font_px);
   out->appendf("Dark=%d\n", s.dark ? 1 : 0);
   for (const auto& r : s.recent_files) out->appendf("Recent=%s\n", r.c_str());
+  out->appendf("HighContrast=%d\nColorblind=%d\n", s.high_contrast ? 1 : 0, s.colorblind ? 1 : 0);
+  for (const auto& r : s.recent_sessions) out->appendf("RecentSession=%s\n", r.c_str());
   out->append("\n");
 }
 
@@ -131,6 +138,7 @@ void apply_style(App& app) {
   style = ImGuiStyle();
   if (app.settings.dark) ImGui::StyleColorsDark();
   else ImGui::StyleColorsLight();
+  if (app.settings.high_contrast || app.ui.presentation) apply_high_contrast(style);
   style.WindowRounding = 3.0f;
   style.FrameRounding = 2.0f;
   style.ScaleAllSizes(app.settings.font_px / 15.0f);

@@ -9,6 +9,7 @@
 #include <cstdlib>
 
 #include "app/app.hpp"
+#include "app/classroom/session_feature.hpp"
 #include "app/feature.hpp"
 #include "app/frame_bench.hpp"
 #include "app/gui_support.hpp"
@@ -111,6 +112,8 @@ int main(int argc, char** argv) {
 
   if (!opt.model.empty()) app.open_model(opt.model);
   if (!opt.prompt.empty()) app.session.set_prompt(opt.prompt);
+  if (!opt.session.empty())  // a file that cannot be read leaves its reason in the notice bar, and nothing changes
+    if (auto* sessions = app.feature<sf::SessionFeature>()) sessions->open(app, opt.session, error);
 
   sf::ScriptRunner script(app, opt.actions);
   sf::FrameBench bench(opt.bench);

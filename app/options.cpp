@@ -6,7 +6,7 @@
 namespace sf {
 
 const char* app_usage() {
-  return "usage: stepformer [options]\n"
+  return "usage: stepformer [options] [FILE.stepformer]\n"
          "  Steps through the pseudocode of \"Formal Algorithms for Transformers\" while a real model computes.\n"
          "  --model PATH               open this checkpoint: a .safetensors file, or a folder holding one with\n"
          "                             its config.json and tokenizer files (Hugging Face GPT-2 or BERT,\n"
@@ -39,6 +39,12 @@ const char* app_usage() {
          "                             layernorm, sampling, fillin, translation, training, gpu, about, files,\n"
          "                             notation, builder, errata, tokenizer\n"
          "                             (a comma inside prompt:TEXT or context:TEXT is written \\,)\n"
+         "                               session-save:FILE, session-open:FILE, session-locate:MODEL,\n"
+         "                               session-open-anyway, session-cancel (File › Save/Open session and\n"
+         "                               its missing- or changed-model dialog), contrast:on|off (the\n"
+         "                               high-contrast theme), palette:colorblind|standard\n"
+         "  FILE.stepformer            open this session as it was saved, or play this lesson\n"
+         "  --session FILE             the same (docs/sessions.md)\n"
          "  --screenshot FILE.png      save a screenshot after the last frame\n"
          "  --bench N                  time N frames with the default panels and the prompt-edit-to-screen\n"
          "                             latency (every 4th frame edits the prompt), print the medians, exit\n"
@@ -122,6 +128,14 @@ bool parse_app_options(int argc, char** argv, AppOptions& o, std::string& error)
       }
     } else if (a == "--dump-state") {
       if (!value(o.dump_state)) return false;
+    } else if (a == "--session") {
+      if (!value(o.session)) return false;
+    } else if (!a.empty() && a[0] != '-') {
+      if (!o.session.empty()) {
+        error = "one session at a time: " + o.session + " and " + a;
+        return false;
+      }
+      o.session = a;
     } else if (a == "--gl33") {
       o.gl33 = true;
     } else if (a == "--no-ini") {

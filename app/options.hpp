@@ -16,6 +16,7 @@ struct AppOptions {
   bool gl33 = false;                 // --gl33: ask for OpenGL 3.3 only (tests the no-4.3 fallback)
   int bench = 0;                     // --bench N: time N frames and prompt edits, print, exit
   std::string dump_state;            // --dump-state FILE.json: cursor, windows, highlight (tests)
+  std::string session;               // FILE.stepformer (or --session FILE): a session or lesson to open
   bool help = false;
 };
 

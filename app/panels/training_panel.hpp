@@ -29,6 +29,17 @@ class TrainingPanel {
   // The trainer's state (refreshed under the runner's mutex), for --dump-state.
   const TrainSnapshot& snapshot() const;
   const std::string& task_label() const { return task_label_; }
+  // The settings a session saves (app/classroom/session_feature.cpp) and puts back.
+  const std::string& task() const { return task_; }
+  TrainMode mode() const { return mode_; }
+  float eta() const { return lr_; }
+  int batch() const { return batch_; }
+  int seed() const { return seed_; }
+  void set_rates(float eta, int batch, int seed) {
+    lr_ = eta, batch_ = batch, seed_ = seed;
+    runner_.set_lr(lr_);
+    runner_.set_batch(batch_);
+  }
   size_t drawn_frame() const { return drawn_frame_; }
   // The last practical minibatch the trainer made (B = 0 before the first), for --dump-state.
   Batch last_minibatch() const { return runner_.last_minibatch(); }  // ui.frame_index when the tab last drew
