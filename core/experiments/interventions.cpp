@@ -1,6 +1,7 @@
 #include "core/experiments/interventions.hpp"
 
 #include "core/model/error.hpp"
+#include "core/pseudocode/pseudocode.hpp"
 
 namespace sf {
 
@@ -49,17 +50,6 @@ void apply_one(const Intervention& e, M& value) {
       break;
     case Intervention::Kind::Weight:
       break;  // applied to a copy of θ (edited_model), not at a patch point
-  }
-}
-
-const char* alg_name(int alg) {
-  switch (alg) {
-    case 4: return "Attention";
-    case 5: return "MHAttention";
-    case 8: return "EDTransformer";
-    case 9: return "ETransformer";
-    case 10: return "DTransformer";
-    default: return "";
   }
 }
 
@@ -192,9 +182,10 @@ MatF run_experiment(const Model& m, const Tokens& z, const Tokens& x, const std:
 PatchPoint point_of(const Trace& t, size_t k, const std::string& name) {
   if (k >= t.size()) throw Error("no event " + std::to_string(k + 1) + " in this trace");
   const size_t start = t.frame_start(k);
+  const int d = t.events[start].depth;  // the frame's lines; its sub-steps are one deeper
   for (size_t j = k + 1; j-- > start;) {
     const Event& e = t.events[j];
-    if (e.depth != t.events[k].depth) continue;  // a nested call's own values
+    if (e.depth != d && !(e.kind == EventKind::SubStep && e.depth == d + 1)) continue;  // a nested call's values
     bool binds = false;
     for (const Value& v : e.values) binds = binds || v.name == name;
     if (!binds) continue;
@@ -202,7 +193,8 @@ PatchPoint point_of(const Trace& t, size_t k, const std::string& name) {
     const int call = stack.size() > 1 ? t.events[stack[0]].alg * 1000 + t.events[stack[0]].line : 0;
     if (e.kind == EventKind::Enter) {
       if (e.alg == 4 && name == "Mask") return {call, 4, 5, e.idx.l, e.idx.h, "Mask"};  // the mask line 5 reads
-      throw Error(name + " is an input of Algorithm " + std::to_string(e.alg) + " (" + alg_name(e.alg) +
+      const PseudoAlgorithm* alg = pseudocode(e.alg);
+      throw Error(name + " is an input of Algorithm " + std::to_string(e.alg) + " (" + (alg ? alg->name : "") +
                   ") here: a parameter of θ is edited as a weight (exp-weight), an activation where it is computed "
                   "(step out to the calling line)");
     }
