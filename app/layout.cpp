@@ -41,7 +41,7 @@ Tiles normal_tiles(float top, float width, float body_h) {
           {left_w + mid_w, top, right_w, body_h}};
 }
 
-// Presentation mode: the shown panels only, large. The pseudocode on the left half, the
+// Presentation mode: the shown panels only, large. The pseudocode on the left (44%), the
 // variables and call stack (when the stop names them) above the inspector on the right; the
 // body stops above the lesson's caption box.
 Tiles presentation_tiles(const std::vector<std::string>& shown, float top, float width, float body_h) {
@@ -51,7 +51,7 @@ Tiles presentation_tiles(const std::vector<std::string>& shown, float top, float
   });
   Tiles t;
   const bool right = inspector || has("variables") || has("callstack");
-  const float left_w = has("pseudocode") ? (right ? width * 0.5f : width) : 0.0f;
+  const float left_w = has("pseudocode") ? (right ? width * 0.44f : width) : 0.0f;
   if (left_w > 0) t.pseudocode = {0, top, left_w, body_h};
   const float rw = width - left_w;
   float y = top;

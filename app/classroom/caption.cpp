@@ -109,18 +109,23 @@ float draw_caption(App& app, const Caption& c) {
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   const Fonts& f = app.fonts;
   const float fs = ImGui::GetFontSize();
-  const float px = std::round(fs * (app.ui.presentation ? 1.1f : 1.4f));  // the note's type size
-  const float margin = fs * 0.8f, pad = fs * 0.9f;
+  // The note's type: large in the normal layout; presentation mode's fonts are already large, and
+  // its views need the height.
+  const bool pres = app.ui.presentation;
+  const float px = std::round(fs * (pres ? 1.0f : 1.4f));
+  const float margin = fs * (pres ? 0.4f : 0.8f), pad = fs * (pres ? 0.6f : 0.9f);
   const float status_h = fs * 1.9f;
   const float w = vp->WorkSize.x - 2 * margin, inner = w - 2 * pad;
   const Ink ink{ImGui::GetColorU32(ImGuiCol_Text), accent_color(app.settings.dark), ImGui::GetColorU32(ImGuiCol_FrameBg)};
   const std::vector<MdBlock> blocks = parse_markdown(c.note);
   const std::vector<MdBlock> heading{{false, {{c.heading, true, false, false}}}};
-  const float head_h = flow(f, nullptr, {}, inner, px, heading, ink);
+  const char* keys = "PageUp ◂ ▸ PageDown";
+  const float head_w = inner - ImGui::CalcTextSize(keys).x - fs;
+  const float head_h = flow(f, nullptr, {}, head_w, px, heading, ink);
   const float note_h = flow(f, nullptr, {}, inner, px, blocks, ink);
   const float err_h = c.error.empty() ? 0.0f : fs * 2.6f;
   const float content_h = head_h + px * 0.35f + note_h + err_h;
-  const float h = std::min(content_h + 2 * pad, vp->WorkSize.y * 0.42f);
+  const float h = std::min(content_h + 2 * pad, vp->WorkSize.y * (pres ? 0.3f : 0.42f));
   ImGui::SetNextWindowPos(ImVec2(vp->WorkPos.x + margin, vp->WorkPos.y + vp->WorkSize.y - status_h - margin - h));
   ImGui::SetNextWindowSize(ImVec2(w, h));
   ImGui::SetNextWindowBgAlpha(0.92f);
@@ -134,8 +139,7 @@ float draw_caption(App& app, const Caption& c) {
   ImGui::BringWindowToDisplayFront(ImGui::GetCurrentWindow());  // over the layout's windows
   ImDrawList* dl = ImGui::GetWindowDrawList();
   ImVec2 o = ImGui::GetCursorScreenPos();
-  flow(f, dl, o, inner, px, heading, ink);
-  const char* keys = "PageUp ◂ ▸ PageDown";
+  flow(f, dl, o, head_w, px, heading, ink);
   const ImVec2 ks = ImGui::CalcTextSize(keys);
   dl->AddText(ImVec2(o.x + inner - ks.x, o.y - fs * 0.2f), ImGui::GetColorU32(ImGuiCol_TextDisabled), keys);
   o.y += head_h + px * 0.35f;

@@ -180,8 +180,7 @@ void LessonFeature::top_menu(App& app) {
     add_title_ = describe_event(app.session.current());
     add_note_.clear();
   }
-  if (ImGui::MenuItem("Edit stops…", nullptr, &app.ui.show.lesson, player_.active())) {
-  }
+  ImGui::MenuItem("Edit stops…", nullptr, &app.ui.show.lesson, player_.active());
   if (ImGui::MenuItem("Save lesson", nullptr, false, playing && !player_.path().empty()) &&
       !save(app, player_.path(), error))
     app.notify(error, true);

@@ -164,20 +164,20 @@ bool LessonPlayer::go(Session& s, size_t n, const TrainingTracer& training, std:
     return false;
   };
   const std::string model = model_file(setup.model);
-  if (!model.empty() && !same_file(model, s.origin().path)) {
+  const bool new_model = !model.empty() && !same_file(model, s.origin().path);
+  if (new_model) {
     std::string why;
     if (!s.load_model(model, why)) return fail("could not open the model " + model + ": " + why);
   }
   apply_settings(s, lesson_.state);
   apply_tau(s, setup.run);
-  if (s.arch().has_context() && setup.context != s.context()) {
-    s.set_context(setup.context);
+  // A new model encodes the texts again (its vocabulary may differ).
+  if (s.arch().has_context()) {
+    if (new_model || setup.context != s.context()) s.set_context(setup.context);
     if (!s.context_error().empty()) return fail("the context z: " + s.context_error());
   }
-  if (!setup.prompt.empty() && setup.prompt != s.prompt()) {
-    s.set_prompt(setup.prompt);
-    if (!s.prompt_error().empty()) return fail("the prompt: " + s.prompt_error());
-  }
+  if (!setup.prompt.empty() && (new_model || setup.prompt != s.prompt())) s.set_prompt(setup.prompt);
+  if (!s.prompt_error().empty()) return fail("the prompt: " + s.prompt_error());
   std::string why;
   if (setup.run.kind == "training") {
     if (!training) return fail("its run is a traced training update (Algorithm 13), which needs the app's Training tab");

@@ -36,11 +36,11 @@ TEST(GuiLessons, PageDownPlaysLessonTwoStopByStop) {
   EXPECT_EQ(l["stop"], 5);
   EXPECT_EQ(l["stops"], 8);
   EXPECT_TRUE(l["resolved"].get<bool>()) << l["error"];
-  EXPECT_EQ(l["stop_title"], "Line 5: the causal mask");
+  EXPECT_EQ(l["stop_title"], "Line 4: the scores S = KᵀQ");
   EXPECT_EQ(l["stop_panels"], json::array({"pseudocode", "attention"}));
-  EXPECT_NE(l["note"].get<std::string>().find("−∞"), std::string::npos);
+  EXPECT_NE(l["note"].get<std::string>().find("Rows are keys"), std::string::npos);
   EXPECT_EQ(r.state["event"]["alg"], 4);
-  EXPECT_EQ(r.state["event"]["line"], 5);
+  EXPECT_EQ(r.state["event"]["line"], 4);
   EXPECT_EQ(r.state["event"]["l"], 1);
   EXPECT_EQ(r.state["event"]["h"], 1);
   // Exactly the stop's panels: the pseudocode and the Attention tab, no call stack or variables.
@@ -54,10 +54,10 @@ TEST(GuiLessons, PageDownPlaysLessonTwoStopByStop) {
   EXPECT_GT(cap[1].get<float>() + cap[3].get<float>(), 700.0f);
   EXPECT_GT(cap[2].get<float>(), 1000.0f);
 
-  // PageUp goes back a stop: line 4 with the variables closed, and lesson-go jumps anywhere.
-  r = run_app("", open + ",lesson-go:5,key:PageUp");
+  // PageUp goes back a stop (from line 5's mask to line 4), and lesson-go jumps anywhere.
+  r = run_app("", open + ",lesson-go:6,key:PageUp");
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_EQ(r.state["lesson"]["stop"], 4);
+  EXPECT_EQ(r.state["lesson"]["stop"], 5);
   EXPECT_EQ(r.state["event"]["line"], 4);
   r = run_app("", open + ",lesson-go:2");
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -158,10 +158,11 @@ TEST(GuiLessons, PresentationModeShowsOnlyTheStopLarge) {
   EXPECT_FALSE(has_window(r, "Call stack"));
   EXPECT_FALSE(has_window(r, "Variables"));
   EXPECT_TRUE(tab_shown(r, "Attention"));
-  // The pseudocode fills the left half, above the caption box.
+  // The pseudocode on the left (44%), above the caption box; the inspector beside it.
   const json& pc = r.state["windows"]["Pseudocode"];
   const json& cap = r.state["windows"]["##lesson-caption"];
-  EXPECT_NEAR(pc[2].get<float>(), 640.0f, 2.0f);
+  EXPECT_NEAR(pc[2].get<float>(), 1280.0f * 0.44f, 2.0f);
+  EXPECT_NEAR(r.state["windows"]["Inspector"][0].get<float>(), pc[2].get<float>(), 2.0f);
   EXPECT_LE(pc[1].get<float>() + pc[3].get<float>(), cap[1].get<float>() + 1.0f);
   // No lesson: the pseudocode and the tensor view. F6 toggles, Esc leaves.
   r = run_app("", "key:F6");
