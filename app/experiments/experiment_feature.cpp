@@ -57,6 +57,22 @@ const Value* in_scope(const Trace& t, size_t k, const std::string& name) {
   return nullptr;
 }
 
+// The changed cells (nonzero in `diff`), as runs down each column, for a heatmap to frame; the
+// whole matrix as one block when there are too many runs to draw.
+std::vector<CellRegion> changed_regions(const MatF& diff) {
+  std::vector<CellRegion> out;
+  for (int c = 0; c < diff.cols(); ++c)
+    for (int r = 0; r < diff.rows(); ++r) {
+      if (diff(r, c) == 0) continue;
+      int n = 1;
+      while (r + n < diff.rows() && diff(r + n, c) != 0) ++n;
+      out.push_back({r, c, n, 1});
+      r += n;
+    }
+  if (out.size() > 2000) out = {{0, 0, static_cast<int>(diff.rows()), static_cast<int>(diff.cols())}};
+  return out;
+}
+
 class ExperimentFeature : public Feature {
  public:
   void top_menu(App& app) override {
@@ -307,8 +323,9 @@ class ExperimentFeature : public Feature {
                  *after, 1);
   }
 
-  // Three heatmaps in a row, the last diverging about 0; ms[live] is v, the shown run's value (its
-  // right-click menu edits it), the others are matrices of their own.
+  // Three heatmaps in a row, the last (a difference) diverging about 0, the changed cells framed in
+  // the second; ms[live] is v, the shown run's value (its right-click menu edits it), the others
+  // are matrices of their own.
   void side_by_side(App& app, size_t k, const std::vector<std::pair<const char*, MatF>>& ms, const Value& v,
                     size_t live) {
     const float w = (ImGui::GetContentRegionAvail().x - 2 * ImGui::GetStyle().ItemSpacing.x) / ms.size();
@@ -321,6 +338,7 @@ class ExperimentFeature : public Feature {
       o.max_height = 220;
       if (i + 1 == ms.size()) o.scale = ColorScale::Diverging;
       if (i != live) o.value = nullptr, o.event = SIZE_MAX;
+      if (i == 1) o.regions = changed_regions(ms.back().second);  // the changed cells, framed
       ImGui::PushID(static_cast<int>(i));
       heatmap(ms[i].first, ms[i].second, app.fonts, o);
       ImGui::PopID();
