@@ -35,6 +35,27 @@ std::string join(const std::vector<std::string>& parts, const char* sep) {
   return s;
 }
 
+// The open panels by PanelVisibility name: the tiles and windows open now, and the Inspector's
+// shown tab (its flags only select a tab once: the tab drawn last is the one on screen).
+std::vector<std::string> open_panels(const App& app) {
+  std::vector<std::pair<std::string, std::string>> tabs;  // (title, name)
+  for (const auto& [title, name] : inspector_tabs()) tabs.emplace_back(title, name);
+  for (const auto& f : app.features)
+    if (f->tab_title()) tabs.emplace_back(f->tab_title(), f->tab_panel());
+  std::string shown;
+  size_t latest = 0;
+  for (const auto& [title, name] : tabs)
+    if (auto it = app.ui.tab_drawn.find(title); it != app.ui.tab_drawn.end() && it->second >= latest)
+      latest = it->second, shown = name;
+  std::vector<std::string> out;
+  PanelVisibility show = app.ui.show;
+  for (const std::string& n : PanelVisibility::names()) {
+    const bool is_tab = std::any_of(tabs.begin(), tabs.end(), [&](const auto& t) { return t.second == n; });
+    if (is_tab ? n == shown : *show.by_name(n)) out.push_back(n);
+  }
+  return out;
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -50,14 +71,19 @@ SessionFile SessionFeature::capture(const App& app, const std::string& path, boo
   const TrainingPanel& tp = app.panels->training;
   st.training = {tp.task(), tp.mode() == TrainMode::Paper ? "paper" : "practical", static_cast<double>(tp.eta()),
                  tp.batch(), static_cast<uint64_t>(std::max(0, tp.seed()))};
-  for (const std::string& n : PanelVisibility::names())
-    if (*const_cast<PanelVisibility&>(app.ui.show).by_name(n)) st.view.panels.push_back(n);
+  st.view.panels = open_panels(app);
   st.view.selected_value = app.ui.selected_value;
   st.view.theme = theme_of(app.settings);
   st.view.colorblind = app.settings.colorblind;
   st.view.font_px = app.settings.font_px;
   st.view.notation = notation_key(app.panels->notation.notation);
   return f;
+}
+
+std::string SessionFeature::unsaved_form(const App& app) const {
+  SessionFile f = capture(app, path_, false);
+  f.state.view.panels.clear();  // the layout selects a restored Inspector tab a frame later
+  return session_to_json(f);
 }
 
 bool SessionFeature::save(App& app, const std::string& path, std::string& error) {
@@ -71,10 +97,8 @@ bool SessionFeature::save(App& app, const std::string& path, std::string& error)
     }
     const SessionFile f = capture(app, path, true);
     save_session(path, f);
-    SessionFile unchecked = f;
-    unchecked.state.model.checksum.clear();
-    saved_json_ = session_to_json(unchecked);
     path_ = path;
+    saved_json_ = unsaved_form(app);
     last_error_.clear();
     remember(app, path);
     app.notify("Saved the session as " + path + note);
@@ -209,7 +233,7 @@ bool SessionFeature::apply(App& app, const std::string& file, std::string& error
   app.ui.reset_layout = true;
   app.ui.viewed_event = SIZE_MAX;
   path_ = pending_path_;
-  saved_json_ = session_to_json(capture(app, path_, false));  // as opened: not dirty
+  saved_json_ = unsaved_form(app);  // as opened: not dirty
   last_error_.clear();
   remember(app, path_);
   pending_ = {};
@@ -366,13 +390,8 @@ ActionResult SessionFeature::action(App& app, const std::string& verb, const std
 void SessionFeature::dump(const App& app, nlohmann::ordered_json& j) const {
   const char* dialogs[] = {"none", "missing", "changed"};
   bool dirty = false;
-  if (!path_.empty()) {
-    SessionFile now = capture(app, path_, false);
-    dirty = session_to_json(now) != saved_json_;
-  }
-  std::vector<std::string> panels;
-  for (const std::string& n : PanelVisibility::names())
-    if (*const_cast<PanelVisibility&>(app.ui.show).by_name(n)) panels.push_back(n);
+  if (!path_.empty()) dirty = unsaved_form(app) != saved_json_;
+  const std::vector<std::string> panels = open_panels(app);
   j["session"] = {{"path", path_},
                   {"dirty", dirty},
                   {"last_error", last_error_},

@@ -42,12 +42,15 @@ class SessionFeature : public Feature {
   // Opens pending_ with its model at model_file (checked already).
   bool apply(App& app, const std::string& model_file, std::string& error);
   SessionFile capture(const App& app, const std::string& path, bool with_checksum) const;
+  // What "dirty" compares: the session as it would be saved to path_, without the checksum and
+  // the open panels.
+  std::string unsaved_form(const App& app) const;
   void remember(App& app, const std::string& path);
   void draw_path_dialog(App& app);
   void draw_model_dialog(App& app);
 
   std::string path_;        // the session file open now ("" : none)
-  std::string saved_json_;  // what was last saved or opened (without the checksum), for "dirty"
+  std::string saved_json_;  // unsaved_form() when last saved or opened, for "dirty"
   std::string last_error_;
   Dialog dialog_ = Dialog::None;
   SessionFile pending_;           // the session waiting for the model dialog
