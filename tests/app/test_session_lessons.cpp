@@ -127,10 +127,16 @@ TEST(Lessons, MasksLessonShowsEachMask) {
   ASSERT_EQ(m.rows(), 7);
   for (int tz = 0; tz < 7; ++tz)
     for (int tx = 0; tx < 7; ++tx) EXPECT_EQ(std::isinf(m(tz, tx)), tz > tx) << tz << "," << tx;
-  // Stop 3: the encoder-decoder's cross-attention, ℓ_z × ℓ_x = 15 × 11, Mask ≡ 1.
+  // Stop 3: the encoder-decoder's cross-attention (the saved event, not the encoder's first
+  // head, which has the same algorithm, line and indices): ℓ_z × ℓ_x = 15 × 11, Mask ≡ 1.
   ASSERT_TRUE(p.go(s, 2, nullptr, error)) << error;
+  EXPECT_EQ(s.cursor(), 572u);
   EXPECT_EQ(s.tokens_z().size(), 15u);
   EXPECT_EQ(s.tokens().size(), 11u);
+  m = S();
+  EXPECT_EQ(m.rows(), 15);
+  EXPECT_EQ(m.cols(), 11);
+  EXPECT_TRUE(m.allFinite());
 }
 
 // Lesson 6 samples at τ = 0 and at τ = 3 (the run's own τ): q is one-hot, then q ∝ p^{1/3}.
