@@ -112,7 +112,7 @@ float draw_caption(App& app, const Caption& c) {
   // The note's type: large in the normal layout; presentation mode's fonts are already large, and
   // its views need the height.
   const bool pres = app.ui.presentation;
-  const float px = std::round(fs * (pres ? 1.0f : 1.4f));
+  const float px = std::round(fs * (pres ? 0.9f : 1.4f));
   const float margin = fs * (pres ? 0.4f : 0.8f), pad = fs * (pres ? 0.6f : 0.9f);
   const float status_h = fs * 1.9f;
   const float w = vp->WorkSize.x - 2 * margin, inner = w - 2 * pad;
