@@ -7,7 +7,7 @@
 
 namespace sf {
 
-void write_npy(const std::string& path, const MatF& m) {
+void write_npy(const std::string& path, const ConstMatRef& m) {
   std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + std::to_string(m.rows()) + ", " +
                        std::to_string(m.cols()) + "), }";
   const size_t total = 10 + header.size() + 1;
@@ -20,8 +20,12 @@ void write_npy(const std::string& path, const MatF& m) {
   out += static_cast<char>(hl & 0xFF);
   out += static_cast<char>(hl >> 8);
   out += header;
-  Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> rm = m;  // C order
-  out.append(reinterpret_cast<const char*>(rm.data()), sizeof(float) * rm.size());
+  out.reserve(out.size() + sizeof(float) * static_cast<size_t>(m.size()));
+  for (Eigen::Index i = 0; i < m.rows(); ++i)  // C order, read through any strides
+    for (Eigen::Index j = 0; j < m.cols(); ++j) {
+      const float x = m(i, j);
+      out.append(reinterpret_cast<const char*>(&x), sizeof x);
+    }
   write_file_atomic(path, out);
 }
 

@@ -1,13 +1,18 @@
 // NumPy .npy (version 1.0) writer and reader for float32 matrices, row-major (C order),
-// so that numpy.load gives the paper's shape, e.g. P as (N_V, ℓ).
+// so that numpy.load gives the paper's shape, e.g. P as (N_V, ℓ). The bits are written as they
+// are: −∞ (masked scores), +∞ and NaN read back as themselves.
 #pragma once
 #include <string>
+
+#include <Eigen/Core>
 
 #include "core/model/types.hpp"
 
 namespace sf {
+// A read-only matrix of any strides: a MatF, or a trace value (a view of Wᵀ into θ included).
+using ConstMatRef = Eigen::Ref<const MatF, 0, Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>>;
 // Writes atomically (temporary file, then rename); throws sf::Error on failure.
-void write_npy(const std::string& path, const MatF& m);
+void write_npy(const std::string& path, const ConstMatRef& m);
 // Reads a float32 or float64 1-D or 2-D array; a 1-D array becomes one column.
 MatF read_npy(const std::string& path);
 }  // namespace sf
