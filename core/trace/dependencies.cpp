@@ -209,7 +209,8 @@ void attention_rules(Rule& R) {
     }
     R.add("S", rows_in_col(*mask, c));  // line 5's S
     return R.ok("column " + I(c) + " of softmax(S/√d_attn) is a softmax over S[t_z, " + I(c) +
-                "] for the t_z with Mask[t_z, " + I(c) + "] = 1 (they share one denominator)");
+                "] for the t_z with Mask[t_z, " + I(c) + "] = 1 (they share one denominator; b_k adds the same " +
+                "q·b_k to each of them, which cancels)");
   }
   if (n == "Ṽ" && mask) {
     R.add_unmasked_cols("V", *mask, r);
