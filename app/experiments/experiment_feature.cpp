@@ -325,9 +325,9 @@ class ExperimentFeature : public Feature {
 
   // Three heatmaps in a row, the last (a difference) diverging about 0, the changed cells framed in
   // the second; ms[live] is v, the shown run's value (its right-click menu edits it), the others
-  // are matrices of their own.
+  // are matrices of their own. `second_x`: the second's own tokens x (prompt B), else the shown run's.
   void side_by_side(App& app, size_t k, const std::vector<std::pair<const char*, MatF>>& ms, const Value& v,
-                    size_t live) {
+                    size_t live, const Tokens* second_x = nullptr) {
     const float w = (ImGui::GetContentRegionAvail().x - 2 * ImGui::GetStyle().ItemSpacing.x) / ms.size();
     for (size_t i = 0; i < ms.size(); ++i) {
       if (i) ImGui::SameLine();
@@ -339,6 +339,12 @@ class ExperimentFeature : public Feature {
       if (i + 1 == ms.size()) o.scale = ColorScale::Diverging;
       if (i != live) o.value = nullptr, o.event = SIZE_MAX;
       if (i == 1) o.regions = changed_regions(ms.back().second);  // the changed cells, framed
+      if (i == 1 && second_x) {
+        std::vector<std::string> labels;
+        for (int id : *second_x) labels.push_back(token_label(app.session.tokenizer(), id));
+        if (v.rows == Axis::TokenX) o.rows.labels = labels;
+        if (v.cols == Axis::TokenX) o.cols.labels = labels;
+      }
       ImGui::PushID(static_cast<int>(i));
       heatmap(ms[i].first, ms[i].second, app.fonts, o);
       ImGui::PopID();
@@ -392,7 +398,8 @@ class ExperimentFeature : public Feature {
       return;
     }
     ImGui::Text("%s: %d cells differ", name.c_str(), changed_cells(va->m, vb->m));
-    side_by_side(app, k, {{"A", va->m}, {"B", vb->m}, {"A − B", difference(vb->m, va->m)}}, *va, 0);
+    side_by_side(app, k, {{"A", va->m}, {"B", vb->m}, {"A − B", difference(vb->m, va->m)}}, *va, 0,
+                 c.model ? nullptr : &c.trace.tokens_x);
   }
 
   ExperimentSession exp_;
