@@ -11,7 +11,6 @@
 
 #include "app/app.hpp"
 #include "app/logic/quiz.hpp"
-#include "app/mathtext.hpp"
 #include "app/panels/panel.hpp"
 
 namespace sf {
@@ -118,9 +117,7 @@ void StudyFeature::overlay(App& app) {
     return;
   }
   const Question& q = pending_ ? *pending_ : *revealed_;
-  ImGui::PushTextWrapPos(0.0f);
-  math_text(app.fonts, q.text);
-  ImGui::PopTextWrapPos();
+  ImGui::TextWrapped("%s", q.text.c_str());
   ImGui::Spacing();
   const bool dark = app.settings.dark;
   for (int i = 0; i < static_cast<int>(q.choices.size()); ++i) {
@@ -150,9 +147,9 @@ void StudyFeature::overlay(App& app) {
                                                       : right ? IM_COL32(60, 200, 90, 255) : IM_COL32(230, 80, 70, 255));
     ImGui::TextUnformatted(guessed_ < 0 ? "Skipped." : right ? "✓ Right." : "✗ Not this time.");
     ImGui::PopStyleColor();
-    ImGui::PushTextWrapPos(0.0f);
-    math_text(app.fonts, q.reveal, accent_color(dark));
-    ImGui::PopTextWrapPos();
+    ImGui::PushStyleColor(ImGuiCol_Text, accent_color(dark));
+    ImGui::TextWrapped("%s", q.reveal.c_str());
+    ImGui::PopStyleColor();
     const QuizScore& s = quiz_->score();
     ImGui::TextDisabled("Score: %d of %d right%s", s.right, s.asked,
                         s.skipped ? (", " + std::to_string(s.skipped) + " skipped").c_str() : "");
