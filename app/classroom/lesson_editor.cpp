@@ -63,7 +63,7 @@ void LessonFeature::draw_editor(App& app) {
     return;
   }
   const float F = ImGui::GetFontSize();
-  ImGui::SetNextWindowSize(ImVec2(F * 46, F * 26), ImGuiCond_FirstUseEver);
+  ImGui::SetNextWindowSize(ImVec2(F * 60, F * 26), ImGuiCond_FirstUseEver);
   if (!ImGui::Begin("Lesson stops", &app.ui.show.lesson)) {
     ImGui::End();
     return;
