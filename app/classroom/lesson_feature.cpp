@@ -9,7 +9,7 @@
 
 #include "app/app.hpp"
 #include "app/classroom/caption.hpp"
-#include "app/logic/session_run.hpp"
+#include "app/logic/session_state.hpp"
 #include "app/panels/panel.hpp"
 #include "app/panels/training_panel.hpp"
 #include "imgui.h"
@@ -33,18 +33,11 @@ std::string unknown_panel(const LessonPlayer& p) {
   return "";
 }
 
-// The session as it is now, as a recorded lesson's starting state.
+// The session as it is now, as a recorded lesson's starting state (the model by absolute path:
+// the lesson is saved elsewhere later).
 SessionState state_now(const App& app) {
-  const Session& s = app.session;
-  SessionState st;
-  st.model.path = s.origin().path.empty() ? "" : std::filesystem::absolute(s.origin().path).string();
-  st.prompt = s.prompt();
-  st.context = s.context();
-  st.run = current_run(s);
-  st.sampling = {s.sampling.tau, s.sampling.l_gen, s.sampling.seed, s.sampling.trim_context, s.sampling.kv_cache};
-  st.fill = {s.fill_settings.tau, s.fill_settings.seed, s.fill_settings.top_k};
-  st.translation = {s.translation_settings.tau, s.translation_settings.seed, s.translation_settings.reuse_encoding,
-                    s.translation_settings.kv_cache};
+  SessionState st = capture_session(app.session);
+  if (!st.model.path.empty()) st.model.path = std::filesystem::absolute(st.model.path).string();
   return st;
 }
 
