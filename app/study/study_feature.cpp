@@ -130,7 +130,7 @@ void StudyFeature::overlay(App& app) {
       const bool answer = i == q.answer, mine = i == guessed_;
       const ImU32 col = answer ? IM_COL32(60, 200, 90, 255) : mine ? IM_COL32(230, 80, 70, 255) : ImGui::GetColorU32(ImGuiCol_TextDisabled);
       ImGui::PushStyleColor(ImGuiCol_Text, col);
-      ImGui::TextUnformatted((label + (answer ? "   ✓ the answer" : mine ? "   ✗ your guess" : "")).c_str());
+      ImGui::TextUnformatted((label + (answer ? "   — the answer" : mine ? "   — your guess" : "")).c_str());
       ImGui::PopStyleColor();
     }
     ImGui::PopID();
@@ -145,7 +145,7 @@ void StudyFeature::overlay(App& app) {
     const bool right = guessed_ == q.answer;
     ImGui::PushStyleColor(ImGuiCol_Text, guessed_ < 0 ? ImGui::GetColorU32(ImGuiCol_TextDisabled)
                                                       : right ? IM_COL32(60, 200, 90, 255) : IM_COL32(230, 80, 70, 255));
-    ImGui::TextUnformatted(guessed_ < 0 ? "Skipped." : right ? "✓ Right." : "✗ Not this time.");
+    ImGui::TextUnformatted(guessed_ < 0 ? "Skipped." : right ? "Right!" : "Not this time.");
     ImGui::PopStyleColor();
     ImGui::PushStyleColor(ImGuiCol_Text, accent_color(dark));
     ImGui::TextWrapped("%s", q.reveal.c_str());
@@ -197,7 +197,7 @@ void StudyFeature::draw_tab(App& app) {
   const auto& h = quiz_->history();
   for (size_t i = h.size(); i-- > 0 && h.size() - i <= 30;) {
     ImGui::PushID(static_cast<int>(i));
-    ImGui::TextUnformatted(h[i].skipped ? "–" : h[i].right ? "✓" : "✗");
+    ImGui::TextUnformatted(h[i].skipped ? "skipped" : h[i].right ? "right" : "wrong");
     ImGui::SameLine();
     ImGui::PushTextWrapPos(0.0f);
     ImGui::TextDisabled("%s  Guess: %s; answer: %s", h[i].question.c_str(), h[i].guess.c_str(), h[i].answer.c_str());
