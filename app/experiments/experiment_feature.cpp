@@ -188,22 +188,22 @@ class ExperimentFeature : public Feature {
     std::vector<std::string> f;
     std::vector<int> n(4, 0);
     float value = 0;
-    auto ints = [&](size_t from) {
-      for (size_t i = from; i < f.size(); ++i)
+    auto ints = [&](size_t count) {  // the first `count` fields as integers into n
+      for (size_t i = 0; i < count; ++i)
         if (!to_int(f[i], n[i])) return false;
       return true;
     };
     bool ok = false;
     if (verb == "exp-edit" || verb == "exp-weight") {
-      if (!split_tail(arg, 3, head, f) || !ints(0) || !to_float(f[2], value))
+      if (!split_tail(arg, 3, head, f) || !ints(2) || !to_float(f[2], value))
         return error = verb + " needs NAME:ROW:COL:VALUE (1-based row and column)", ActionResult::Failed;
       ok = verb == "exp-edit" ? exp_.edit(s, k, head, n[0], n[1], value, error)
                               : exp_.edit_weight(s, k, head, n[0], n[1], value, error);
     } else if (verb == "exp-ablate") {
-      if (!split_tail("x:" + arg, 2, head, f) || !ints(0)) return error = "exp-ablate needs L:H", ActionResult::Failed;
+      if (!split_tail("x:" + arg, 2, head, f) || !ints(2)) return error = "exp-ablate needs L:H", ActionResult::Failed;
       ok = exp_.ablate(s, k, n[0], n[1], error);
     } else if (verb == "exp-mask") {
-      if (!split_tail("x:" + arg, 4, head, f) || !ints(0)) return error = "exp-mask needs L:H:TZ:TX", ActionResult::Failed;
+      if (!split_tail("x:" + arg, 4, head, f) || !ints(4)) return error = "exp-mask needs L:H:TZ:TX", ActionResult::Failed;
       ok = exp_.toggle_mask(s, k, n[0], n[1], n[2], n[3], error);
     } else if (verb == "exp-patch") {
       if (!split_tail(arg, 3, head, f) || !to_int(f[1], n[1]) || !to_int(f[2], n[2]))
