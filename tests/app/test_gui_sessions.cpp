@@ -191,3 +191,23 @@ TEST(GuiSessions, HighContrastAndColorBlindPaletteOnTheAttentionHeatmap) {
   EXPECT_EQ(off.state["high_contrast"], false);
   EXPECT_EQ(run_app("", "palette:purple").exit_code, 3);
 }
+
+TEST(GuiSessions, AModelMadeInTheAppIsSavedBesideTheSession) {
+  TempDir dir;
+  const std::string file = dir / "built.stepformer";
+  const auto a = run_app("", "builder:open,builder:create,prompt:ab,session-save:" + file);
+  ASSERT_EQ(a.exit_code, 0) << a.output;
+  ASSERT_TRUE(fs::exists(file + ".safetensors"));
+  EXPECT_NE(a.state["notice"].get<std::string>().find("saved beside it as built.stepformer.safetensors"), std::string::npos)
+      << a.state["notice"];
+  {
+    std::ifstream f(file);
+    EXPECT_EQ(json::parse(f)["model"]["path"], "built.stepformer.safetensors");
+  }
+  const auto b = run_app(gui::quote(file));
+  ASSERT_EQ(b.exit_code, 0) << b.output;
+  EXPECT_EQ(b.state["session"]["dialog"], "none");
+  EXPECT_EQ(b.state["model"], "built.stepformer.safetensors");
+  EXPECT_EQ(b.state["prompt"], "ab");
+  EXPECT_EQ(b.state["config"], a.state["config"]);
+}
