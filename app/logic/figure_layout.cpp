@@ -117,12 +117,12 @@ Figure layout_figure(const MatView& m, const FigureSpec& spec) {
   const float title_x = kMargin;
   const float idx_x = title_x + kLabel * 1.5f;
   const float tok_x = idx_x + row_idx_w + kGap;
-  const float gx = tok_x + (row_tokens ? row_tok_w + kGap : 0);
+  const float gx = std::round(tok_x + (row_tokens ? row_tok_w + kGap : 0));
   // Vertical: the column axis title, the column token labels, the column indices, the cells.
   const float col_title_y = kMargin;
   const float col_tok_y = col_title_y + kLabel * 1.5f;
   const float col_idx_y = col_tok_y + (col_tokens ? kLabel * 1.3f : 0);
-  const float gy = col_idx_y + kIndex * 1.4f;
+  const float gy = std::round(col_idx_y + kIndex * 1.4f);
   const float gw = cw * static_cast<float>(C), gh = ch * static_cast<float>(R);
   fig.grid = {gx, gy, gw, gh};
 
@@ -168,12 +168,12 @@ Figure layout_figure(const MatView& m, const FigureSpec& spec) {
     }
 
   // Legend: lo, the colour bar, hi, then the swatches of the cells the scale cannot colour.
-  const float ly = gy + gh + kLabel;
+  const float ly = std::round(gy + gh + kLabel);
   const std::string lo = legend_number(fig.scale.lo), hi = legend_number(fig.scale.hi);
   float x = gx;
   text(lo, x, ly, kLabel, kFigureInk, "legend");
-  x += font.width(lo, kLabel) + kGap;
-  const float bar_w = std::clamp(gw * 0.5f, 160.0f, 320.0f);
+  x = std::round(x + font.width(lo, kLabel) + kGap);
+  const float bar_w = std::round(std::clamp(gw * 0.5f, 160.0f, 320.0f));
   fig.legend_bar = {x, ly + kLabel * 0.1f, bar_w, kLabel * 0.9f};
   x += bar_w + kGap;
   text(hi, x, ly, kLabel, kFigureInk, "legend");
