@@ -114,7 +114,7 @@ std::string window_title(const std::string& name) { return name.substr(0, name.f
 namespace {
 
 bool is_panel(const ImGuiWindow* w) {
-  return w->WasActive && !w->Hidden && !w->ParentWindow &&
+  return (w->Active || w->WasActive) && !w->Hidden && !w->ParentWindow &&
          !(w->Flags & (ImGuiWindowFlags_ChildWindow | ImGuiWindowFlags_Tooltip | ImGuiWindowFlags_Popup)) &&
          !window_title(w->Name).empty() && std::string(w->Name) != "Debug##Default";
 }
