@@ -290,7 +290,7 @@ void App::handle_shortcuts() {
       settings.font_px = 17;
       ui.font_dirty = true;
     }
-    if (pressed(GLFW_KEY_O)) ui.show.files = true;
+    if (pressed(GLFW_KEY_O) && !io.KeyShift) ui.show.files = true;  // Ctrl+Shift+O: Open session
     if (pressed(GLFW_KEY_Q)) ui.want_quit = true;
     if (pressed(GLFW_KEY_R)) s.restart();
     if (pressed(GLFW_KEY_G)) {

@@ -162,7 +162,7 @@ static int key_code(const std::string& name, int& mods) {
       {"F1", GLFW_KEY_F1},       {"F5", GLFW_KEY_F5},         {"F10", GLFW_KEY_F10},     {"F11", GLFW_KEY_F11},
       {"Space", GLFW_KEY_SPACE}, {"Left", GLFW_KEY_LEFT},     {"Right", GLFW_KEY_RIGHT}, {"Home", GLFW_KEY_HOME},
       {"End", GLFW_KEY_END},     {"=", GLFW_KEY_EQUAL},       {"-", GLFW_KEY_MINUS},     {"0", GLFW_KEY_0},
-      {"O", GLFW_KEY_O},         {"Q", GLFW_KEY_Q},           {"G", GLFW_KEY_G},         {"R", GLFW_KEY_R},
+      {"O", GLFW_KEY_O},         {"Q", GLFW_KEY_Q},           {"G", GLFW_KEY_G},         {"R", GLFW_KEY_R},         {"S", GLFW_KEY_S},
       {"Escape", GLFW_KEY_ESCAPE}, {"B", GLFW_KEY_B},      {"PageDown", GLFW_KEY_PAGE_DOWN},
       {"PageUp", GLFW_KEY_PAGE_UP}, {"F6", GLFW_KEY_F6}};
   std::string k = name;

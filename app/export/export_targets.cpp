@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "app/app.hpp"
+#include "app/panels/tensor_panel.hpp"
 #include "app/widgets/colormap.hpp"
 #include "app/widgets/heatmap.hpp"
 #include "core/model/config.hpp"
@@ -54,14 +55,7 @@ std::optional<ExportJob> shown_tensor_job(const App& app, ExportFormat f, std::s
   const size_t k = app.shown_event();
   const std::vector<const Value*> scope = app.session.scope_for_view(k);
   if (scope.empty()) return error = "nothing is in scope at this step", std::nullopt;
-  // As the Tensor view chooses: the selected value, else the first this step bound, else the latest.
-  const Value* v = nullptr;
-  for (const Value* x : scope)
-    if (x->name == app.ui.selected_value) v = x;
-  for (const Value& x : t.events[k].values)
-    for (const Value* y : scope)
-      if (!v && y == &x) v = y;
-  return job_for(app, k, v ? v : scope.back(), f, error);
+  return job_for(app, k, shown_value(app, k, scope), f, error);  // as the Tensor view chooses
 }
 
 std::optional<ExportJob> value_job(const App& app, const std::string& name, ExportFormat f, std::string& error) {

@@ -112,6 +112,12 @@ void PseudocodePanel::draw(App& app) {
     const ImVec2 tp(ImGui::GetCursorScreenPos().x + indent, p0.y);
     const bool comment = pl.number == 0;
     ImGui::InvisibleButton("line", ImVec2(std::max(1.0f, width - gutter), line_h));
+    // A new current line below or above the visible part (projector fonts) is scrolled into view,
+    // once per cursor move, so that the user can still scroll away from it.
+    if (is_cur && k != scrolled_for_) {
+      if (!ImGui::IsItemVisible()) ImGui::SetScrollHereY(0.5f);
+      scrolled_for_ = k;
+    }
     const bool marked = !pl.variant.empty();
     const ImU32 color = comment ? dim : marked ? (ran || is_cur ? variant : (variant & 0x00FFFFFFu) | 0xA0000000u) : (ran || is_cur ? text : dim);
     const float text_w = draw_math(app.fonts, tp, pl.text, color);

@@ -8,5 +8,8 @@
 namespace sf {
 struct PseudocodePanel {
   void draw(App& app);
+
+ private:
+  size_t scrolled_for_ = SIZE_MAX;  // the event whose line was last scrolled into view
 };
 }  // namespace sf

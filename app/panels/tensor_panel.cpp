@@ -231,6 +231,16 @@ void draw_origin(App& app) {
 
 }  // namespace
 
+const Value* shown_value(const App& app, size_t k, const std::vector<const Value*>& scope) {
+  if (scope.empty()) return nullptr;
+  for (const Value* x : scope)
+    if (x->name == app.ui.selected_value) return x;
+  for (const Value& x : app.session.trace().events[k].values)
+    for (const Value* y : scope)
+      if (y == &x) return y;
+  return scope.back();
+}
+
 void TensorPanel::draw(App& app) {
   const Session& s = app.session;
   const Trace& t = s.trace();
@@ -245,16 +255,8 @@ void TensorPanel::draw(App& app) {
     ImGui::TextDisabled("Nothing is in scope at this step.");
     return;
   }
-  // The selected value, else the first value this step bound, else the latest in scope.
-  const Value* v = nullptr;
-  for (const Value* x : scope)
-    if (x->name == app.ui.selected_value) v = x;
-  const bool missing = !v && !app.ui.selected_value.empty();
-  if (!v)
-    for (const Value& x : t.events[k].values)
-      for (const Value* y : scope)
-        if (!v && y == &x) v = y;
-  if (!v) v = scope.back();
+  const Value* v = shown_value(app, k, scope);
+  const bool missing = !app.ui.selected_value.empty() && v->name != app.ui.selected_value;
 
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 16.0f);
   if (ImGui::BeginCombo("value in scope", v->name.c_str())) {

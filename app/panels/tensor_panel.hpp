@@ -9,6 +9,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "app/app.hpp"
 #include "app/widgets/downsample.hpp"
@@ -48,6 +49,11 @@ struct TensorPanel {
   StatsKey stats_key_;
   TensorStats stats_;
 };
+
+// The value the Tensor view shows at event k among `scope` (Session::scope_for_view(k)): the
+// selected one (UiState::selected_value), else the first value event k bound, else the latest in
+// scope; nullptr when nothing is in scope.
+const Value* shown_value(const App& app, size_t k, const std::vector<const Value*>& scope);
 
 // The app's Tensor tab (--dump-state reads its zoom).
 const TensorPanel& tensor_panel(const App& app);

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "app/app.hpp"
+#include "app/logic/figure_layout.hpp"
 #include "app/mathtext.hpp"
 #include "app/widgets/colormap.hpp"
 #include "app/panels/panel.hpp"
@@ -65,25 +66,22 @@ struct Scale {
   }
 };
 
+// The scale rule is the exported figures' (figure_layout.hpp), so that screen and figure agree.
 Scale resolve_scale(const MatView& m, const HeatmapOptions& o) {
+  FigureSpec spec;
+  spec.scale = o.scale == ColorScale::Diverging    ? FigureScaleKind::Diverging
+               : o.scale == ColorScale::Sequential ? FigureScaleKind::Sequential
+                                                   : FigureScaleKind::Auto;
+  spec.lo = o.lo;
+  spec.hi = o.hi;
+  const FigureScale f = figure_scale(m, spec);
   Scale s;
-  const EntryCounts c = count_entries(m);
-  s.nan = static_cast<int>(c.nan);
-  s.neg_inf = static_cast<int>(c.neg_inf);
-  s.pos_inf = static_cast<int>(c.pos_inf);
-  const float mn = static_cast<float>(c.min), mx = static_cast<float>(c.max);
-  const bool any = c.finite > 0;
-  s.diverging = o.scale == ColorScale::Diverging || (o.scale == ColorScale::Auto && !(any && mn >= 0 && mx > 0));
-  if (s.diverging) {
-    const float a = any ? std::max(std::abs(mn), std::abs(mx)) : 0.0f;
-    s.lo = a > 0 ? -a : -1.0f;
-    s.hi = a > 0 ? a : 1.0f;
-  } else {
-    s.lo = 0;
-    s.hi = any && mx > 0 ? mx : 1.0f;
-  }
-  if (!std::isnan(o.lo)) s.lo = o.lo;
-  if (!std::isnan(o.hi)) s.hi = o.hi;
+  s.diverging = f.diverging;
+  s.lo = f.lo;
+  s.hi = f.hi;
+  s.nan = static_cast<int>(f.nan);
+  s.neg_inf = static_cast<int>(f.neg_inf);
+  s.pos_inf = static_cast<int>(f.pos_inf);
   return s;
 }
 

@@ -86,11 +86,19 @@ TEST(Lessons, EveryShippedLessonPlays) {
       EXPECT_EQ(e.kind, st.cursor.kind);
       for (auto [want, got] : {std::pair{st.cursor.idx.l, e.idx.l}, {st.cursor.idx.h, e.idx.h}, {st.cursor.idx.t, e.idx.t},
                                {st.cursor.idx.i, e.idx.i}, {st.cursor.idx.n, e.idx.n}})
-        if (want >= 0) EXPECT_EQ(got, want);
-      if (st.cursor.label) EXPECT_EQ(e.label, *st.cursor.label);
-      if (!st.selected_value.empty()) EXPECT_NE(in_scope(s, st.selected_value), nullptr) << st.selected_value;
+        if (want >= 0) {
+          EXPECT_EQ(got, want);
+        }
+      if (st.cursor.label) {
+        EXPECT_EQ(e.label, *st.cursor.label);
+      }
+      if (!st.selected_value.empty()) {
+        EXPECT_NE(in_scope(s, st.selected_value), nullptr) << st.selected_value;
+      }
       const StopSetup setup = p.setup_for(n);
-      if (!setup.prompt.empty()) EXPECT_EQ(s.prompt(), setup.prompt);
+      if (!setup.prompt.empty()) {
+        EXPECT_EQ(s.prompt(), setup.prompt);
+      }
       EXPECT_TRUE(s.prompt_error().empty()) << s.prompt_error();
     }
   }
