@@ -14,6 +14,7 @@ PACKAGES=(
   xvfb xauth                                     # headless display for the app's tests
   python3-numpy python3-torch                    # independent reference implementation (tests, benchmarks)
   wamerican                                      # /usr/share/dict/words for the word task
+  clang libclang-rt-14-dev                       # fuzz/run.sh (libFuzzer) and scripts/sanitize.sh (ASan+UBSan)
 )
 
 missing=()

@@ -1,0 +1,23 @@
+// Hugging Face tokenizers' tokenizer.json (BPE or WordPiece); then a text through the tokenizer read.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/model/error.hpp"
+#include "core/tokenizers/tokenizer.hpp"
+#include "fuzz/fuzz_support.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string p = fuzz::write("tokenizer.json", std::string_view(reinterpret_cast<const char*>(data), size));
+  try {
+    const std::unique_ptr<sf::Tokenizer> t = sf::load_tokenizer_files(p);
+    if (t) try {
+        const auto ids = t->encode("Hello [MASK] world, 12 naïve tokens!<|endoftext|>");
+        (void)t->decode(ids);
+      } catch (const sf::Error&) {
+      }
+  } catch (const sf::Error&) {
+  }
+  return 0;
+}
