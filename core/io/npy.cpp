@@ -40,18 +40,31 @@ MatF read_npy(const std::string& path) {
   if (h.find("'fortran_order': False") == std::string::npos) throw Error(path + ": Fortran-order .npy not supported");
   const size_t a = h.find('('), b = h.find(')');
   if (a == std::string::npos || b == std::string::npos) throw Error(path + ": .npy header has no shape");
+  // The shape: dimensions of decimal digits, each no more than the data could hold (no sign, no
+  // overflow: a hostile header must not make the product wrap round to the file's size).
+  const size_t item = f8 ? 8 : 4, data_bytes = s.size() - 10 - hl;
   std::vector<long> dims;
   std::string inner = h.substr(a + 1, b - a - 1);
   for (size_t p = 0; p < inner.size();) {
     while (p < inner.size() && (inner[p] == ' ' || inner[p] == ',')) ++p;
     if (p >= inner.size()) break;
-    dims.push_back(std::stol(inner.substr(p)));
-    while (p < inner.size() && inner[p] != ',') ++p;
+    if (inner[p] < '0' || inner[p] > '9') throw Error(path + ": the .npy shape (" + inner + ") is not a tuple of sizes");
+    size_t d = 0;
+    for (; p < inner.size() && inner[p] >= '0' && inner[p] <= '9'; ++p) {
+      d = d * 10 + static_cast<size_t>(inner[p] - '0');
+      if (d > data_bytes) throw Error(path + ": data size does not match the shape (" + inner + ")");
+    }
+    dims.push_back(static_cast<long>(d));
+    while (p < inner.size() && inner[p] == ' ') ++p;
+    if (p < inner.size() && inner[p] != ',') throw Error(path + ": the .npy shape (" + inner + ") is not a tuple of sizes");
   }
   if (dims.empty() || dims.size() > 2) throw Error(path + ": only 1-D and 2-D .npy arrays are read");
   const long rows = dims[0], cols = dims.size() == 2 ? dims[1] : 1;
-  const size_t item = f8 ? 8 : 4, need = static_cast<size_t>(rows) * cols * item;
-  if (10 + hl + need != s.size()) throw Error(path + ": data size does not match the shape");
+  // rows, cols ≤ data_bytes, so the products below cannot wrap unless the data is empty.
+  if (cols != 0 && static_cast<size_t>(rows) > data_bytes / item / static_cast<size_t>(cols))
+    throw Error(path + ": data size does not match the shape");
+  const size_t need = static_cast<size_t>(rows) * static_cast<size_t>(cols) * item;
+  if (need != data_bytes) throw Error(path + ": data size does not match the shape");
   MatF m(rows, cols);
   const char* d = s.data() + 10 + hl;
   for (long r = 0; r < rows; ++r)
