@@ -34,7 +34,7 @@ for t in "${TARGETS[@]}"; do
     status=1
     tail -n 60 "build-fuzz/logs/$t.log"
   fi
-  runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "build-fuzz/logs/$t.log" | grep -o '[0-9]*$' || echo "?")
+  runs=$(grep -a -o 'stat::number_of_executed_units: *[0-9]*' "build-fuzz/logs/$t.log" | grep -o '[0-9]*$' || echo "?")
   echo "$t: $result, $runs inputs in $(( $(date +%s) - start )) s"
 done
 exit $status

@@ -250,7 +250,10 @@ TEST(VariantsGrad, BatchedForwardEqualsTheTracedAlgorithmsForEveryVariant) {
     std::vector<std::pair<std::string, ModelConfig>> all = each_variant(tiny(arch));
     if (arch == "gpt") all.push_back({"prefix", with(tiny(arch), [](ModelConfig& m) { m.mask = MaskKind::Prefix; })});
     uint64_t seed = 11;
-    for (const auto& [name, c] : all) {
+    for (const auto& variant : all) {
+      // Not a structured binding: clang before 16 (Debian's 14, scripts/sanitize.sh) cannot capture one in a lambda.
+      const std::string& name = variant.first;
+      const ModelConfig& c = variant.second;
       SCOPED_TRACE(arch + ": " + name);
       const ParamTable table(c);
       const std::vector<double> theta = random_theta(table, seed++);
