@@ -1,6 +1,6 @@
 // BERT benchmarks (Algorithm 9 ETransformer, trained by Algorithm 12's masked language modelling
 // in the Trainer's practical mode) on the reference configuration with arch = "bert": d_e=64,
-// L=2, H=4, d_attn=d_mid=16, d_mlp=256, d_f=64, ℓ=ℓ_max=64, N_V=64, one thread.
+// L=2, H=4, d_attn=d_mid=16, d_mlp=256, d_f=64, ℓ=ℓ_max=64, N_V=64, on 1 and 2 threads (the argument "threads:N").
 //
 //   BM_BertForwardUntraced  16 sequences of 64 tokens per iteration, tracing off: tokens/s.
 //   BM_BertForwardTraced    one traced 64-token pass: time per call and events per trace.
@@ -31,7 +31,7 @@ struct Bert {
 };
 
 void BM_BertForwardUntraced(benchmark::State& state) { forward_untraced(state, Bert{}); }
-BENCHMARK(BM_BertForwardUntraced)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_BertForwardUntraced)->ArgName("threads")->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 
 void BM_BertForwardTraced(benchmark::State& state) { forward_traced(state, Bert{}); }
 BENCHMARK(BM_BertForwardTraced)->Unit(benchmark::kMillisecond)->MinTime(2.0);
@@ -42,7 +42,7 @@ void BM_BertTrainStep(benchmark::State& state) {
   opt.p_mask = 0.15;
   train_steps(state, c, random_text(c), opt);
 }
-BENCHMARK(BM_BertTrainStep)->Unit(benchmark::kMillisecond)->MinTime(3.0);
+BENCHMARK(BM_BertTrainStep)->ArgName("threads")->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->MinTime(3.0);
 
 }  // namespace
 

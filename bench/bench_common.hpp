@@ -1,17 +1,23 @@
 // What the benchmarks of bench/ share: the reference minibatch (16 sequences of ℓ = 64 tokens),
 // random data of the default vocabulary fixed by a seed, and the bodies of the forward-pass and
 // training-step benchmarks, each over any architecture (the caller names the forward call or
-// the configuration). One thread: core is built with EIGEN_DONT_PARALLELIZE and the Trainer runs
-// with threads = 1.
+// the configuration). Threads: core is built with EIGEN_DONT_PARALLELIZE; each benchmark takes the
+// thread count as its argument ("threads:1", "threads:2"), given to sf::set_compute_threads (the
+// untraced forward pass shares the minibatch's sequences among them) and to
+// TrainOptions::threads (the Trainer splits the minibatch).
 #pragma once
 #include <benchmark/benchmark.h>
 
+#include <time.h>
+
+#include <algorithm>
 #include <concepts>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "core/model/rng.hpp"
+#include "core/parallel/parallel.hpp"
 #include "core/trace/trace.hpp"
 #include "core/training/training.hpp"
 
@@ -20,9 +26,21 @@ namespace sf::bench {
 constexpr int kBatch = 16;   // sequences per iteration / minibatch
 constexpr int kLength = 64;  // ℓ = ℓ_max: [bos_token, 62 characters, eos_token]
 
+// The CPU time of the whole process (every thread) in ms.
+inline double process_cpu_ms() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
+}
+
 // tokens/s over the iterations run, `tokens` per iteration (also given as "tokens/iteration",
-// which bench/pair_report.py divides by the wall and the CPU time per iteration).
-inline void count_tokens(benchmark::State& state, double tokens) {
+// which bench/pair_report.py divides by the wall and the CPU time per iteration). Google
+// Benchmark's CPU time, and so tokens/s, count the calling thread only: on 2 threads compare wall
+// (real) time; "process CPU ms/iteration" counts every thread's CPU time, given cpu_ms0 =
+// process_cpu_ms() before the loop.
+inline void count_tokens(benchmark::State& state, double tokens, double cpu_ms0) {
+  state.counters["process CPU ms/iteration"] =
+      (process_cpu_ms() - cpu_ms0) / static_cast<double>(std::max<benchmark::IterationCount>(state.iterations(), 1));
   state.counters["tokens/iteration"] = tokens;
   state.counters["tokens/s"] =
       benchmark::Counter(static_cast<double>(state.iterations()) * tokens, benchmark::Counter::kIsRate);
@@ -68,27 +86,39 @@ concept ForwardFn = requires(const F& f, const Tokens& x, Tracer* tr) {
   { f.model.config } -> std::convertible_to<const ModelConfig&>;
 };
 
-// random_tokens(): kBatch sequences of kLength tokens per iteration, tracing off: tokens/s.
-template <ForwardFn F>
-void forward_untraced(benchmark::State& state, const F& forward) {
-  const std::vector<Tokens> batch = random_tokens(forward.model.config);
-  for (auto _ : state) {
-    for (const auto& x : batch) {
-      MatF P = forward(x, nullptr);
-      benchmark::DoNotOptimize(P.data());
-      benchmark::ClobberMemory();
-    }
-  }
-  count_tokens(state, static_cast<double>(kBatch) * kLength);
-  state.SetLabel("16 x 64 tokens per iteration");
+// The thread count of a benchmark: its argument state.range(0) ("threads:N"), also given to
+// sf::set_compute_threads.
+inline int bench_threads(benchmark::State& state) {
+  const int threads = static_cast<int>(state.range(0));
+  set_compute_threads(threads);
+  return threads;
 }
 
-// One traced pass of kLength tokens (every line's values copied into the trace): time per call
-// and events per trace.
+// random_tokens(): kBatch sequences of kLength tokens per iteration, tracing off, the sequences
+// shared among bench_threads() threads (parallel_for; each P its own): tokens/s.
+template <ForwardFn F>
+void forward_untraced(benchmark::State& state, const F& forward) {
+  const int threads = bench_threads(state);
+  const std::vector<Tokens> batch = random_tokens(forward.model.config);
+  std::vector<MatF> P(batch.size());
+  const double cpu_ms0 = process_cpu_ms();
+  for (auto _ : state) {
+    parallel_for(static_cast<int>(batch.size()), [&](int n) { P[n] = forward(batch[n], nullptr); });
+    benchmark::DoNotOptimize(P.data());
+    benchmark::ClobberMemory();
+  }
+  count_tokens(state, static_cast<double>(kBatch) * kLength, cpu_ms0);
+  state.SetLabel("16 x 64 tokens per iteration, " + std::to_string(threads) + " thread(s)");
+}
+
+// One traced pass of kLength tokens (every line's values copied into the trace), one thread: time
+// per call and events per trace.
 template <ForwardFn F>
 void forward_traced(benchmark::State& state, const F& forward) {
+  set_compute_threads(1);
   const Tokens x = random_tokens(forward.model.config)[0];
   size_t events = 0;
+  const double cpu_ms0 = process_cpu_ms();
   for (auto _ : state) {
     Trace trace;
     Tracer tracer(trace);
@@ -97,25 +127,26 @@ void forward_traced(benchmark::State& state, const F& forward) {
     events = trace.size();
   }
   state.counters["events"] = static_cast<double>(events);
-  count_tokens(state, static_cast<double>(x.size()));
+  count_tokens(state, static_cast<double>(x.size()), cpu_ms0);
   state.SetLabel("one 64-token pass, traced");
 }
 
 // The Trainer's practical step on `data` (minibatches of kBatch, Adam, clipping), after one step
-// that sizes the buffers; `opt` as given but for batch, steps and threads. tokens/s counts
+// that sizes the buffers, on bench_threads() threads; `opt` as given but for batch, steps and threads. tokens/s counts
 // kBatch·kLength per step (x's tokens; the encoder-decoder's context z is not counted).
 inline void train_steps(benchmark::State& state, const ModelConfig& c, Dataset data, TrainOptions opt = {}) {
   opt.batch = kBatch;
   opt.steps = 1'000'000'000;
-  opt.threads = 1;
+  opt.threads = bench_threads(state);
   Trainer trainer(Model::initialised(c, 1), std::move(data), opt);
   trainer.step();
+  const double cpu_ms0 = process_cpu_ms();
   for (auto _ : state) {
     const StepInfo info = trainer.step();
     benchmark::DoNotOptimize(info.loss);
   }
-  count_tokens(state, static_cast<double>(kBatch) * kLength);
-  state.SetLabel("16 x 64 tokens per step, Adam");
+  count_tokens(state, static_cast<double>(kBatch) * kLength, cpu_ms0);
+  state.SetLabel("16 x 64 tokens per step, Adam, " + std::to_string(opt.threads) + " thread(s)");
 }
 
 }  // namespace sf::bench

@@ -1,6 +1,6 @@
 // Encoder-decoder benchmarks (Algorithm 8 EDTransformer, post-LN, ReLU) on the reference
 // configuration with arch = "ed": L_enc = L_dec = 2, d_e=64, H=4, d_attn=d_mid=16, d_mlp=256,
-// ℓ_max=64, N_V=64, one thread.
+// ℓ_max=64, N_V=64, on 1 and 2 threads (the argument "threads:N").
 //
 //   BM_EdTrainStep        Trainer::step() (Algorithm 11's loss, practical mode): a minibatch of 16
 //                         pairs (z, x), ℓ_z = ℓ_x = 64, forward, backward, clipping and Adam.
@@ -34,9 +34,10 @@ void BM_EdTrainStep(benchmark::State& state) {
   const sf::ModelConfig c = ed_config();
   train_steps(state, c, random_text(c, /*pairs=*/true));
 }
-BENCHMARK(BM_EdTrainStep)->Unit(benchmark::kMillisecond)->MinTime(3.0);
+BENCHMARK(BM_EdTrainStep)->ArgName("threads")->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->MinTime(3.0);
 
 void BM_EdGenerate(benchmark::State& state) {
+  sf::set_compute_threads(1);
   const sf::Model model = sf::Model::initialised(ed_config(), 1);
   std::vector<sf::Tokens> zs = random_tokens(model.config);  // [bos_token, 62 characters, eos_token]
   zs.resize(kContexts);
@@ -45,6 +46,7 @@ void BM_EdGenerate(benchmark::State& state) {
   opt.tau = 0.0;
   opt.reuse_encoding = state.range(0) != 0;
   double generated = 0;  // in the last iteration
+  const double cpu_ms0 = process_cpu_ms();
   for (auto _ : state) {
     generated = 0;
     for (const auto& z : zs) {
@@ -53,7 +55,7 @@ void BM_EdGenerate(benchmark::State& state) {
       benchmark::DoNotOptimize(r.x_hat.data());
     }
   }
-  count_tokens(state, generated);
+  count_tokens(state, generated, cpu_ms0);
   state.counters["tokens/call"] = generated / kContexts;
   state.SetLabel(opt.reuse_encoding ? "4 contexts, greedy, reuse_encoding" : "4 contexts, greedy, re-encoding");
 }

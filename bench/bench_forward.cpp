@@ -1,6 +1,7 @@
 // Forward-pass benchmarks of Algorithm 10, P ← DTransformer(x | θ), on the reference
 // configuration (the default ModelConfig: d_e=64, L=2, H=4, d_attn=d_mid=16, d_mlp=256,
-// ℓ_max=64, N_V=64), one thread (core is built with EIGEN_DONT_PARALLELIZE).
+// ℓ_max=64, N_V=64), on 1 and 2 threads (the argument "threads:N"; core is built with
+// EIGEN_DONT_PARALLELIZE, and the 16 sequences are shared among the threads).
 //
 //   BM_ForwardUntraced  16 sequences of 64 tokens per iteration, tracing off: tokens/s.
 //                       Target ≥ 100,000 tokens/s.
@@ -26,7 +27,7 @@ struct Gpt {
 };
 
 void BM_ForwardUntraced(benchmark::State& state) { forward_untraced(state, Gpt{}); }
-BENCHMARK(BM_ForwardUntraced)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_ForwardUntraced)->ArgName("threads")->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 
 void BM_ForwardTraced(benchmark::State& state) { forward_traced(state, Gpt{}); }
 BENCHMARK(BM_ForwardTraced)->Unit(benchmark::kMillisecond)->MinTime(2.0);

@@ -1,6 +1,6 @@
 // Training benchmarks on the reference configuration (the default ModelConfig: d_e=64, L=2, H=4,
-// d_attn=d_mid=16, d_mlp=256, ℓ=ℓ_max=64, N_V=64), one thread (core is built with
-// EIGEN_DONT_PARALLELIZE and the Trainer runs with threads = 1).
+// d_attn=d_mid=16, d_mlp=256, ℓ=ℓ_max=64, N_V=64), on 1 and 2 threads (the argument "threads:N"
+// is TrainOptions::threads; core is built with EIGEN_DONT_PARALLELIZE).
 //
 //   BM_TrainStep   Trainer::step() in the practical mode: a minibatch of 16 sequences of 64
 //                  tokens, forward, backward, clipping and Adam. Counters: tokens/s, the FLOPs
@@ -38,7 +38,7 @@ void BM_TrainStep(benchmark::State& state) {
   state.counters["GFLOP/s"] =
       benchmark::Counter(static_cast<double>(state.iterations()) * flops * 1e-9, benchmark::Counter::kIsRate);
 }
-BENCHMARK(BM_TrainStep)->Unit(benchmark::kMillisecond)->MinTime(3.0);
+BENCHMARK(BM_TrainStep)->ArgName("threads")->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->MinTime(3.0);
 
 void BM_Gemm1024(benchmark::State& state) {
   const int n = 1024;
