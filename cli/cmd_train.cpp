@@ -26,12 +26,16 @@
 #include "core/tokenizers/bpe.hpp"
 #include "core/tokenizers/utf8.hpp"
 #include "core/tokenizers/word.hpp"
+#include "core/training/accuracy.hpp"
 #include "core/training/pair_tasks.hpp"
+#include "core/training/recipe.hpp"
 #include "core/training/training.hpp"
 
 namespace sf::cli {
 
 namespace {
+
+std::string percent(double f) { return fixed(100 * f, 1) + "%"; }
 
 volatile std::sig_atomic_t g_interrupted = 0;
 extern "C" void on_sigint(int) { g_interrupted = 1; }
@@ -73,7 +77,8 @@ ConfigFile read_config(const Args& args) {
 }
 
 // The data for a model of architecture `arch`: sequences, or pairs z<TAB>x when it reads a context.
-Dataset make_data(const Args& args, const Architecture& arch, uint64_t seed, int l_max) {
+// `task`: the recipe's task, used when no data is named.
+Dataset make_data(const Args& args, const Architecture& arch, uint64_t seed, int l_max, const std::string& task) {
   TaskOptions t;
   t.seed = seed;
   t.max_chars = l_max - 2;  // room for bos_token and eos_token
@@ -89,7 +94,10 @@ Dataset make_data(const Args& args, const Architecture& arch, uint64_t seed, int
   if (!pairs && args.has("pairs"))
     throw UsageError("--pairs is for a model with a context z (an encoder-decoder); " + model +
                      " trains on single sequences: give --sequences FILE");
-  if (args.has("task")) return pairs ? make_pair_task(args.get("task"), t) : make_task(args.get("task"), t);
+  if (args.has("task") || (!task.empty() && !args.has("text") && !args.has("sequences") && !args.has("pairs"))) {
+    const std::string name = args.get_or("task", task);
+    return pairs ? make_pair_task(name, t) : make_task(name, t);
+  }
   if (args.has("text")) return text_dataset(args.get("text"), t);
   if (args.has("pairs")) return pairs_dataset(args.get("pairs"), t.max_chars);
   return sequences_dataset(args.get("sequences"), t.max_chars);
@@ -257,8 +265,16 @@ ModelConfig text_vocabulary(const Args& args, const Dataset& data, ModelConfig c
 }
 
 int run_train(const Args& args) {
+  const auto started = std::chrono::steady_clock::now();
   // Usage mistakes first, before any file is read.
-  args.require_one_of({"task", "text", "sequences", "pairs"});
+  const std::optional<Recipe> rec = args.has("recipe") ? std::optional<Recipe>(recipe(args.get("recipe"))) : std::nullopt;
+  if (rec) {
+    for (const char* o : {"config", "model", "sgd"})
+      if (args.has(o))
+        throw UsageError(std::string("--recipe gives the model and the practical mode's settings: leave out --") + o);
+  } else {
+    args.require_one_of({"task", "text", "sequences", "pairs"});
+  }
   if (args.has("tokenizer")) {
     const std::string kind = args.get("tokenizer");
     if (kind != "word" && kind != "bpe") throw UsageError("--tokenizer must be word or bpe, not \"" + kind + "\"");
@@ -272,19 +288,28 @@ int run_train(const Args& args) {
   check_mode_options(args, paper);
   TrainOptions opt;
   opt.mode = paper ? TrainMode::Paper : TrainMode::Practical;
-  opt.lr = args.get_double("lr", 1e-3, 1e-12, 1e6);
-  opt.steps = args.get_int("steps", 2000, 1, INT64_MAX / 2);
-  opt.batch = static_cast<int>(args.get_int("batch", 16, 1, 1'000'000));
-  opt.warmup = args.get_int("warmup", std::min<int64_t>(100, opt.steps / 10), 0, INT64_MAX / 2);
-  opt.min_lr = args.get_double("min-lr", opt.lr / 10, 0, 1e6);
+  // A recipe's settings are the defaults; an option given explicitly overrides them.
+  const TrainOptions& r = rec ? rec->options : opt;
+  opt.lr = args.get_double("lr", rec ? r.lr : 1e-3, 1e-12, 1e6);
+  opt.steps = args.get_int("steps", rec ? r.steps : 2000, 1, INT64_MAX / 2);
+  opt.batch = static_cast<int>(args.get_int("batch", rec ? r.batch : 16, 1, 1'000'000));
+  opt.warmup = args.get_int("warmup", rec ? r.warmup : std::min<int64_t>(100, opt.steps / 10), 0, INT64_MAX / 2);
+  opt.min_lr = args.get_double("min-lr", rec && !args.has("lr") ? r.min_lr : opt.lr / 10, 0, 1e6);
   opt.adam.weight_decay = args.get_double("weight-decay", 0.0, 0.0, 1e6);
   opt.clip = args.get_double("clip", 1.0, 0.0, 1e12);
-  opt.threads = static_cast<int>(args.get_int("threads", 1, 1, 256));
+  opt.threads = static_cast<int>(args.get_int("threads", rec ? r.threads : 1, 1, 256));
   opt.epochs = static_cast<int>(args.get_int("epochs", 1, 1, 1'000'000'000));
   opt.p_mask = args.get_double("p-mask", 0.15, 0.0, 1.0);
   if (!(opt.p_mask > 0 && opt.p_mask < 1)) throw UsageError("--p-mask: p_mask must lie strictly between 0 and 1");
   opt.bert_80_10_10 = args.has("bert-80-10-10");
-  const int64_t eval_every = args.get_int("eval-every", 100, 0, INT64_MAX / 2);
+  const int64_t eval_every = args.get_int("eval-every", rec ? rec->eval_every : 100, 0, INT64_MAX / 2);
+  const double until_accuracy = args.get_double("until-accuracy", rec ? rec->until_accuracy : 0.0, 0.0, 1.0);
+  if (args.has("until-accuracy") && !(until_accuracy > 0))
+    throw UsageError("--until-accuracy: give a fraction in (0, 1], e.g. 0.95");
+  if (until_accuracy > 0 && eval_every == 0)
+    throw UsageError("--until-accuracy checks the accuracy every --eval-every steps: give --eval-every N ≥ 1");
+  if (until_accuracy > 0 && paper)
+    throw UsageError("--until-accuracy is for the practical mode: leave out --sgd");
   const uint64_t seed = args.get_u64("seed", 1);
   opt.data_seed = seed;
   const std::string out = args.get("out");
@@ -299,13 +324,15 @@ int run_train(const Args& args) {
     resumed = load_checkpoint(args.get("resume"));
   else if (args.has("model"))
     model = std::move(load_model(args.get("model")).checkpoint.model);
+  else if (rec)
+    config.config = rec->config;  // no vocabulary: the data's characters
   else
     config = read_config(args);
   const ModelConfig& chosen = resumed ? resumed->model.config : model ? model->config : config.config;
   const Architecture& arch = architecture(chosen);
   check_model_options(args, arch);
   const std::vector<std::vector<int>> masks = args.has("masks") ? read_masks(args.get("masks")) : std::vector<std::vector<int>>{};
-  const Dataset data = make_data(args, arch, seed, chosen.l_max);
+  const Dataset data = make_data(args, arch, seed, chosen.l_max, rec ? rec->task : "");
   if (!resumed && !model) {
     if (args.has("tokenizer"))
       config.config = text_vocabulary(args, data, config.config);
@@ -332,7 +359,12 @@ int run_train(const Args& args) {
   for (const auto& ex : data.preview(3)) std::cout << "  e.g. " << shown_example(ex) << "\n";
   std::cout << mode_line(arch, opt, paper, args.get_or("masks", "")) << "\n";
   if (resumed) std::cout << "resuming " << args.get("resume") << " at step " << trainer.steps_done() << "\n";
+  if (until_accuracy > 0)
+    std::cout << "until " << percent(until_accuracy) << " greedy validation accuracy (docs/training.md), checked every "
+              << eval_every << " steps on " << data.val.size() << " validation examples\n";
   std::cout << std::flush;
+  const std::string verb = accuracy_verb(c, data.name);
+  bool reached = false;
 
   const int64_t total = paper ? static_cast<int64_t>(opt.epochs) * static_cast<int64_t>(data.train.size()) : opt.steps;
   Progress progress(total);
@@ -368,6 +400,23 @@ int run_train(const Args& args) {
       saved_at = trainer.steps_done();
     }
     progress.show(trainer, val, eval_now);
+    if (eval_now && until_accuracy > 0) {
+      const Accuracy a = greedy_accuracy(trainer.model(), data.val);
+      if (a.total == 0)
+        throw Error("--until-accuracy: the validation data has no answers to check (docs/training.md: a GPT or BERT "
+                    "sequence needs a \"=\", e.g. the sort, reverse and add tasks)");
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      reached = a.fraction() >= until_accuracy;
+      progress.finish();
+      std::cout << "step " << trainer.steps_done() << ": greedy validation accuracy " << percent(a.fraction()) << " ("
+                << verb << " " << a.correct << " of " << a.total << "), " << fixed(seconds, 1) << " s\n";
+      if (reached)
+        std::cout << "reached " << percent(until_accuracy) << ": " << verb << " " << a.correct << " of " << a.total
+                  << " validation examples after " << trainer.steps_done() << " updates, " << fixed(seconds, 1)
+                  << " s since the command started\n";
+      std::cout << std::flush;
+      if (reached) break;
+    }
   }
   std::signal(SIGINT, previous);
   if (g_interrupted) {
@@ -394,6 +443,9 @@ int run_train(const Args& args) {
   std::cout << "tokens/s: " << thousands(static_cast<size_t>(train_seconds > 0 ? train_tokens / train_seconds : 0))
             << " (" << thousands(static_cast<size_t>(train_tokens)) << " tokens in " << duration(train_seconds)
             << " of training)\n";
+  if (until_accuracy > 0 && !reached)
+    std::cout << "did not reach " << percent(until_accuracy) << " greedy validation accuracy in " << trainer.steps_done()
+              << " steps\n";
   std::cout << "wrote " << out << "\n";
   return 0;
 }
@@ -405,7 +457,7 @@ Command train_command() {
   s.name = "train";
   s.summary = "Train a model: its paper algorithm (--sgd: 13 GPT, 12 BERT, 11 encoder-decoder) or minibatches.";
   s.synopsis =
-      "[--config FILE.json | --model IN.safetensors | --resume CKPT] (--task NAME | --text FILE | --sequences FILE | "
+      "[--recipe NAME | --config FILE.json | --model IN.safetensors | --resume CKPT] (--task NAME | --text FILE | --sequences FILE | "
       "--pairs FILE) --out OUT.safetensors [options]";
   s.description =
       "Every training sequence is tokenized as the paper's §4 says, [bos_token, characters…, eos_token]; an "
@@ -485,10 +537,23 @@ Command train_command() {
       {"eval-every", "N",
        "Measure the validation loss and write a checkpoint every N steps (0: only at the end). Default: 100."},
       {"threads", "T", "Practical mode: split each minibatch across T threads. Default: 1."},
+      {"recipe", "NAME",
+       "A model in about ten seconds (docs/training.md): classroom (a small GPT on sort), classroom-bert (BERT on "
+       "sort) or classroom-ed (the encoder-decoder on dates). It gives the model (L = 2, H = 2, d_e = 32, "
+       "d_attn = d_mid = 16, d_mlp = 128, ℓ_max = 32, the task's characters), the practical mode's settings (lr 0.01 "
+       "with 50 warmup updates and a cosine to 0.001 at step 2000, batch 32, 2 threads), --eval-every 50 and "
+       "--until-accuracy 0.95; --task defaults to the recipe's. Options given explicitly override the recipe's."},
+      {"until-accuracy", "A",
+       "Practical mode: at every --eval-every step also measure the greedy validation accuracy (docs/training.md: "
+       "GPT continues \"dcab=\" at τ = 0 and must write \"abcd\" and eos_token; BERT fills in every masked letter "
+       "after \"=\"; the encoder-decoder's Algorithm 15 must write x exactly), print it with the wall time since "
+       "the command started, and stop once it is at least A (a fraction in (0, 1]). Default: off (a recipe: 0.95)."},
       {"train-size", "N", "Built-in tasks: the number of training examples generated. Default: 10000."},
       {"val-size", "N", "Built-in tasks: the number of validation examples generated. Default: 500."},
   };
   s.examples =
+      "  stepformer-cli train --recipe classroom --task sort --out sort.safetensors\n"
+      "  stepformer-cli train --recipe classroom-ed --out ed.safetensors\n"
       "  stepformer-cli train --config assets/default-config.json --task sort --steps 1500 --out sort.safetensors\n"
       "  stepformer-cli train --model IN.safetensors --sequences data.txt --sgd --lr 0.01 --epochs 3 --out "
       "OUT.safetensors\n"

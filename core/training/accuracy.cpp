@@ -1,0 +1,103 @@
+#include "core/training/accuracy.hpp"
+
+#include <algorithm>
+
+#include "core/algorithms/fill_in.hpp"
+#include "core/algorithms/kv_cache.hpp"
+#include "core/algorithms/sampling.hpp"
+#include "core/arch/architecture.hpp"
+#include "core/arch/ed.hpp"
+#include "core/training/datasets.hpp"
+
+namespace sf {
+
+namespace {
+
+// The token id of "=" in the model's vocabulary (0 when it is not one token).
+int equals_token(const ModelConfig& c) {
+  if (!missing_characters({"="}, c).empty()) return 0;
+  const std::vector<Tokens> t = tokenize({"="}, c);
+  return t.front().size() == 3 ? t.front()[1] : 0;
+}
+
+// Algorithm 14 at τ = 0 with the KV cache, cut short at the first wrong token (the answer can no
+// longer be exact): x = [bos_token, question…, "=", answer…, eos_token], the prompt is x up to "="
+// (0-based index q), and the greedy continuation must be the rest of x.
+bool gpt_exact(const Tokens& x, size_t q, const ModelConfig& c, const GptW<const float>& W) {
+  GptKvCache cache;
+  Tokens prompt(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(q) + 1);
+  for (size_t t = q + 1; t < x.size(); ++t) {
+    // L3–L4: p ← P[:, ℓ + i − 1], the last column of DTransformer(x | θ̂), from the cache
+    const VecF p = dtransformer_cached(prompt, c, W, cache);  // (N_V)
+    // L5 at τ = 0: y ← argmax p
+    const int y = sample_argmax(p);
+    if (y != x[t]) return false;
+    // L6: x ← [x, y]
+    prompt.push_back(y);
+  }
+  return true;
+}
+
+// Every token after "=" (eos_token excluded) masked at once, filled by argmax from one pass.
+bool bert_exact(const Tokens& x, size_t q, const Model& m) {
+  Tokens masked = x;
+  for (size_t t = q + 1; t + 1 < x.size(); ++t) masked[t] = m.config.mask_token();
+  if (masked == x) return true;  // an empty answer: nothing to fill
+  return fill_masks(masked, m, 0.0, 1, 0).filled == x;
+}
+
+// Algorithm 15 at τ = 0 with the KV cache, cut short at the first wrong token.
+bool ed_exact(const Example& ex, const ModelConfig& c, const EdW<const float>& W) {
+  EdKvCache cache;
+  // L1: x̂ ← [bos_token]
+  Tokens x_hat = {c.bos_token()};
+  for (size_t t = 1; t < ex.x.size(); ++t) {
+    // L4–L5: p ← P[:, length(x̂)], the last column of EDTransformer(z, x̂ | θ̂), from the cache
+    const VecF p = edtransformer_cached(ex.z, x_hat, c, W, cache);  // (N_V)
+    // L6 at τ = 0: y ← argmax p
+    const int y = sample_argmax(p);
+    if (y != ex.x[t]) return false;
+    // L7: x̂ ← [x̂, y]
+    x_hat.push_back(y);
+  }
+  return true;  // the last token matched was eos_token, where the loop (L3) ends
+}
+
+}  // namespace
+
+Accuracy greedy_accuracy(const Model& m, const std::vector<std::string>& val, size_t limit) {
+  const ModelConfig& c = m.config;
+  const Architecture& arch = architecture(c);
+  const size_t n = limit > 0 ? std::min(limit, val.size()) : val.size();
+  const std::vector<Example> data = arch.examples({val.begin(), val.begin() + static_cast<std::ptrdiff_t>(n)}, c);
+  Accuracy a;
+  if (arch.has_context()) {
+    const EdW<const float> W = ed_weights(m);
+    for (const Example& ex : data) a.correct += ed_exact(ex, c, W);
+    a.total = static_cast<int>(data.size());
+    return a;
+  }
+  const int eq = equals_token(c);
+  if (eq == 0) return a;
+  const bool fill_in = arch.output() == OutputKind::FillIn;
+  const GptW<const float> W = fill_in ? GptW<const float>{} : m.weights();
+  for (const Example& ex : data) {
+    const auto it = std::find(ex.x.begin(), ex.x.end(), eq);
+    if (it == ex.x.end()) continue;
+    const size_t q = static_cast<size_t>(it - ex.x.begin());
+    a.correct += fill_in ? bert_exact(ex.x, q, m) : gpt_exact(ex.x, q, c, W);
+    ++a.total;
+  }
+  return a;
+}
+
+std::string accuracy_verb(const ModelConfig& c, const std::string& task) {
+  const Architecture& arch = architecture(c);
+  if (arch.has_context()) return "translates";
+  if (arch.output() == OutputKind::FillIn) return "fills in";
+  for (const char* t : {"sort", "reverse", "add"})
+    if (task.rfind(std::string(t) + ",", 0) == 0) return std::string(t) + "s";
+  return "answers";
+}
+
+}  // namespace sf

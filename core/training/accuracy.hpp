@@ -1,0 +1,38 @@
+// Greedy validation accuracy: the fraction of validation examples a model gets exactly right when
+// it answers greedily (τ = 0), one number a teacher can read ("sorts 475 of 500"). Not in the paper;
+// its decoding is the paper's Algorithm 14 or 15 at τ = 0 (argmax at line 5), with the KV cache.
+//
+// What "exactly right" means depends on the architecture (docs/training.md):
+//  - GPT (Algorithm 14): a sequence "question=answer" (the sort, reverse and add tasks) is cut after
+//    its first "="; the prompt [bos_token, question…, "="] is continued greedily and must reproduce
+//    [answer…, eos_token] token for token.
+//  - BERT (the fill-in of core/algorithms/fill_in.hpp): every token of the answer (after the first
+//    "=", eos_token excluded) becomes mask_token at once; one ETransformer pass, argmax at each
+//    masked position, and every one must be the answer's token.
+//  - Encoder-decoder (Algorithm 15): x̂ ← EDInference(z, θ̂) at τ = 0 must equal [bos_token, x…,
+//    eos_token] (any pair task).
+// A GPT or BERT sequence without "=" (copy, words, text) has no answer to check: it is not counted.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "core/model/params.hpp"
+
+namespace sf {
+
+struct Accuracy {
+  int correct = 0;  // examples answered exactly
+  int total = 0;    // examples with an answer to check
+  double fraction() const { return total > 0 ? static_cast<double>(correct) / total : 0.0; }
+};
+
+// The greedy accuracy of `m` on the first `limit` of `val` (0: all), lines as in a Dataset
+// ("dcab=abcd", or "z<TAB>x" for the encoder-decoder). Throws sf::Error when a line does not fit
+// the model (a character its vocabulary lacks, longer than ℓ_max).
+Accuracy greedy_accuracy(const Model& m, const std::vector<std::string>& val, size_t limit = 0);
+
+// What the model does right, for people, per architecture: "sorts" / "reverses" / "adds" (GPT, by
+// task), "fills in" (BERT), "translates" (encoder-decoder); `task` is the Dataset's name.
+std::string accuracy_verb(const ModelConfig& c, const std::string& task);
+
+}  // namespace sf

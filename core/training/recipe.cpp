@@ -1,0 +1,59 @@
+#include "core/training/recipe.hpp"
+
+#include "core/model/error.hpp"
+
+namespace sf {
+
+namespace {
+
+// What the three recipes share: a small model and Adam with a high learning rate, a short warmup
+// and a cosine over `steps` (a cap: --until-accuracy stops well before), both cores.
+Recipe base(const std::string& name, const std::string& arch, const std::string& task) {
+  Recipe r;
+  r.name = name;
+  r.task = task;
+  r.config.arch = arch;
+  r.config.vocab.clear();
+  r.config.L = 2;
+  r.config.L_enc = 2;
+  r.config.L_dec = 2;
+  r.config.H = 2;
+  r.config.d_e = 32;
+  r.config.d_attn = 16;
+  r.config.d_mid = 16;
+  r.config.d_mlp = 128;
+  r.config.d_f = 32;
+  r.config.l_max = 32;
+  r.options.mode = TrainMode::Practical;
+  r.options.lr = 1e-2;
+  r.options.min_lr = 1e-3;
+  r.options.warmup = 50;
+  r.options.steps = 2000;
+  r.options.batch = 32;
+  r.options.threads = 2;
+  r.eval_every = 50;
+  r.until_accuracy = 0.95;
+  return r;
+}
+
+}  // namespace
+
+const std::vector<std::string>& recipe_names() {
+  static const std::vector<std::string> names = {"classroom", "classroom-bert", "classroom-ed"};
+  return names;
+}
+
+Recipe classroom_recipe(const std::string& arch) {
+  return recipe(arch == "bert" ? "classroom-bert" : arch == "ed" ? "classroom-ed" : "classroom");
+}
+
+Recipe recipe(const std::string& name) {
+  if (name == "classroom") return base(name, "gpt", "sort");
+  if (name == "classroom-bert") return base(name, "bert", "sort");
+  if (name == "classroom-ed") return base(name, "ed", "dates");
+  std::string known;
+  for (const std::string& n : recipe_names()) known += (known.empty() ? "" : ", ") + n;
+  throw Error("unknown recipe \"" + name + "\" (the recipes: " + known + ")");
+}
+
+}  // namespace sf

@@ -1,0 +1,31 @@
+// Training recipes: a model size and the practical mode's settings (core/training/training.hpp)
+// that a teacher can run live. "classroom" trains a small GPT to sort letters ("dcab=abcd") to
+// ≥ 95% greedy validation accuracy (core/training/accuracy.hpp) in about ten seconds on a 2-core
+// machine; "classroom-bert" and "classroom-ed" do the same for BERT (fill in the sorted half) and
+// the encoder-decoder (dates → ISO 8601). docs/training.md gives the measured wall times.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/model/config.hpp"
+#include "core/training/training.hpp"
+
+namespace sf {
+
+struct Recipe {
+  std::string name;         // "classroom", "classroom-bert", "classroom-ed"
+  std::string task;         // the built-in task it is tuned for (make_task / make_pair_task)
+  ModelConfig config;       // sizes and architecture; vocab empty: the task's characters
+  TrainOptions options;     // practical mode: lr, warmup, cosine, batch, threads, steps (a cap)
+  int64_t eval_every = 0;   // measure the greedy validation accuracy every this many updates
+  double until_accuracy = 0;  // … and stop once it reaches this fraction
+};
+
+// The recipe of that name. Throws sf::Error naming the recipes for an unknown one.
+Recipe recipe(const std::string& name);
+const std::vector<std::string>& recipe_names();
+// The classroom recipe of an architecture ("gpt", "bert", "ed": Architecture::name()).
+Recipe classroom_recipe(const std::string& arch);
+
+}  // namespace sf
