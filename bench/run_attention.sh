@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Runs the attention benchmark (bench_attention, already built): Algorithm 5 on Eigen with 1
 # and 2 threads, and on the GPU with the teaching and the fused compute shaders, for
-# ℓ = 64, 256, 1024, 4096 (H = 8, d_attn = 64, causal). Builds nothing. Extra arguments go to
-# the program (--lengths, --max-l, --min-time).
+# ℓ = 64, 256, 1024, 4096 (H = 8, d_attn = 64, causal), then each GPU form's speed-up over Eigen
+# on 2 threads and the targets (bench/attention_report.py: fused ≥ 20× at ℓ = 4096, teaching ≥ 2×
+# at ℓ ≥ 1024). Builds nothing (scripts/bench_setup.sh does). Extra arguments go to the program
+# (--lengths, --max-l, --min-time).
 #
 #   bench/run_attention.sh [BUILD_DIR] [ARGS…]     (default: build)
 #
@@ -20,7 +22,8 @@ if [ $# -gt 0 ] && [ "${1#--}" = "$1" ]; then
 fi
 bin="$build/bench/bench_attention"
 if [ ! -x "$bin" ]; then
-  echo "run_attention.sh: $bin not found; build it first: cmake --build $build --target bench_attention" >&2
+  echo "run_attention.sh: $bin not found; build it first: scripts/bench_setup.sh $build" \
+    "(or cmake --build $build --target bench_attention)" >&2
   exit 1
 fi
-exec "$bin" "$@"
+"$bin" "$@" | /usr/bin/python3 "$here/attention_report.py"

@@ -1,30 +1,31 @@
-# Sourced by bench/run_forward.sh and bench/run_train.sh: runs one C++ benchmark (already
-# built) and its PyTorch twin, one after the other, leaving their JSON results in
-# $cpp_json (a file) and $torch_json (a string). Builds nothing.
+# shellcheck shell=bash
+# Sourced by bench/run_forward.sh, run_train.sh, run_bert.sh and run_ed.sh with their arguments:
 #
-#   run_pair BUILD_DIR BENCH_TARGET TORCH_SCRIPT
+#   bench/run_X.sh [BUILD_DIR] [--rounds 3] [--threads 1,2] [--seconds 3] [--allow-reference-blas]
+#
+# BUILD_DIR (default: build) holds the benchmark, already built: scripts/bench_setup.sh builds
+# them and installs what the comparison needs (OpenBLAS for torch, perf). The other arguments go to
+# bench/pair_report.py, which alternates C++ and PyTorch runs on 1 and 2 threads, every library
+# held to that count, and prints medians, ratios, scaling, the GEMM ceilings and the targets. It
+# refuses to compare when torch is on the reference BLAS, unless --allow-reference-blas.
 py=/usr/bin/python3  # Debian's interpreter: it has torch and numpy
-# One thread for every library: OpenMP (torch, Eigen were it parallel), OpenBLAS, MKL.
-export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
+build="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/build"
+if [ $# -gt 0 ] && [ "${1#--}" = "$1" ]; then
+  build="$1"
+  shift
+fi
+pair_args=("$@")
 
+# run_pair TARGET TWIN TITLE ROW...: pair_report.py on BUILD_DIR/bench/TARGET and bench/TWIN.
 run_pair() {
-  local build="$1" target="$2" script="$3" here
+  local target="$1" twin="$2" here
+  shift 2
   here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
   local bin="$build/bench/$target"
   if [ ! -x "$bin" ]; then
-    echo "$(basename "$0"): $bin not found; build it first: cmake --build $build --target $target" >&2
+    echo "$(basename "$0"): $bin not found; build it first: scripts/bench_setup.sh $build" \
+      "(or cmake --build $build --target $target)" >&2
     exit 1
   fi
-  # Debian's torch is built with BLAS_INFO=generic: it uses whatever libblas.so.3 is, the slow
-  # reference BLAS unless OpenBLAS is installed.
-  if ! dpkg-query -W -f='${Status}' libopenblas0-pthread 2>/dev/null | grep -q "ok installed"; then
-    echo "$(basename "$0"): libopenblas0-pthread is not installed: PyTorch runs on the reference BLAS" \
-      "(apt-get install libopenblas0-pthread gives it OpenBLAS)" >&2
-  fi
-  cpp_json="$(mktemp)"
-  trap 'rm -f "$cpp_json"' EXIT
-  echo "running $bin ..." >&2
-  "$bin" --benchmark_out="$cpp_json" --benchmark_out_format=json >&2
-  echo "running bench/$script ..." >&2
-  torch_json="$("$py" "$here/$script" --json)"
+  "$py" "$here/pair_report.py" "$bin" "$here/$twin" "$@" "${pair_args[@]}"
 }

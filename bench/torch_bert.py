@@ -4,7 +4,7 @@
 Post-LN encoder layers (x + MHAttention(x) with Mask = 1, LayerNorm; x + MLP with exact GELU,
 LayerNorm), then X <- LayerNorm(GELU(W_f X + b_f)) and P = softmax(W_u X), W_u without bias:
 d_e=64, L=2, H=4, d_attn=d_mid=16, d_mlp=256, d_f=64, l_max=64, N_V=64, learned positions,
-LayerNorm eps=1e-5. float32, one thread, random weights.
+LayerNorm eps=1e-5. float32, random weights.
 
   forward   no grad, a batch of 16 sequences of 64 tokens per call: P for every position.
   train     a minibatch of 16 sequences of 64 tokens, each position replaced by mask_token with
@@ -12,7 +12,8 @@ LayerNorm eps=1e-5. float32, one thread, random weights.
             cross-entropy of the masked positions against the original tokens, backward,
             clipping to 1 and Adam (bench/torch_train.py's step).
 
-Run with Debian's interpreter (it has torch 1.13): /usr/bin/python3 bench/torch_bert.py [--json]
+Run with Debian's interpreter (it has torch 1.13):
+  /usr/bin/python3 bench/torch_bert.py [--threads N] [--seconds S] [--json]   (bench/twin.py)
 """
 import os
 import sys
@@ -22,8 +23,9 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from torch_forward import BATCH, D_E, L, L_MAX, LENGTH, N_V, MHAttention, measure, mlp, report, single_thread  # noqa: E402
+from torch_forward import BATCH, D_E, L, L_MAX, LENGTH, N_V, MHAttention, mlp  # noqa: E402
 from torch_train import trainer  # noqa: E402
+from twin import measure, options, run  # noqa: E402
 
 D_F, P_MASK = 64, 0.15
 MASK, BOS, EOS = N_V - 3, N_V - 2, N_V - 1  # 0-based: mask_token, bos_token, eos_token
@@ -105,17 +107,22 @@ def masked_lm_loss(model, x):
     return F.cross_entropy(logits[chosen], x[chosen])
 
 
-def main():
-    single_thread()
+def bert_results(opts):
     model = BERT()
     x = sequences()
     results = {}
     with torch.no_grad():
         model.eval()
-        results["forward"] = measure(lambda: model(x), warmup=20, unit="iteration")
+        results["forward"] = measure(lambda: model(x), warmup=20, unit="iteration", seconds=opts.seconds,
+                                     tokens_per_call=BATCH * LENGTH)
     model.train()
-    results["train"] = measure(trainer(model, lambda: masked_lm_loss(model, x)), warmup=5, unit="step")
-    report(results)
+    results["train"] = measure(trainer(model, lambda: masked_lm_loss(model, x)), warmup=5, unit="step",
+                               seconds=opts.seconds, tokens_per_call=BATCH * LENGTH)
+    return results
+
+
+def main():
+    run(options(), bert_results)
 
 
 if __name__ == "__main__":

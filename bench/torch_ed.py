@@ -7,7 +7,7 @@ Z + MLP with ReLU, LayerNorm); X <- W_e[:, x] + W_p (the same W_e, W_p); L_dec d
 (X + MHAttention(X) causal, LayerNorm; X + MHAttention(X, Z) with Mask = 1, LayerNorm; X + MLP
 with ReLU, LayerNorm); P = softmax(W_u X), W_u without bias and no final LayerNorm.
 L_enc = L_dec = 2, d_e=64, H=4, d_attn=d_mid=16, d_mlp=256, l_max=64, N_V=64, LayerNorm
-eps=1e-5. float32, one thread, random weights.
+eps=1e-5. float32, random weights.
 
   train         a minibatch of 16 pairs (z, x), l_z = l_x = 64: the mean cross-entropy of
                 predicting x[t+1] from z and x[1:t], backward, clipping to 1 and Adam
@@ -18,7 +18,8 @@ eps=1e-5. float32, one thread, random weights.
                 (the paper), "generate_reuse" encodes it once. The decoder is rerun over all of x^
                 each step (no key/value cache), as in the C++. tokens/s counts generated tokens.
 
-Run with Debian's interpreter (it has torch 1.13): /usr/bin/python3 bench/torch_ed.py [--json]
+Run with Debian's interpreter (it has torch 1.13):
+  /usr/bin/python3 bench/torch_ed.py [--threads N] [--seconds S] [--json]   (bench/twin.py)
 """
 import os
 import sys
@@ -29,9 +30,9 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from torch_bert import BOS, EOS, MLP, Embedded, PostLN, PostLNLayer, SelfAttention, sequences  # noqa: E402
-from torch_forward import (D_E, L_MAX, N_V, MHAttention, causal_mask, measure,  # noqa: E402
-                           report, single_thread)
+from torch_forward import BATCH, D_E, L_MAX, LENGTH, N_V, MHAttention, causal_mask  # noqa: E402
 from torch_train import trainer  # noqa: E402
+from twin import measure, options, run  # noqa: E402
 
 L_ENC = L_DEC = 2
 CONTEXTS = 4  # generated for per call (as bench_ed.cpp's kContexts)
@@ -93,14 +94,13 @@ def generate(model, zs, reuse):
     return generated
 
 
-def main():
-    single_thread()
+def ed_results(opts):
     model = EncoderDecoder()
     z, x = sequences(), sequences()
     model.train()
     step = trainer(model, lambda: F.cross_entropy(model.logits(x, model.encode(z))[:, :-1].reshape(-1, N_V),
                                                   x[:, 1:].reshape(-1)))
-    results = {"train": measure(step, warmup=5, unit="step")}
+    results = {"train": measure(step, warmup=5, unit="step", seconds=opts.seconds, tokens_per_call=BATCH * LENGTH)}
     model.eval()
     with torch.no_grad():
         # PyTorch's initialisation makes eos_token the argmax early (about 36 of 63 tokens on
@@ -110,9 +110,13 @@ def main():
         for name, reuse in (("generate", False), ("generate_reuse", True)):
             tokens = generate(model, z[:CONTEXTS], reuse)
             results[name] = measure(lambda: generate(model, z[:CONTEXTS], reuse), warmup=1, unit="call",
-                                    tokens_per_call=tokens)
+                                    seconds=opts.seconds, tokens_per_call=tokens)
             results[name]["tokens_per_context"] = tokens / CONTEXTS
-    report(results)
+    return results
+
+
+def main():
+    run(options(), ed_results)
 
 
 if __name__ == "__main__":

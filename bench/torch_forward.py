@@ -3,22 +3,23 @@
 
 A straightforward GPT (pre-LN, as the paper's Algorithm 10) with the same shapes: d_e=64,
 L=2, H=4, d_attn=d_mid=16, d_mlp=256, l_max=64, N_V=64, learned positions, exact (erf) GELU,
-LayerNorm eps=1e-5, causal mask with -inf, P = softmax over the vocabulary. float32, one
-thread, no grad, a batch of 16 sequences of 64 tokens per call. The weights are random (the
-timing does not depend on them). Prints tokens/s by wall-clock and by CPU time.
+LayerNorm eps=1e-5, causal mask with -inf, P = softmax over the vocabulary. float32, no
+grad, a batch of 16 sequences of 64 tokens per call. The weights are random (the timing does not
+depend on them). Prints tokens/s by wall-clock and by CPU time, and the BLAS torch uses.
 
-Run with Debian's interpreter (it has torch 1.13): /usr/bin/python3 bench/torch_forward.py [--json]
+Run with Debian's interpreter (it has torch 1.13):
+  /usr/bin/python3 bench/torch_forward.py [--threads N] [--seconds S] [--json]   (bench/twin.py)
 """
-import ctypes
-import json
 import math
 import os
 import sys
-import time
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from twin import measure, options, run  # noqa: E402
 
 D_E, L, H, D_ATTN, D_MID, D_MLP, L_MAX, N_V = 64, 2, 4, 16, 16, 256, 64, 64
 BATCH, LENGTH = 16, 64
@@ -89,86 +90,16 @@ class GPT(nn.Module):
         return F.softmax(self.W_u(self.ln(h)), dim=-1)  # P, (B, T, N_V)
 
 
-def measure(call, warmup, unit, seconds=3.0, tokens_per_call=BATCH * LENGTH):
-    """Times call() for `seconds` after `warmup` calls; each call processes tokens_per_call tokens.
-    Returns the figures the run_*.sh scripts read, with ms_per_{unit}_{wall,cpu}."""
-    for _ in range(warmup):
-        call()
-    iters, wall0, cpu0 = 0, time.perf_counter(), time.process_time()
-    while time.perf_counter() - wall0 < seconds:
-        call()
-        iters += 1
-    wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
-    tokens = iters * tokens_per_call
-    return {
-        "torch": torch.__version__,
-        "iterations": iters,
-        f"ms_per_{unit}_wall": 1e3 * wall / iters,
-        f"ms_per_{unit}_cpu": 1e3 * cpu / iters,
-        "tokens_per_s_wall": tokens / wall,
-        "tokens_per_s_cpu": tokens / cpu,
-    }
-
-
-def blas_info():
-    """Which BLAS this process has loaded (torch's build says only BLAS_INFO=generic: Debian's
-    libblas.so.3, reference BLAS or OpenBLAS by the alternatives), and the thread counts."""
-    torch.ones(8, 8) @ torch.ones(8, 8)  # make sure the library is mapped
-    with open("/proc/self/maps") as maps:
-        libs = sorted({os.path.realpath(line.split()[-1]) for line in maps
-                       if "blas" in line.rsplit("/", 1)[-1] or "lapack" in line.rsplit("/", 1)[-1]})
-    build = [item.split("=", 1)[1] for item in torch.__config__.show().replace(",", "\n").split()
-             if item.startswith("BLAS_INFO=")]
-    openblas_threads = None
-    for lib in libs:
-        if "openblas" in lib:
-            try:
-                openblas_threads = ctypes.CDLL(lib).openblas_get_num_threads()
-            except (OSError, AttributeError):
-                pass
-    return {
-        "blas_build": build[0] if build else "?",
-        "blas_loaded": libs,
-        "openblas": any("openblas" in lib for lib in libs),
-        "openblas_threads": openblas_threads,
-        "torch_threads": torch.get_num_threads(),
-        "env": {k: os.environ.get(k, "unset") for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")},
-    }
-
-
-def report(results):
-    """--json: one object {"torch", "blas", "results": {name: measure(...)}} for the run_*.sh
-    scripts; otherwise a line per result."""
-    if "--json" in sys.argv[1:]:
-        print(json.dumps({"torch": torch.__version__, "blas": blas_info(), "results": results}))
-        return
-    for name, r in results.items():
-        unit = next(k for k in r if k.endswith("_wall") and k.startswith("ms_per_"))
-        print(f"PyTorch {r['torch']} {name}, 1 thread: {r[unit]:.2f} ms {unit[3:-5].replace('_', ' ')} (wall), "
-              f"{r['tokens_per_s_wall']:,.0f} tokens/s (CPU time: {r['tokens_per_s_cpu']:,.0f} tokens/s)")
-
-
-def single_thread(seed=1):
-    torch.set_num_threads(1)
-    torch.set_num_interop_threads(1)
-    for lib in blas_info()["blas_loaded"]:  # OpenBLAS's own threads, should OPENBLAS_NUM_THREADS be unset
-        if "openblas" in lib:
-            ctypes.CDLL(lib).openblas_set_num_threads(1)
-    torch.manual_seed(seed)
-
-
-def main():
-    single_thread()
+def forward_results(opts):
     model = GPT().eval()
     x = torch.randint(0, N_V - 3, (BATCH, LENGTH))
     with torch.no_grad():
-        result = measure(lambda: model(x), warmup=20, unit="iteration")
-    if "--json" in sys.argv[1:]:
-        print(json.dumps(result))
-    else:
-        print(f"PyTorch {result['torch']} forward, {BATCH}x{LENGTH} tokens per call, 1 thread: "
-              f"{result['ms_per_iteration_wall']:.2f} ms/call, {result['tokens_per_s_wall']:,.0f} tokens/s "
-              f"(CPU time: {result['tokens_per_s_cpu']:,.0f} tokens/s)")
+        return {"forward": measure(lambda: model(x), warmup=20, unit="iteration", seconds=opts.seconds,
+                                   tokens_per_call=BATCH * LENGTH)}
+
+
+def main():
+    run(options(), forward_results)
 
 
 if __name__ == "__main__":

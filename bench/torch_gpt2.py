@@ -7,17 +7,23 @@ table), so the two can be compared in one run (bench/run_gpt2.sh).
 
 Prints one JSON object: untraced_ms (32 tokens), kv_prefill_ms, kv_gen_ms, kv_tokens_per_s (decode rate
 (gen − 1) / (time(gen) − time(1)), argmax), max_abs_diff_p (P[:, 32] against Stepformer's), torch's
-version, its BLAS, and the BLAS library the process loaded. Threads: run it under
-OPENBLAS_NUM_THREADS=N OMP_NUM_THREADS=N (run_gpt2.sh does); it calls torch.set_num_threads(N) too.
+version, and the BLAS torch uses with its threads and GEMM rate (bench/twin.py's blas_info). Threads:
+run it under OMP_NUM_THREADS = OPENBLAS_NUM_THREADS = MKL_NUM_THREADS = N (run_gpt2.sh does); it
+holds torch and OpenBLAS's own pool to N too (twin.pin_threads).
 """
 import argparse
 import json
 import math
+import os
 import statistics
+import sys
 import time
 
 import numpy as np
 import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from twin import blas_info, pin_threads  # noqa: E402
 
 
 def load(dir_):
@@ -101,15 +107,6 @@ def median_ms(repeats, f):
     return statistics.median(ms)
 
 
-def blas_loaded():
-    libs = set()
-    for line in open("/proc/self/maps"):
-        name = line.split()[-1] if len(line.split()) >= 6 else ""
-        if "blas" in name or "lapack" in name:
-            libs.add(name)
-    return sorted(libs)
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--weights", required=True)
@@ -117,7 +114,7 @@ def main():
     ap.add_argument("--gen", type=int, default=64)
     ap.add_argument("--repeats", type=int, default=5)
     a = ap.parse_args()
-    torch.set_num_threads(a.threads)
+    pin_threads(a.threads)
     t0 = time.perf_counter()
     model = Gpt2(*load(a.weights))
     load_ms = (time.perf_counter() - t0) * 1e3
@@ -129,11 +126,9 @@ def main():
         untraced = median_ms(a.repeats, lambda: model.forward(ids))
         prefill = median_ms(a.repeats, lambda: model.generate(ids, 1))
         full = median_ms(max(1, a.repeats // 2), lambda: model.generate(ids, a.gen))
-    cfg = torch.__config__.show()
-    blas = [l.strip() for l in cfg.splitlines() if "BLAS" in l or "LAPACK" in l]
     print(json.dumps(dict(torch=torch.__version__, threads=a.threads, load_ms=load_ms, untraced_ms=untraced,
                           kv_prefill_ms=prefill, kv_gen_ms=full, kv_tokens_per_s=(a.gen - 1) / ((full - prefill) / 1e3),
-                          max_abs_diff_p=diff, blas_config=blas, blas_loaded=blas_loaded())))
+                          max_abs_diff_p=diff, blas=blas_info())))
 
 
 if __name__ == "__main__":

@@ -6,11 +6,11 @@ H=4, d_attn=d_mid=16, d_mlp=256, l_max=64, N_V=64, exact GELU, LayerNorm eps=1e-
 logits W_u X in place of P. One step is what the C++ Trainer does in its practical mode: a
 minibatch of 16 sequences of 64 tokens, the mean cross-entropy of predicting x[t+1] from x[1:t],
 backward, clipping of the gradient norm to 1, and Adam (lr 1e-3, betas (0.9, 0.99), eps 1e-8).
-float32, one thread. Prints tokens/s by wall-clock and by CPU time.
+float32. Prints tokens/s by wall-clock and by CPU time, and the BLAS torch uses.
 
-Run with Debian's interpreter (it has torch 1.13): /usr/bin/python3 bench/torch_train.py [--json]
+Run with Debian's interpreter (it has torch 1.13):
+  /usr/bin/python3 bench/torch_train.py [--threads N] [--seconds S] [--json]   (bench/twin.py)
 """
-import json
 import os
 import sys
 
@@ -18,7 +18,8 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from torch_forward import BATCH, LENGTH, N_V, GPT, measure, single_thread  # noqa: E402
+from torch_forward import BATCH, LENGTH, N_V, GPT  # noqa: E402
+from twin import measure, options, run  # noqa: E402
 
 
 class GPTLogits(GPT):
@@ -47,19 +48,15 @@ def trainer(model, loss):
     return step
 
 
-def main():
-    single_thread()
+def train_results(opts):
     model = GPTLogits().train()
     x = torch.randint(0, N_V - 3, (BATCH, LENGTH))
     step = trainer(model, lambda: F.cross_entropy(model(x)[:, :-1].reshape(-1, N_V), x[:, 1:].reshape(-1)))
+    return {"train": measure(step, warmup=5, unit="step", seconds=opts.seconds, tokens_per_call=BATCH * LENGTH)}
 
-    result = measure(step, warmup=5, unit="step")
-    if "--json" in sys.argv[1:]:
-        print(json.dumps(result))
-    else:
-        print(f"PyTorch {result['torch']} training, {BATCH}x{LENGTH} tokens per step, Adam, 1 thread: "
-              f"{result['ms_per_step_wall']:.2f} ms/step, {result['tokens_per_s_wall']:,.0f} tokens/s "
-              f"(CPU time: {result['tokens_per_s_cpu']:,.0f} tokens/s)")
+
+def main():
+    run(options(), train_results)
 
 
 if __name__ == "__main__":
