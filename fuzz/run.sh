@@ -1,40 +1,61 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets with clang into build-fuzz and runs each for SECONDS (default 30) on a copy
-# of its seed corpus (fuzz/corpus/<target>/). Fails on any crash, leak, sanitizer report, timeout (> 10 s
-# for one input) or out-of-memory (> 2048 MB). A crashing input is left in build-fuzz/artifacts/.
+# Runs each libFuzzer target for SECONDS (default 30), or for RUNS inputs with RUNS=N, on a working copy of
+# its seed corpus (fuzz/corpus/<target>/; new inputs go to build-asan/corpus/<target>/, the committed seeds
+# stay as they are). The targets come from the one hardening build (scripts/hardening_build.sh, build-asan).
+# Fails on any crash, leak, sanitizer report, timeout (> 10 s for one input) or memory limit; a crashing
+# input is left in build-asan/artifacts/, the logs in build-asan/fuzz-logs/.
+#
+# Memory ("no allocation beyond 2× the file size plus the model", docs/hardening.md): each target gets a
+# longest input (-max_len) and a largest single allocation (-malloc_limit_mb) of 2 × max_len plus the
+# largest model that input can make or open, rounded up to whole MiB; -rss_limit_mb bounds the process.
 # Usage: fuzz/run.sh [SECONDS] [TARGET...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_EACH=${1:-30}
 shift || true
 ALL=(fuzz_checkpoint fuzz_safetensors fuzz_ecosystem fuzz_hf_config fuzz_tokenizer_gpt2
-     fuzz_tokenizer_wordpiece fuzz_tokenizer_json fuzz_session fuzz_npy)
+     fuzz_tokenizer_wordpiece fuzz_tokenizer_json fuzz_session fuzz_npy fuzz_actions)
 TARGETS=("${@:-${ALL[@]}}")
-CXX=${CXX:-$(command -v clang++ || command -v clang++-14)}
-CC=${CC:-$(command -v clang || command -v clang-14)}
-JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 
-cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Hardening -DCMAKE_C_COMPILER="$CC" -DCMAKE_CXX_COMPILER="$CXX" \
-  -DSTEPFORMER_FUZZ=ON -DSTEPFORMER_TESTS=OFF >/dev/null
-cmake --build build-fuzz -j"$JOBS" --target "${TARGETS[@]}"
+# target → "max_len malloc_limit_mb rss_limit_mb"
+limits() {
+  case $1 in
+    # A checkpoint is its own model: 2 × 64 KiB + 64 KiB < 1 MiB.
+    fuzz_checkpoint|fuzz_safetensors|fuzz_npy) echo "65536 1 512" ;;
+    # config.json + model.safetensors (≤ 64 KiB together) and the test data's tokenizer files (< 8 KiB).
+    fuzz_ecosystem) echo "65536 1 512" ;;
+    # Text files of ≤ 16 KiB: no model.
+    fuzz_hf_config|fuzz_tokenizer_gpt2|fuzz_tokenizer_wordpiece|fuzz_tokenizer_json|fuzz_session) echo "16384 1 512" ;;
+    # A script of ≤ 4 KiB on the bundled models: the largest, assets/ed.safetensors, is 2.9 MB (≈ 0.74 M
+    # float parameters); 2 × 4 KiB + 2.9 MB < 4 MiB.
+    fuzz_actions) echo "4096 4 1024" ;;
+    *) echo "unknown fuzz target $1" >&2; return 1 ;;
+  esac
+}
 
-mkdir -p build-fuzz/artifacts build-fuzz/logs
+bash scripts/hardening_build.sh "${TARGETS[@]}"
+
+mkdir -p build-asan/artifacts build-asan/fuzz-logs
 status=0
+total_start=$(date +%s)
 for t in "${TARGETS[@]}"; do
-  work=build-fuzz/corpus/$t
+  read -r max_len malloc_mb rss_mb < <(limits "$t")
+  work=build-asan/corpus/$t
   mkdir -p "$work"
-  # New inputs go to the working copy; the committed seeds stay as they are.
+  if [[ -n ${RUNS:-} ]]; then budget=(-runs="$RUNS"); else budget=(-max_total_time="$SECONDS_EACH"); fi
   start=$(date +%s)
   if ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-     "build-fuzz/fuzz/$t" -max_total_time="$SECONDS_EACH" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
-       -artifact_prefix="build-fuzz/artifacts/$t-" "$work" "fuzz/corpus/$t" >"build-fuzz/logs/$t.log" 2>&1; then
+     "build-asan/fuzz/$t" "${budget[@]}" -max_len="$max_len" -malloc_limit_mb="$malloc_mb" -rss_limit_mb="$rss_mb" \
+       -timeout=10 -print_final_stats=1 -artifact_prefix="build-asan/artifacts/$t-" "$work" "fuzz/corpus/$t" \
+       >"build-asan/fuzz-logs/$t.log" 2>&1; then
     result=ok
   else
     result=FAILED
     status=1
-    tail -n 60 "build-fuzz/logs/$t.log"
+    tail -n 60 "build-asan/fuzz-logs/$t.log"
   fi
-  runs=$(grep -a -o 'stat::number_of_executed_units: *[0-9]*' "build-fuzz/logs/$t.log" | grep -o '[0-9]*$' || echo "?")
-  echo "$t: $result, $runs inputs in $(( $(date +%s) - start )) s"
+  runs=$(grep -a -o 'stat::number_of_executed_units: *[0-9]*' "build-asan/fuzz-logs/$t.log" | grep -o '[0-9]*$' || echo "?")
+  echo "$t: $result, $runs inputs in $(( $(date +%s) - start )) s (max_len $max_len, malloc_limit $malloc_mb MiB)"
 done
+echo "fuzz: ${#TARGETS[@]} targets in $(( $(date +%s) - total_start )) s"
 exit $status

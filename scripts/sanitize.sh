@@ -1,17 +1,11 @@
 #!/usr/bin/env bash
-# AddressSanitizer + UndefinedBehaviorSanitizer: builds core, the CLI and core_tests with clang into
-# build-asan (-DSTEPFORMER_SANITIZE=ON: -fsanitize=address,undefined -fno-omit-frame-pointer -O1; no app,
-# no GPU) and runs core_tests. Any report (a leak included) fails the run.
+# AddressSanitizer + UndefinedBehaviorSanitizer: the one hardening build (scripts/hardening_build.sh:
+# core, the CLI, core_tests and the fuzz targets in build-asan, core compiled once), then core_tests.
+# Any report (a leak included) fails the run. fuzz/run.sh then runs the fuzz targets from the same build.
 # Usage: scripts/sanitize.sh [extra gtest arguments]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-CXX=${CXX:-$(command -v clang++ || command -v clang++-14)}
-CC=${CC:-$(command -v clang || command -v clang-14)}
-JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
-
-cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Hardening -DCMAKE_C_COMPILER="$CC" -DCMAKE_CXX_COMPILER="$CXX" \
-  -DSTEPFORMER_SANITIZE=ON >/dev/null
-cmake --build build-asan -j"$JOBS" --target stepformer-cli core_tests
+bash scripts/hardening_build.sh
 
 # No test is left out: under ASan+UBSan the whole of core_tests took 263 s on the 2-core machine (busy
 # with another build), the slowest test 47 s (VariantsGrad.EncoderDecoderEveryVariantAndCombinations…).

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The one hardening build (build-asan): clang, ASan+UBSan, libFuzzer coverage. Core is compiled once,
+# with -fsanitize=fuzzer-no-link,address,undefined, for core_tests, the CLI and every fuzz target (only
+# the fuzz targets link libFuzzer's main). Builds the targets named (default: all of them) and prints
+# the time. Used by scripts/sanitize.sh and fuzz/run.sh.
+# Usage: scripts/hardening_build.sh [TARGET...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+CXX=${CXX:-$(command -v clang++ || command -v clang++-14)}
+CC=${CC:-$(command -v clang || command -v clang-14)}
+JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
+TARGETS=("${@:-stepformer-cli core_tests fuzz_all}")
+
+start=$(date +%s)
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Hardening -DCMAKE_C_COMPILER="$CC" -DCMAKE_CXX_COMPILER="$CXX" \
+  -DSTEPFORMER_SANITIZE=ON -DSTEPFORMER_FUZZ=ON >/dev/null
+# shellcheck disable=SC2068
+cmake --build build-asan -j"$JOBS" --target ${TARGETS[@]}
+echo "hardening: configure + build (${TARGETS[*]}) $(( $(date +%s) - start )) s"
