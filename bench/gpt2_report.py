@@ -61,17 +61,15 @@ def report(cpp, torch, reference):
           f"(θ copied: {cpp[0]['trace_mb_copies']:.1f} MB; θ is {cpp[0]['theta_mb']:.0f} MB)")
     print(f"  targets: ≤ 300 ms {'met' if traced <= 300 else 'NOT met'}; ≤ 400 MB {'met' if mb <= 400 else 'NOT met'}")
     print()
-    print(f"{'':36}{'Stepformer':>22}{'PyTorch':>22}{'PyTorch time / ours':>22}")
+    print(f"{'':36}{'Stepformer':>30}{'PyTorch':>30}{'PyTorch time / ours':>22}")
     for key, label, unit in (("untraced_ms", "untraced forward, 32 tok", "ms"),
                              ("kv_prefill_ms", "KV prefill, 32-token prompt", "ms"),
                              ("kv_tokens_per_s", f"KV decode, {cpp[0]['gen']} tokens", "t/s")):
         for n in (1, 2):
             ours, theirs = [x[key] for x in by[n]], [t[key] for t in torch[n]]
             ratio = median(theirs) / median(ours) if unit == "ms" else median(ours) / median(theirs)
-            print(f"{f'{label}, {n} thr':36}{f'{median(ours):.1f} {unit}':>22}{f'{median(theirs):.1f} {unit}':>22}"
-                  f"{ratio:21.2f}×")
-        print(f"{'  ' + label + ', ranges':36}" + "".join(
-            f"{spread([x[key] for x in by[n]], 1):>22}{spread([t[key] for t in torch[n]], 1):>22}" for n in (1, 2)))
+            cells = [f"{median(v):.1f} {unit}{spread(v, 1)}" for v in (ours, theirs)]
+            print(f"{f'{label}, {n} thr':36}{cells[0]:>30}{cells[1]:>30}{ratio:21.2f}×")
     print()
     same = all(c["same_tokens"] for c in cpp)
     decode2 = median([x["kv_tokens_per_s"] for x in by[2]])
