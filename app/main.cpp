@@ -7,12 +7,14 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 
 #include "app/app.hpp"
 #include "app/classroom/session_feature.hpp"
 #include "app/feature.hpp"
 #include "app/frame_bench.hpp"
 #include "app/gui_support.hpp"
+#include "app/monkey.hpp"
 #include "app/options.hpp"
 #include "backends/imgui_impl_glfw.h"
 #include "backends/imgui_impl_opengl3.h"
@@ -87,7 +89,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   glfwMakeContextCurrent(window);
-  glfwSwapInterval(opt.frames > 0 ? 0 : 1);
+  glfwSwapInterval(opt.frames > 0 || opt.monkey.active() ? 0 : 1);
   const int glv = gladLoadGL(glfwGetProcAddress);
   if (!glv) gl43 = false;
 
@@ -117,14 +119,19 @@ int main(int argc, char** argv) {
 
   sf::ScriptRunner script(app, opt.actions);
   sf::FrameBench bench(opt.bench);
+  std::unique_ptr<sf::Monkey> monkey;
+  if (opt.monkey.active()) monkey = std::make_unique<sf::Monkey>(app, opt.monkey);
   int frames = opt.frames > 0 ? std::max<int>(opt.frames, static_cast<int>(opt.actions.size()) * 2 + 2) : -1;
   if (bench.active()) frames = bench.total_frames();
+  if (monkey) frames = -1;  // the monkey's count (or a signal) ends the run
   int exit_code = 0;
   for (int f = 0; frames < 0 || f < frames; ++f) {
-    if (glfwWindowShouldClose(window) || app.ui.want_quit) break;
-    if (frames < 0) glfwWaitEventsTimeout(app.session.tracing() ? 0.05 : 0.25);  // progress while tracing
+    // A monkey that clicked File › Quit keeps going: only its count or a signal ends its run.
+    if (monkey ? monkey->done() : glfwWindowShouldClose(window) || app.ui.want_quit) break;
+    if (frames < 0 && !monkey) glfwWaitEventsTimeout(app.session.tracing() ? 0.05 : 0.25);  // progress while tracing
     else glfwPollEvents();
     script.step(f);
+    if (monkey) monkey->step();
     if (bench.active()) {
       bench.begin_frame();
       if (const std::string p = bench.prompt_for(f); !p.empty()) {
@@ -150,7 +157,7 @@ int main(int argc, char** argv) {
     glClear(GL_COLOR_BUFFER_BIT);
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
     for (auto& feature : app.features) feature->after_render(app, w, h);
-    const bool last = frames > 0 && f == frames - 1;
+    const bool last = (frames > 0 && f == frames - 1) || (monkey && monkey->done());
     if (last && !opt.screenshot.empty() && !sf::save_screenshot(opt.screenshot, w, h, error)) {
       std::fprintf(stderr, "stepformer: error: %s\n", error.c_str());
       exit_code = 1;
@@ -167,6 +174,7 @@ int main(int argc, char** argv) {
     ++app.ui.frame_index;
   }
   if (bench.active()) std::fputs(bench.report().c_str(), stdout);
+  if (monkey && !monkey->report()) exit_code = 4;
   if (!script.errors().empty()) {
     for (const auto& e : script.errors()) std::fprintf(stderr, "stepformer: error: %s\n", e.c_str());
     exit_code = 3;

@@ -65,7 +65,37 @@ const char* app_usage() {
          "  --no-ini                   do not read or write the settings file\n"
          "  --dump-state FILE.json     after the last frame, write the cursor, the open windows' rectangles\n"
          "                             and the highlighted line's rectangle (for tests)\n"
+         "  --monkey SEED:N[:K]        apply N random actions drawn from SEED (K a frame, default 1): the\n"
+         "                             actions above, clicks and η changes; print a summary (actions applied,\n"
+         "                             failures by verb, frames, RSS) and exit (--frames is ignored; File ›\n"
+         "                             Quit does not end it); SEED:forever[:K] runs until SIGINT or SIGTERM\n"
+         "                             (scripts/soak.sh, docs/soak.md)\n"
          "  --help                     this text\n";
+}
+
+bool parse_monkey(const std::string& spec, MonkeyOptions& out, std::string& error) {
+  error = "--monkey needs SEED:N[:K] or SEED:forever[:K] (N actions from SEED, K a frame), not \"" + spec + "\"";
+  const size_t c1 = spec.find(':');
+  if (c1 == std::string::npos) return false;
+  const size_t c2 = spec.find(':', c1 + 1);
+  const std::string seed = spec.substr(0, c1), n = spec.substr(c1 + 1, c2 == std::string::npos ? c2 : c2 - c1 - 1);
+  try {
+    size_t used = 0;
+    out.seed = std::stoull(seed, &used);
+    if (used != seed.size()) return false;
+    out.actions = n == "forever" ? -1 : std::stoll(n, &used);
+    if (n != "forever" && (used != n.size() || out.actions < 1)) return false;
+    out.per_frame = 1;
+    if (c2 != std::string::npos) {
+      const std::string k = spec.substr(c2 + 1);
+      out.per_frame = std::stoi(k, &used);
+      if (used != k.size() || out.per_frame < 1 || out.per_frame > 1000) return false;
+    }
+  } catch (...) {
+    return false;
+  }
+  error.clear();
+  return true;
 }
 
 static std::vector<std::string> split_actions(const std::string& s) {
@@ -139,6 +169,8 @@ bool parse_app_options(int argc, char** argv, AppOptions& o, std::string& error)
         error = "--bench needs a number of frames, e.g. --bench 200";
         return false;
       }
+    } else if (a == "--monkey") {
+      if (!value(v) || !parse_monkey(v, o.monkey, error)) return false;
     } else if (a == "--dump-state") {
       if (!value(o.dump_state)) return false;
     } else if (a == "--session") {

@@ -1,9 +1,18 @@
 // Command-line options of the desktop app.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <vector>
 
 namespace sf {
+
+// --monkey SEED:N[:K] (app/monkey.hpp): N random actions drawn from SEED, K a frame.
+struct MonkeyOptions {
+  uint64_t seed = 0;
+  int64_t actions = 0;  // 0: no monkey; -1: until SIGINT or SIGTERM (SEED:forever)
+  int per_frame = 1;
+  bool active() const { return actions != 0; }
+};
 
 struct AppOptions {
   int frames = -1;                   // --frames N: run N frames, then exit (-1: until closed)
@@ -17,11 +26,14 @@ struct AppOptions {
   int bench = 0;                     // --bench N: time N frames and prompt edits, print, exit
   std::string dump_state;            // --dump-state FILE.json: cursor, windows, highlight (tests)
   std::string session;               // FILE.stepformer (or --session FILE): a session or lesson to open
+  MonkeyOptions monkey;               // --monkey SEED:N[:K]
   bool help = false;
 };
 
 // Parses argv; on a bad option returns false with a one-line `error`.
 bool parse_app_options(int argc, char** argv, AppOptions& out, std::string& error);
 const char* app_usage();
+// Parses "SEED:N[:K]" or "SEED:forever[:K]"; false with `error`.
+bool parse_monkey(const std::string& spec, MonkeyOptions& out, std::string& error);
 
 }  // namespace sf

@@ -1,0 +1,239 @@
+#include "app/monkey.hpp"
+
+#define GLFW_INCLUDE_NONE
+#include <GLFW/glfw3.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <utility>
+
+#include "app/panels/all_panels.hpp"
+#include "backends/imgui_impl_glfw.h"
+
+namespace sf {
+
+namespace {
+
+volatile std::sig_atomic_t g_stop = 0;
+// The action being applied, for the crash handler (written before each action, read by write(2)).
+char g_current[512] = "";
+
+void on_stop(int) { g_stop = 1; }
+
+void on_crash(int sig) {
+  const char head[] = "\nmonkey: crashed while applying ";
+  [[maybe_unused]] ssize_t w = ::write(2, head, sizeof head - 1);
+  w = ::write(2, g_current, std::strlen(g_current));
+  w = ::write(2, "\n", 1);
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
+int64_t status_kib(const char* field) {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  const size_t n = std::strlen(field);
+  while (std::getline(f, line))
+    if (line.compare(0, n, field) == 0) return std::atoll(line.c_str() + n + 1);
+  return 0;
+}
+
+}  // namespace
+
+int64_t rss_kib() { return status_kib("VmRSS"); }
+int64_t peak_rss_kib() { return status_kib("VmHWM"); }
+
+Monkey::Monkey(App& app, MonkeyOptions opt)
+    : app_(app), opt_(opt), rng_(opt.seed), echo_(std::getenv("STEPFORMER_MONKEY_ECHO") != nullptr) {
+  std::signal(SIGINT, on_stop);
+  std::signal(SIGTERM, on_stop);
+  for (int sig : {SIGSEGV, SIGABRT, SIGFPE, SIGBUS, SIGILL}) std::signal(sig, on_crash);
+}
+
+bool Monkey::done() const { return g_stop || (opt_.actions > 0 && applied_ >= opt_.actions); }
+
+std::string Monkey::random_text(size_t max_len) {
+  // The sort model's letters and '=', then characters no shipped model knows.
+  static const std::vector<std::string> pieces{
+      "a", "b", "c", "d", "e", "h", "l", "o", "z", "=", "=", " ", "1", "2", "-", "[MASK]", "<bos>",
+      "Z", "!", "\t", "é", "ß", "η", "漢", "😀", "\xff", ",", "\\"};
+  const size_t len = std::uniform_int_distribution<size_t>(0, max_len)(rng_);
+  std::string s;
+  for (size_t i = 0; i < len; ++i) s += pieces[std::uniform_int_distribution<size_t>(0, pieces.size() - 1)(rng_)];
+  return s;
+}
+
+std::string Monkey::next_action() {
+  auto pick = [&](std::initializer_list<const char*> xs) { return std::string(xs.begin()[std::uniform_int_distribution<size_t>(0, xs.size() - 1)(rng_)]); };
+  auto num = [&](int lo, int hi) { return std::to_string(std::uniform_int_distribution<int>(lo, hi)(rng_)); };
+  auto real = [&](double lo, double hi) { return std::to_string(std::uniform_real_distribution<double>(lo, hi)(rng_)); };
+  auto text = [&]() {  // mostly short prompts, sometimes far over any model's context ℓ_max
+    return random_text(std::bernoulli_distribution(0.05)(rng_) ? 600 : 14);
+  };
+  const std::string asset = STEPFORMER_ASSETS "/";
+  const std::vector<std::string>& panels = PanelVisibility::names();
+  // (weight, action): the weights favour stepping and prompt edits, as a class would.
+  const std::vector<std::pair<double, std::function<std::string()>>> actions{
+      {8, [] { return "step-into"; }},
+      {6, [] { return "step-over"; }},
+      {4, [] { return "step-out"; }},
+      {4, [] { return "step-back"; }},
+      {2, [] { return "step-back-over"; }},
+      {2, [] { return "continue"; }},
+      {2, [] { return "restart"; }},
+      {2, [&] { return "jump:" + num(-5, 3000); }},
+      {1, [&] { return "goto:" + num(0, 16) + ":" + num(0, 14) + ":" + num(0, 2) + ":" + num(0, 4) + ":" + num(0, 9); }},
+      {1, [&] { return "breakpoint:" + num(1, 15) + ":" + num(1, 12); }},
+      {1, [&] { return "frame:" + num(-1, 4); }},
+      {8, [&] { return "prompt:" + text(); }},
+      {1, [&] { return "context:" + text(); }},
+      {2, [&] { return "mask:" + num(0, 12); }},
+      {1, [] { return "fill-trace"; }},
+      {1, [&] { return pick({"translate-one", "translate-all"}); }},
+      {0.5, [&] { return "translate-tau:" + real(-1, 3); }},
+      {0.5, [&] { return "translate-reuse:" + pick({"on", "off"}); }},
+      {1, [&] { return "kv-cache:" + pick({"on", "off"}); }},
+      {2, [] { return "generate-one"; }},
+      {1, [] { return "generate-all"; }},
+      {2, [&] { return "tau:" + pick({"0", "0.5", "1", "2.5", "-1", "nan", "x"}); }},
+      {1, [&] { return "gen:" + num(-2, 24); }},
+      {1, [&] { return "seed:" + num(0, 1000); }},
+      {5, [&] { return "open:" + panels[std::uniform_int_distribution<size_t>(0, panels.size() - 1)(rng_)]; }},
+      {3, [&] { return "close:" + (std::bernoulli_distribution(0.1)(rng_) ? std::string("nosuchpanel")
+                                                                            : panels[std::uniform_int_distribution<size_t>(0, panels.size() - 1)(rng_)]); }},
+      {2, [&] { return "select:" + pick({"x", "X", "e", "W_e", "W_p", "Z", "P", "Y", "mask", "q", "??"}); }},
+      {1, [&] { return "theme:" + pick({"dark", "light", "pink"}); }},
+      {0.3, [&] { return "font:" + num(8, 50); }},
+      {1, [&] { return "notation:" + pick({"paper", "carpenter", "dyz", "latin"}); }},
+      {0.5, [&] { return "contrast:" + pick({"on", "off"}); }},
+      {0.5, [&] { return "palette:" + pick({"colorblind", "standard"}); }},
+      {1, [&] { return "presentation:" + pick({"on", "off"}); }},
+      {1, [&] { return "load:" + asset + pick({"default.safetensors", "bert.safetensors", "ed.safetensors",
+                                                "lessons/prefix-lm.safetensors", "no-such-model.safetensors",
+                                                "default-config.json", ""}); }},
+      {1, [&] { return "example:" + num(0, 4); }},
+      {1, [&] { return "lesson-open:" + asset + "lessons/" +
+                       pick({"01-tokens-embeddings-positions.stepformer", "02-one-attention-head.stepformer",
+                             "03-masks.stepformer", "04-layer-norm.stepformer", "05-mlp-residual.stepformer",
+                             "06-sampling-temperature.stepformer", "07-one-training-step.stepformer",
+                             "08-bert-masked-lm.stepformer", "09-translation-cross-attention.stepformer",
+                             "no-such-lesson.stepformer"}); }},
+      {2, [] { return "lesson-next"; }},
+      {1, [] { return "lesson-prev"; }},
+      {0.5, [&] { return "lesson-go:" + num(0, 12); }},
+      {0.3, [] { return "lesson-stop"; }},
+      {1, [&] { return "train-task:" + pick({"sort", "reverse", "copy", "add", "words", "no-such-task"}); }},
+      {1, [&] { return "train-mode:" + pick({"paper", "practical"}); }},
+      {2, [&] { return "train-step:" + num(0, 4); }},
+      {1, [] { return "train-trace"; }},
+      {0.5, [] { return "train-use"; }},
+      {1, [&] { return "eta:" + std::to_string(std::pow(10.0, std::uniform_real_distribution<double>(-5, 0)(rng_))); }},
+      {0.5, [&] { return "tokenizer:" + text(); }},
+      {0.3, [&] { return "bpe-vocab:" + num(0, 80); }},
+      {0.3, [&] { return "bpe-step:" + num(0, 5); }},
+      {0.2, [] { return "bpe-run"; }},
+      {0.3, [] { return "builder:open"; }},
+      {0.3, [&] { return "builder:set:" + pick({"arch", "L", "H", "d_e", "d_mlp", "seed", "norm", "activation", "mask"}) +
+                         "=" + pick({"gpt", "bert", "ed", "1", "2", "0", "-3", "64", "relu", "gelu", "x"}); }},
+      {0.2, [] { return "builder:create"; }},
+      {0.3, [&] { return "errata:show:" + pick({"paper-layer-norm-eps", "paper-tau-zero", "carpenter-pop-reversed",
+                                                 "dyz-variance-formula", "no-such-erratum"}); }},
+      {1, [&] { return "exp-ablate:" + num(0, 3) + ":" + num(0, 5); }},
+      {0.5, [&] { return "exp-mask:" + num(0, 3) + ":" + num(0, 5) + ":" + num(0, 8) + ":" + num(0, 8); }},
+      {0.5, [&] { return "exp-edit:" + pick({"X", "e", "Z", "q"}) + ":" + num(0, 8) + ":" + num(0, 8) + ":" + real(-3, 3); }},
+      {0.3, [&] { return "exp-compare-prompt:" + text(); }},
+      {0.5, [] { return "exp-undo"; }},
+      {0.3, [] { return "exp-reset"; }},
+      {0.5, [&] { return "study:" + pick({"on", "off"}); }},
+      {0.5, [&] { return "guess:" + num(0, 10); }},
+      {0.3, [] { return "guess-skip"; }},
+      {0.2, [&] { return "export:" + pick({"csv", "npy", "png", "svg"}) + ":monkey-export.out"; }},
+      {0.1, [] { return "export-trace:monkey-trace.json"; }},
+      {0.2, [] { return "session-save:monkey.stepformer"; }},
+      {0.2, [] { return "session-open:monkey.stepformer"; }},
+      {0.1, [&] { return pick({"session-cancel", "session-open-anyway"}); }},
+      {4, [&] { return "key:" + pick({"F5", "F10", "F11", "S-F11", "F6", "PageDown", "PageUp", "Left", "Right", "Home",
+                                       "End", "Space", "Escape", "G", "R", "B", "C-=", "C--", "C-0"}); }},
+      {1, [&] { return "mouse:" + num(0, 1279) + ":" + num(0, 799); }},
+      {1, [&] { return "wheel:" + num(-3, 3); }},
+      {4, [&] { return "click:" + num(0, 1279) + ":" + num(30, 770); }},  // below the menu bar, above the status bar
+      {0.5, [] { return "wait"; }},
+      {0.5, [] { return "wait-trace"; }},
+      {0.3, [&] { return "files:" + pick({STEPFORMER_ASSETS, STEPFORMER_ASSETS "/lessons", "/no/such/folder"}); }},
+      {0.2, [] { return "files-open-folder"; }},
+      {0.3, [&] { return "attention:" + pick({"cpu", "gpu"}); }},
+  };
+  std::vector<double> weights;
+  for (const auto& a : actions) weights.push_back(a.first);
+  return actions[std::discrete_distribution<size_t>(weights.begin(), weights.end())(rng_)].second();
+}
+
+void Monkey::click() {
+  ImGui_ImplGlfw_MouseButtonCallback(app_.window, GLFW_MOUSE_BUTTON_LEFT, GLFW_PRESS, 0);
+  mouse_down_ = true;
+}
+
+void Monkey::apply(const std::string& action) {
+  std::snprintf(g_current, sizeof g_current, "action %lld of seed %llu: %.400s", static_cast<long long>(applied_ + 1),
+                static_cast<unsigned long long>(opt_.seed), action.c_str());
+  if (echo_) std::printf("monkey: %s\n", g_current), std::fflush(stdout);
+  const std::string verb = action.substr(0, action.find(':'));
+  bool ok = true;
+  try {
+    if (verb == "eta") {  // the Training tab's η slider (no action of its own)
+      auto& training = app_.panels->training;
+      training.set_rates(std::stof(action.substr(4)), training.batch(), training.seed());
+    } else if (verb == "click") {  // the pointer's left button at X:Y, released on the next frame
+      auto runner = std::make_unique<ScriptRunner>(app_, std::vector<std::string>{"mouse" + action.substr(5)});
+      runner->step(1);
+      click();
+    } else {
+      auto runner = std::make_unique<ScriptRunner>(app_, std::vector<std::string>{action});
+      runner->step(1);
+      ok = runner->errors().empty();
+      held_.push_back(std::move(runner));  // a key:KEY action's key is released on the next frame
+    }
+  } catch (const std::exception& e) {
+    exceptions_.push_back(std::string(g_current) + ": " + e.what());
+    ok = false;
+  }
+  ++applied_;
+  if (!ok) {
+    ++failed_;
+    ++failed_by_verb_[verb];
+  }
+}
+
+void Monkey::step() {
+  if (frames_++ == 0) start_ = std::chrono::steady_clock::now();
+  for (auto& runner : held_) runner->step(2);  // an even frame: releases its keys, applies nothing
+  held_.clear();
+  if (mouse_down_) ImGui_ImplGlfw_MouseButtonCallback(app_.window, GLFW_MOUSE_BUTTON_LEFT, GLFW_RELEASE, 0);
+  mouse_down_ = false;
+  if (rss_at_1000_ == 0 && applied_ >= 1000) rss_at_1000_ = rss_kib();  // after the 1,000th action's frame
+  for (int k = 0; k < opt_.per_frame && !done(); ++k) apply(next_action());
+}
+
+bool Monkey::report() const {
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  std::printf("monkey: seed %llu, %lld actions applied (%d a frame) in %lld frames, %.1f s (%.1f actions/s), "
+              "%lld failed with a message\n",
+              static_cast<unsigned long long>(opt_.seed), static_cast<long long>(applied_), opt_.per_frame,
+              static_cast<long long>(frames_), s, s > 0 ? applied_ / s : 0.0, static_cast<long long>(failed_));
+  std::printf("monkey: failed by verb:");
+  for (const auto& [verb, n] : failed_by_verb_) std::printf(" %s %lld,", verb.c_str(), static_cast<long long>(n));
+  std::printf("\nmonkey: RSS %lld KiB after the first 1000 actions, %lld KiB at the end, peak %lld KiB\n",
+              static_cast<long long>(rss_at_1000_), static_cast<long long>(rss_kib()),
+              static_cast<long long>(peak_rss_kib()));
+  for (const auto& e : exceptions_) std::printf("monkey: exception escaped %s\n", e.c_str());
+  std::fflush(stdout);
+  return exceptions_.empty();
+}
+
+}  // namespace sf

@@ -1,0 +1,58 @@
+// The monkey (--monkey SEED:N[:K]): drives the app with random actions drawn deterministically
+// from SEED, out of the --actions vocabulary (stepping, prompt edits, training, generation,
+// models, panels, themes, lessons, experiments, exports, keys), plus pointer clicks and η
+// changes that have no action of their own. K actions a frame (default 1). It must never crash;
+// an action that fails with a message is counted by verb. At the end it prints a summary:
+// actions applied, failures by verb, frames, and RSS (after the first 1,000 actions, at the end,
+// peak). SEED:forever runs until SIGINT or SIGTERM (scripts/soak.sh). With STEPFORMER_MONKEY_ECHO
+// set in the environment it prints each action before applying it.
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "app/app.hpp"
+#include "app/gui_support.hpp"
+#include "app/options.hpp"
+
+namespace sf {
+
+// Resident set sizes of this process in KiB from /proc/self/status (VmRSS, VmHWM); 0 if unknown.
+int64_t rss_kib();
+int64_t peak_rss_kib();
+
+class Monkey {
+ public:
+  // Installs SIGINT/SIGTERM handlers that end a run (done()), and crash handlers that name the
+  // action being applied before the process dies.
+  Monkey(App& app, MonkeyOptions opt);
+  // Before the frame: releases what the last frame pressed, then applies K actions.
+  void step();
+  bool done() const;
+  // The summary; false when an exception escaped an action (the exit code then says so).
+  bool report() const;
+
+ private:
+  std::string next_action();
+  void apply(const std::string& action);
+  std::string random_text(size_t max_len);
+  void click();
+
+  App& app_;
+  MonkeyOptions opt_;
+  std::mt19937_64 rng_;
+  bool echo_;  // STEPFORMER_MONKEY_ECHO set: print each action before applying it (to reproduce a crash)
+  int64_t applied_ = 0, failed_ = 0, frames_ = 0;
+  std::map<std::string, int64_t> failed_by_verb_;
+  std::vector<std::string> exceptions_;
+  std::vector<std::unique_ptr<ScriptRunner>> held_;  // key actions of the last frame, released next
+  bool mouse_down_ = false;
+  int64_t rss_at_1000_ = 0;
+  std::chrono::steady_clock::time_point start_;
+};
+
+}  // namespace sf

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Soak test of the app (docs/soak.md): runs stepformer under Xvfb with the monkey
+# (--monkey SEED:forever:K) for MINUTES, samples its resident memory (VmRSS of /proc/PID/status)
+# every minute into a CSV (minute,rss_kib), then stops it with SIGTERM and prints the monkey's
+# summary and the growth after the first five minutes, (last − rss@5min) / rss@5min, against the
+# 5% target.
+#
+#   scripts/soak.sh [MINUTES=60] [SEED=1]
+#   env: APP (default build/app/stepformer), OUT (folder for soak.csv and app.log; default
+#        build/soak), PER_FRAME (monkey actions a frame, default 1), SIZE (default 1280x800)
+# Exit: 0 no crash and growth < 5%; 1 the app crashed or did not run; 2 growth ≥ 5%.
+set -euo pipefail
+MINUTES=${1:-60}
+SEED=${2:-1}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+APP=$(realpath "${APP:-$ROOT/build/app/stepformer}")
+OUT=$(mkdir -p "${OUT:-$ROOT/build/soak}" && realpath "${OUT:-$ROOT/build/soak}")
+PER_FRAME=${PER_FRAME:-1}
+SIZE=${SIZE:-1280x800}
+[[ -x $APP ]] || { echo "soak: no app at $APP (build the stepformer target, or set APP)" >&2; exit 1; }
+
+# The app's files (sessions and exports the monkey writes, settings) go to a scratch folder.
+WORK=$(mktemp -d /tmp/stepformer-soak.XXXXXX)
+CSV=$OUT/soak.csv
+LOG=$OUT/app.log
+XVFB_PID='' APP_PID=''
+cleanup() {
+  [[ -n $APP_PID ]] && kill "$APP_PID" 2>/dev/null || true
+  [[ -n $XVFB_PID ]] && kill "$XVFB_PID" 2>/dev/null || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+# Our own X server, so that the app's PID is the one whose memory we read.
+exec 3> "$WORK/display"
+Xvfb -displayfd 3 -screen 0 "${SIZE}x24" -nolisten tcp > "$WORK/xvfb.log" 2>&1 &
+XVFB_PID=$!
+for _ in $(seq 50); do [[ -s $WORK/display ]] && break; sleep 0.1; done
+[[ -s $WORK/display ]] || { echo "soak: Xvfb did not start:" >&2; cat "$WORK/xvfb.log" >&2; exit 1; }
+DISPLAY=:$(head -n1 "$WORK/display")
+export DISPLAY
+
+echo "soak: $APP --monkey $SEED:forever:$PER_FRAME for $MINUTES min on display $DISPLAY; CSV $CSV"
+(cd "$WORK" && HOME=$WORK XDG_CONFIG_HOME=$WORK exec "$APP" --no-ini --size "$SIZE" \
+  --monkey "$SEED:forever:$PER_FRAME") > "$LOG" 2>&1 &
+APP_PID=$!
+
+rss() { awk '/^VmRSS:/ {print $2}' "/proc/$APP_PID/status" 2>/dev/null; }
+echo "minute,rss_kib" > "$CSV"
+crashed=0
+for m in $(seq 0 "$MINUTES"); do
+  if ((m > 0)); then
+    # Sleep to the minute in short naps, so that a crash is noticed at once.
+    end=$((SECONDS + 60))
+    while ((SECONDS < end)) && kill -0 "$APP_PID" 2>/dev/null; do sleep 1; done
+  fi
+  r=$(rss)
+  if [[ -z $r ]]; then crashed=1; break; fi
+  echo "$m,$r" >> "$CSV"
+  echo "soak: minute $m: VmRSS $r KiB"
+done
+
+status=0
+if ((crashed == 0)); then
+  kill -TERM "$APP_PID"
+fi
+wait "$APP_PID" || status=$?
+APP_PID=''
+cat "$LOG" | grep '^monkey:' || true
+if ((crashed || status != 0)); then
+  echo "soak: FAIL: the app ended with status $status before the $MINUTES minutes were up or on SIGTERM" >&2
+  tail -n 20 "$LOG" >&2
+  exit 1
+fi
+
+# Growth after the first five minutes (or after minute 0 when the run is shorter).
+awk -F, -v minutes="$MINUTES" 'NR > 1 { rss[$1] = $2; last = $1 }
+  END {
+    base = minutes >= 5 ? 5 : 0
+    g = (rss[last] - rss[base]) / rss[base] * 100
+    printf "soak: RSS %d KiB at minute %d, %d KiB at minute %d: growth %+.2f%% (target < 5%%)\n", rss[base], base, rss[last], last, g
+    exit g >= 5 ? 2 : 0
+  }' "$CSV"
