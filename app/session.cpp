@@ -427,6 +427,8 @@ void Session::trace_forward() {
 }
 
 void Session::trace_generate(int n, bool append) {
+  // Algorithm 14 runs a decoder-only model; an encoder-decoder writes x̂ with Algorithm 15 (trace_translate).
+  if (arch().output() == OutputKind::Translation) return;
   if (append && run_kind_ == RunKind::Generate) wait_for_trace();  // continue from what it generated
   gen_prefix_ = append ? generated_ : Tokens{};
   run_kind_ = RunKind::Generate;
