@@ -117,10 +117,14 @@ int compute_threads() { return threads_setting().load(); }
 
 void set_compute_threads(int n) { threads_setting() = std::clamp(n, 1, 64); }
 
-void parallel_for(int n_tasks, const std::function<void(int)>& fn, double work) {
-  const int threads = std::min(compute_threads(), n_tasks);
-  if (threads > 1 && !in_task && work >= kParallelMinWork && pool().run(threads, n_tasks, fn)) return;
+void parallel_for_on(int threads, int n_tasks, const std::function<void(int)>& fn) {
+  threads = std::min(std::clamp(threads, 1, 64), n_tasks);
+  if (threads > 1 && !in_task && pool().run(threads, n_tasks, fn)) return;
   for (int k = 0; k < n_tasks; ++k) fn(k);
+}
+
+void parallel_for(int n_tasks, const std::function<void(int)>& fn, double work) {
+  parallel_for_on(work >= kParallelMinWork ? compute_threads() : 1, n_tasks, fn);
 }
 
 int product_blocks(Eigen::Index m, Eigen::Index k, Eigen::Index n) {

@@ -23,6 +23,11 @@ constexpr double kParallelMinWork = 1e6;
 // With work < kParallelMinWork (the caller's estimate of multiply–adds), all run on the caller.
 void parallel_for(int n_tasks, const std::function<void(int)>& fn, double work = kParallelMinWork);
 
+// fn(k) for k = 0 … n_tasks − 1 on up to `threads` threads of the same pool (the caller among them),
+// whatever compute_threads() says: the Trainer's minibatch split (TrainOptions::threads). The same
+// rules as parallel_for: disjoint outputs, inline inside a task or while the pool is held.
+void parallel_for_on(int threads, int n_tasks, const std::function<void(int)>& fn);
+
 // Y = A·B with the rows of A in blocks fixed by A's shape (large products) or in one piece.
 // A (m, k), B (k, n) → (m, n). Bitwise the same on any number of threads.
 template <class T, class DerivedA>

@@ -3,10 +3,10 @@
 #include <chrono>
 #include <cmath>
 #include <numeric>
-#include <thread>
 
 #include "core/model/error.hpp"
 #include "core/model/rng.hpp"
+#include "core/parallel/parallel.hpp"
 #include "core/training/training.hpp"
 
 namespace sf {
@@ -205,21 +205,21 @@ StepInfo Trainer::practical_step() {
     Worker& k = *workers_[w];
     k.loss = k.g->loss_and_gradient(model_, k.batch, weight);
   };
-  if (T == 1) {
-    work(0);
-  } else {
-    std::vector<std::thread> threads;
-    for (int w = 1; w < T; ++w) threads.emplace_back(work, w);
-    work(0);
-    for (auto& t : threads) t.join();
-  }
-  float loss = 0;
+  // The shares on the persistent pool of core/parallel (no thread started per update).
+  parallel_for_on(T, T, work);
+  // ∇loss(θ) = Σ_w the workers' gradients, into worker 0's, added in worker order (so the same bits
+  // however the sum is cut): the T threads each sum one slice of θ's entries. The slices are
+  // multiples of 16 entries, so every slice of the aligned buffers starts aligned as the whole does.
   float* grad = workers_[0]->g->grad();
   const Eigen::Index n = static_cast<Eigen::Index>(workers_[0]->g->grad_size());
-  for (int w = 0; w < T; ++w) {
-    loss += workers_[w]->loss;
-    if (w > 0) Eigen::Map<Eigen::ArrayXf>(grad, n) += Eigen::Map<const Eigen::ArrayXf>(workers_[w]->g->grad(), n);
-  }
+  const Eigen::Index slice = ((n + T - 1) / T + 15) / 16 * 16;
+  parallel_for_on(T, T, [&](int part) {
+    const Eigen::Index lo = std::min(n, part * slice), len = std::min(n, lo + slice) - lo;
+    Eigen::Map<Eigen::ArrayXf> sum(grad + lo, len);
+    for (int w = 1; w < T; ++w) sum += Eigen::Map<const Eigen::ArrayXf>(workers_[w]->g->grad() + lo, len);
+  });
+  float loss = 0;
+  for (int w = 0; w < T; ++w) loss += workers_[w]->loss;
   StepInfo info;
   info.loss = loss;
   info.token_loss = loss;
