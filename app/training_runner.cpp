@@ -13,9 +13,17 @@ void TrainingRunner::configure(Model m, Dataset d, TrainOptions o) {
   auto t = std::make_unique<Trainer>(std::move(m), std::move(d), o);
   std::lock_guard<std::mutex> lock(mu_);
   trainer_ = std::move(t);
+  clear_locked();
+}
+
+void TrainingRunner::clear_locked() {
   bad_step_ = 0;
   error_.clear();
   last_loss_ = 0;
+  accuracy_.clear();
+  seconds_ = 0;
+  reached_ = {};
+  reached_seconds_ = 0;
   ++version_;
 }
 
@@ -38,7 +46,7 @@ void TrainingRunner::pause() {
   ++version_;
 }
 
-bool TrainingRunner::one_update_locked() {
+bool TrainingRunner::one_update_locked(AccuracyJob* job) {
   if (!trainer_ || trainer_->finished()) return false;
   try {
     const StepInfo info = trainer_->step();
@@ -48,7 +56,12 @@ bool TrainingRunner::one_update_locked() {
       return false;
     }
     last_loss_ = info.token_loss;
-    if (eval_every > 0 && trainer_->steps_done() % eval_every == 0) trainer_->evaluate();
+    if (eval_every > 0 && trainer_->steps_done() % eval_every == 0) {
+      trainer_->evaluate();
+      job->model = std::make_unique<Model>(trainer_->model());
+      job->val = trainer_->data().val;
+      job->step = trainer_->steps_done();
+    }
   } catch (const std::exception& e) {
     error_ = e.what();
     ++version_;
@@ -57,12 +70,32 @@ bool TrainingRunner::one_update_locked() {
   return true;
 }
 
+bool TrainingRunner::record_locked(const AccuracyJob& job, const Accuracy& a) {
+  if (a.total == 0) return true;  // nothing to check (copy, words, a text file)
+  accuracy_.push_back({job.step, a});
+  ++version_;
+  if (reached_.step > 0 || until_accuracy <= 0 || a.fraction() < until_accuracy) return true;
+  reached_ = accuracy_.back();
+  reached_seconds_ = seconds_;
+  return false;
+}
+
 void TrainingRunner::loop() {
+  using clock = std::chrono::steady_clock;
   while (run_.load()) {
+    const auto start = clock::now();
     bool more;
+    AccuracyJob job;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      more = one_update_locked();
+      more = one_update_locked(&job);
+    }
+    // The accuracy of a copy, so that the UI thread's snapshot never waits for it.
+    const Accuracy a = job.model ? greedy_accuracy(*job.model, job.val) : Accuracy{};
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      seconds_ += std::chrono::duration<double>(clock::now() - start).count();
+      if (job.model) more = record_locked(job, a) && more;
     }
     if (!more) {
       run_ = false;
@@ -77,8 +110,14 @@ void TrainingRunner::step_sync(int n) {
   std::lock_guard<std::mutex> lock(mu_);
   bad_step_ = 0;
   error_.clear();
-  for (int k = 0; k < n; ++k)
-    if (!one_update_locked()) break;
+  for (int k = 0; k < n; ++k) {
+    const auto start = std::chrono::steady_clock::now();
+    AccuracyJob job;
+    if (!one_update_locked(&job)) break;
+    const Accuracy a = job.model ? greedy_accuracy(*job.model, job.val) : Accuracy{};
+    seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (job.model) record_locked(job, a);  // n updates even past until_accuracy (only playing pauses there)
+  }
 }
 
 void TrainingRunner::set_lr(double lr) {
@@ -110,10 +149,7 @@ void TrainingRunner::reset(uint64_t seed) {
   pause();
   std::lock_guard<std::mutex> lock(mu_);
   if (trainer_) trainer_->reset(seed);
-  bad_step_ = 0;
-  error_.clear();
-  last_loss_ = 0;
-  ++version_;
+  clear_locked();
 }
 
 Batch TrainingRunner::last_minibatch() const {
@@ -138,6 +174,10 @@ void TrainingRunner::snapshot(TrainSnapshot& s) const {
   s.tokens_per_s = t.tokens_per_second();
   s.train = t.train_history();
   s.val = t.val_history();
+  s.accuracy = accuracy_;
+  s.seconds = seconds_;
+  s.reached = reached_;
+  s.reached_seconds = reached_seconds_;
   s.grad_norms = t.grad_norms();
   s.mode = t.options().mode;
 }

@@ -10,9 +10,16 @@
 #include <thread>
 #include <vector>
 
+#include "core/training/accuracy.hpp"
 #include "core/training/training.hpp"
 
 namespace sf {
+
+// The greedy validation accuracy (core/training/accuracy.hpp) measured after update `step`.
+struct AccuracyPoint {
+  int64_t step = 0;
+  Accuracy accuracy;
+};
 
 struct TrainSnapshot {
   uint64_t version = 0;  // changes whenever the trainer does
@@ -24,6 +31,11 @@ struct TrainSnapshot {
   double tokens_per_s = 0;
   double last_loss = 0;  // the last update's mean −log P per token
   std::vector<LossPoint> train, val;
+  std::vector<AccuracyPoint> accuracy;  // at each evaluation, when the task has answers to check
+  double seconds = 0;                   // wall time spent training (updates and evaluations)
+  // The first evaluation whose accuracy reached until_accuracy (step 0: not yet), and `seconds` then.
+  AccuracyPoint reached;
+  double reached_seconds = 0;
   std::vector<double> grad_norms;
   int64_t bad_step = 0;  // > 0: the update that gave a non-finite loss (training paused there)
   std::string error;     // an exception from the worker
@@ -54,11 +66,22 @@ class TrainingRunner {
   bool copy_state(std::unique_ptr<Model>* m, Dataset* d, TrainOptions* o, int* i, int* n) const;
   // The last practical minibatch (Trainer::last_minibatch); B = 0 when there is none.
   Batch last_minibatch() const;
-  int eval_every = 50;  // evaluate() every this many updates
+  int eval_every = 50;  // evaluate() and measure the greedy validation accuracy every this many updates
+  // Playing pauses at the first evaluation whose accuracy is at least this (0: never).
+  double until_accuracy = 0;
 
  private:
+  // A copy of the model after an evaluation, whose accuracy is measured off the mutex.
+  struct AccuracyJob {
+    std::unique_ptr<Model> model;
+    std::vector<std::string> val;
+    int64_t step = 0;
+  };
   void loop();
-  bool one_update_locked();  // false: stop playing
+  bool one_update_locked(AccuracyJob* job);  // false: stop playing
+  // Appends a measured point (under the mutex); false when it reached until_accuracy.
+  bool record_locked(const AccuracyJob& job, const Accuracy& a);
+  void clear_locked();  // a new trainer or a reset: no history
   mutable std::mutex mu_;
   std::unique_ptr<Trainer> trainer_;
   std::thread worker_;
@@ -67,6 +90,10 @@ class TrainingRunner {
   int64_t bad_step_ = 0;
   std::string error_;
   double last_loss_ = 0;
+  std::vector<AccuracyPoint> accuracy_;
+  double seconds_ = 0;
+  AccuracyPoint reached_;
+  double reached_seconds_ = 0;
 };
 
 }  // namespace sf
