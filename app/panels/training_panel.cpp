@@ -16,7 +16,6 @@ namespace {
 constexpr const char* kPracticalLabel =
     "Practical (§7–8): minibatches, mean loss, Adam, warmup + cosine, clipping";
 
-float default_lr(TrainMode m) { return m == TrainMode::Paper ? 1e-2f : 3e-3f; }
 
 // The session configuration the trainer follows: everything but the vocabulary, which a task
 // may replace with its own characters.
@@ -37,9 +36,16 @@ struct Series {
   const char* name;
 };
 
+// Axis ranges a chart is held to (NaN: the data's), so that two charts share their x axis.
+struct ChartRange {
+  double x0 = NAN, x1 = NAN, y0 = NAN, y1 = NAN;
+  const char* empty = "no losses yet: press Play or one update";
+};
+
 // A line chart on the window's draw list: axes with tick labels, optional log-y, EMA smoothing,
 // min/max decimation per pixel column, and a hover crosshair with a tooltip.
-void loss_chart(const char* id, const std::vector<Series>& series, ImVec2 size, bool log_y, float ema, bool dark) {
+void loss_chart(const char* id, const std::vector<Series>& series, ImVec2 size, bool log_y, float ema, bool dark,
+                const ChartRange& range = {}) {
   ImGui::InvisibleButton(id, size);
   const bool hovered = ImGui::IsItemHovered();
   const ImVec2 p0 = ImGui::GetItemRectMin(), p1 = ImGui::GetItemRectMax();
@@ -77,9 +83,11 @@ void loss_chart(const char* id, const std::vector<Series>& series, ImVec2 size, 
   const float left = p0.x + ImGui::CalcTextSize("0.0000").x + fs * 0.5f, right = p1.x - fs * 0.5f;
   const float top = p0.y + fs * 0.5f, bottom = p1.y - fs * 1.6f;
   if (xmin > xmax || ymin > ymax || right - left < 20 || bottom - top < 20) {
-    dl->AddText(ImVec2(p0.x + fs, p0.y + fs), axis, "no losses yet: press Play or one update");
+    dl->AddText(ImVec2(p0.x + fs, p0.y + fs), axis, range.empty);
     return;
   }
+  if (std::isfinite(range.x0)) xmin = range.x0, xmax = range.x1;
+  if (std::isfinite(range.y0)) ymin = ty(range.y0), ymax = ty(range.y1);
   if (xmax - xmin < 1) xmax = xmin + 1;
   if (ymax - ymin < 1e-6) {
     ymin -= 0.5 * (log_y ? 0.1 : std::max(1e-3, std::abs(ymin) * 0.1));
@@ -182,11 +190,13 @@ const std::vector<std::string>& tasks_for(const Architecture& a) { return a.has_
 
 bool TrainingPanel::configure(App& app, std::string& error) {
   try {
-    // The session model's architecture and sizes (a fresh θ: training starts from scratch).
-    ModelConfig c = app.session.model().config;
+    // The recipe's model, or the session model's architecture and sizes (a fresh θ either way:
+    // training starts from scratch).
     const Architecture& arch = app.session.arch();
+    const Recipe classroom = classroom_recipe(arch.name());
+    ModelConfig c = recipe_ ? classroom.config : app.session.model().config;
     arch_ = &arch;
-    config_key_ = config_key(c);
+    config_key_ = config_key(app.session.model().config);
     TaskOptions to;
     to.seed = static_cast<uint64_t>(seed_);
     to.max_chars = c.l_max - 2;
@@ -203,11 +213,15 @@ bool TrainingPanel::configure(App& app, std::string& error) {
     minibatch_ = {};
     minibatch_step_ = -1;
     TrainOptions o;
+    if (recipe_) {
+      o = classroom.options;  // warmup, cosine, threads
+    } else {
+      o.warmup = 100;
+      o.steps = 5000;
+    }
     o.mode = mode_;
     o.lr = lr_;
     o.batch = batch_;
-    o.warmup = 100;
-    o.steps = 5000;
     o.epochs = 3;
     o.eval_sequences = 256;
     o.data_seed = static_cast<uint64_t>(seed_);
@@ -218,7 +232,9 @@ bool TrainingPanel::configure(App& app, std::string& error) {
     n_val_ = d.val.size();
     description_ = d.description;
     task_label_ = std::find(names.begin(), names.end(), task_) != names.end() ? task_ : d.name;
-    runner_.eval_every = eval_every_;
+    verb_ = accuracy_verb(c, d.name);
+    runner_.eval_every = recipe_ ? static_cast<int>(classroom.eval_every) : eval_every_;
+    runner_.until_accuracy = recipe_ ? classroom.until_accuracy : 0.0;
     runner_.configure(std::move(m), std::move(d), o);
     configured_ = true;
     error_.clear();
@@ -232,7 +248,10 @@ bool TrainingPanel::configure(App& app, std::string& error) {
 bool TrainingPanel::ensure(App& app) {
   if (configured_ && arch_ == &app.session.arch() && config_key_ == config_key(app.session.model().config)) return true;
   const auto& names = tasks_for(app.session.arch());
-  if (arch_ != &app.session.arch() && std::find(names.begin(), names.end(), task_) == names.end()) task_ = names.front();
+  if (arch_ != &app.session.arch() && recipe_)
+    task_ = classroom_recipe(app.session.arch().name()).task;
+  else if (arch_ != &app.session.arch() && std::find(names.begin(), names.end(), task_) == names.end())
+    task_ = names.front();
   std::string err;
   return configure(app, err);
 }
@@ -249,9 +268,14 @@ void TrainingPanel::set_mode(App& app, TrainMode m) {
   if (!ensure(app)) return;
   if (m == mode_) return;
   mode_ = m;
-  lr_ = default_lr(m);
+  lr_ = default_lr(app, m);
   runner_.set_mode(m);
   runner_.set_lr(lr_);
+}
+
+float TrainingPanel::default_lr(App& app, TrainMode m) const {
+  if (m == TrainMode::Paper) return 1e-2f;
+  return recipe_ ? static_cast<float>(classroom_recipe(app.session.arch().name()).options.lr) : 3e-3f;
 }
 
 void TrainingPanel::step_sync(App& app, int n) {
@@ -271,6 +295,7 @@ bool TrainingPanel::use_model(App& app, std::string& error) {
   if (!m) return error = "no model to use", false;
   const int64_t step = snapshot().step;
   app.session.set_model(std::move(*m), "trained: " + task_label_ + " step " + std::to_string(step));
+  config_key_ = config_key(app.session.model().config);  // the trained model's own sizes: no retraining
   app.ui.viewed_event = SIZE_MAX;
   app.notify("The stepper now shows the model trained on " + task_label_ + " for " + std::to_string(step) +
              " updates");
@@ -291,13 +316,16 @@ bool TrainingPanel::trace_update(App& app, std::string& error) {
     const std::unique_ptr<PaperTraining> alg = arch.paper_training(static_cast<int>(data.size()), std::max(1, o.epochs));
     if (i > alg->N_epochs() || n > alg->N_data()) i = n = 1;
     alg->seek(i, n);
-    if (m->config.vocab != app.session.model().config.vocab)  // token labels need the trained vocabulary
+    // Token labels need the trained vocabulary, the views the trained sizes (the classroom recipe's).
+    if (to_json(m->config) != to_json(app.session.model().config)) {
       app.session.set_model(*m, "training: " + task_label_ + " (before the traced update)");
+      config_key_ = config_key(app.session.model().config);  // the trained model's own sizes: no retraining
+    }
     const std::unique_ptr<ModelGradient> g = arch.gradient(m->table);
     Trace t;
     Tracer tr(t);
     Rng rng(o.data_seed);
-    const float eta = mode_ == TrainMode::Paper ? lr_ : default_lr(TrainMode::Paper);
+    const float eta = mode_ == TrainMode::Paper ? lr_ : default_lr(app, TrainMode::Paper);
     const PaperTraining::Update u = alg->step(data, *m, eta, o, *g, rng, &tr);
     const std::string name = "Algorithm " + std::to_string(alg->algorithm());
     app.session.show_trace(std::move(t), name + ", one update (i=" + std::to_string(i) + ", n=" + std::to_string(n) +
@@ -421,6 +449,33 @@ void TrainingPanel::draw_padding(App& app) {
   ImGui::PopTextWrapPos();
 }
 
+void TrainingPanel::draw_accuracy(const TrainSnapshot& s, ImVec2 size, bool dark) const {
+  std::vector<LossPoint> pts;  // (step, fraction) for the chart
+  for (const AccuracyPoint& a : s.accuracy) pts.push_back({a.step, static_cast<float>(a.accuracy.fraction())});
+  ChartRange r;
+  r.x0 = 1;
+  r.x1 = static_cast<double>(std::max<int64_t>(s.step, 2));
+  r.y0 = 0;
+  r.y1 = 1;
+  r.empty = "greedy validation accuracy: at the first evaluation (tasks with \"=\" and pair tasks)";
+  const ImU32 c = dark ? IM_COL32(110, 210, 120, 255) : IM_COL32(20, 140, 50, 255);
+  loss_chart("##accuracy", {{&pts, c, "accuracy"}}, size, false, 0.0f, dark, r);
+}
+
+void TrainingPanel::draw_reached(const TrainSnapshot& s) const {
+  const std::string what = verb_ == "translates" ? "validation pairs" : "validation sequences";
+  if (s.reached.step > 0) {
+    const Accuracy& a = s.reached.accuracy;
+    ImGui::TextColored(ImVec4(0.2f, 0.75f, 0.3f, 1), "%s %.0f%% of %s (%d of %d) after %lld updates, %.1f s",
+                       verb_.c_str(), 100 * a.fraction(), what.c_str(), a.correct, a.total,
+                       static_cast<long long>(s.reached.step), s.reached_seconds);
+  } else if (!s.accuracy.empty()) {
+    const AccuracyPoint& p = s.accuracy.back();
+    ImGui::Text("%s %.1f%% of %s (%d of %d) at update %lld, %.1f s", verb_.c_str(), 100 * p.accuracy.fraction(),
+                what.c_str(), p.accuracy.correct, p.accuracy.total, static_cast<long long>(p.step), s.seconds);
+  }
+}
+
 void TrainingPanel::draw(App& app) {
   const float fs = ImGui::GetFontSize();
   const bool dark = app.settings.dark;
@@ -450,8 +505,28 @@ void TrainingPanel::draw(App& app) {
     if (!set_task(app, path_, err)) app.notify("Could not load " + std::string(path_) + ": " + err, true);
   }
   ImGui::EndDisabled();
-  ImGui::TextDisabled("Trains a fresh %s (Algorithm %d) with the open model's sizes.", app.session.arch().title().c_str(),
-                      app.session.arch().training_algorithm());
+  if (ImGui::Checkbox("Classroom recipe", &recipe_)) {
+    const Recipe r = classroom_recipe(app.session.arch().name());
+    batch_ = recipe_ ? r.options.batch : 16;
+    lr_ = default_lr(app, mode_);
+    std::string err;
+    if (!configure(app, err)) app.notify(err, true);
+  }
+  item_tooltip("docs/training.md: a small model and settings that reach 95% greedy validation accuracy in about ten "
+               "seconds on two cores; Play pauses there. Untick to train the open model's sizes.");
+  ImGui::SameLine();
+  if (recipe_) {
+    const Recipe r = classroom_recipe(app.session.arch().name());
+    const ModelConfig& c = r.config;
+    ImGui::TextDisabled("A fresh %s (Algorithm %d): L = %d, H = %d, d_e = %d, d_mlp = %d; warmup %lld, %d threads; "
+                        "stops at %.0f%% greedy validation accuracy.",
+                        app.session.arch().title().c_str(), app.session.arch().training_algorithm(),
+                        app.session.arch().has_context() ? c.L_enc : c.L, c.H, c.d_e, c.d_mlp,
+                        static_cast<long long>(r.options.warmup), r.options.threads, 100 * r.until_accuracy);
+  } else {
+    ImGui::TextDisabled("Trains a fresh %s (Algorithm %d) with the open model's sizes.",
+                        app.session.arch().title().c_str(), app.session.arch().training_algorithm());
+  }
   if (app.session.arch().output() == OutputKind::FillIn) {  // Algorithm 12's masking
     bool changed = false;
     ImGui::SetNextItemWidth(fs * 9);
@@ -529,16 +604,26 @@ void TrainingPanel::draw(App& app) {
   const float avail = ImGui::GetContentRegionAvail().x;
   const ImU32 train_c = dark ? IM_COL32(90, 170, 255, 255) : IM_COL32(20, 100, 210, 255);
   const ImU32 val_c = dark ? IM_COL32(255, 160, 60, 255) : IM_COL32(220, 110, 0, 255);
-  loss_chart("##loss", {{&s.train, train_c, "train"}, {&s.val, val_c, "validation"}},
-             ImVec2(std::max(avail, fs * 10), fs * 13), log_y_, ema_, dark);
-  ImGui::TextDisabled("mean −log P per predicted token; validation every %d updates", runner_.eval_every);
+  // Both charts share the x axis: update 1 to the last one.
+  ChartRange steps;
+  steps.x0 = 1;
+  steps.x1 = static_cast<double>(std::max<int64_t>(s.step, 2));
+  const float loss_w = std::max(avail * 0.6f, fs * 10);
+  loss_chart("##loss", {{&s.train, train_c, "train"}, {&s.val, val_c, "validation"}}, ImVec2(loss_w, fs * 13), log_y_,
+             ema_, dark, steps);
+  ImGui::SameLine();
+  draw_accuracy(s, ImVec2(std::max(avail - loss_w - ImGui::GetStyle().ItemSpacing.x, fs * 8), fs * 13), dark);
+  ImGui::TextDisabled("left: mean −log P per predicted token; right: greedy validation accuracy (docs/training.md); "
+                      "validation every %d updates",
+                      runner_.eval_every);
+  draw_reached(s);
 
   // --- the minibatch's padding ---
   if (ImGui::CollapsingHeader("Padding of the minibatch", ImGuiTreeNodeFlags_DefaultOpen)) draw_padding(app);
 
   // --- per-tensor gradient norms ---
   if (ImGui::CollapsingHeader("Gradient norm per tensor (last update)", ImGuiTreeNodeFlags_DefaultOpen)) {
-    const ParamTable table(app.session.model().config);  // the trained model's table (the vocabulary aside)
+    const ParamTable table(train_config_);  // the trained model's table
     const auto& entries = table.entries();
     double mx = 0;
     for (double v : s.grad_norms) mx = std::max(mx, v);

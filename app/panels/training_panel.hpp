@@ -1,8 +1,11 @@
 // Inspector tab "Training", in the spirit of TensorFlow Playground: a task and its data, the
 // paper's Algorithm 13 or the practical recipe of §7–8, η, batch size and seed; play, pause and
 // one update (a worker thread runs the Trainer, see app/training_runner.hpp); live loss curves,
-// tokens/s and per-tensor gradient norms; "use this model"; and one traced update of
-// Algorithm 13 put into the stepper.
+// tokens/s and per-tensor gradient norms; the greedy validation accuracy beside the loss curves
+// ("sorts 95% of validation sequences … after N updates, 7.9 s"); "use this model"; and one
+// traced update of Algorithm 13 put into the stepper. By default it follows the classroom recipe
+// (core/training/recipe.hpp, docs/training.md): the recipe's small model and settings, playing
+// until 95% greedy validation accuracy; unticked, the open model's sizes.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -12,6 +15,7 @@
 
 #include "app/app.hpp"
 #include "app/training_runner.hpp"
+#include "core/training/recipe.hpp"
 
 namespace sf {
 
@@ -50,6 +54,11 @@ class TrainingPanel {
   // attention mask with the padded keys masked.
   void draw_padding(App& app);
   bool configure(App& app, std::string& error);
+  // The default η for a mode: the recipe's (practical, recipe on), 3e-3 (practical), 1e-2 (paper).
+  float default_lr(App& app, TrainMode m) const;
+  // The accuracy chart beside the loss curves, and the line once the recipe's target is reached.
+  void draw_accuracy(const TrainSnapshot& s, ImVec2 size, bool dark) const;
+  void draw_reached(const TrainSnapshot& s) const;
 
   TrainingRunner runner_;
   mutable TrainSnapshot snap_;
@@ -58,8 +67,9 @@ class TrainingPanel {
   std::string task_label_;
   char path_[512] = "";
   TrainMode mode_ = TrainMode::Practical;
-  float lr_ = 3e-3f;
-  int batch_ = 16;
+  bool recipe_ = true;  // the classroom recipe's model and settings (else the open model's sizes)
+  float lr_ = static_cast<float>(recipe("classroom").options.lr);
+  int batch_ = recipe("classroom").options.batch;
   int seed_ = 1;
   const Architecture* arch_ = nullptr;  // the session model's architecture the runner was configured for
   std::string config_key_;  // … and its configuration but for the vocabulary (a new model, File › New model…, retrains)
@@ -69,6 +79,7 @@ class TrainingPanel {
   std::vector<std::string> preview_;
   size_t n_train_ = 0, n_val_ = 0;
   std::string description_;
+  std::string verb_;  // "sorts", "fills in", "translates" (accuracy_verb)
   std::string error_;
   bool log_y_ = true;
   float ema_ = 0.6f;
