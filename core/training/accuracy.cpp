@@ -38,12 +38,14 @@ bool gpt_exact(const Tokens& x, size_t q, const ModelConfig& c, const GptW<const
   return true;
 }
 
-// Every token after "=" (eos_token excluded) masked at once, filled by argmax from one pass.
+// Each token after "=" (eos_token excluded) masked alone and filled by argmax, one pass each.
 bool bert_exact(const Tokens& x, size_t q, const Model& m) {
-  Tokens masked = x;
-  for (size_t t = q + 1; t + 1 < x.size(); ++t) masked[t] = m.config.mask_token();
-  if (masked == x) return true;  // an empty answer: nothing to fill
-  return fill_masks(masked, m, 0.0, 1, 0).filled == x;
+  for (size_t t = q + 1; t + 1 < x.size(); ++t) {
+    Tokens masked = x;
+    masked[t] = m.config.mask_token();
+    if (fill_masks(masked, m, 0.0, 1, 0).filled[t] != x[t]) return false;
+  }
+  return true;
 }
 
 // Algorithm 15 at τ = 0 with the KV cache, cut short at the first wrong token.

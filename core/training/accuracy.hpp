@@ -6,9 +6,10 @@
 //  - GPT (Algorithm 14): a sequence "question=answer" (the sort, reverse and add tasks) is cut after
 //    its first "="; the prompt [bos_token, question…, "="] is continued greedily and must reproduce
 //    [answer…, eos_token] token for token.
-//  - BERT (the fill-in of core/algorithms/fill_in.hpp): every token of the answer (after the first
-//    "=", eos_token excluded) becomes mask_token at once; one ETransformer pass, argmax at each
-//    masked position, and every one must be the answer's token.
+//  - BERT (the fill-in of core/algorithms/fill_in.hpp): each token of the answer (after the first
+//    "=", eos_token excluded) becomes mask_token alone, the rest of the sequence given; one
+//    ETransformer pass, argmax at that position; every one of them must be the answer's token.
+//    (Masking the whole answer at once is far from what Algorithm 12 trains on, p_mask = 0.15.)
 //  - Encoder-decoder (Algorithm 15): x̂ ← EDInference(z, θ̂) at τ = 0 must equal [bos_token, x…,
 //    eos_token] (any pair task).
 // A GPT or BERT sequence without "=" (copy, words, text) has no answer to check: it is not counted.

@@ -17,10 +17,10 @@ Recipe base(const std::string& name, const std::string& arch, const std::string&
   r.config.L = 2;
   r.config.L_enc = 2;
   r.config.L_dec = 2;
-  r.config.H = 2;
+  r.config.H = 4;
   r.config.d_e = 32;
-  r.config.d_attn = 16;
-  r.config.d_mid = 16;
+  r.config.d_attn = 8;
+  r.config.d_mid = 8;
   r.config.d_mlp = 128;
   r.config.d_f = 32;
   r.config.l_max = 32;

@@ -14,10 +14,10 @@ TEST(Recipe, ClassroomIsWhatTheDocsSay) {
     const Recipe r = recipe(name);
     EXPECT_EQ(r.name, name);
     EXPECT_EQ(r.config.L, 2);
-    EXPECT_EQ(r.config.H, 2);
+    EXPECT_EQ(r.config.H, 4);
     EXPECT_EQ(r.config.d_e, 32);
-    EXPECT_EQ(r.config.d_attn, 16);
-    EXPECT_EQ(r.config.d_mid, 16);
+    EXPECT_EQ(r.config.d_attn, 8);
+    EXPECT_EQ(r.config.d_mid, 8);
     EXPECT_EQ(r.config.d_mlp, 128);
     EXPECT_EQ(r.config.l_max, 32);
     EXPECT_TRUE(r.config.vocab.empty());
