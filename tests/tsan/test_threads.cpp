@@ -19,7 +19,7 @@
 namespace sf {
 namespace {
 
-// The sorting task on a model small enough for TSan: d_e = 16, L = 1, H = 2, ℓ_max = 16.
+// The sorting task on a model small enough for TSan: d_e = 16, L = 1, H = 2, ℓ_max = 20.
 struct Small {
   Model model;
   Dataset data;
@@ -30,7 +30,7 @@ Small small_sort(int threads) {
   TaskOptions to;
   to.train_size = 256;
   to.val_size = 32;
-  to.max_chars = 14;
+  to.max_chars = 18;
   Dataset d = make_task("sort", to);
   ModelConfig c;
   c.L = 1;
@@ -38,7 +38,7 @@ Small small_sort(int threads) {
   c.d_e = 16;
   c.d_attn = c.d_mid = 8;
   c.d_mlp = 32;
-  c.l_max = 16;
+  c.l_max = 20;
   c.vocab = d.vocab;
   TrainOptions o;
   o.batch = 8;
