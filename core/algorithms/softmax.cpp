@@ -14,12 +14,10 @@ Mat<T> softmax_columns(const Mat<T>& A) {
       out.col(c).setZero();
       continue;
     }
-    // exp(A[:, c] − max), vectorised. Masked (−∞) entries get weight exactly 0: Eigen's vectorised
-    // exp clamps its input, so exp(−∞) would come out as 2.9e-39 in float and 5.6e-309 in double,
-    // denormals that cost the processor a slow assist each. So exp(0) is taken in their place and
-    // set to 0 (one pass; the unmasked entries' values are unchanged).
-    const auto masked = A.col(c).array() == neg_inf<T>();
-    out.col(c).array() = masked.select(T(0), masked.select(T(0), A.col(c).array() - mx).exp());
+    out.col(c) = (A.col(c).array() - mx).exp().matrix();  // vectorised exp
+    // Masked (−∞) entries get weight exactly 0. (Eigen's vectorised exp clamps its input, so
+    // exp(−∞) comes out as 2.9e-39 in float and 5.6e-309 in double: set 0 explicitly.)
+    out.col(c) = (A.col(c).array() == neg_inf<T>()).select(T(0), out.col(c).array()).matrix();
     out.col(c) /= out.col(c).sum();
   }
   return out;

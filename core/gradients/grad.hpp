@@ -236,7 +236,6 @@ struct MlpCache {
   Mat<T> H_pre;  // (d_mlp, N) W_mlp1 X̃ + b_mlp1 1ᵀ
   Mat<T> G_pre;  // (d_mlp, N) W_gate X̃ + b_gate 1ᵀ (SwiGLU only)
   Mat<T> H_act;  // (d_mlp, N) act(H_pre), or SiLU(G_pre) ⊙ H_pre
-  Mat<T> Phi;    // (d_mlp, N) Φ(H_pre) (GELU only), kept for the backward's GELU′ = Φ + x·φ
 };
 template <class T>
 struct MlpWorkspace {

@@ -6,10 +6,9 @@ namespace sf {
 
 template <class T>
 void linear_forward(CRef<T> X, CRef<T> W, CRef<T> b, Ref<T> Y) {
-  // Y ← W X + b 1ᵀ   (b 1ᵀ first and the product added to it: one pass over Y fewer than the
-  // product then the bias, since Eigen then skips zeroing Y)
-  Y = b.col(0).replicate(1, X.cols());  // (d_out, N) b 1ᵀ
-  Y.noalias() += W * X;                 // + W X
+  // Y ← W X + b 1ᵀ
+  Y.noalias() = W * X;      // (d_out, N)
+  Y.colwise() += b.col(0);  // + b 1ᵀ
 }
 
 template <class T>

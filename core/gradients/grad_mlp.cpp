@@ -18,15 +18,13 @@ constexpr double kInvSqrt2Pi = 0.39894228040143267794;   // 1/√(2π)
 constexpr double kSqrt2OverPi = 0.79788456080286535588;  // √(2/π)
 constexpr double kTanhCubic = 0.044715;
 
-// H_act ← act(H_pre) for the element-wise activations; GELU also keeps Φ(H_pre) in Phi.
+// H_act ← act(H_pre) for the element-wise activations.
 template <class T>
-void activate(Activation act, const Mat<T>& H_pre, Mat<T>& H_act, Mat<T>& Phi) {
+void activate(Activation act, const Mat<T>& H_pre, Mat<T>& H_act) {
   const auto x = H_pre.array();
   switch (act) {
-    case Activation::GELU:  // x · Φ(x), Φ(x) = ½(1 + erf(x/√2))
-      Phi.resize(H_pre.rows(), H_pre.cols());  // (d_mlp, N)
-      Phi.array() = T(0.5) * (T(1) + (x * T(kSqrtHalf)).erf());
-      H_act.array() = x * Phi.array();
+    case Activation::GELU:  // x · ½(1 + erf(x/√2))
+      H_act.array() = x * (T(0.5) * (T(1) + (x * T(kSqrtHalf)).erf()));
       break;
     case Activation::GELUTanh:  // ½x(1 + tanh(√(2/π)(x + 0.044715x³)))
       H_act.array() = T(0.5) * x * (T(1) + (T(kSqrt2OverPi) * (x + T(kTanhCubic) * x.cube())).tanh());
@@ -39,13 +37,13 @@ void activate(Activation act, const Mat<T>& H_pre, Mat<T>& H_act, Mat<T>& Phi) {
   }
 }
 
-// dH ⊙= act′(H_pre); GELU reads Φ(H_pre) from Phi (the forward's).
+// dH ⊙= act′(H_pre).
 template <class T>
-void activate_backward(Activation act, const Mat<T>& H_pre, const Mat<T>& Phi, Mat<T>& dH) {
+void activate_backward(Activation act, const Mat<T>& H_pre, Mat<T>& dH) {
   const auto x = H_pre.array();
   switch (act) {
     case Activation::GELU:  // Φ(x) + x·φ(x)
-      dH.array() *= Phi.array() + x * (x.square() * T(-0.5)).exp() * T(kInvSqrt2Pi);
+      dH.array() *= T(0.5) * (T(1) + (x * T(kSqrtHalf)).erf()) + x * (x.square() * T(-0.5)).exp() * T(kInvSqrt2Pi);
       break;
     case Activation::GELUTanh: {  // ½(1 + tanh u) + ½x(1 − tanh² u)·√(2/π)(1 + 3·0.044715x²)
       const auto th = (T(kSqrt2OverPi) * (x + T(kTanhCubic) * x.cube())).tanh();
@@ -79,7 +77,7 @@ void mlp_forward(CRef<T> Xt, CRef<T> W_mlp1, CRef<T> b_mlp1, CRef<T> W_mlp2, CRe
     cache.H_act.array() = g / (T(1) + (-g).exp()) * cache.H_pre.array();
   } else {
     // L8: GELU(…) (the variants: gelu_tanh, or ReLU as Algorithm 8)
-    activate<T>(act, cache.H_pre, cache.H_act, cache.Phi);
+    activate<T>(act, cache.H_pre, cache.H_act);
   }
   // L8: X ← X + W_mlp2 GELU(…) + b_mlp2 1ᵀ
   X.noalias() += W_mlp2 * cache.H_act;
@@ -102,7 +100,7 @@ void mlp_backward(CRef<T> dX, CRef<T> Xt, CRef<T> W_mlp1, CRef<T> W_mlp2, CRef<T
     ws.dH.array() *= g * sigma;
   } else {
     // ∂ of GELU(x) = x·Φ(x): GELU′(x) = Φ(x) + x·φ(x)   (or the variant's derivative)
-    activate_backward<T>(act, cache.H_pre, cache.Phi, ws.dH);
+    activate_backward<T>(act, cache.H_pre, ws.dH);
   }
   // ∂ of L8, inner: W_mlp1 X̃ + b_mlp1 1ᵀ
   linear_backward<T>(ws.dH, Xt, W_mlp1, dW_mlp1, db_mlp1, dXt);
