@@ -73,11 +73,16 @@ if ((crashed || status != 0)); then
   exit 1
 fi
 
-# Growth after the first five minutes (or after minute 0 when the run is shorter).
+# Growth after the first five minutes (or after minute 0 when the run is shorter). RSS swings with
+# what is open (a long prompt's trace, training, another model), so the floor is printed too: the
+# least RSS of the last ten samples against the least of the ten from minute 5 (docs/soak.md).
 awk -F, -v minutes="$MINUTES" 'NR > 1 { rss[$1] = $2; last = $1 }
+  function least(from, to,   m, i) { m = -1; for (i = from; i <= to; ++i) if (i in rss && (m < 0 || rss[i] < m)) m = rss[i]; return m }
   END {
     base = minutes >= 5 ? 5 : 0
     g = (rss[last] - rss[base]) / rss[base] * 100
     printf "soak: RSS %d KiB at minute %d, %d KiB at minute %d: growth %+.2f%% (target < 5%%)\n", rss[base], base, rss[last], last, g
+    a = least(base, base + 9); b = least(last - 9, last)
+    printf "soak: floor (least RSS) %d KiB in minutes %d-%d, %d KiB in minutes %d-%d: %+.2f%%\n", a, base, base + 9, b, last - 9, last, (b - a) / a * 100
     exit g >= 5 ? 2 : 0
   }' "$CSV"
