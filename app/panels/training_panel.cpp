@@ -514,7 +514,7 @@ void TrainingPanel::draw(App& app) {
   }
   item_tooltip("docs/training.md: a small model and settings that reach 95% greedy validation accuracy in about ten "
                "seconds on two cores; Play pauses there. Untick to train the open model's sizes.");
-  ImGui::SameLine();
+  ImGui::PushTextWrapPos(0.0f);
   if (recipe_) {
     const Recipe r = classroom_recipe(app.session.arch().name());
     const ModelConfig& c = r.config;
@@ -527,6 +527,7 @@ void TrainingPanel::draw(App& app) {
     ImGui::TextDisabled("Trains a fresh %s (Algorithm %d) with the open model's sizes.",
                         app.session.arch().title().c_str(), app.session.arch().training_algorithm());
   }
+  ImGui::PopTextWrapPos();
   if (app.session.arch().output() == OutputKind::FillIn) {  // Algorithm 12's masking
     bool changed = false;
     ImGui::SetNextItemWidth(fs * 9);
