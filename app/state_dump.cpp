@@ -84,6 +84,11 @@ bool App::write_state(const std::string& path, std::string& error) const {
     j["train_first_loss"] =
         ts.train.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(ts.train.front().loss);
     j["train_val_points"] = ts.val.size();
+    nlohmann::ordered_json accuracy = nlohmann::ordered_json::array();
+    for (const AccuracyPoint& p : ts.accuracy)
+      accuracy.push_back({{"step", p.step}, {"correct", p.accuracy.correct}, {"total", p.accuracy.total}});
+    j["train_accuracy"] = accuracy;
+    j["train_reached_step"] = ts.reached.step;
     j["train_mode"] = to_string(ts.mode);
     j["train_task"] = training_panel(*this).task_label();
     j["training_tab_shown"] = training_panel(*this).drawn_frame() == ui.frame_index;

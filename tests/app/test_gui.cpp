@@ -421,15 +421,15 @@ TEST(Gui, TrainingTabShowsTheMinibatchPadding) {
   const AppRun r = run_app("", "open:training,train-task:sort,train-step:2");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const json& b = r.state["train_batch"];
-  ASSERT_EQ(b["B"], 16);
+  ASSERT_EQ(b["B"], 32);  // the classroom recipe's batch
   const std::vector<int> lengths = b["lengths"].get<std::vector<int>>();
-  ASSERT_EQ(lengths.size(), 16u);
+  ASSERT_EQ(lengths.size(), 32u);
   int sum = 0;
   for (int n : lengths) sum += n;
   EXPECT_EQ(b["real_tokens"], sum);
   EXPECT_GE(b["l"].get<int>(), *std::max_element(lengths.begin(), lengths.end()));  // padded to the longest of the data
   EXPECT_LT(*std::min_element(lengths.begin(), lengths.end()), b["l"].get<int>()) << "no sequence is padded";
-  EXPECT_EQ(b["targets"], sum - 16);  // no loss term on padding, none on the last real token
+  EXPECT_EQ(b["targets"], sum - 32);  // no loss term on padding, none on the last real token
 }
 
 TEST(Gui, ErrataShowMeTracesTrainingAndTranslationWhenTheyHaveTheLine) {
