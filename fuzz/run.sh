@@ -36,11 +36,13 @@ limits() {
 bash scripts/hardening_build.sh "${TARGETS[@]}"
 
 mkdir -p build-asan/artifacts build-asan/fuzz-logs
-status=0
-total_start=$(date +%s)
-for t in "${TARGETS[@]}"; do
+JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
+
+# One target: its own corpus copy, limits and log; prints one line and fails on any finding.
+run_one() {
+  local t=$1 max_len malloc_mb rss_mb budget start runs
   read -r max_len malloc_mb rss_mb < <(limits "$t")
-  work=build-asan/corpus/$t
+  local work=build-asan/corpus/$t
   mkdir -p "$work"
   if [[ -n ${RUNS:-} ]]; then budget=(-runs="$RUNS"); else budget=(-max_total_time="$SECONDS_EACH"); fi
   start=$(date +%s)
@@ -48,14 +50,30 @@ for t in "${TARGETS[@]}"; do
      "build-asan/fuzz/$t" "${budget[@]}" -max_len="$max_len" -malloc_limit_mb="$malloc_mb" -rss_limit_mb="$rss_mb" \
        -timeout=10 -print_final_stats=1 -artifact_prefix="build-asan/artifacts/$t-" "$work" "fuzz/corpus/$t" \
        >"build-asan/fuzz-logs/$t.log" 2>&1; then
-    result=ok
+    runs=$(grep -a -o 'stat::number_of_executed_units: *[0-9]*' "build-asan/fuzz-logs/$t.log" | grep -o '[0-9]*$' || echo "?")
+    echo "$t: ok, $runs inputs in $(( $(date +%s) - start )) s (max_len $max_len, malloc_limit $malloc_mb MiB)"
   else
-    result=FAILED
-    status=1
     tail -n 60 "build-asan/fuzz-logs/$t.log"
+    echo "$t: FAILED after $(( $(date +%s) - start )) s (log: build-asan/fuzz-logs/$t.log)"
+    return 1
   fi
-  runs=$(grep -a -o 'stat::number_of_executed_units: *[0-9]*' "build-asan/fuzz-logs/$t.log" | grep -o '[0-9]*$' || echo "?")
-  echo "$t: $result, $runs inputs in $(( $(date +%s) - start )) s (max_len $max_len, malloc_limit $malloc_mb MiB)"
+}
+
+# One target per core at a time.
+status=0
+total_start=$(date +%s)
+running=0
+for t in "${TARGETS[@]}"; do
+  run_one "$t" &
+  running=$((running + 1))
+  if ((running >= JOBS)); then
+    wait -n || status=1
+    running=$((running - 1))
+  fi
 done
-echo "fuzz: ${#TARGETS[@]} targets in $(( $(date +%s) - total_start )) s"
+while ((running > 0)); do
+  wait -n || status=1
+  running=$((running - 1))
+done
+echo "fuzz: ${#TARGETS[@]} targets in $(( $(date +%s) - total_start )) s, $JOBS at a time"
 exit $status
