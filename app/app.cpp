@@ -17,6 +17,7 @@
 #include "app/experiments/experiment_feature.hpp"
 #include "app/export/export_feature.hpp"
 #include "app/feature.hpp"
+#include "app/logic/session_actions.hpp"
 #include "app/study/study_feature.hpp"
 #include "app/widgets/colormap.hpp"
 #include "imgui.h"
@@ -337,80 +338,28 @@ bool App::apply_action(const std::string& action, std::string& error) {
   const std::string verb = action.substr(0, colon);
   const std::string arg = colon == std::string::npos ? "" : action.substr(colon + 1);
   Session& s = session;
-  auto ints = [&](std::vector<int>& out) {
-    out.clear();
-    std::string cur;
-    for (char c : arg + ":") {
-      if (c == ':') {
-        try {
-          out.push_back(std::stoi(cur));
-        } catch (...) {
-          return false;
-        }
-        cur.clear();
-      } else {
-        cur += c;
-      }
-    }
-    return true;
-  };
+  switch (apply_session_action(s, verb, arg, error)) {
+    case ActionResult::Failed:
+      return false;
+    case ActionResult::Done:
+      // What the window shows after it.
+      if (verb == "wait-trace") ui.viewed_event = SIZE_MAX;
+      if (verb == "mask") ui.show.fillin = true;
+      if (verb == "translate-one" || verb == "translate-all") ui.show.translation = true;
+      return true;
+    case ActionResult::NotMine:
+      break;
+  }
   std::vector<int> v;
-  if (verb == "step-into") s.step_into();
-  else if (verb == "step-over") s.step_over();
-  else if (verb == "step-out") s.step_out();
-  else if (verb == "step-back") s.step_back();
-  else if (verb == "step-back-over") s.step_back_over();
-  else if (verb == "continue") s.continue_run();
-  else if (verb == "restart") s.restart();
-  else if (verb == "wait") {
-  } else if (verb == "wait-trace") {
-    s.wait_for_trace();
-    ui.viewed_event = SIZE_MAX;
-  } else if (verb == "focus") {
+  if (verb == "focus") {
     if (arg != "prompt") return error = "focus takes prompt", false;
     ui.focus_prompt = true;
-  } else if (verb == "jump") {
-    if (!ints(v) || v.size() != 1) return error = "jump needs a step number", false;
-    s.jump(static_cast<size_t>(std::max(1, v[0]) - 1));
-  } else if (verb == "goto") {
-    if (!ints(v) || v.size() < 2) return error = "goto needs ALG:LINE[:l:h:t]", false;
-    v.resize(5, 0);
-    if (!s.jump_to(v[0], v[1], v[2], v[3], v[4])) return error = "no such line in the trace", false;
   } else if (verb == "notation") {
     if (!notation_from_key(arg, panels->notation.notation)) return error = "notation takes paper, carpenter or dyz", false;
     ui.show.notation = true;
-  } else if (verb == "breakpoint") {
-    if (!ints(v) || v.size() != 2) return error = "breakpoint needs ALG:LINE", false;
-    s.toggle_breakpoint(v[0], v[1]);
-  } else if (verb == "prompt") {
-    s.set_prompt(arg);
-  } else if (verb == "context") {
-    if (!s.arch().has_context()) return error = "this model reads no context z", false;
-    s.set_context(arg);
   } else if (verb == "example") {
-    if (!ints(v) || v.size() != 1) return error = "example needs a number (1-based, as File › Examples lists them)", false;
+    if (!action_ints(arg, v) || v.size() != 1) return error = "example needs a number (1-based, as File › Examples lists them)", false;
     if (!open_example(v[0], error)) return false;
-  } else if (verb == "mask") {
-    if (!ints(v) || v.size() != 1) return error = "mask needs a position T (1-based, <bos> is 1)", false;
-    if (s.arch().output() != OutputKind::FillIn) return error = "this model does not fill in [MASK]", false;
-    if (!s.toggle_mask(v[0], error)) return false;
-    ui.show.fillin = true;
-  } else if (verb == "fill-trace") {
-    s.trace_fill();
-  } else if (verb == "translate-one" || verb == "translate-all") {
-    if (s.arch().output() != OutputKind::Translation) return error = "this model does not translate", false;
-    s.trace_translate(verb == "translate-one");
-    ui.show.translation = true;
-  } else if (verb == "translate-tau") {
-    try {
-      s.translation_settings.tau = std::clamp(std::stod(arg), 0.0, 100.0);
-    } catch (...) {
-      return error = "translate-tau needs a number", false;
-    }
-  } else if (verb == "kv-cache") {
-    s.sampling.kv_cache = s.translation_settings.kv_cache = arg == "on";
-  } else if (verb == "translate-reuse") {
-    s.translation_settings.reuse_encoding = arg == "on";
   } else if (verb == "open" || verb == "close") {
     bool* p = ui.show.by_name(arg);
     if (!p) return error = "unknown panel \"" + arg + "\"", false;
@@ -419,32 +368,16 @@ bool App::apply_action(const std::string& action, std::string& error) {
     ui.selected_value = arg;
     ui.show.tensor = true;
   } else if (verb == "frame") {
-    if (!ints(v) || v.size() != 1) return error = "frame needs a depth (0 = outermost)", false;
+    if (!action_ints(arg, v) || v.size() != 1) return error = "frame needs a depth (0 = outermost)", false;
     const auto stack = s.trace().call_stack(s.cursor());
     if (v[0] < 0 || v[0] >= static_cast<int>(stack.size())) return error = "no frame at that depth", false;
     ui.viewed_event = v[0] + 1 == static_cast<int>(stack.size()) ? SIZE_MAX : stack[v[0]];
-  } else if (verb == "generate-one") {
-    s.trace_generate(1, true);
-  } else if (verb == "generate-all") {
-    s.trace_generate(s.sampling.l_gen, false);
-  } else if (verb == "tau") {
-    try {
-      s.sampling.tau = std::clamp(std::stod(arg), 0.0, 100.0);
-    } catch (...) {
-      return error = "tau needs a number", false;
-    }
-  } else if (verb == "gen") {
-    if (!ints(v) || v.size() != 1) return error = "gen needs a whole number", false;
-    s.sampling.l_gen = std::clamp(v[0], 1, 4096);
-  } else if (verb == "seed") {
-    if (!ints(v) || v.size() != 1) return error = "seed needs a whole number", false;
-    s.sampling.seed = static_cast<uint64_t>(v[0]);
   } else if (verb == "theme") {
     if (arg != "dark" && arg != "light") return error = "theme is dark or light", false;
     settings.dark = arg == "dark";
     ui.font_dirty = true;
   } else if (verb == "font") {
-    if (!ints(v) || v.size() != 1) return error = "font needs a size in pixels", false;
+    if (!action_ints(arg, v) || v.size() != 1) return error = "font needs a size in pixels", false;
     settings.font_px = static_cast<float>(std::clamp(v[0], 10, 48));
     ui.font_dirty = true;
   } else if (verb == "load") {
@@ -456,7 +389,7 @@ bool App::apply_action(const std::string& action, std::string& error) {
     if (arg != "paper" && arg != "practical") return error = "train-mode is paper or practical", false;
     panels->training.set_mode(*this, arg == "paper" ? TrainMode::Paper : TrainMode::Practical);
   } else if (verb == "train-step") {
-    if (!ints(v) || v.size() != 1 || v[0] < 1) return error = "train-step needs a number of updates", false;
+    if (!action_ints(arg, v) || v.size() != 1 || v[0] < 1) return error = "train-step needs a number of updates", false;
     panels->training.step_sync(*this, v[0]);
   } else if (verb == "train-trace") {
     if (!panels->training.trace_update(*this, error)) return false;
@@ -488,11 +421,11 @@ bool App::apply_action(const std::string& action, std::string& error) {
     panels->tokenizer.set_corpus(arg);
     ui.show.tokenizer = true;
   } else if (verb == "bpe-vocab") {
-    if (!ints(v) || v.size() != 1 || v[0] < 1) return error = "bpe-vocab needs a vocabulary size", false;
+    if (!action_ints(arg, v) || v.size() != 1 || v[0] < 1) return error = "bpe-vocab needs a vocabulary size", false;
     panels->tokenizer.set_target(v[0]);
     ui.show.tokenizer = true;
   } else if (verb == "bpe-step") {
-    if (!ints(v) || v.size() != 1 || v[0] < 1) return error = "bpe-step needs a number of merges", false;
+    if (!action_ints(arg, v) || v.size() != 1 || v[0] < 1) return error = "bpe-step needs a number of merges", false;
     if (!panels->tokenizer.step(v[0], error)) return false;
     ui.show.tokenizer = true;
   } else if (verb == "bpe-run") {
@@ -505,10 +438,10 @@ bool App::apply_action(const std::string& action, std::string& error) {
     if (!ui.show.files) return error = "File › Open is not open (files:PATH first)", false;
     panels->files.open_folder(*this);
   } else if (verb == "wheel") {
-    if (!ints(v) || v.size() != 1) return error = "wheel needs a number of notches (+ zooms in)", false;
+    if (!action_ints(arg, v) || v.size() != 1) return error = "wheel needs a number of notches (+ zooms in)", false;
     ImGui_ImplGlfw_ScrollCallback(window, 0.0, v[0]);
   } else if (verb == "mouse") {
-    if (!ints(v) || v.size() != 2) return error = "mouse needs X:Y (window pixels)", false;
+    if (!action_ints(arg, v) || v.size() != 2) return error = "mouse needs X:Y (window pixels)", false;
     glfwSetCursorPos(window, v[0], v[1]);
   } else {
     for (auto& f : features) switch (f->action(*this, verb, arg, error)) {

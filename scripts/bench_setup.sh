@@ -16,17 +16,9 @@ PACKAGES=(
   linux-perf            # perf record / perf report
   libbenchmark-dev python3-torch python3-numpy cmake g++ make  # the benchmarks and their twins
 )
-missing=()
-for p in "${PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  echo "bench_setup: installing ${missing[*]}"
-  SUDO=""
-  if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
-fi
+# shellcheck source=scripts/install_missing.sh
+source scripts/install_missing.sh
+install_missing bench_setup "${PACKAGES[@]}"
 
 # What torch multiplies with, as the twins see it (bench/twin.py --blas).
 blas="$(/usr/bin/python3 bench/twin.py --blas)"

