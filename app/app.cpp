@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 
 #include "app/examples.hpp"
@@ -395,6 +396,16 @@ bool App::apply_action(const std::string& action, std::string& error) {
     if (!panels->training.trace_update(*this, error)) return false;
   } else if (verb == "train-use") {
     if (!panels->training.use_model(*this, error)) return false;
+  } else if (verb == "train-play") {
+    ui.show.training = true;
+    if (!panels->training.play(*this, error)) return false;
+  } else if (verb == "train-pause") {
+    panels->training.pause();
+  } else if (verb == "eta") {
+    char* end = nullptr;
+    const double eta = std::strtod(arg.c_str(), &end);
+    if (arg.empty() || *end != '\0') return error = "eta needs a number (the learning rate η, e.g. eta:0.003)", false;
+    if (!panels->training.set_eta(*this, eta, error)) return false;
   } else if (verb == "builder") {
     // builder:open, builder:set:KEY=VALUE, builder:create, builder:save:PATH (File › New model…)
     const size_t c2 = arg.find(':');

@@ -2,6 +2,7 @@
 
 #define GLFW_INCLUDE_NONE
 #include <GLFW/glfw3.h>
+#include <malloc.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -21,10 +22,12 @@ namespace sf {
 namespace {
 
 volatile std::sig_atomic_t g_stop = 0;
+volatile std::sig_atomic_t g_settle = 0;  // SIGUSR1: settle before the next action
 // The action being applied, for the crash handler (written before each action, read by write(2)).
 char g_current[512] = "";
 
 void on_stop(int) { g_stop = 1; }
+void on_settle(int) { g_settle = 1; }
 
 void on_crash(int sig) {
   const char head[] = "\nmonkey: crashed while applying ";
@@ -51,8 +54,10 @@ int64_t peak_rss_kib() { return status_kib("VmHWM"); }
 
 Monkey::Monkey(App& app, MonkeyOptions opt)
     : app_(app), opt_(opt), rng_(opt.seed), echo_(std::getenv("STEPFORMER_MONKEY_ECHO") != nullptr) {
+  if (const char* f = std::getenv("STEPFORMER_MONKEY_SETTLE")) settle_file_ = f;
   std::signal(SIGINT, on_stop);
   std::signal(SIGTERM, on_stop);
+  if (!settle_file_.empty()) std::signal(SIGUSR1, on_settle);
   for (int sig : {SIGSEGV, SIGABRT, SIGFPE, SIGBUS, SIGILL}) std::signal(sig, on_crash);
 }
 
@@ -133,6 +138,8 @@ std::string Monkey::next_action() {
       {2, [&] { return "train-step:" + num(0, 4); }},
       {1, [] { return "train-trace"; }},
       {0.5, [] { return "train-use"; }},
+      {0.5, [] { return "train-play"; }},
+      {0.5, [] { return "train-pause"; }},
       {1, [&] { return "eta:" + std::to_string(std::pow(10.0, std::uniform_real_distribution<double>(-5, 0)(rng_))); }},
       {0.5, [&] { return "tokenizer:" + text(); }},
       {0.3, [&] { return "bpe-vocab:" + num(0, 80); }},
@@ -186,10 +193,7 @@ void Monkey::apply(const std::string& action) {
   const std::string verb = action.substr(0, action.find(':'));
   bool ok = true;
   try {
-    if (verb == "eta") {  // the Training tab's η slider (no action of its own)
-      auto& training = app_.panels->training;
-      training.set_rates(std::stof(action.substr(4)), training.batch(), training.seed());
-    } else if (verb == "click") {  // the pointer's left button at X:Y, released on the next frame
+    if (verb == "click") {  // the pointer's left button at X:Y, released on the next frame
       auto runner = std::make_unique<ScriptRunner>(app_, std::vector<std::string>{"mouse" + action.substr(5)});
       runner->step(1);
       click();
@@ -210,12 +214,38 @@ void Monkey::apply(const std::string& action) {
   }
 }
 
+void Monkey::settle() {
+  for (const std::string& a : {std::string("train-pause"), std::string("lesson-stop"), std::string("presentation:off"),
+                               std::string("study:off"), std::string("exp-reset"), "session-open:" + settle_file_,
+                               std::string("session-open-anyway"), std::string("wait-trace")})
+    ScriptRunner(app_, {a}).step(1);  // one that has nothing to do fails with a message: fine
+}
+
 void Monkey::step() {
-  if (frames_++ == 0) start_ = std::chrono::steady_clock::now();
+  if (frames_++ == 0) {
+    start_ = std::chrono::steady_clock::now();
+    if (!settle_file_.empty()) ScriptRunner(app_, {"session-save:" + settle_file_}).step(1);
+  }
   for (auto& runner : held_) runner->step(2);  // an even frame: releases its keys, applies nothing
   held_.clear();
   if (mouse_down_) ImGui_ImplGlfw_MouseButtonCallback(app_.window, GLFW_MOUSE_BUTTON_LEFT, GLFW_RELEASE, 0);
   mouse_down_ = false;
+  if (g_settle && settle_wait_ < 0) {
+    g_settle = 0;
+    settle();
+    settle_wait_ = kSettleFrames;
+  }
+  if (settle_wait_ > 0) {
+    --settle_wait_;
+    return;
+  }
+  if (settle_wait_ == 0) {
+    settle_wait_ = -1;
+    malloc_trim(0);
+    std::printf("monkey: settled after %lld actions: VmRSS %lld KiB\n", static_cast<long long>(applied_),
+                static_cast<long long>(rss_kib()));
+    std::fflush(stdout);
+  }
   if (rss_at_1000_ == 0 && applied_ >= 1000) rss_at_1000_ = rss_kib();  // after the 1,000th action's frame
   for (int k = 0; k < opt_.per_frame && !done(); ++k) apply(next_action());
 }

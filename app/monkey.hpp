@@ -1,11 +1,19 @@
 // The monkey (--monkey SEED:N[:K]): drives the app with random actions drawn deterministically
 // from SEED, out of the --actions vocabulary (stepping, prompt edits, training, generation,
-// models, panels, themes, lessons, experiments, exports, keys), plus pointer clicks and η
-// changes that have no action of their own. K actions a frame (default 1). It must never crash;
+// models, panels, themes, lessons, experiments, exports, keys), plus pointer clicks that have no
+// action of their own. K actions a frame (default 1). It must never crash;
 // an action that fails with a message is counted by verb. At the end it prints a summary:
 // actions applied, failures by verb, frames, and RSS (after the first 1,000 actions, at the end,
 // peak). SEED:forever runs until SIGINT or SIGTERM (scripts/soak.sh). With STEPFORMER_MONKEY_ECHO
 // set in the environment it prints each action before applying it.
+//
+// Settled memory (scripts/soak.sh, docs/soak.md): with STEPFORMER_MONKEY_SETTLE=FILE set, the
+// monkey saves the start state to the session FILE before its first action; on each SIGUSR1 it
+// then stops drawing actions, goes back to that state (training paused, lesson and presentation
+// mode ended, experiments reset, FILE opened again, its trace awaited), lets a few frames draw,
+// returns the allocator's free pages to the system (malloc_trim) and prints
+// "monkey: settled after N actions: VmRSS R KiB" — RSS in the same state each time, so that
+// growth means memory kept, not what happens to be open.
 #pragma once
 #include <chrono>
 #include <cstdint>
@@ -41,6 +49,9 @@ class Monkey {
   void apply(const std::string& action);
   std::string random_text(size_t max_len);
   void click();
+  void settle();  // back to the start state (see above)
+
+  static constexpr int kSettleFrames = 5;  // frames drawn with no action before settled RSS is read
 
   App& app_;
   MonkeyOptions opt_;
@@ -52,6 +63,8 @@ class Monkey {
   std::vector<std::unique_ptr<ScriptRunner>> held_;  // key actions of the last frame, released next
   bool mouse_down_ = false;
   int64_t rss_at_1000_ = 0;
+  std::string settle_file_;  // STEPFORMER_MONKEY_SETTLE: the start state's session ("" = no settling)
+  int settle_wait_ = -1;     // frames left before the settled RSS is read (−1: not settling)
   std::chrono::steady_clock::time_point start_;
 };
 

@@ -32,6 +32,7 @@ const char* app_usage() {
          "                               BPE corpus), bpe-vocab:N, bpe-step:N (N merges), bpe-run\n"
          "                               train-task:NAME|FILE, train-mode:paper|practical, train-step:N,\n"
          "                               train-trace (one traced update of Algorithm 13), train-use,\n"
+         "                               train-play, train-pause, eta:V (the Training tab's η),\n"
          "                               notation:paper|carpenter|dyz (the Notations tab),\n"
          "                               builder:open, builder:set:KEY=VALUE, builder:create,\n"
          "                               builder:save:FILE (File › New model…), errata:show:ID (Help › Errata)\n"

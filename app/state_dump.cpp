@@ -90,6 +90,8 @@ bool App::write_state(const std::string& path, std::string& error) const {
     j["train_accuracy"] = accuracy;
     j["train_reached_step"] = ts.reached.step;
     j["train_mode"] = to_string(ts.mode);
+    j["train_playing"] = ts.playing;
+    j["train_eta"] = training_panel(*this).eta();
     j["train_task"] = training_panel(*this).task_label();
     j["training_tab_shown"] = training_panel(*this).drawn_frame() == ui.frame_index;
     const Batch b = training_panel(*this).last_minibatch();  // the padding view's minibatch

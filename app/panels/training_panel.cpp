@@ -302,6 +302,20 @@ bool TrainingPanel::use_model(App& app, std::string& error) {
   return true;
 }
 
+bool TrainingPanel::play(App& app, std::string& error) {
+  if (!ensure(app)) return error = error_, false;
+  if (snapshot().finished) return error = "training has finished its schedule: reset (seed) or pick a task", false;
+  runner_.play();
+  return true;
+}
+
+bool TrainingPanel::set_eta(App& app, double eta, std::string& error) {
+  if (!ensure(app)) return error = error_, false;
+  if (!(eta >= 1e-5 && eta <= 1)) return error = "eta is a learning rate from 1e-5 to 1 (the slider's range)", false;
+  set_rates(static_cast<float>(eta), batch_, seed_);
+  return true;
+}
+
 bool TrainingPanel::trace_update(App& app, std::string& error) {
   if (!ensure(app)) return error = error_, false;
   runner_.pause();

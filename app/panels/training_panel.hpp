@@ -23,13 +23,17 @@ class TrainingPanel {
  public:
   void draw(App& app);
 
-  // For App::apply_action (train-task:, train-mode:, train-step:, train-trace, train-use).
+  // For App::apply_action (train-task:, train-mode:, train-step:, train-trace, train-use,
+  // train-play, train-pause, eta:).
   // NAME is a task (sort, reverse, copy, add, words) or the path of a UTF-8 text file.
   bool set_task(App& app, const std::string& name, std::string& error);
   void set_mode(App& app, TrainMode m);
   void step_sync(App& app, int n);
   bool trace_update(App& app, std::string& error);
   bool use_model(App& app, std::string& error);
+  bool play(App& app, std::string& error);  // ▶ Play; fails once the schedule has finished
+  void pause() { runner_.pause(); }         // ❚❚ Pause (nothing when not playing)
+  bool set_eta(App& app, double eta, std::string& error);  // the η slider: 1e-5 ≤ η ≤ 1
   // The trainer's state (refreshed under the runner's mutex), for --dump-state.
   const TrainSnapshot& snapshot() const;
   const std::string& task_label() const { return task_label_; }

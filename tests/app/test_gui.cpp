@@ -192,6 +192,27 @@ TEST(Gui, UsingTheTrainedModelShowsItInTheStepper) {
   EXPECT_EQ(r.state["event"]["alg"], 10);
 }
 
+TEST(Gui, TrainingPlaysPausesAndTakesEtaFromActions) {
+  std::string waits;
+  for (int k = 0; k < 40; ++k) waits += ",wait";
+  AppRun r = run_app("", "eta:0.004,train-play" + waits + ",train-pause");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_GE(r.state["train_step"].get<int>(), 1) << "40 frames of playing made no update";
+  EXPECT_FALSE(r.state["train_playing"].get<bool>());
+  EXPECT_FLOAT_EQ(r.state["train_eta"].get<float>(), 0.004f);
+  // Still playing when the run ends without a pause.
+  r = run_app("", "train-play");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(r.state["train_playing"].get<bool>());
+  // η outside the slider's range, or not a number: refused with the reason, η unchanged.
+  for (const char* bad : {"eta:2", "eta:0", "eta:nan", "eta:x", "eta:"}) {
+    r = run_app("", bad);
+    EXPECT_EQ(r.exit_code, 3) << bad << ": " << r.output;
+    EXPECT_NE(r.output.find("eta"), std::string::npos) << r.output;
+    EXPECT_NE(r.state["train_eta"].get<float>(), 2.0f);
+  }
+}
+
 TEST(Gui, GpuAttentionTracesTheSameLinesWithTheGpusNumbers) {
   const AppRun cpu = run_app("", "goto:4:5:1:2");
   const AppRun r = run_app("", "attention:gpu,goto:4:5:1:2,open:gpu");
