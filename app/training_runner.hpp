@@ -76,6 +76,7 @@ class TrainingRunner {
     std::unique_ptr<Model> model;
     std::vector<std::string> val;
     int64_t step = 0;
+    int threads = 1;  // the trainer's (TrainOptions::threads)
   };
   void loop();
   bool one_update_locked(AccuracyJob* job);  // false: stop playing

@@ -46,6 +46,40 @@ inline void count_tokens(benchmark::State& state, double tokens, double cpu_ms0)
       benchmark::Counter(static_cast<double>(state.iterations()) * tokens, benchmark::Counter::kIsRate);
 }
 
+// FLOPs of the matrix products of one forward pass over B sequences of l tokens (2 per
+// multiply-add). Per token and layer: Q, K, V for every head (2·d_e·H(2·d_attn + d_mid)), S = KᵀQ
+// and V·A over the whole ℓ×ℓ score matrix (2·ℓ·H·(d_attn + d_mid)), W_o (2·H·d_mid·d_e), the MLP
+// (2·2·d_e·d_mlp); then the output layers, out_per_token FLOPs per token (GPT: W_u, 2·d_e·N_V).
+inline double forward_flops(const ModelConfig& c, int B, int l, double out_per_token) {
+  const double per_layer = 2.0 * c.d_e * c.H * (2 * c.d_attn + c.d_mid) + 2.0 * l * c.H * (c.d_attn + c.d_mid) +
+                           2.0 * c.H * c.d_mid * c.d_e + 4.0 * c.d_e * c.d_mlp;
+  return static_cast<double>(B) * l * (c.L * per_layer + out_per_token);
+}
+
+// The counters bench/pair_report.py reads to state a benchmark's share of the GEMM ceiling:
+// "FLOP/iteration" and the rate achieved, "GFLOP/s".
+inline void count_flops(benchmark::State& state, double flops) {
+  state.counters["FLOP/iteration"] = flops;
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) * flops * 1e-9, benchmark::Counter::kIsRate);
+}
+
+// BM_Gemm1024: Eigen's f32 matrix product, 1024×1024 by 1024×1024, one thread: the machine's
+// matrix-multiply ceiling (GFLOP/s) that pair_report.py states the other benchmarks' share of.
+inline void BM_Gemm1024(benchmark::State& state) {
+  const int n = 1024;
+  const Eigen::MatrixXf A = Eigen::MatrixXf::Random(n, n), B = Eigen::MatrixXf::Random(n, n);
+  Eigen::MatrixXf C(n, n);
+  for (auto _ : state) {
+    C.noalias() = A * B;
+    benchmark::DoNotOptimize(C.data());
+    benchmark::ClobberMemory();
+  }
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) * 2.0 * n * n * n * 1e-9, benchmark::Counter::kIsRate);
+  state.SetLabel("Eigen f32 1024x1024 GEMM");
+}
+
 // kBatch random sequences of 1-based ordinary ids, each starting with bos_token, fixed by a seed.
 inline std::vector<Tokens> random_tokens(const ModelConfig& c, uint64_t seed = 42) {
   Rng rng(seed);

@@ -3,8 +3,9 @@
 // ℓ_max=64, N_V=64), on 1 and 2 threads (the argument "threads:N"; core is built with
 // EIGEN_DONT_PARALLELIZE, and the 16 sequences are shared among the threads).
 //
-//   BM_ForwardUntraced  16 sequences of 64 tokens per iteration, tracing off: tokens/s.
-//                       Target ≥ 100,000 tokens/s.
+//   BM_ForwardUntraced  16 sequences of 64 tokens per iteration, tracing off: tokens/s, the
+//                       FLOPs of its matrix products and the GFLOP/s achieved.
+//   BM_Gemm1024         Eigen's 1024² f32 product: the GEMM ceiling (bench_common.hpp).
 //   BM_ForwardTraced    one traced 64-token pass (every line's values copied into the trace):
 //                       time per call and events per trace. Target ≤ 2 ms.
 //
@@ -26,11 +27,17 @@ struct Gpt {
   }
 };
 
-void BM_ForwardUntraced(benchmark::State& state) { forward_untraced(state, Gpt{}); }
+void BM_ForwardUntraced(benchmark::State& state) {
+  const Gpt gpt;
+  forward_untraced(state, gpt);
+  count_flops(state, forward_flops(gpt.model.config, kBatch, kLength, 2.0 * gpt.model.config.d_e * gpt.model.config.N_V()));
+}
 BENCHMARK(BM_ForwardUntraced)->ArgName("threads")->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 
 void BM_ForwardTraced(benchmark::State& state) { forward_traced(state, Gpt{}); }
 BENCHMARK(BM_ForwardTraced)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+
+BENCHMARK(BM_Gemm1024)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 
 }  // namespace
 

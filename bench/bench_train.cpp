@@ -20,41 +20,20 @@ namespace {
 
 using namespace sf::bench;
 
-// FLOPs of the matrix products of one training step (2 per multiply-add). The forward pass per
-// token: Q, K, V for every head (2·d_e·H(2·d_attn + d_mid)), S = KᵀQ and V·A over the whole ℓ×ℓ
-// score matrix (2·ℓ·H·(d_attn + d_mid)), W_o (2·H·d_mid·d_e), the MLP (2·2·d_e·d_mlp), per
-// layer, and W_u (2·d_e·N_V). The backward computes two products of the same size for each
-// (the input's gradient and the weight's), so a step is 3× the forward.
+// FLOPs of the matrix products of one training step: the forward pass (forward_flops, W_u 2·d_e·N_V
+// per token), and the backward computes two products of the same size for each (the input's
+// gradient and the weight's), so a step is 3× the forward.
 double train_step_flops(const sf::ModelConfig& c, int B, int l) {
-  const double per_layer = 2.0 * c.d_e * c.H * (2 * c.d_attn + c.d_mid) + 2.0 * l * c.H * (c.d_attn + c.d_mid) +
-                           2.0 * c.H * c.d_mid * c.d_e + 4.0 * c.d_e * c.d_mlp;
-  const double forward = static_cast<double>(B) * l * (c.L * per_layer + 2.0 * c.d_e * c.N_V());
-  return 3.0 * forward;
+  return 3.0 * forward_flops(c, B, l, 2.0 * c.d_e * c.N_V());
 }
 
 void BM_TrainStep(benchmark::State& state) {
   const sf::ModelConfig c;
   train_steps(state, c, random_text(c));
-  const double flops = train_step_flops(c, kBatch, kLength);
-  state.counters["FLOP/step"] = flops;
-  state.counters["GFLOP/s"] =
-      benchmark::Counter(static_cast<double>(state.iterations()) * flops * 1e-9, benchmark::Counter::kIsRate);
+  count_flops(state, train_step_flops(c, kBatch, kLength));
 }
 BENCHMARK(BM_TrainStep)->ArgName("threads")->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->MinTime(3.0);
 
-void BM_Gemm1024(benchmark::State& state) {
-  const int n = 1024;
-  const Eigen::MatrixXf A = Eigen::MatrixXf::Random(n, n), B = Eigen::MatrixXf::Random(n, n);
-  Eigen::MatrixXf C(n, n);
-  for (auto _ : state) {
-    C.noalias() = A * B;
-    benchmark::DoNotOptimize(C.data());
-    benchmark::ClobberMemory();
-  }
-  state.counters["GFLOP/s"] =
-      benchmark::Counter(static_cast<double>(state.iterations()) * 2.0 * n * n * n * 1e-9, benchmark::Counter::kIsRate);
-  state.SetLabel("Eigen f32 1024x1024 GEMM");
-}
 BENCHMARK(BM_Gemm1024)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 
 // The core's peak float rate: 12 independent chains of 8-wide fused multiply–adds (AVX2 FMA: two

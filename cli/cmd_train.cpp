@@ -401,7 +401,7 @@ int run_train(const Args& args) {
     }
     progress.show(trainer, val, eval_now);
     if (eval_now && until_accuracy > 0) {
-      const Accuracy a = greedy_accuracy(trainer.model(), data.val);
+      const Accuracy a = greedy_accuracy(trainer.model(), data.val, 0, opt.threads);
       if (a.total == 0)
         throw Error("--until-accuracy: the validation data has no answers to check (docs/training.md: a GPT or BERT "
                     "sequence needs a \"=\", e.g. the sort, reverse and add tasks)");

@@ -28,9 +28,10 @@ struct Accuracy {
 };
 
 // The greedy accuracy of `m` on the first `limit` of `val` (0: all), lines as in a Dataset
-// ("dcab=abcd", or "z<TAB>x" for the encoder-decoder). Throws sf::Error when a line does not fit
-// the model (a character its vocabulary lacks, longer than ℓ_max).
-Accuracy greedy_accuracy(const Model& m, const std::vector<std::string>& val, size_t limit = 0);
+// ("dcab=abcd", or "z<TAB>x" for the encoder-decoder), the examples shared among `threads`
+// threads (core/parallel: the same count on any number). Throws sf::Error when a line does not
+// fit the model (a character its vocabulary lacks, longer than ℓ_max).
+Accuracy greedy_accuracy(const Model& m, const std::vector<std::string>& val, size_t limit = 0, int threads = 1);
 
 // What the model does right, for people, per architecture: "sorts" / "reverses" / "adds" (GPT, by
 // task), "fills in" (BERT), "translates" (encoder-decoder); `task` is the Dataset's name.

@@ -54,6 +54,12 @@ TEST(Accuracy, DefaultModelSortsWhatAlgorithm14Sorts) {
   EXPECT_EQ(a.total, 100);
   EXPECT_EQ(a.correct, expected);
   EXPECT_GE(a.correct, 95);
+  // Shared among threads (the CLI's and the Training tab's): the same count.
+  for (int threads : {2, 3}) {
+    const Accuracy p = greedy_accuracy(m, v, n, threads);
+    EXPECT_EQ(p.total, 100) << threads;
+    EXPECT_EQ(p.correct, expected) << threads;
+  }
   // assets/README.md: greedy decoding sorts 498 of the 500 validation sequences.
   const Accuracy all = greedy_accuracy(m, v);
   EXPECT_EQ(all.total, 500);
@@ -74,6 +80,7 @@ TEST(Accuracy, SequencesWithoutAnAnswerAreNotCounted) {
   const Model m = load_checkpoint(asset("default.safetensors")).model;
   const Accuracy a = greedy_accuracy(m, {"abcabcabc", "hello", "dcab=abcd"});
   EXPECT_EQ(a.total, 1);
+  EXPECT_EQ(greedy_accuracy(m, {"abcabcabc", "hello", "dcab=abcd"}, 0, 2).total, 1);
   EXPECT_EQ(a.correct, 1);
   EXPECT_EQ(greedy_accuracy(m, {"abcabc"}).total, 0);
   EXPECT_EQ(greedy_accuracy(m, {"abcabc"}).fraction(), 0.0);
@@ -102,6 +109,7 @@ TEST(Accuracy, BertFillsEachSortedLetterAsAForwardPassDoes) {
   const Accuracy a = greedy_accuracy(m, v, n);
   EXPECT_EQ(a.total, 200);
   EXPECT_EQ(a.correct, expected);
+  EXPECT_EQ(greedy_accuracy(m, v, n, 2).correct, expected);
   EXPECT_EQ(accuracy_verb(m.config, "sort, seed 1"), "fills in");
 }
 
@@ -119,6 +127,7 @@ TEST(Accuracy, EncoderDecoderTranslatesWhatAlgorithm15Writes) {
   const Accuracy a = greedy_accuracy(m, v, n);
   EXPECT_EQ(a.total, 100);
   EXPECT_EQ(a.correct, expected);
+  EXPECT_EQ(greedy_accuracy(m, v, n, 2).correct, expected);
   EXPECT_GE(a.correct, 95);  // assets/README.md: validation loss below 0.0001 nats per token
   EXPECT_EQ(accuracy_verb(m.config, "dates, seed 1"), "translates");
 }
