@@ -66,9 +66,11 @@ class TrainingRunner {
   bool copy_state(std::unique_ptr<Model>* m, Dataset* d, TrainOptions* o, int* i, int* n) const;
   // The last practical minibatch (Trainer::last_minibatch); B = 0 when there is none.
   Batch last_minibatch() const;
-  int eval_every = 50;  // evaluate() and measure the greedy validation accuracy every this many updates
+  // Evaluate() and measure the greedy validation accuracy every this many updates; read by the
+  // worker, so atomic (the Training tab sets it while a run may be playing).
+  std::atomic<int> eval_every = 50;
   // Playing pauses at the first evaluation whose accuracy is at least this (0: never).
-  double until_accuracy = 0;
+  std::atomic<double> until_accuracy = 0;
 
  private:
   // A copy of the model after an evaluation, whose accuracy is measured off the mutex.

@@ -596,7 +596,7 @@ void TrainingPanel::draw(App& app) {
     ImGui::BeginDisabled(s.finished);
     if (ImGui::Button("▶ Play")) runner_.play();
     ImGui::EndDisabled();
-  } else if (ImGui::Button("❚❚ Pause")) {
+  } else if (ImGui::Button("‖ Pause")) {
     runner_.pause();
   }
   ImGui::SameLine();
@@ -630,7 +630,7 @@ void TrainingPanel::draw(App& app) {
   draw_accuracy(s, ImVec2(std::max(avail - loss_w - ImGui::GetStyle().ItemSpacing.x, fs * 8), fs * 13), dark);
   ImGui::TextDisabled("left: mean −log P per predicted token; right: greedy validation accuracy (docs/training.md); "
                       "validation every %d updates",
-                      runner_.eval_every);
+                      runner_.eval_every.load());
   draw_reached(s);
 
   // --- the minibatch's padding ---

@@ -32,7 +32,7 @@ class TrainingPanel {
   bool trace_update(App& app, std::string& error);
   bool use_model(App& app, std::string& error);
   bool play(App& app, std::string& error);  // ▶ Play; fails once the schedule has finished
-  void pause() { runner_.pause(); }         // ❚❚ Pause (nothing when not playing)
+  void pause() { runner_.pause(); }         // ‖ Pause (nothing when not playing)
   bool set_eta(App& app, double eta, std::string& error);  // the η slider: 1e-5 ≤ η ≤ 1
   // The trainer's state (refreshed under the runner's mutex), for --dump-state.
   const TrainSnapshot& snapshot() const;
