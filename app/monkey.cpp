@@ -218,7 +218,11 @@ void Monkey::settle() {
   for (const std::string& a : {std::string("train-pause"), std::string("lesson-stop"), std::string("presentation:off"),
                                std::string("study:off"), std::string("exp-reset"), "session-open:" + settle_file_,
                                std::string("session-open-anyway"), std::string("wait-trace")})
-    ScriptRunner(app_, {a}).step(1);  // one that has nothing to do fails with a message: fine
+    try {
+      ScriptRunner(app_, {a}).step(1);  // one that has nothing to do fails with a message: fine
+    } catch (const std::exception& e) {
+      exceptions_.push_back("settling, " + a + ": " + e.what());
+    }
 }
 
 void Monkey::step() {

@@ -107,7 +107,8 @@ bool App::write_state(const std::string& path, std::string& error) const {
   j["windows"] = windows;
   for (const auto& f : features) f->dump(*this, j);
   try {
-    write_file_atomic(path, j.dump(2));
+    // A text that is not UTF-8 (a prompt or context set by a script) is written with U+FFFD.
+    write_file_atomic(path, j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
   } catch (const std::exception& ex) {
     error = ex.what();
     return false;

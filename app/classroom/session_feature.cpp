@@ -83,7 +83,11 @@ SessionFile SessionFeature::capture(const App& app, const std::string& path, boo
 std::string SessionFeature::unsaved_form(const App& app) const {
   SessionFile f = capture(app, path_, false);
   f.state.view.panels.clear();  // the layout selects a restored Inspector tab a frame later
-  return session_to_json(f);
+  try {
+    return session_to_json(f);
+  } catch (const std::exception& ex) {  // a text that is not UTF-8 (a context typed by a script, a path)
+    return std::string("(cannot be saved: ") + ex.what() + ")";
+  }
 }
 
 bool SessionFeature::save(App& app, const std::string& path, std::string& error) {

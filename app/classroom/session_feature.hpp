@@ -43,7 +43,7 @@ class SessionFeature : public Feature {
   bool apply(App& app, const std::string& model_file, std::string& error);
   SessionFile capture(const App& app, const std::string& path, bool with_checksum) const;
   // What "dirty" compares: the session as it would be saved to path_, without the checksum and
-  // the open panels.
+  // the open panels; never throws (a state that cannot be saved gives the reason instead).
   std::string unsaved_form(const App& app) const;
   void remember(App& app, const std::string& path);
   void draw_path_dialog(App& app);

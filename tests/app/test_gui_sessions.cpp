@@ -165,6 +165,24 @@ TEST(GuiSessions, MalformedSessionIsANoticeAndNothingIsLost) {
   EXPECT_EQ(b.state["prompt"], "cab=");
 }
 
+TEST(GuiSessions, OpeningASessionOverTextThatIsNotUtf8DoesNotCrash) {
+  // Found by the soak's monkey: the encoder-decoder's context z set by a script to bytes that are
+  // not UTF-8 stays in the Session when a GPT is loaded; opening a session then compared the state
+  // with what was opened ("dirty"), which could not be written as JSON and threw out of the action.
+  TempDir dir;
+  const std::string file = dir / "start.stepformer";
+  const auto r = run_app("", "session-save:" + file + ",example:3,context:ab\xff" "c,load:" + kAssets +
+                                 "/default.safetensors,session-open:" + file + ",prompt:cab=");
+  ASSERT_EQ(r.exit_code, 0) << r.output;  // 134 (std::terminate) before the fix
+  EXPECT_EQ(r.state["session"]["path"], file);
+  EXPECT_EQ(r.state["prompt"], "cab=");
+  // Saving that state is refused with the reason, and loses nothing.
+  const auto s = run_app("", "example:3,context:ab\xff" "c,session-save:" + dir / "bad.stepformer");
+  EXPECT_EQ(s.exit_code, 3) << s.output;
+  EXPECT_NE(s.output.find("not valid UTF-8"), std::string::npos) << s.output;
+  EXPECT_FALSE(fs::exists(dir / "bad.stepformer"));
+}
+
 TEST(GuiSessions, HighContrastAndColorBlindPaletteOnTheAttentionHeatmap) {
   const auto r = run_app("--prompt hello=", "open:attention,goto:4:6:1:1,contrast:on,palette:colorblind");
   ASSERT_EQ(r.exit_code, 0) << r.output;
