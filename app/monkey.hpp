@@ -12,8 +12,8 @@
 // then stops drawing actions, goes back to that state (training paused, lesson and presentation
 // mode ended, experiments reset, FILE opened again, its trace awaited), lets a few frames draw,
 // returns the allocator's free pages to the system (malloc_trim) and prints
-// "monkey: settled after N actions: VmRSS R KiB" — RSS in the same state each time, so that
-// growth means memory kept, not what happens to be open.
+// "monkey: settled after N actions: VmRSS R KiB, heap in use H KiB" (mallinfo2's uordblks) — RSS
+// in the same state each time, so that growth means memory kept, not what happens to be open.
 #pragma once
 #include <chrono>
 #include <cstdint>

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Soak test of the app (docs/soak.md): runs stepformer under Xvfb with the monkey
 # (--monkey SEED:forever:K) for MINUTES, samples its resident memory (VmRSS of /proc/PID/status)
-# every minute into a CSV (minute,rss_kib,settled_kib), then stops it with SIGTERM and prints the
+# every minute into a CSV (minute,rss_kib,settled_kib,heap_kib), then stops it with SIGTERM and prints the
 # monkey's summary and the growth after the first five minutes, (last − @5min) / @5min, against
 # the 5% target. settled_kib is the monkey's RSS when, right after each sample, SIGUSR1 sends it
 # back to its start state (STEPFORMER_MONKEY_SETTLE, app/monkey.hpp): the target is judged on it,
-# since raw RSS swings by hundreds of MiB with what happens to be open.
+# since raw RSS swings by hundreds of MiB with what happens to be open; heap_kib is what malloc has
+# handed out then (growth there is memory kept; RSS growth without it is fragmentation).
 #
 #   scripts/soak.sh [MINUTES=60] [SEED=1]
 #   env: APP (default build/app/stepformer), OUT (folder for soak.csv and app.log; default
@@ -58,9 +59,9 @@ settled() {
     kill -0 "$APP_PID" 2>/dev/null || return 0
     sleep 0.5
   done
-  grep '^monkey: settled' "$LOG" | tail -n1 | sed -E 's/.*VmRSS ([0-9]+) KiB.*/\1/'
+  grep '^monkey: settled' "$LOG" | tail -n1 | sed -E 's/.*VmRSS ([0-9]+) KiB, heap in use ([0-9]+) KiB.*/\1,\2/'
 }
-echo "minute,rss_kib,settled_kib" > "$CSV"
+echo "minute,rss_kib,settled_kib,heap_kib" > "$CSV"
 crashed=0
 for m in $(seq 0 "$MINUTES"); do
   if ((m > 0)); then
@@ -74,7 +75,7 @@ for m in $(seq 0 "$MINUTES"); do
   s=$(settled)
   if [[ -z $s ]]; then crashed=1; break; fi
   echo "$m,$r,$s" >> "$CSV"
-  echo "soak: minute $m: VmRSS $r KiB, settled $s KiB"
+  echo "soak: minute $m: VmRSS $r KiB, settled (VmRSS, heap in use) $s KiB"
 done
 
 status=0
@@ -93,12 +94,13 @@ fi
 # Growth after the first five minutes (or after minute 0 when the run is shorter), of the settled
 # RSS (the target) and of the raw samples; the raw floor (least RSS of the last ten samples
 # against the least of the ten from minute 5) is printed too (docs/soak.md).
-awk -F, -v minutes="$MINUTES" 'NR > 1 { rss[$1] = $2; settled[$1] = $3; last = $1 }
+awk -F, -v minutes="$MINUTES" 'NR > 1 { rss[$1] = $2; settled[$1] = $3; heap[$1] = $4; last = $1 }
   function least(from, to,   m, i) { m = -1; for (i = from; i <= to; ++i) if (i in rss && (m < 0 || rss[i] < m)) m = rss[i]; return m }
   END {
     base = minutes >= 5 ? 5 : 0
     g = (settled[last] - settled[base]) / settled[base] * 100
     printf "soak: settled RSS %d KiB at minute %d, %d KiB at minute %d: growth %+.2f%% (target < 5%%)\n", settled[base], base, settled[last], last, g
+    printf "soak: settled heap in use %d KiB at minute %d, %d KiB at minute %d: %+.2f%%\n", heap[base], base, heap[last], last, (heap[last] - heap[base]) / heap[base] * 100
     printf "soak: raw RSS %d KiB at minute %d, %d KiB at minute %d: %+.2f%%\n", rss[base], base, rss[last], last, (rss[last] - rss[base]) / rss[base] * 100
     a = least(base, base + 9); b = least(last - 9, last)
     printf "soak: raw floor (least RSS) %d KiB in minutes %d-%d, %d KiB in minutes %d-%d: %+.2f%%\n", a, base, base + 9, b, last - 9, last, (b - a) / a * 100
