@@ -13,6 +13,8 @@ namespace sf {
 
 namespace {
 
+constexpr int kHeadsPerTable = 16;  // heads side by side in the Attention tab's grid
+
 // The query heads that read key/value head g (1-based): "1–2", or "3" alone.
 std::string heads_sharing(const ModelConfig& c, int g) {
   int lo = 0, hi = 0;
@@ -189,61 +191,66 @@ void AttentionPanel::draw(App& app) {
     ImGui::Separator();
     ImGui::TextUnformatted((g.title + ": softmax(S/√d_attn), 0 to 1").c_str());
     item_tooltip(g.mask_text);
-    ImGui::PushID(static_cast<int>(gi));
-    if (!ImGui::BeginTable("heads", cfg.H + 1, ImGuiTableFlags_SizingFixedFit)) {
-      ImGui::PopID();
-      continue;
-    }
-    ImGui::TableNextRow();
-    ImGui::TableNextColumn();
-    for (int h = 1; h <= cfg.H; ++h) {
-      ImGui::TableNextColumn();
-      ImGui::TextDisabled("h = %d", h);
-    }
-    if (shared_kv) {  // the key/value head each query head reads, groups on alternating backgrounds
-      ImGui::TableNextRow();
-      ImGui::TableNextColumn();
-      ImGui::TextDisabled("K,V");
-      for (int h = 1; h <= cfg.H; ++h) {
-        ImGui::TableNextColumn();
-        const int g = cfg.kv_head_of(h);
-        if (g % 2) ImGui::TableSetBgColor(ImGuiTableBgTarget_CellBg, highlight_bg(app.settings.dark));
-        ImGui::Text("g = %d", g);
-        item_tooltip(kv_sharing_label(cfg, h));
-      }
-    }
-    for (int l = 1; l <= layers_of(g); ++l) {
-      ImGui::TableNextRow();
-      ImGui::TableNextColumn();
-      ImGui::SetCursorPosY(ImGui::GetCursorPosY() + (thumb - F) * 0.5f);
-      ImGui::TextDisabled("l = %d", l);
-      for (int h = 1; h <= cfg.H; ++h) {
-        ImGui::TableNextColumn();
-        const HeadCall* c = call_for(g, l, h);
-        if (!c || !c->A) continue;
-        HeatmapOptions o = heatmap_options(app, c->line6, *c->A);
-        o.thumbnail = true;
-        o.scale = ColorScale::Sequential;
-        o.lo = 0;
-        o.hi = 1;
-        o.max_width = thumb;
-        o.max_height = thumb;
-        o.frame_color = static_cast<int>(gi) == g_ && l == l_ && h == h_ ? accent : 0;
-        o.on_click = [&, l, h, gi, enter = c->enter](int, int) {
-          g_ = static_cast<int>(gi);
-          l_ = l;
-          h_ = h;
-          s.jump(enter);
-          app.ui.viewed_event = SIZE_MAX;
-        };
-        ImGui::PushID(l * 1000 + h);
-        heatmap("head", c->A->m, app.fonts, o);
+    // At most kHeadsPerTable heads side by side (ImGui tables take up to 64 columns; H may be 64),
+    // the next ones in another table below.
+    for (int h0 = 1; h0 <= cfg.H; h0 += kHeadsPerTable) {
+      const int h1 = std::min(cfg.H, h0 + kHeadsPerTable - 1);
+      ImGui::PushID(static_cast<int>(gi) * 1000 + h0);
+      if (!ImGui::BeginTable("heads", h1 - h0 + 2, ImGuiTableFlags_SizingFixedFit)) {
         ImGui::PopID();
-        item_tooltip("Layer " + std::to_string(l) + ", head " + std::to_string(h) + ": click to go to this call");
+        continue;
       }
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      for (int h = h0; h <= h1; ++h) {
+        ImGui::TableNextColumn();
+        ImGui::TextDisabled("h = %d", h);
+      }
+      if (shared_kv) {  // the key/value head each query head reads, groups on alternating backgrounds
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        ImGui::TextDisabled("K,V");
+        for (int h = h0; h <= h1; ++h) {
+          ImGui::TableNextColumn();
+          const int g = cfg.kv_head_of(h);
+          if (g % 2) ImGui::TableSetBgColor(ImGuiTableBgTarget_CellBg, highlight_bg(app.settings.dark));
+          ImGui::Text("g = %d", g);
+          item_tooltip(kv_sharing_label(cfg, h));
+        }
+      }
+      for (int l = 1; l <= layers_of(g); ++l) {
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        ImGui::SetCursorPosY(ImGui::GetCursorPosY() + (thumb - F) * 0.5f);
+        ImGui::TextDisabled("l = %d", l);
+        for (int h = h0; h <= h1; ++h) {
+          ImGui::TableNextColumn();
+          const HeadCall* c = call_for(g, l, h);
+          if (!c || !c->A) continue;
+          HeatmapOptions o = heatmap_options(app, c->line6, *c->A);
+          o.thumbnail = true;
+          o.scale = ColorScale::Sequential;
+          o.lo = 0;
+          o.hi = 1;
+          o.max_width = thumb;
+          o.max_height = thumb;
+          o.frame_color = static_cast<int>(gi) == g_ && l == l_ && h == h_ ? accent : 0;
+          o.on_click = [&, l, h, gi, enter = c->enter](int, int) {
+            g_ = static_cast<int>(gi);
+            l_ = l;
+            h_ = h;
+            s.jump(enter);
+            app.ui.viewed_event = SIZE_MAX;
+          };
+          ImGui::PushID(l * 1000 + h);
+          heatmap("head", c->A->m, app.fonts, o);
+          ImGui::PopID();
+          item_tooltip("Layer " + std::to_string(l) + ", head " + std::to_string(h) + ": click to go to this call");
+        }
+      }
+      ImGui::EndTable();
+      ImGui::PopID();
     }
-    ImGui::EndTable();
-    ImGui::PopID();
   }
 }
 

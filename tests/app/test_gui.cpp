@@ -377,6 +377,16 @@ TEST(Gui, ModelBuilderCreatesARopeSwigluModel) {
   EXPECT_NE(r.state["model"].get<std::string>().find("new gpt model"), std::string::npos);
 }
 
+TEST(Gui, SixtyFourHeadsFitTheAttentionTab) {
+  // Found by the soak's monkey: H = 64 (the builder's largest) asked ImGui for a 65-column table in
+  // the Attention tab, over its limit of 64, and the assertion ended the app.
+  const AppRun r = run_app("", "builder:open,builder:set:H=64,builder:create,open:attention,goto:4:6:1:64");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.state["event"]["alg"], 4);
+  EXPECT_EQ(r.state["event"]["h"], 64);
+  EXPECT_TRUE(has_tab(r, "Attention")) << r.state["tabs_shown"];  // drawn in the last frame
+}
+
 TEST(Gui, ModelBuilderRefusesAnImpossibleCombinationWithTheReason) {
   AppRun r = run_app("", "builder:open,builder:set:H_kv=3,builder:create");
   EXPECT_EQ(r.exit_code, 3) << r.output;  // a refused action
