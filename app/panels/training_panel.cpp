@@ -527,7 +527,7 @@ void TrainingPanel::draw(App& app) {
     if (!configure(app, err)) app.notify(err, true);
   }
   item_tooltip("docs/training.md: a small model and settings that reach 95% greedy validation accuracy in about 2000 "
-               "updates (sorting: 11 s of CPU time); Play pauses there. Untick to train the open model's sizes.");
+               "updates (sorting: about 6 s on two idle cores); Play pauses there. Untick to train the open model's sizes.");
   ImGui::PushTextWrapPos(0.0f);
   if (recipe_) {
     const Recipe r = classroom_recipe(app.session.arch().name());
