@@ -231,6 +231,7 @@ void App::draw_menu_bar() {
   }
   for (auto& f : features) f->top_menu(*this);
   if (ImGui::BeginMenu("Help")) {
+    if (ImGui::MenuItem("Welcome")) panels->welcome.show(true);
     if (ImGui::MenuItem("Errata of the seeds…")) ui.show.errata = true;
     if (ImGui::MenuItem("About Stepformer", "F1")) ui.show.about = true;
     ImGui::EndMenu();
@@ -425,6 +426,8 @@ bool App::apply_action(const std::string& action, std::string& error) {
     if (!e) return error = "errata takes show:ID with the id of an erratum (core/pseudocode/errata.cpp)", false;
     ui.show.errata = true;
     panels->errata.show(*this, *e);  // a model that does not run it is a notice, not a failed action
+  } else if (verb == "welcome") {
+    if (!panels->welcome.action(*this, arg, error)) return false;
   } else if (verb == "attention") {
     if (arg != "gpu" && arg != "cpu") return error = "attention is gpu or cpu", false;
     set_attention_gpu(arg == "gpu");

@@ -27,6 +27,7 @@ struct Settings {
   bool colorblind = false;     // the colour-blind-safe palette on every heatmap
   std::vector<std::string> recent_files;     // models (File › Open recent)
   std::vector<std::string> recent_sessions;  // sessions and lessons (File › Open recent)
+  bool welcome_at_start = false;  // the welcome's "Show at start" (a first launch shows it regardless)
 };
 
 struct Fonts {

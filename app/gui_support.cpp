@@ -9,6 +9,7 @@
 #include <map>
 
 #include "app/classroom/themes.hpp"
+#include "app/panels/welcome_panel.hpp"
 #include "backends/imgui_impl_glfw.h"
 #include "backends/imgui_impl_opengl3.h"
 #include "imgui.h"
@@ -44,6 +45,7 @@ void settings_read_line(ImGuiContext*, ImGuiSettingsHandler*, void* entry, const
   else if (std::sscanf(line, "Colorblind=%d", &i) == 1) app->settings.colorblind = i != 0;
   else if (std::sscanf(line, "RecentSession=%4095[^\n]", buf) == 1 && app->settings.recent_sessions.size() < 10)
     app->settings.recent_sessions.push_back(buf);
+  else if (std::sscanf(line, "WelcomeAtStart=%d", &i) == 1) app->settings.welcome_at_start = i != 0;
 }
 
 void settings_write_all(ImGuiContext*, ImGuiSettingsHandler* h, ImGuiTextBuffer* out) {
@@ -54,6 +56,7 @@ void settings_write_all(ImGuiContext*, ImGuiSettingsHandler* h, ImGuiTextBuffer*
   for (const auto& r : s.recent_files) out->appendf("Recent=%s\n", r.c_str());
   out->appendf("HighContrast=%d\nColorblind=%d\n", s.high_contrast ? 1 : 0, s.colorblind ? 1 : 0);
   for (const auto& r : s.recent_sessions) out->appendf("RecentSession=%s\n", r.c_str());
+  out->appendf("WelcomeAtStart=%d\n", s.welcome_at_start ? 1 : 0);
   out->append("\n");
 }
 
@@ -104,7 +107,11 @@ void install_settings(App& app, bool no_ini) {
   h.ReadLineFn = settings_read_line;
   h.WriteAllFn = settings_write_all;
   ImGui::GetCurrentContext()->SettingsHandlers.push_back(h);
-  if (io.IniFilename) ImGui::LoadIniSettingsFromDisk(io.IniFilename);
+  if (!io.IniFilename) return;  // --no-ini: no welcome unless asked (welcome:show, Help › Welcome)
+  std::error_code ec;
+  const bool first_launch = !std::filesystem::exists(ini_path, ec);  // no settings written yet
+  ImGui::LoadIniSettingsFromDisk(io.IniFilename);
+  welcome_panel(app).show(first_launch || app.settings.welcome_at_start);
 }
 
 void build_fonts(App& app, bool rebuild) {

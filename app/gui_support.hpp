@@ -9,7 +9,8 @@
 namespace sf {
 
 // imgui.ini under $XDG_CONFIG_HOME/stepformer (or ~/.config/stepformer), holding the window
-// layout and a [Stepformer][Settings] section (font size, theme, recent files).
+// layout and a [Stepformer][Settings] section (font size, theme, recent files). Opens the welcome
+// when there is no such file yet (a first launch) or its "Show at start" is ticked.
 void install_settings(App& app, bool no_ini);
 // (Re)builds the font atlas at settings.font_px; `rebuild` also recreates the GL texture.
 void build_fonts(App& app, bool rebuild);

@@ -173,6 +173,7 @@ void App::layout_windows() {
   if (ui.show.about) panels->about.draw(*this);
   if (ui.show.builder) panels->builder.draw(*this);
   if (ui.show.errata) panels->errata.draw(*this);
+  panels->welcome.draw(*this);  // first launch and Help › Welcome (it knows whether it is open)
   ui.reset_layout = false;
 }
 

@@ -7,6 +7,7 @@
 #include "app/panels/tensor_panel.hpp"
 #include "app/panels/tokenizer_panel.hpp"
 #include "app/panels/training_panel.hpp"
+#include "app/panels/welcome_panel.hpp"
 #include "core/io/fileio.hpp"
 #include "imgui.h"
 #include "imgui_internal.h"
@@ -97,6 +98,21 @@ bool App::write_state(const std::string& path, std::string& error) const {
     const Batch b = training_panel(*this).last_minibatch();  // the padding view's minibatch
     j["train_batch"] = {{"B", b.B}, {"l", b.l}, {"lengths", b.lengths}, {"real_tokens", b.real_tokens()},
                         {"targets", b.n_targets()}};
+  }
+  // issue 21 welcome: whether it is open, "Show at start", whether it fits without scrolling, and the
+  // buttons drawn in the last frame (each starting point's name for welcome:NAME, its label, its rectangle).
+  {
+    const WelcomePanel& w = welcome_panel(*this);
+    nlohmann::ordered_json buttons = nlohmann::ordered_json::array();
+    for (const WelcomePanel::Start& s : WelcomePanel::starts())
+      if (auto it = w.button_rects().find(s.name); it != w.button_rects().end())
+        buttons.push_back({{"name", s.name},
+                           {"label", s.label},
+                           {"rect", {it->second.x, it->second.y, it->second.z, it->second.w}}});
+    j["welcome"] = {{"open", w.is_open()},
+                    {"show_at_start", settings.welcome_at_start},
+                    {"fits", w.fits()},
+                    {"buttons", buttons}};
   }
   j["highlight"] = {ui.highlight_rect[0], ui.highlight_rect[1], ui.highlight_rect[2], ui.highlight_rect[3]};
   nlohmann::ordered_json windows = nlohmann::ordered_json::object();

@@ -21,6 +21,7 @@
 #include "app/panels/training_panel.hpp"
 #include "app/panels/translation_panel.hpp"
 #include "app/panels/variables_panel.hpp"
+#include "app/panels/welcome_panel.hpp"
 
 namespace sf {
 
@@ -44,6 +45,7 @@ struct App::Panels {
   ErrataPanel errata;
   NotationPanel notation;
   TokenizerPanel tokenizer;
+  WelcomePanel welcome;
 };
 
 }  // namespace sf
