@@ -44,7 +44,7 @@ bool start_attention(App& app, std::string& error) {
   }
   app.ui.viewed_event = SIZE_MAX;
   app.ui.show.attention = true;  // selects the Attention tab on the next frame
-  app.notify("Algorithm 4 (Attention), layer 1, head 1: F10 steps over its lines, F11 into them");
+  app.notify("Algorithm 4, layer 1, head 1: F10 steps through its lines");
   return true;
 }
 
@@ -54,7 +54,7 @@ bool start_training(App& app, std::string& error) {
   app.ui.show.training = true;
   TrainingPanel& t = app.panels->training;
   if (!t.set_task(app, classroom_recipe(app.session.arch().name()).task, error) || !t.play(app, error)) return false;
-  app.notify("Training with the classroom recipe: watch the loss fall and the accuracy rise (‖ Pause stops it)");
+  app.notify("Training the classroom recipe (‖ Pause stops it)");
   return true;
 }
 
