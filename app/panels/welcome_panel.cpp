@@ -130,11 +130,13 @@ void WelcomePanel::draw(App& app) {
   const float fs = ImGui::GetFontSize();
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   // Sized from the viewport: 46 em wide, or 90% of a narrow screen; as tall as its text (a zero
-  // height fits it), scrolling beyond 90% of the screen's height (large fonts on a laptop).
+  // height fits it), scrolling beyond 86% of the screen's height (large fonts on a laptop). Its
+  // top edge is fixed (centring it would move it while its height settles over its first frames,
+  // under a pointer about to click).
   const float w = std::min(fs * 46.0f, vp->WorkSize.x * 0.9f);
-  ImGui::SetNextWindowPos(ImVec2(vp->WorkPos.x + vp->WorkSize.x * 0.5f, vp->WorkPos.y + vp->WorkSize.y * 0.5f),
-                          ImGuiCond_Always, ImVec2(0.5f, 0.5f));
-  ImGui::SetNextWindowSizeConstraints(ImVec2(w, 0.0f), ImVec2(w, vp->WorkSize.y * 0.9f));
+  ImGui::SetNextWindowPos(ImVec2(vp->WorkPos.x + vp->WorkSize.x * 0.5f, vp->WorkPos.y + vp->WorkSize.y * 0.1f),
+                          ImGuiCond_Always, ImVec2(0.5f, 0.0f));
+  ImGui::SetNextWindowSizeConstraints(ImVec2(w, 0.0f), ImVec2(w, vp->WorkSize.y * 0.86f));
   ImGui::SetNextWindowSize(ImVec2(w, 0.0f), ImGuiCond_Always);
   ImGui::SetNextWindowBgAlpha(1.0f);  // opaque over the panels, for a projector
   if (focus_) ImGui::SetNextWindowFocus();
