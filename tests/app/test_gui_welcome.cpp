@@ -111,7 +111,7 @@ TEST(GuiWelcome, FirstLaunchShowsItAndASecondLaunchDoesNot) {
 TEST(GuiWelcome, ShowAtStartTickedShowsItAgain) {
   const ConfigDir config;
   ASSERT_EQ(launch(config).exit_code, 0);
-  // What ticking "Show at start" writes (the checkbox itself: ClickingShowAtStartPersistsIt).
+  // What ticking "Show at start" writes (the checkbox itself: HelpWelcomeOpensItAndShowAtStartPersists).
   std::string ini = read_text(config.ini());
   const size_t at = ini.find("WelcomeAtStart=0");
   ASSERT_NE(at, std::string::npos) << ini;
