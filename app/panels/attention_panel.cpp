@@ -47,14 +47,13 @@ int layers_of(const std::vector<HeadCall>& calls, const AttentionGroup& g) {
 }
 
 // The height of each of the four views. They share what the grid of heads leaves, but take at
-// least what their rows need to be labelled one by one (0.9 of a line per row, a little over
-// the 0.85 a label needs, plus the label band and the legend: 6 lines), up to half the panel
-// each: the views come first, and the grid under them scrolls.
-float view_height(float avail_y, float grid_h, int rows, float F) {
+// least `readable` (what their rows need to be labelled one by one), up to half the panel each:
+// the views come first, and the grid under them scrolls.
+float view_height(float avail_y, float grid_h, float readable, float F) {
   const float text_h = F * 5.5f;  // the axis line above the views, the explanation under them
-  const float half = (avail_y - text_h) * 0.5f - F * 1.4f;
-  const float shared = (avail_y - grid_h - text_h) * 0.5f - F * 1.4f;
-  const float readable = (static_cast<float>(rows) * 0.9f + 6.0f) * F;
+  const float caption_h = F * 1.4f;  // each view's caption
+  const float half = (avail_y - text_h) * 0.5f - caption_h;
+  const float shared = (avail_y - grid_h - text_h) * 0.5f - caption_h;
   return std::max({shared, std::min(readable, half), F * 10.0f});
 }
 
@@ -114,16 +113,25 @@ void AttentionPanel::draw_cursor_link(App& app, const HeadCall& call) {
   }
 }
 
-void AttentionPanel::draw_views(App& app, const HeadCall& call, const AttentionGroup& group, float map_h) {
+void AttentionPanel::draw_views(App& app, const HeadCall& call, const AttentionGroup& group, float avail_y,
+                                float grid_h) {
+  const float F = ImGui::GetFontSize();
   HeatmapHover hovered;
-  auto view = [&](const char* id, const std::string& caption, size_t k, const Value& v) {
-    math_text(app.fonts, caption);
+  auto options = [&](size_t k, const Value& v) {
     // The value's scale, as in every view of it (apply_value_scale): S and S after masking on
     // ±max|S|, softmax(S/√d_attn) on [0, 1].
     HeatmapOptions o = heatmap_options(app, k, v);
     o.rows.title.clear();  // said once above the four views
     o.cols.title.clear();
     o.max_width = ImGui::GetContentRegionAvail().x;
+    return o;
+  };
+  float map_h = 0;  // the four share one height (and axes): S's, in a column of the table below
+  auto view = [&](const char* id, const std::string& caption, size_t k, const Value& v) {
+    math_text(app.fonts, caption);
+    HeatmapOptions o = options(k, v);
+    if (map_h == 0)
+      map_h = view_height(avail_y, grid_h, heatmap_height_to_label_rows(MatView(v.m), app.fonts, o), F);
     o.max_height = map_h;
     o.mark_row = hover_.row;
     o.mark_col = hover_.col;
@@ -269,7 +277,7 @@ void AttentionPanel::draw(App& app) {
   int grid_rows = 0;
   for (const auto& g : groups) grid_rows += layers_of(calls, g);
   const float grid_h = static_cast<float>(grid_rows) * (thumb + F * 0.6f) + F * 4.0f * static_cast<float>(groups.size());
-  draw_views(app, *call, group, view_height(avail.y, grid_h, static_cast<int>(call->S->m.rows()), F));
+  draw_views(app, *call, group, avail.y, grid_h);
   draw_head_grid(app, calls, groups, thumb);
 }
 

@@ -21,8 +21,9 @@ struct AttentionPanel {
   void follow_cursor(const Session& s, const std::vector<HeadCall>& calls, const std::vector<AttentionGroup>& groups);
   void draw_selectors(const std::vector<AttentionGroup>& groups, int L_g, int H, int max_i);
   void draw_cursor_link(App& app, const HeadCall& call);
-  // S, the Mask, S after masking and softmax(S/√d_attn) of one call, each map_h high at most.
-  void draw_views(App& app, const HeadCall& call, const AttentionGroup& group, float map_h);
+  // S, the Mask, S after masking and softmax(S/√d_attn) of one call, as tall as their rows need
+  // to be labelled, within what the panel (avail_y high, grid_h of it for the grid) can give.
+  void draw_views(App& app, const HeadCall& call, const AttentionGroup& group, float avail_y, float grid_h);
   void draw_head_grid(App& app, const std::vector<HeadCall>& calls, const std::vector<AttentionGroup>& groups,
                       float thumb);
 

@@ -186,7 +186,7 @@ HeatmapHover heatmap(const char* id, const MatView& m, const Fonts& f, const Hea
   if (L.full) lg = layout_legend(L, sc, caption_for(L, tex, o.zoom != nullptr));
   out.caption = lg ? lg->caption : "";
   out.cells = ImVec4(L.gx, L.gy, L.gw, L.gh);
-  const float total_w = std::max(L.row_w + L.gw, lg ? lg->w : 0.0f);
+  const float total_w = std::max(L.gx - L.p0.x + L.gw, lg ? lg->w : 0.0f);  // gx is rounded to a pixel
   const ImVec2 total(std::max(total_w, 1.0f), L.title_h + L.col_h + L.gh + (lg ? lg->h : 0.0f));
 
   ImGui::PushID(id);

@@ -109,6 +109,11 @@ std::optional<HeatmapMenuRequest>& heatmap_menu_request();
 
 HeatmapHover heatmap(const char* id, const MatView& m, const Fonts& fonts, const HeatmapOptions& opt);
 
+// The height a full heatmap of m drawn with options o (in the width they give) needs for every
+// row to be labelled: its titles, label band, rows and legend. A panel that can give it that
+// much does; one that cannot gets thinned labels.
+float heatmap_height_to_label_rows(const MatView& m, const Fonts& f, HeatmapOptions o);
+
 // `s` cut to at most max_w pixels in `font`, ending in "…" when cut (whole UTF-8 characters).
 std::string fit_text(const ImFont* font, const std::string& s, float max_w);
 

@@ -112,3 +112,18 @@ Layout layout_heatmap(const MatWindow& win, int R_all, int C_all, const Fonts& f
 }
 
 }  // namespace sf::heatmap_detail
+
+namespace sf {
+
+float heatmap_height_to_label_rows(const MatView& m, const Fonts& f, HeatmapOptions o) {
+  const int R = static_cast<int>(m.rows()), C = static_cast<int>(m.cols());
+  if (R == 0 || C == 0 || o.thumbnail) return 0;
+  o.max_height = 1e6f;  // no limit: the label band as the width alone makes it
+  const heatmap_detail::Layout L = heatmap_detail::layout_heatmap(whole(R, C), R, C, f, o);
+  // A pixel over the fill per row, so that rounding never thins them.
+  const float rows_h = static_cast<float>(R) * (L.F * heatmap_detail::kLineFill + 1.0f);
+  const float legend_h = std::round(L.F * 1.6f);
+  return L.title_h + L.col_h + rows_h + legend_h;
+}
+
+}  // namespace sf

@@ -108,14 +108,16 @@ Layout layout_heatmap(const MatWindow& win, int R_all, int C_all, const Fonts& f
 
 // --- legend (heatmap_legend.cpp) ----------------------------------------------------------------
 
-// The legend: lo, the colour bar, hi on one line, then swatches for the cells the scale cannot
+// The legend: lo, the colour bar, hi on one line (or the bar, then the ends), then swatches for the cells the scale cannot
 // colour (on a second line where one is too narrow), then the reduction or zoom caption.
 struct Legend {
   LegendEnds ends;
+  float x0 = 0;          // where it starts, from the item's left edge
+  bool stacked = false;  // the ends on a line under the bar (a narrow heatmap)
   float lo_w = 0, hi_w = 0, bar_w = 0, bar_h = 0;
   std::vector<std::pair<bool, std::string>> swatches;  // (hatched, text)
   bool wrap_swatches = false;
-  float w = 0, h = 0;  // its extent, from the cells' left edge
+  float w = 0, h = 0;  // its extent, from the item's left edge
   std::string caption;
   // Where lo and hi were written (x, y, w, h; set by draw_legend).
   ImVec4 lo_rect, hi_rect;
