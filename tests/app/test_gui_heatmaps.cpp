@@ -155,21 +155,38 @@ void expect_same_scale(const json& a, const json& b) {
 }
 
 TEST(GuiHeatmaps, ThumbnailAndInspectorShareOneColourScale) {
-  // The Attention tab: softmax(S/√d_attn) on [0, 1] in the Variables thumbnail, the large view
-  // and the grid of heads; S (after masking, line 5) on S's ±max|S| everywhere.
-  const AppRun r = run_app("", "goto:4:6,open:attention");
+  // BERT attends everywhere (Mask ≡ 1), so no softmax(S/√d_attn) weight reaches 1: a scale taken
+  // from the data would end below 1 and differ between views. It is [0, 1] in the Variables
+  // thumbnail, the Attention tab's view and its grid of heads; S (after masking, line 5) is on
+  // S's ±max|S| everywhere.
+  const std::string bert = "--model " + std::string(STEPFORMER_SOURCE_DIR) + "/assets/bert.safetensors";
+  const AppRun r = run_app(bert, "goto:4:6,open:attention");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const json* thumb = heatmap_named(r, kSoftmax, true);
   const json* view = heatmap_named(r, kSoftmax, false);
-  ASSERT_TRUE(thumb && view);
+  const json* S = heatmap_named(r, "S", false);
+  ASSERT_TRUE(thumb && view && S);
   EXPECT_EQ((*view)["scale"]["lo"], 0.0);
   EXPECT_EQ((*view)["scale"]["hi"], 1.0);
   for (const json& h : r.state["heatmaps"]) {
     if (h["value"] == kSoftmax) expect_same_scale(h, *view);
-    if (h["value"] == "S") expect_same_scale(h, *heatmap_named(r, "S", false));
+    if (h["value"] == "S") expect_same_scale(h, *S);
   }
+  // GPT's causal mask puts −∞ where S's largest |score| may be: S after masking (the Variables
+  // thumbnail at line 6) keeps line 4's ±max|S| all the same.
+  const AppRun g = run_app("", "goto:4:6,open:attention");
+  ASSERT_EQ(g.exit_code, 0) << g.output;
+  const json* gS = heatmap_named(g, "S", false);
+  ASSERT_NE(gS, nullptr);
+  int thumbnails_of_S = 0;
+  for (const json& h : g.state["heatmaps"])
+    if (h["value"] == "S") {
+      expect_same_scale(h, *gS);
+      thumbnails_of_S += h.value("thumbnail", false);
+    }
+  EXPECT_EQ(thumbnails_of_S, 1);
   // The Tensor view of the same value.
-  const AppRun t = run_app("", "goto:4:6,select:" + kSoftmax + ",open:tensor");
+  const AppRun t = run_app(bert, "goto:4:6,select:" + kSoftmax + ",open:tensor");
   ASSERT_EQ(t.exit_code, 0) << t.output;
   const json* tv = heatmap_named(t, kSoftmax, false);
   const json* tt = heatmap_named(t, kSoftmax, true);
