@@ -46,7 +46,7 @@ void draw_column_labels(ImDrawList* dl, const Layout& L, const HeatmapOptions& o
     const std::string l = fit_text(L.big, o.cols.labels[static_cast<size_t>(L.win.c0 + c)], max_col_label(F));
     const float w = text_w(L.big, l);
     drawn[static_cast<size_t>(c)] = l;
-    if (w + L.gap * 0.5f <= L.cell_w) {  // fits across its column: upright, just above the indices
+    if (w + L.gap <= L.cell_w) {  // fits across its column: upright, just above the indices
       dl->AddText(L.big, F, ImVec2(col_centre(L, c) - w * 0.5f, num_y - F), ink, l.c_str());
       continue;
     }

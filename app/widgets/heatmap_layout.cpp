@@ -85,7 +85,7 @@ Layout layout_heatmap(const MatWindow& win, int R_all, int C_all, const Fonts& f
     L.title_h = !o.rows.title.empty() || !o.cols.title.empty() ? std::round(F * 1.35f) : 0.0f;
     // The caption under the legend is there for a zoomed or large matrix (drawn from a texture).
     const bool caption = L.zoomed || L.R > kMaxCellByCell || L.C > kMaxCellByCell;
-    const float legend_h = std::round(F * 1.6f), caption_h = caption ? std::round(F * 1.3f) : 0.0f;
+    const float legend_h = legend_line_h(F), caption_h = caption ? std::round(F * 1.3f) : 0.0f;
     const float W = L.avail_w;
     const float H = o.max_height > 0 ? o.max_height : std::max(avail.y, F * 10.0f);
     // First with the token labels across the columns; where the widest does not fit across a
@@ -122,8 +122,7 @@ float heatmap_height_to_label_rows(const MatView& m, const Fonts& f, HeatmapOpti
   const heatmap_detail::Layout L = heatmap_detail::layout_heatmap(whole(R, C), R, C, f, o);
   // A pixel over the fill per row, so that rounding never thins them.
   const float rows_h = static_cast<float>(R) * (L.F * heatmap_detail::kLineFill + 1.0f);
-  const float legend_h = std::round(L.F * 1.6f);
-  return L.title_h + L.col_h + rows_h + legend_h;
+  return L.title_h + L.col_h + rows_h + heatmap_detail::legend_line_h(L.F);
 }
 
 }  // namespace sf

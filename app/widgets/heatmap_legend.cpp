@@ -53,7 +53,7 @@ Legend layout_legend(const Layout& L, const Scale& sc, std::string caption) {
   lg.wrap_swatches = !lg.swatches.empty() && lg.x0 + scale_w + swatch_w > std::max(L.avail_w, L.row_w + L.gw);
   const float line_h = std::round(F * 1.3f);
   lg.w = lg.wrap_swatches ? std::max(lg.x0 + scale_w, swatch_w - F) : lg.x0 + scale_w + swatch_w;
-  lg.h = std::round(F * 1.6f) + (lg.stacked ? line_h : 0.0f) + (lg.wrap_swatches ? line_h : 0.0f) +
+  lg.h = legend_line_h(F) + (lg.stacked ? line_h : 0.0f) + (lg.wrap_swatches ? line_h : 0.0f) +
          (lg.caption.empty() ? 0.0f : line_h);
   return lg;
 }

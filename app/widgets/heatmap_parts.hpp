@@ -123,6 +123,8 @@ struct Legend {
   ImVec4 lo_rect, hi_rect;
 };
 Legend layout_legend(const Layout& L, const Scale& sc, std::string caption);
+// The height of the legend's line (the ends and the bar), a little over a line of text.
+inline float legend_line_h(float F) { return std::round(F * 1.6f); }
 void draw_legend(ImDrawList* dl, const Layout& L, const Scale& sc, Legend& lg);
 
 // --- cells, axes, tooltip (heatmap_cells.cpp, heatmap_axes.cpp, heatmap_tooltip.cpp) -----------
