@@ -91,6 +91,25 @@ TEST(GuiHeatmaps, ScrolledOutOfViewIsNotVisible) {
   EXPECT_TRUE((*vt)["visible"]) << *vt;
 }
 
+TEST(GuiHeatmaps, CoveredByAnotherWindowIsNotVisible) {
+  // The export dialog opens in the middle of the screen, over the Attention tab's left views.
+  const AppRun r = run_app("", "goto:4:6,open:attention,export-dialog:png");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const json& dialog = r.state["windows"]["Export##export-dialog"];
+  ASSERT_TRUE(dialog.is_array()) << r.state["windows"];
+  const float dx0 = dialog[0], dy0 = dialog[1], dx1 = dx0 + dialog[2].get<float>(), dy1 = dy0 + dialog[3].get<float>();
+  int covered = 0, clear = 0;
+  for (const json& h : heatmaps(r, false)) {
+    const float x0 = h["rect"][0], y0 = h["rect"][1];
+    const float x1 = x0 + h["rect"][2].get<float>(), y1 = y0 + h["rect"][3].get<float>();
+    const bool under = x0 < dx1 && dx0 < x1 && y0 < dy1 && dy0 < y1;
+    EXPECT_EQ(h["visible"].get<bool>(), !under) << h << " dialog " << dialog;
+    (under ? covered : clear) += 1;
+  }
+  EXPECT_GT(covered, 0) << "the dialog covers no view: the test shows nothing";
+  EXPECT_GT(clear, 0);
+}
+
 // The legend's numbers are legend_ends' (whole, with the digits that tell the ends apart), and
 // written inside their heatmap, of which the first `visible` are fully visible: no number is cut.
 void expect_whole_legends(const AppRun& r, size_t visible) {
