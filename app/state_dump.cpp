@@ -8,6 +8,7 @@
 #include "app/panels/tokenizer_panel.hpp"
 #include "app/panels/training_panel.hpp"
 #include "app/panels/welcome_panel.hpp"
+#include "app/widgets/heatmap_report.hpp"
 #include "core/io/fileio.hpp"
 #include "imgui.h"
 #include "imgui_internal.h"
@@ -121,6 +122,23 @@ bool App::write_state(const std::string& path, std::string& error) const {
     windows[w->Name] = {w->Pos.x, w->Pos.y, w->Size.x, w->Size.y};
   }
   j["windows"] = windows;
+  // issue 21 heatmaps: each heatmap drawn in the last frame, whether it is fully visible, its
+  // colour scale, its legend's ends and where they were written, the token labels it drew.
+  {
+    auto rect = [](const ImVec4& r) { return nlohmann::ordered_json::array({r.x, r.y, r.z, r.w}); };
+    nlohmann::ordered_json heatmaps = nlohmann::ordered_json::array();
+    for (const HeatmapRecord& h : heatmaps_drawn()) {
+      nlohmann::ordered_json e = {{"value", h.value}, {"rect", rect(h.rect)}, {"visible", fully_visible(h)}};
+      if (h.thumbnail) e["thumbnail"] = true;
+      e["scale"] = {{"lo", h.lo}, {"hi", h.hi}, {"diverging", h.diverging}};
+      if (!h.thumbnail)
+        e["legend"] = {{"lo", h.lo_text}, {"hi", h.hi_text}, {"lo_rect", rect(h.lo_rect)}, {"hi_rect", rect(h.hi_rect)}};
+      if (!h.row_labels.empty()) e["row_labels"] = h.row_labels;
+      if (!h.col_labels.empty()) e["col_labels"] = h.col_labels;
+      heatmaps.push_back(std::move(e));
+    }
+    j["heatmaps"] = heatmaps;
+  }
   for (const auto& f : features) f->dump(*this, j);
   try {
     // A text that is not UTF-8 (a prompt or context set by a script) is written with U+FFFD.

@@ -36,48 +36,47 @@ std::string kv_sharing_label(const ModelConfig& c, int h) {
 
 }  // namespace
 
-void AttentionPanel::draw(App& app) {
-  Session& s = app.session;
-  const Trace& t = s.trace();
-  const ModelConfig& cfg = s.model().config;
-  const std::vector<HeadCall> calls = head_calls(t);
-  if (calls.empty()) {
-    ImGui::TextDisabled("This trace has no attention call.");
-    return;
-  }
-  // The transformer lines that call attention (one for GPT and BERT; encoder, decoder and
-  // cross-attention for the encoder-decoder), each with its own L×H grid.
-  const std::vector<AttentionGroup> groups = attention_groups(calls, s.model().config);
-  auto layers_of = [&](const AttentionGroup& g) {
-    int L = 0;
-    for (const auto& c : calls)
-      if (c.caller_alg == g.alg && c.caller_line == g.line) L = std::max(L, c.idx.l);
-    return std::max(L, 1);
-  };
-  // Take over the cursor's group, l and h when it moves into an attention call, and its i.
-  if (s.cursor() != followed_) {
-    followed_ = s.cursor();
-    const Event& e = s.current();
-    if ((e.alg == 4 || e.alg == 5) && e.idx.l && e.idx.h) {
-      l_ = e.idx.l;
-      h_ = e.idx.h;
-      for (const auto& c : calls)
-        if (c.enter <= s.cursor() && s.cursor() <= c.line6 + 1) {
-          for (size_t gi = 0; gi < groups.size(); ++gi)
-            if (groups[gi].alg == c.caller_alg && groups[gi].line == c.caller_line) g_ = static_cast<int>(gi);
-        }
-    }
-    if (e.idx.i) i_ = e.idx.i;
-  }
-  g_ = std::clamp(g_, 0, static_cast<int>(groups.size()) - 1);
-  const AttentionGroup& group = groups[g_];
-  const int L_g = layers_of(group);
-  int max_i = 0;
-  for (const auto& c : calls) max_i = std::max(max_i, c.idx.i);
-  l_ = std::clamp(l_, 1, L_g);
-  h_ = std::clamp(h_, 1, cfg.H);
-  i_ = max_i ? std::clamp(i_, 1, max_i) : 0;
+namespace {
 
+// The layers of group g: the largest l among its calls.
+int layers_of(const std::vector<HeadCall>& calls, const AttentionGroup& g) {
+  int L = 0;
+  for (const auto& c : calls)
+    if (c.caller_alg == g.alg && c.caller_line == g.line) L = std::max(L, c.idx.l);
+  return std::max(L, 1);
+}
+
+// The height of each of the four views. They share what the grid of heads leaves, but take at
+// least `readable` (what their rows need to be labelled one by one), up to half the panel each:
+// the views come first, and the grid under them scrolls.
+float view_height(float avail_y, float grid_h, float readable, float F) {
+  const float text_h = F * 5.5f;  // the axis line above the views, the explanation under them
+  const float caption_h = F * 1.4f;  // each view's caption
+  const float half = (avail_y - text_h) * 0.5f - caption_h;
+  const float shared = (avail_y - grid_h - text_h) * 0.5f - caption_h;
+  return std::max({shared, std::min(readable, half), F * 10.0f});
+}
+
+}  // namespace
+
+void AttentionPanel::follow_cursor(const Session& s, const std::vector<HeadCall>& calls,
+                                   const std::vector<AttentionGroup>& groups) {
+  if (s.cursor() == followed_) return;
+  followed_ = s.cursor();
+  const Event& e = s.current();
+  if ((e.alg == 4 || e.alg == 5) && e.idx.l && e.idx.h) {
+    l_ = e.idx.l;
+    h_ = e.idx.h;
+    for (const auto& c : calls)
+      if (c.enter <= s.cursor() && s.cursor() <= c.line6 + 1) {
+        for (size_t gi = 0; gi < groups.size(); ++gi)
+          if (groups[gi].alg == c.caller_alg && groups[gi].line == c.caller_line) g_ = static_cast<int>(gi);
+      }
+  }
+  if (e.idx.i) i_ = e.idx.i;
+}
+
+void AttentionPanel::draw_selectors(const std::vector<AttentionGroup>& groups, int L_g, int H, int max_i) {
   const float F = ImGui::GetFontSize();
   if (groups.size() > 1) {
     for (size_t gi = 0; gi < groups.size(); ++gi) {
@@ -91,70 +90,48 @@ void AttentionPanel::draw(App& app) {
   ImGui::SliderInt("##layer", &l_, 1, L_g, "layer l = %d");
   ImGui::SameLine();
   ImGui::SetNextItemWidth(F * 7.0f);
-  ImGui::SliderInt("##head", &h_, 1, cfg.H, "head h = %d");
+  ImGui::SliderInt("##head", &h_, 1, H, "head h = %d");
   if (max_i) {
     ImGui::SameLine();
     ImGui::SetNextItemWidth(F * 10.0f);
     ImGui::SliderInt("##step", &i_, 1, max_i, "generation step i = %d");
   }
-  // The call for (l, h) at step i; for a trace without steps, the only one.
-  auto call_for = [&](const AttentionGroup& g, int l, int h) {
-    return find_head_call(calls, g.alg, g.line, l, h, i_);
-  };
-  const bool shared_kv = cfg.kv_heads() < cfg.H;
-  if (shared_kv) {
-    ImGui::PushTextWrapPos(0.0f);
-    ImGui::TextColored(ImColor(accent_color(app.settings.dark)), "%s", kv_sharing_label(cfg, h_).c_str());
-    ImGui::PopTextWrapPos();
-  }
-  const HeadCall* call = call_for(group, l_, h_);
-  if (!call || !call->S || !call->S_masked || !call->A || !call->mask) {
-    ImGui::TextDisabled("No attention call for layer %d, head %d in this trace.", l_, h_);
-    return;
-  }
+}
+
+// "the cursor is in this call", or a button that goes there.
+void AttentionPanel::draw_cursor_link(App& app, const HeadCall& call) {
+  Session& s = app.session;
   const size_t cursor = s.cursor();
-  const bool here = cursor >= call->enter && cursor <= call->line6;
   const char* here_text = "the cursor is in this call";
   ImGui::SameLine();
   if (ImGui::GetContentRegionAvail().x < ImGui::CalcTextSize(here_text).x) ImGui::NewLine();
-  if (here) {
+  if (cursor >= call.enter && cursor <= call.line6) {
     ImGui::TextColored(ImColor(accent_color(app.settings.dark)), "%s", here_text);
   } else if (ImGui::SmallButton("Go to this call")) {
-    s.jump(call->enter);
+    s.jump(call.enter);
     app.ui.viewed_event = SIZE_MAX;
   }
+}
 
-  // Thumbnail grid geometry first, so that the four large views take what is left.
-  const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float label_w = ImGui::CalcTextSize("l = 00").x + F;
-  const float thumb = std::clamp((avail.x - label_w) / static_cast<float>(cfg.H) - F * 0.6f, F * 2.0f, F * 4.0f);
-  int grid_rows = 0;
-  for (const auto& g : groups) grid_rows += layers_of(g);
-  const float grid_h = static_cast<float>(grid_rows) * (thumb + F * 0.6f) + F * 4.0f * static_cast<float>(groups.size());
-  const float text_h = F * 5.5f;  // the axis line above the views, the explanation under them
-  const float map_h = std::max((avail.y - grid_h - text_h) * 0.5f - F * 1.4f, F * 10.0f);
-
-  // S and S after masking share one colour scale, ±max|S|, so the masked cells stand out.
-  float smax = 0;
-  for (Eigen::Index j = 0; j < call->S->m.size(); ++j)
-    if (std::isfinite(call->S->m.data()[j])) smax = std::max(smax, std::abs(call->S->m.data()[j]));
+void AttentionPanel::draw_views(App& app, const HeadCall& call, const AttentionGroup& group, float avail_y,
+                                float grid_h) {
+  const float F = ImGui::GetFontSize();
   HeatmapHover hovered;
-  auto view = [&](const char* id, const std::string& caption, size_t k, const Value& v, bool shared_scale) {
-    math_text(app.fonts, caption);
+  auto options = [&](size_t k, const Value& v) {
+    // The value's scale, as in every view of it (apply_value_scale): S and S after masking on
+    // ±max|S|, softmax(S/√d_attn) on [0, 1].
     HeatmapOptions o = heatmap_options(app, k, v);
     o.rows.title.clear();  // said once above the four views
     o.cols.title.clear();
-    if (shared_scale && smax > 0) {
-      o.scale = ColorScale::Diverging;
-      o.lo = -smax;
-      o.hi = smax;
-    }
-    if (&v == call->A) {
-      o.scale = ColorScale::Sequential;
-      o.lo = 0;
-      o.hi = 1;
-    }
     o.max_width = ImGui::GetContentRegionAvail().x;
+    return o;
+  };
+  float map_h = 0;  // the four share one height (and axes): S's, in a column of the table below
+  auto view = [&](const char* id, const std::string& caption, size_t k, const Value& v) {
+    math_text(app.fonts, caption);
+    HeatmapOptions o = options(k, v);
+    if (map_h == 0)
+      map_h = view_height(avail_y, grid_h, heatmap_height_to_label_rows(MatView(v.m), app.fonts, o), F);
     o.max_height = map_h;
     o.mark_row = hover_.row;
     o.mark_col = hover_.col;
@@ -166,13 +143,13 @@ void AttentionPanel::draw(App& app) {
             ImGui::GetColorU32(ImGuiCol_TextDisabled));
   if (ImGui::BeginTable("views", 2, ImGuiTableFlags_SizingStretchSame)) {
     ImGui::TableNextColumn();
-    view("S", "S = Kᵀ Q, line 4", call->line4, *call->S, true);
+    view("S", "S = Kᵀ Q, line 4", call.line4, *call.S);
     ImGui::TableNextColumn();
-    view("Mask", "Mask[t_z, t_x]", call->enter, *call->mask, false);
+    view("Mask", "Mask[t_z, t_x]", call.enter, *call.mask);
     ImGui::TableNextColumn();
-    view("masked", "S after masking, line 5", call->line5, *call->S_masked, true);
+    view("masked", "S after masking, line 5", call.line5, *call.S_masked);
     ImGui::TableNextColumn();
-    view("softmax", "softmax(S/√d_attn), line 6", call->line6, *call->A, false);
+    view("softmax", "softmax(S/√d_attn), line 6", call.line6, *call.A);
     ImGui::EndTable();
   }
   hover_ = hovered;
@@ -183,8 +160,15 @@ void AttentionPanel::draw(App& app) {
       "exactly 0.",
       group.mask_text.c_str());
   ImGui::PopTextWrapPos();
+}
 
-  // Every head of every layer of every group: click one to move the cursor to its call.
+// Every head of every layer of every group: click one to move the cursor to its call.
+void AttentionPanel::draw_head_grid(App& app, const std::vector<HeadCall>& calls,
+                                    const std::vector<AttentionGroup>& groups, float thumb) {
+  Session& s = app.session;
+  const ModelConfig& cfg = s.model().config;
+  const float F = ImGui::GetFontSize();
+  const bool shared_kv = cfg.kv_heads() < cfg.H;
   const ImU32 accent = accent_color(app.settings.dark);
   for (size_t gi = 0; gi < groups.size(); ++gi) {
     const AttentionGroup& g = groups[gi];
@@ -212,26 +196,23 @@ void AttentionPanel::draw(App& app) {
         ImGui::TextDisabled("K,V");
         for (int h = h0; h <= h1; ++h) {
           ImGui::TableNextColumn();
-          const int g = cfg.kv_head_of(h);
-          if (g % 2) ImGui::TableSetBgColor(ImGuiTableBgTarget_CellBg, highlight_bg(app.settings.dark));
-          ImGui::Text("g = %d", g);
+          const int kv = cfg.kv_head_of(h);
+          if (kv % 2) ImGui::TableSetBgColor(ImGuiTableBgTarget_CellBg, highlight_bg(app.settings.dark));
+          ImGui::Text("g = %d", kv);
           item_tooltip(kv_sharing_label(cfg, h));
         }
       }
-      for (int l = 1; l <= layers_of(g); ++l) {
+      for (int l = 1; l <= layers_of(calls, g); ++l) {
         ImGui::TableNextRow();
         ImGui::TableNextColumn();
         ImGui::SetCursorPosY(ImGui::GetCursorPosY() + (thumb - F) * 0.5f);
         ImGui::TextDisabled("l = %d", l);
         for (int h = h0; h <= h1; ++h) {
           ImGui::TableNextColumn();
-          const HeadCall* c = call_for(g, l, h);
+          const HeadCall* c = find_head_call(calls, g.alg, g.line, l, h, i_);
           if (!c || !c->A) continue;
-          HeatmapOptions o = heatmap_options(app, c->line6, *c->A);
+          HeatmapOptions o = heatmap_options(app, c->line6, *c->A);  // [0, 1], as in the large view
           o.thumbnail = true;
-          o.scale = ColorScale::Sequential;
-          o.lo = 0;
-          o.hi = 1;
           o.max_width = thumb;
           o.max_height = thumb;
           o.frame_color = static_cast<int>(gi) == g_ && l == l_ && h == h_ ? accent : 0;
@@ -252,6 +233,52 @@ void AttentionPanel::draw(App& app) {
       ImGui::PopID();
     }
   }
+}
+
+void AttentionPanel::draw(App& app) {
+  Session& s = app.session;
+  const ModelConfig& cfg = s.model().config;
+  const std::vector<HeadCall> calls = head_calls(s.trace());
+  if (calls.empty()) {
+    ImGui::TextDisabled("This trace has no attention call.");
+    return;
+  }
+  // The transformer lines that call attention (one for GPT and BERT; encoder, decoder and
+  // cross-attention for the encoder-decoder), each with its own L×H grid.
+  const std::vector<AttentionGroup> groups = attention_groups(calls, cfg);
+  follow_cursor(s, calls, groups);  // take over the cursor's group, l, h and i
+  g_ = std::clamp(g_, 0, static_cast<int>(groups.size()) - 1);
+  const AttentionGroup& group = groups[static_cast<size_t>(g_)];
+  const int L_g = layers_of(calls, group);
+  int max_i = 0;
+  for (const auto& c : calls) max_i = std::max(max_i, c.idx.i);
+  l_ = std::clamp(l_, 1, L_g);
+  h_ = std::clamp(h_, 1, cfg.H);
+  i_ = max_i ? std::clamp(i_, 1, max_i) : 0;
+  draw_selectors(groups, L_g, cfg.H, max_i);
+  if (cfg.kv_heads() < cfg.H) {
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextColored(ImColor(accent_color(app.settings.dark)), "%s", kv_sharing_label(cfg, h_).c_str());
+    ImGui::PopTextWrapPos();
+  }
+  // The call for (l, h) at step i; for a trace without steps, the only one.
+  const HeadCall* call = find_head_call(calls, group.alg, group.line, l_, h_, i_);
+  if (!call || !call->S || !call->S_masked || !call->A || !call->mask) {
+    ImGui::TextDisabled("No attention call for layer %d, head %d in this trace.", l_, h_);
+    return;
+  }
+  draw_cursor_link(app, *call);
+
+  // The thumbnail grid's geometry first, so that the four large views take what is left.
+  const float F = ImGui::GetFontSize();
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float label_w = ImGui::CalcTextSize("l = 00").x + F;
+  const float thumb = std::clamp((avail.x - label_w) / static_cast<float>(cfg.H) - F * 0.6f, F * 2.0f, F * 4.0f);
+  int grid_rows = 0;
+  for (const auto& g : groups) grid_rows += layers_of(calls, g);
+  const float grid_h = static_cast<float>(grid_rows) * (thumb + F * 0.6f) + F * 4.0f * static_cast<float>(groups.size());
+  draw_views(app, *call, group, avail.y, grid_h);
+  draw_head_grid(app, calls, groups, thumb);
 }
 
 }  // namespace sf

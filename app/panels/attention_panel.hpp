@@ -7,7 +7,10 @@
 #include <cstddef>
 #include <cstdint>
 
+#include <vector>
+
 #include "app/app.hpp"
+#include "app/attention_calls.hpp"
 #include "app/widgets/heatmap.hpp"
 
 namespace sf {
@@ -15,6 +18,15 @@ struct AttentionPanel {
   void draw(App& app);
 
  private:
+  void follow_cursor(const Session& s, const std::vector<HeadCall>& calls, const std::vector<AttentionGroup>& groups);
+  void draw_selectors(const std::vector<AttentionGroup>& groups, int L_g, int H, int max_i);
+  void draw_cursor_link(App& app, const HeadCall& call);
+  // S, the Mask, S after masking and softmax(S/√d_attn) of one call, as tall as their rows need
+  // to be labelled, within what the panel (avail_y high, grid_h of it for the grid) can give.
+  void draw_views(App& app, const HeadCall& call, const AttentionGroup& group, float avail_y, float grid_h);
+  void draw_head_grid(App& app, const std::vector<HeadCall>& calls, const std::vector<AttentionGroup>& groups,
+                      float thumb);
+
   int g_ = 0;                   // the group shown (which transformer line's attention)
   int l_ = 1, h_ = 1, i_ = 0;   // the head shown; i_: Algorithm 14's generation step (0: none)
   size_t followed_ = SIZE_MAX;  // the cursor position whose indices were last taken over

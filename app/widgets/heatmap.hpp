@@ -12,8 +12,11 @@
 // than pixels (or than the GL texture limit) is reduced first (downsample.hpp: each pixel the
 // largest |value| of its block), and the heatmap says so under it. Given a zoom window, the
 // mouse wheel zooms about the pointer, dragging pans and a double-click shows the whole; a
-// window small enough is drawn at full resolution. Long token labels are cut with "…" (the
-// tooltip gives them whole).
+// window small enough is drawn at full resolution. Token labels that do not fit across a column
+// are turned to read upwards, and where even then they would overlap, every k-th is drawn
+// (first and last kept); long ones are cut with "…". Hovering a label names it in full.
+// The parts (layout, cells, axes, legend, tooltip, textures) are in heatmap_*.cpp; each heatmap
+// drawn is recorded for --dump-state (heatmap_report.hpp).
 #pragma once
 #include <cmath>
 #include <cstddef>
@@ -23,6 +26,7 @@
 #include <vector>
 
 #include "app/widgets/downsample.hpp"
+#include "app/widgets/heatmap_labels.hpp"  // exact_number, legend_ends
 #include "app/widgets/heatmap_region.hpp"
 #include "core/trace/trace.hpp"
 #include "imgui.h"
@@ -103,10 +107,12 @@ struct HeatmapMenuRequest {
 };
 std::optional<HeatmapMenuRequest>& heatmap_menu_request();
 
-// The shortest decimal that reads back as exactly x ("0.8", "-1.2345678"); "−∞", "+∞", "NaN".
-std::string exact_number(float x);
-
 HeatmapHover heatmap(const char* id, const MatView& m, const Fonts& fonts, const HeatmapOptions& opt);
+
+// The height a full heatmap of m drawn with options o (in the width they give) needs for every
+// row to be labelled: its titles, label band, rows and legend. A panel that can give it that
+// much does; one that cannot gets thinned labels.
+float heatmap_height_to_label_rows(const MatView& m, const Fonts& f, HeatmapOptions o);
 
 // `s` cut to at most max_w pixels in `font`, ending in "…" when cut (whole UTF-8 characters).
 std::string fit_text(const ImFont* font, const std::string& s, float max_w);
@@ -114,6 +120,12 @@ std::string fit_text(const ImFont* font, const std::string& s, float max_w);
 // Options for a traced value shown at event k: axis titles and labels from its Axis kinds
 // (token characters from the sequence at k, vocabulary labels for ids 1…N_V), masks as 0/1.
 HeatmapOptions heatmap_options(const App& app, size_t k, const Value& v);
+// The colour scale of traced value v shown at event k, the same in every view of it (a Variables
+// thumbnail, the Tensor view, the Attention tab, a figure): masks and matrices whose columns are
+// probability distributions (softmax(S/√d_attn), P) on [0, 1], so that a near-uniform softmax
+// over 15 keys is the same dark colour everywhere; Algorithm 4's S before and after masking on
+// ±max|S| of line 4; any other value by its data (Auto). heatmap_options applies it.
+void apply_value_scale(const Trace& t, size_t k, const Value& v, HeatmapOptions& o);
 // A figure caption for value v at event k, in the paper's notation: the value, the layer and head
 // in force, the algorithm and line, and the prompt ("softmax(S/√d_attn), layer 2, head 3,
 // Algorithm 4 line 6, prompt 'hello='").

@@ -1,0 +1,108 @@
+// A heatmap's axes: the titles, the 1-based indices and the token labels, thinned evenly where
+// they would overlap (heatmap_labels.hpp), and the tooltip that names a hovered label.
+#include <algorithm>
+
+#include "app/mathtext.hpp"
+#include "app/widgets/heatmap_parts.hpp"
+
+namespace sf::heatmap_detail {
+
+namespace {
+
+// Turns the vertices added to dl since `first` by 90° counter-clockwise, so that text drawn
+// across from (x0, y0) reads upwards from (x0, y0 + its width) instead: ImGui 1.86 draws no
+// rotated text, and its glyphs are textured quads, which turn like any other.
+void turn_upwards(ImDrawList* dl, int first, ImVec2 origin, float bottom) {
+  for (int i = first; i < dl->VtxBuffer.Size; ++i) {
+    ImVec2& p = dl->VtxBuffer[i].pos;
+    const float dx = p.x - origin.x, dy = p.y - origin.y;
+    p = ImVec2(origin.x + dy, bottom - dx);
+  }
+}
+
+void draw_titles(ImDrawList* dl, const Layout& L, const Fonts& f, const HeatmapOptions& o, ImU32 dim) {
+  if (L.title_h <= 0) return;
+  float x = L.p0.x;
+  if (!o.rows.title.empty()) x += draw_math(f, ImVec2(x, L.p0.y), "↓ " + o.rows.title, dim) + L.F;
+  if (!o.cols.title.empty()) draw_math(f, ImVec2(std::max(x, L.gx), L.p0.y), o.cols.title + " →", dim);
+}
+
+float col_centre(const Layout& L, int c) { return L.gx + (static_cast<float>(c) + 0.5f) * L.cell_w; }
+float row_centre(const Layout& L, int r) { return L.gy + (static_cast<float>(r) + 0.5f) * L.cell_h; }
+
+// The column indices, under the token labels; then the token labels, upright where they fit
+// across their column, else turned to read upwards, all ending just above the indices.
+void draw_column_labels(ImDrawList* dl, const Layout& L, const HeatmapOptions& o, ImU32 ink, ImU32 dim,
+                        std::vector<std::string>& drawn) {
+  const float band_y = L.p0.y + L.title_h;
+  const float num_y = band_y + L.col_chr_h;
+  for (int c : thinned_labels(L.C, L.num_step)) {
+    const std::string n = std::to_string(L.win.c0 + c + 1);
+    dl->AddText(L.small, L.Fs, ImVec2(col_centre(L, c) - text_w(L.small, n) * 0.5f, num_y), dim, n.c_str());
+  }
+  if (!L.col_chars) return;
+  const float F = L.F;
+  for (int c : thinned_labels(L.C, L.col_step)) {
+    const std::string l = fit_text(L.big, o.cols.labels[static_cast<size_t>(L.win.c0 + c)], max_col_label(F));
+    const float w = text_w(L.big, l);
+    drawn[static_cast<size_t>(c)] = l;
+    if (w + L.gap <= L.cell_w) {  // fits across its column: upright, just above the indices
+      dl->AddText(L.big, F, ImVec2(col_centre(L, c) - w * 0.5f, num_y - F), ink, l.c_str());
+      continue;
+    }
+    const ImVec2 at(col_centre(L, c) - F * 0.5f, band_y);
+    const float bottom = band_y + L.col_chr_h - L.gap * 0.5f;
+    // Laid out across first, unclipped (AddText would drop the glyphs that lie outside the clip
+    // rectangle before they are turned); the GPU still clips the turned label to the window.
+    const int first = dl->VtxBuffer.Size;
+    const ImVec4 unclipped(-1e9f, -1e9f, 1e9f, 1e9f);
+    L.big->RenderText(dl, F, at, ink, unclipped, l.c_str(), nullptr);
+    turn_upwards(dl, first, at, bottom);
+  }
+}
+
+// The row indices, right-aligned, then the token labels, centred in their column.
+void draw_row_labels(ImDrawList* dl, const Layout& L, const HeatmapOptions& o, ImU32 ink, ImU32 dim,
+                     std::vector<std::string>& drawn) {
+  const float x = L.p0.x;
+  for (int r : thinned_labels(L.R, L.row_step)) {
+    const float cy = row_centre(L, r);
+    const std::string n = std::to_string(L.win.r0 + r + 1);
+    dl->AddText(L.small, L.Fs, ImVec2(x + L.row_idx_w - text_w(L.small, n), cy - L.Fs * 0.5f), dim, n.c_str());
+    if (!L.row_chars) continue;
+    const std::string l = fit_text(L.big, o.rows.labels[static_cast<size_t>(L.win.r0 + r)], L.row_chr_w);
+    drawn[static_cast<size_t>(r)] = l;
+    dl->AddText(L.big, L.F, ImVec2(x + L.row_idx_w + L.gap + (L.row_chr_w - text_w(L.big, l)) * 0.5f, cy - L.F * 0.5f),
+                ink, l.c_str());
+  }
+}
+
+}  // namespace
+
+AxisLabels draw_axes(ImDrawList* dl, const Layout& L, const Fonts& f, const HeatmapOptions& o) {
+  const ImU32 ink = ImGui::GetColorU32(ImGuiCol_Text), dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+  AxisLabels drawn;
+  drawn.rows.resize(L.row_chars ? static_cast<size_t>(L.R) : 0);
+  drawn.cols.resize(L.col_chars ? static_cast<size_t>(L.C) : 0);
+  draw_titles(dl, L, f, o, dim);
+  draw_column_labels(dl, L, o, ink, dim, drawn.cols);
+  draw_row_labels(dl, L, o, ink, dim, drawn.rows);
+  return drawn;
+}
+
+bool axis_label_tooltip(const Layout& L, const Fonts& f, const HeatmapOptions& o, ImVec2 mouse) {
+  const bool in_cols = mouse.y >= L.p0.y + L.title_h && mouse.y < L.gy;
+  const bool in_rows = mouse.x >= L.p0.x && mouse.x < L.gx;
+  const int c = in_cols ? L.col_at(mouse.x) : -1;
+  const int r = in_rows ? L.row_at(mouse.y) : -1;
+  if (c < 0 && r < 0) return false;
+  ImGui::BeginTooltip();
+  if (c >= 0)
+    axis_line(f, o.cols, false, L.win.c0 + c);
+  else
+    axis_line(f, o.rows, true, L.win.r0 + r);
+  ImGui::EndTooltip();
+  return true;
+}
+
+}  // namespace sf::heatmap_detail

@@ -1,0 +1,128 @@
+// Where a heatmap's titles, labels and cells go, and how large its cells are.
+#include <algorithm>
+
+#include "app/app.hpp"
+#include "app/widgets/heatmap_parts.hpp"
+
+namespace sf::heatmap_detail {
+
+namespace {
+
+// A label's extent across the axis it labels: a line of text is about 0.85 F high without
+// its leading, so labels that far apart do not touch.
+constexpr float kLineFill = 0.85f;
+// The largest cell: past this a heatmap stops growing into free space (3 lines of text).
+constexpr float kMaxCell = 3.0f;
+
+// The widest of the labels [i0, i1) cut to max_w; max_w when there are too many to measure
+// every frame (a vocabulary axis).
+float widest_label(const ImFont* font, const std::vector<std::string>& labels, int i0, int i1, float max_w) {
+  if (i1 - i0 > 1024) return max_w;
+  float w = 0;
+  for (int i = i0; i < i1; ++i) w = std::max(w, text_w(font, fit_text(font, labels[static_cast<size_t>(i)], max_w)));
+  return w;
+}
+
+// The cells' size in a full heatmap given the room for them: square where it fits; a very tall
+// or wide matrix gets cells stretched up to a label's size along its short side, so that its
+// columns (or rows) stay readable.
+void size_full_cells(Layout& L, float W, float H) {
+  const float cw = std::max(W - L.row_w, L.F) / static_cast<float>(L.C);
+  const float ch = std::max(H, L.F * 2.0f) / static_cast<float>(L.R);
+  const float c = std::min({cw, ch, L.F * kMaxCell});
+  L.cell_w = std::max(c, std::min(cw, L.F * 1.5f));
+  L.cell_h = std::max(c, std::min(ch, L.F * 1.5f));
+}
+
+void size_thumbnail_cells(Layout& L, const HeatmapOptions& o, float avail_w) {
+  const float W = o.max_width > 0 ? o.max_width : std::min(avail_w, 96.0f);
+  const float H = o.max_height > 0 ? o.max_height : 48.0f;
+  const float R = static_cast<float>(L.R), C = static_cast<float>(L.C);
+  const float h = std::clamp(W * R / C, std::min(12.0f, H), H);
+  const float w = std::clamp(h * C / R, std::min(16.0f, W), W);
+  L.cell_w = w / C;
+  L.cell_h = h / R;
+}
+
+}  // namespace
+
+int Layout::col_at(float x) const {
+  const int c = static_cast<int>(std::floor((x - gx) / cell_w));
+  return c >= 0 && c < C ? c : -1;
+}
+int Layout::row_at(float y) const {
+  const int r = static_cast<int>(std::floor((y - gy) / cell_h));
+  return r >= 0 && r < R ? r : -1;
+}
+
+Layout layout_heatmap(const MatWindow& win, int R_all, int C_all, const Fonts& f, const HeatmapOptions& o) {
+  Layout L;
+  L.win = win;
+  L.R = win.rows();
+  L.C = win.cols();
+  L.R_all = R_all;
+  L.C_all = C_all;
+  L.zoomed = win != whole(R_all, C_all);
+  L.full = !o.thumbnail;
+  L.big = f.text;
+  L.small = f.small;
+  L.F = L.big->FontSize;
+  L.Fs = L.small->FontSize;
+  L.gap = std::round(L.F * 0.3f);
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  L.avail_w = o.max_width > 0 ? o.max_width : avail.x;
+  L.p0 = ImGui::GetCursorScreenPos();
+  if (!L.full) {
+    size_thumbnail_cells(L, o, avail.x);
+  } else {
+    const float F = L.F, gap = L.gap;
+    L.row_chars = o.rows.labels.size() == static_cast<size_t>(R_all);
+    L.col_chars = o.cols.labels.size() == static_cast<size_t>(C_all);
+    if (L.row_chars) L.row_chr_w = widest_label(L.big, o.rows.labels, win.r0, win.r1, max_row_label(F));
+    L.row_idx_w = text_w(L.small, std::to_string(win.r1));
+    L.row_w = L.row_idx_w + gap + (L.row_chars ? L.row_chr_w + gap : 0.0f);
+    if (L.col_chars) L.col_chr_w = widest_label(L.big, o.cols.labels, win.c0, win.c1, max_col_label(F));
+    L.title_h = !o.rows.title.empty() || !o.cols.title.empty() ? std::round(F * 1.35f) : 0.0f;
+    // The caption under the legend is there for a zoomed or large matrix (drawn from a texture).
+    const bool caption = L.zoomed || L.R > kMaxCellByCell || L.C > kMaxCellByCell;
+    const float legend_h = legend_line_h(F), caption_h = caption ? std::round(F * 1.3f) : 0.0f;
+    const float W = L.avail_w;
+    const float H = o.max_height > 0 ? o.max_height : std::max(avail.y, F * 10.0f);
+    // First with the token labels across the columns; where the widest does not fit across a
+    // column, those that do not are turned upwards, which takes the widest's width in height.
+    auto size_with = [&](float chr_h) {
+      L.col_chr_h = L.col_chars ? chr_h : 0.0f;
+      L.col_h = L.Fs + L.col_chr_h + gap;
+      size_full_cells(L, W, H - L.title_h - L.col_h - legend_h - caption_h);
+    };
+    size_with(F);
+    if (L.col_chars && L.col_chr_w + gap > L.cell_w) {
+      L.col_rotated = true;
+      size_with(L.col_chr_w + gap);
+    }
+    L.row_step = label_step(L.cell_h, (L.row_chars ? F : L.Fs) * kLineFill);
+    L.num_step = label_step(L.cell_w, text_w(L.small, std::to_string(win.c1)) + gap);
+    L.col_step = label_step(L.cell_w, L.col_rotated ? F * kLineFill : L.col_chr_w + gap);
+  }
+  L.gw = L.cell_w * static_cast<float>(L.C);
+  L.gh = L.cell_h * static_cast<float>(L.R);
+  L.gx = std::round(L.p0.x + L.row_w);
+  L.gy = std::round(L.p0.y + L.title_h + L.col_h);
+  return L;
+}
+
+}  // namespace sf::heatmap_detail
+
+namespace sf {
+
+float heatmap_height_to_label_rows(const MatView& m, const Fonts& f, HeatmapOptions o) {
+  const int R = static_cast<int>(m.rows()), C = static_cast<int>(m.cols());
+  if (R == 0 || C == 0 || o.thumbnail) return 0;
+  o.max_height = 1e6f;  // no limit: the label band as the width alone makes it
+  const heatmap_detail::Layout L = heatmap_detail::layout_heatmap(whole(R, C), R, C, f, o);
+  // A pixel over the fill per row, so that rounding never thins them.
+  const float rows_h = static_cast<float>(R) * (L.F * heatmap_detail::kLineFill + 1.0f);
+  return L.title_h + L.col_h + rows_h + heatmap_detail::legend_line_h(L.F);
+}
+
+}  // namespace sf
