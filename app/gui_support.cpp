@@ -144,7 +144,11 @@ void apply_style(App& app) {
   if (app.settings.high_contrast || app.ui.presentation) apply_high_contrast(style);
   style.WindowRounding = 3.0f;
   style.FrameRounding = 2.0f;
-  style.ScaleAllSizes(font_px_on_screen(app) / 15.0f);
+  const float px = font_px_on_screen(app);
+  style.ScaleAllSizes(px / 15.0f);
+  // ScaleAllSizes makes the smallest window 32 × 32 px at 15 px text; the one-line status bar is
+  // 1.9 lines high, so that minimum (2.1 lines) would push it past the bottom of the screen.
+  style.WindowMinSize = ImVec2(std::round(px * 2.0f), std::round(px));
 }
 
 bool save_screenshot(const std::string& path, int w, int h, std::string& error) {

@@ -66,7 +66,10 @@ Tiles presentation_tiles(const std::vector<std::string>& shown, bool focus, bool
   auto has = [&](const char* n) { return std::find(shown.begin(), shown.end(), n) != shown.end(); };
   const bool code = has("pseudocode"), vars = has("variables"), calls = has("callstack");
   const bool left = code || vars || calls;
-  const std::vector<float> w = split(width, {left ? 0.42f : 0.0f, focus ? 0.58f : 0.0f, inspector ? 0.58f : 0.0f});
+  // Beside another tab, the focal value's view takes the narrower share: most focal values are a
+  // few columns (tokens) or one (a distribution p).
+  const std::vector<float> w =
+      split(width, {left ? 0.42f : 0.0f, focus ? (inspector ? 0.36f : 0.58f) : 0.0f, inspector ? 0.34f : 0.0f});
   Tiles t;
   // The left column: the pseudocode takes 60% when side panels share it, the side panels the rest.
   const float code_h = code ? (vars || calls ? body_h * 0.6f : body_h) : 0.0f;

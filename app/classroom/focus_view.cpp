@@ -1,6 +1,7 @@
 #include "app/classroom/focus_view.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "app/app.hpp"
 #include "app/mathtext.hpp"
@@ -23,6 +24,41 @@ const Value* find_in_scope(const App& app, size_t k, const std::string& name) {
     if (v->name == name) return v;
   return nullptr;
 }
+
+namespace {
+
+// The tokens as boxes, each its label with its 1-based position t under it, wrapped onto as
+// many rows as the window's width needs (the toolbar's chips stop at one row).
+void token_rows(const App& app, const Tokens& x) {
+  const Tokenizer& tok = app.session.tokenizer();
+  const ImFont* big = app.fonts.mono;
+  const ImFont* small = app.fonts.small;
+  const float F = big->FontSize, Fs = small->FontSize, pad = std::round(F * 0.25f);
+  const ImU32 box = ImGui::GetColorU32(ImGuiCol_FrameBg), ink = ImGui::GetColorU32(ImGuiCol_Text),
+              dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+  const float right = ImGui::GetCurrentWindow()->WorkRect.Max.x;
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  for (size_t t = 0; t < x.size(); ++t) {
+    const std::string label = fit_text(big, token_label(tok, x[t]), right - ImGui::GetCursorScreenPos().x);
+    const std::string pos = std::to_string(t + 1);
+    const float w = std::max(big->CalcTextSizeA(F, FLT_MAX, 0, label.c_str()).x,
+                             small->CalcTextSizeA(Fs, FLT_MAX, 0, pos.c_str()).x) + 2 * pad;
+    if (t > 0) {
+      ImGui::SameLine(0, pad);
+      if (ImGui::GetCursorScreenPos().x + w > right) ImGui::NewLine();
+    }
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    ImGui::PushID(static_cast<int>(t));
+    ImGui::InvisibleButton("##token", ImVec2(w, F + Fs + 2 * pad));
+    item_tooltip(token_tooltip(tok, static_cast<int>(t) + 1, x[t]));
+    ImGui::PopID();
+    dl->AddRectFilled(p, ImVec2(p.x + w, p.y + F + pad * 1.5f), box, 3.0f);
+    dl->AddText(big, F, ImVec2(p.x + pad, p.y + pad * 0.75f), ink, label.c_str());
+    dl->AddText(small, Fs, ImVec2(p.x + pad, p.y + F + pad * 1.5f), dim, pos.c_str());
+  }
+}
+
+}  // namespace
 
 void FocusView::draw(App& app, size_t k, const Value& v) {
   const ImVec2 start = ImGui::GetCursorScreenPos();
@@ -51,7 +87,7 @@ void FocusView::draw(App& app, size_t k, const Value& v) {
       break;
     }
     case ValueKind::Tokens:
-      token_chips(app, v.tokens, ImGui::GetContentRegionAvail().x);
+      token_rows(app, v.tokens);
       break;
     case ValueKind::Matrix:
     case ValueKind::Mask: {
