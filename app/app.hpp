@@ -73,6 +73,7 @@ struct UiState {
     bool whole = true, selected = false;
   };
   std::vector<TabItem> inspector_tab_items;
+  bool inspector_tab_menu = false;  // the tabs were drawn as one menu button (no room for them all)
   bool presentation = false;    // View › Presentation: projector fonts, high contrast, only the stop's panels
   // The cells of values in scope at event sources_event that the hovered cell was computed from
   // (dependency tracing: value name → blocks); heatmaps of those values frame them.

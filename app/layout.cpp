@@ -97,17 +97,37 @@ struct InspectorTab {
   std::function<void()> draw;
 };
 
-// The tab selector: every title whole on a button, wrapping onto another row when the next one
-// does not fit (ten titles never fit one row of a projector's Inspector). Returns the selected
-// title; records each button for --dump-state.
-std::string draw_tab_selector(const std::vector<InspectorTab>& tabs, const std::string& selected,
-                              std::vector<UiState::TabItem>& items) {
-  items.clear();
+// The rows the tab buttons take in `width` (each button whole, wrapped as draw_tab_buttons does).
+int tab_rows(const std::vector<InspectorTab>& tabs, float width) {
+  const ImGuiStyle& st = ImGui::GetStyle();
+  int rows = tabs.empty() ? 0 : 1;
+  float x = 0;
+  for (const InspectorTab& t : tabs) {
+    const float w = ImGui::CalcTextSize(t.title).x + 2 * st.FramePadding.x;
+    if (x > 0 && x + st.ItemInnerSpacing.x + w > width) ++rows, x = 0;
+    x += (x > 0 ? st.ItemInnerSpacing.x : 0.0f) + w;
+  }
+  return rows;
+}
+
+// Records the last item as a tab label for --dump-state: its rectangle and whether all of it lies
+// inside the window's visible region.
+void record_tab(std::vector<UiState::TabItem>& items, const char* label, bool selected) {
+  const ImGuiWindow* win = ImGui::GetCurrentWindow();
+  const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+  const ImRect& clip = win->InnerClipRect;
+  const bool whole = a.x >= clip.Min.x && b.x <= clip.Max.x && a.y >= clip.Min.y && b.y <= clip.Max.y;
+  items.push_back({label, ImVec4(a.x, a.y, b.x - a.x, b.y - a.y), whole, selected});
+}
+
+// Every title whole on a button, wrapping onto another row when the next one does not fit (ten
+// titles never fit one row of a projector's Inspector). Returns the selected title.
+std::string draw_tab_buttons(const std::vector<InspectorTab>& tabs, const std::string& selected,
+                             std::vector<UiState::TabItem>& items) {
   std::string chosen = selected;
   const ImGuiStyle& st = ImGui::GetStyle();
-  const ImGuiWindow* win = ImGui::GetCurrentWindow();
-  const float right = win->WorkRect.Max.x;
-  ImGui::PushStyleVar(ImGuiStyleVar_ItemSpacing, ImVec2(st.ItemInnerSpacing.x, st.ItemInnerSpacing.y));
+  const float right = ImGui::GetCurrentWindow()->WorkRect.Max.x;
+  ImGui::PushStyleVar(ImGuiStyleVar_ItemSpacing, st.ItemInnerSpacing);
   for (size_t i = 0; i < tabs.size(); ++i) {
     const float w = ImGui::CalcTextSize(tabs[i].title).x + 2 * st.FramePadding.x;
     if (i > 0) {
@@ -119,12 +139,38 @@ std::string draw_tab_selector(const std::vector<InspectorTab>& tabs, const std::
     ImGui::PushStyleColor(ImGuiCol_ButtonHovered, ImGui::GetStyleColorVec4(ImGuiCol_TabHovered));
     if (ImGui::Button(tabs[i].title)) chosen = tabs[i].title;
     ImGui::PopStyleColor(2);
-    const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
-    const bool whole = a.x >= win->InnerClipRect.Min.x && b.x <= win->InnerClipRect.Max.x &&
-                       a.y >= win->InnerClipRect.Min.y && b.y <= win->InnerClipRect.Max.y;
-    items.push_back({tabs[i].title, ImVec4(a.x, a.y, b.x - a.x, b.y - a.y), whole, on});
+    record_tab(items, tabs[i].title, on);
   }
   ImGui::PopStyleVar();
+  return chosen;
+}
+
+// The selected title alone, whole, on a menu button that lists the others (a narrow Inspector
+// with large text, where the buttons would take a third of its height).
+std::string draw_tab_menu(const std::vector<InspectorTab>& tabs, const std::string& selected,
+                          std::vector<UiState::TabItem>& items) {
+  std::string chosen = selected;
+  const std::string label = "View: " + selected + " ▾";
+  if (ImGui::Button(label.c_str())) ImGui::OpenPopup("##views");
+  record_tab(items, selected.c_str(), true);
+  if (ImGui::BeginPopup("##views")) {
+    for (const InspectorTab& t : tabs)
+      if (ImGui::Selectable(t.title, t.title == selected)) chosen = t.title;
+    ImGui::EndPopup();
+  }
+  return chosen;
+}
+
+// The Inspector's tab selector: the buttons, or the menu where the buttons would take more than
+// a third of the window's height. Returns the selected title; records what it drew.
+std::string draw_tab_selector(const std::vector<InspectorTab>& tabs, const std::string& selected,
+                              std::vector<UiState::TabItem>& items, bool& as_menu) {
+  items.clear();
+  const ImGuiStyle& st = ImGui::GetStyle();
+  const float rows_h =
+      static_cast<float>(tab_rows(tabs, ImGui::GetContentRegionAvail().x)) * (ImGui::GetFrameHeight() + st.ItemInnerSpacing.y);
+  as_menu = rows_h > ImGui::GetWindowHeight() / 3;
+  const std::string chosen = as_menu ? draw_tab_menu(tabs, selected, items) : draw_tab_buttons(tabs, selected, items);
   ImGui::Separator();
   return chosen;
 }
@@ -275,7 +321,7 @@ void App::layout_windows() {
   const Rect& ir = tiles.inspector;
   if (ir.w > 0 && inspector_shown && !tabs.empty()) {
     if (ImGui::Begin("Inspector", nullptr, place("Inspector", ir.x, ir.y, ir.w, ir.h) | bare)) {
-      ui.inspector_tab = draw_tab_selector(tabs, ui.inspector_tab, ui.inspector_tab_items);
+      ui.inspector_tab = draw_tab_selector(tabs, ui.inspector_tab, ui.inspector_tab_items, ui.inspector_tab_menu);
       for (const InspectorTab& t : tabs)
         if (t.title == ui.inspector_tab) {
           ui.tab_drawn[t.title] = ui.frame_index;

@@ -105,6 +105,7 @@ bool App::write_state(const std::string& path, std::string& error) const {
   j["content_scale"] = ui.content_scale;
   j["font_px_on_screen"] = font_px_on_screen(*this);
   j["inspector_tab"] = ui.inspector_tab;
+  j["inspector_tabs_as"] = ui.inspector_tab_menu ? "menu" : "buttons";
   {
     nlohmann::ordered_json tabs = nlohmann::ordered_json::array();
     for (const UiState::TabItem& t : ui.inspector_tab_items)

@@ -60,10 +60,11 @@ void expect_current_line_visible(const AppRun& r, const Screen& s, const std::st
   EXPECT_TRUE(gui::inside(hl, viewport(s))) << when << ": the line " << hl << " is off the screen";
 }
 
-// Every Inspector tab is drawn whole, and its button is on the screen.
+// Every Inspector tab label drawn is whole and on the screen: all of them as buttons, or (where
+// they would take a third of the Inspector's height) the selected one on a menu button.
 void expect_tabs_whole(const AppRun& r, const Screen& s, size_t at_least, const std::string& when) {
   const json& tabs = r.state["inspector_tabs"];
-  EXPECT_GE(tabs.size(), at_least) << when << ": " << tabs;
+  EXPECT_GE(tabs.size(), r.state["inspector_tabs_as"] == "menu" ? 1 : at_least) << when << ": " << tabs;
   for (const json& t : tabs) {
     EXPECT_TRUE(t["whole"].get<bool>()) << when << ": the tab " << t["label"] << " is cut";
     EXPECT_TRUE(gui::inside(t["rect"], viewport(s))) << when << ": the tab " << t["label"] << " is off the screen";
@@ -138,12 +139,18 @@ TEST(GuiLayout, FloatingWindowsOpenOnScreen) {
 }
 
 TEST(GuiLayout, TabLabelsWholeAtTheLargestText) {
-  for (const Screen& s : {screens().front(), screens().back()}) {
+  for (const Screen& s : screens()) {
     const AppRun r = run_app(s.args(), "font:48,open:attention");
     ASSERT_EQ(r.exit_code, 0) << r.output;
     expect_tabs_whole(r, s, 10, s.name() + " at 48 px");
     EXPECT_EQ(r.state["inspector_tab"], "Attention");
+    const json& shown = r.state["tabs_shown"];
+    EXPECT_NE(std::find(shown.begin(), shown.end(), "Attention"), shown.end()) << shown;
   }
+  // At the default text there is room for every tab as a button.
+  const AppRun r = run_app(screens().front().args());
+  EXPECT_EQ(r.state["inspector_tabs_as"], "buttons");
+  expect_tabs_whole(r, screens().front(), 10, "1280x720 at 17 px");
 }
 
 TEST(GuiLayout, CaptionAtMostAThirdOfTheScreenAndCollapsible) {
