@@ -1,6 +1,7 @@
 #include "app/classroom/caption.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "app/app.hpp"
 #include "app/logic/markdown.hpp"
@@ -130,7 +131,9 @@ float draw_caption(App& app, const Caption& c, bool& collapsed) {
   const float err_h = c.error.empty() || !show_note ? 0.0f : fs * 2.6f;
   const float content_h = head_h + note_h + err_h;
   // The height the text needs, up to a third of the screen (a longer note scrolls).
-  const float h = std::min(content_h + 2 * pad, vp->Size.y / 3.0f);
+  // (A pixel more than the text: ImGui rounds the window's size, and a scrollbar must not appear
+  // for want of a rounding.)
+  const float h = std::min(std::ceil(content_h + 2 * pad) + 1.0f, vp->Size.y / 3.0f);
   ImGui::SetNextWindowPos(ImVec2(vp->WorkPos.x + margin, vp->WorkPos.y + vp->WorkSize.y - status_h - margin - h));
   ImGui::SetNextWindowSize(ImVec2(w, h));
   ImGui::SetNextWindowBgAlpha(0.92f);
@@ -145,9 +148,11 @@ float draw_caption(App& app, const Caption& c, bool& collapsed) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   ImVec2 o = ImGui::GetCursorScreenPos();
   flow(f, dl, o, head_w, px, heading, ink);
+  // At the right edge of the content (left of the scrollbar when a long note has one).
+  const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
   const ImVec2 ks = ImGui::CalcTextSize(keys);
-  dl->AddText(ImVec2(o.x + inner - button_w - fs - ks.x, o.y), ImGui::GetColorU32(ImGuiCol_TextDisabled), keys);
-  ImGui::SetCursorScreenPos(ImVec2(o.x + inner - button_w, o.y));
+  dl->AddText(ImVec2(right - button_w - fs - ks.x, o.y), ImGui::GetColorU32(ImGuiCol_TextDisabled), keys);
+  ImGui::SetCursorScreenPos(ImVec2(right - button_w, o.y));
   if (ImGui::Button(button)) collapsed = !collapsed;
   ImGui::SetCursorScreenPos(o);
   ImGui::Dummy(ImVec2(inner, head_h + note_h));

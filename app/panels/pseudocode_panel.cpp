@@ -1,5 +1,7 @@
 #include "app/panels/pseudocode_panel.hpp"
 
+#include <algorithm>
+
 #include "imgui_internal.h"
 
 #include "app/mathtext.hpp"
@@ -61,6 +63,7 @@ void PseudocodePanel::keep_in_view(size_t event) {
 }
 
 void PseudocodePanel::draw(App& app) {
+  std::fill(app.ui.highlight_rect, app.ui.highlight_rect + 4, 0.0f);  // set again below when a line is current
   Session& s = app.session;
   if (s.trace().size() == 0) {
     ImGui::TextDisabled("No trace.");
