@@ -211,4 +211,12 @@ TEST(GuiLayout, EveryShippedStopShowsItsFocalValueWholeAt1280x720) {
   }
 }
 
+TEST(GuiLayout, ABadScaleSaysWhatIsWrong) {
+  for (const char* bad : {"--scale 9", "--scale 0.5", "--scale two"}) {
+    const AppRun r = run_app(bad);
+    EXPECT_EQ(r.exit_code, 2) << bad;
+    EXPECT_NE(r.output.find("--scale needs a content scale from 1 to 4"), std::string::npos) << r.output;
+  }
+}
+
 }  // namespace
