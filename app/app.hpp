@@ -55,6 +55,10 @@ struct UiState {
   bool notice_is_error = false;
   bool reset_layout = true;    // lay the windows out again on the next frame
   bool font_dirty = false;     // rebuild the font atlas before the next frame
+  // The window's content scale (HiDPI: 2): fonts are settings.font_px × this, spacing scales with
+  // them. GLFW's, or --scale's when given (content_scale_forced).
+  float content_scale = 1.0f;
+  bool content_scale_forced = false;
   bool gl43 = false;           // OpenGL 4.3 (compute shaders) available
   std::string gl_version;
   bool want_quit = false;
@@ -62,6 +66,15 @@ struct UiState {
   size_t frame_index = 0;
   float highlight_rect[4] = {0, 0, 0, 0};
   std::map<std::string, size_t> tab_drawn;  // the frame each Inspector tab's body was last drawn (--dump-state)
+  std::string inspector_tab;                // the Inspector's selected tab (its title)
+  // The Inspector's tab buttons as last drawn (--dump-state): each whole, or not drawn at all.
+  struct TabItem {
+    std::string label;
+    ImVec4 rect;  // x, y, w, h
+    bool whole = true, selected = false;
+  };
+  std::vector<TabItem> inspector_tab_items;
+  bool inspector_tab_menu = false;  // the tabs were drawn as one menu button (no room for them all)
   bool presentation = false;    // View › Presentation: projector fonts, high contrast, only the stop's panels
   // The cells of values in scope at event sources_event that the hovered cell was computed from
   // (dependency tracing: value name → blocks); heatmaps of those values frame them.

@@ -5,6 +5,7 @@
 #include <GLFW/glfw3.h>
 #include <stb/stb_image_write.h>
 
+#include <cmath>
 #include <filesystem>
 #include <map>
 
@@ -114,10 +115,12 @@ void install_settings(App& app, bool no_ini) {
   welcome_panel(app).show(first_launch || app.settings.welcome_at_start);
 }
 
+float font_px_on_screen(const App& app) { return std::round(app.settings.font_px * app.ui.content_scale); }
+
 void build_fonts(App& app, bool rebuild) {
   ImGuiIO& io = ImGui::GetIO();
   io.Fonts->Clear();
-  const float px = app.settings.font_px;
+  const float px = font_px_on_screen(app);
   const std::string dir = "/usr/share/fonts/truetype/dejavu/";
   const std::string sans = dir + "DejaVuSans.ttf", mono = dir + "DejaVuSansMono.ttf";
   app.fonts = {};
@@ -148,7 +151,11 @@ void apply_style(App& app) {
   if (app.settings.high_contrast || app.ui.presentation) apply_high_contrast(style);
   style.WindowRounding = 3.0f;
   style.FrameRounding = 2.0f;
-  style.ScaleAllSizes(app.settings.font_px / 15.0f);
+  const float px = font_px_on_screen(app);
+  style.ScaleAllSizes(px / 15.0f);
+  // ScaleAllSizes makes the smallest window 32 × 32 px at 15 px text; the one-line status bar is
+  // 1.9 lines high, so that minimum (2.1 lines) would push it past the bottom of the screen.
+  style.WindowMinSize = ImVec2(std::round(px * 2.0f), std::round(px));
 }
 
 bool save_screenshot(const std::string& path, int w, int h, std::string& error) {
@@ -171,7 +178,7 @@ static int key_code(const std::string& name, int& mods) {
       {"End", GLFW_KEY_END},     {"=", GLFW_KEY_EQUAL},       {"-", GLFW_KEY_MINUS},     {"0", GLFW_KEY_0},
       {"O", GLFW_KEY_O},         {"Q", GLFW_KEY_Q},           {"G", GLFW_KEY_G},         {"R", GLFW_KEY_R},         {"S", GLFW_KEY_S},
       {"Escape", GLFW_KEY_ESCAPE}, {"B", GLFW_KEY_B},      {"PageDown", GLFW_KEY_PAGE_DOWN},
-      {"PageUp", GLFW_KEY_PAGE_UP}, {"F6", GLFW_KEY_F6}};
+      {"PageUp", GLFW_KEY_PAGE_UP}, {"F6", GLFW_KEY_F6}, {"F7", GLFW_KEY_F7}};
   std::string k = name;
   mods = 0;
   while (k.size() > 2 && k[1] == '-') {

@@ -12,8 +12,11 @@ namespace sf {
 // layout and a [Stepformer][Settings] section (font size, theme, recent files). Opens the welcome
 // when there is no such file yet (a first launch) or its "Show at start" is ticked.
 void install_settings(App& app, bool no_ini);
-// (Re)builds the font atlas at settings.font_px; `rebuild` also recreates the GL texture.
+// The text size on screen: settings.font_px at the window's content scale.
+float font_px_on_screen(const App& app);
+// (Re)builds the font atlas at font_px_on_screen; `rebuild` also recreates the GL texture.
 void build_fonts(App& app, bool rebuild);
+// The theme, and ImGui's paddings and spacings scaled with the text (ScaleAllSizes).
 void apply_style(App& app);
 // Reads the back buffer and writes a PNG.
 bool save_screenshot(const std::string& path, int w, int h, std::string& error);

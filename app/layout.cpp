@@ -1,6 +1,8 @@
 // The window layout (App::layout_windows): the tiles, the Inspector's tabs, the floating windows.
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <utility>
 
 #include "app/app.hpp"
 #include "app/classroom/lesson_feature.hpp"
@@ -28,62 +30,205 @@ struct Rect {
 
 // Where each tiled window goes; a window with w == 0 is not shown.
 struct Tiles {
-  Rect pseudocode, callstack, variables, inspector;
+  Rect pseudocode, callstack, variables, inspector, focus;
 };
 
-// The normal layout: pseudocode and call stack on the left, variables in the middle, the
-// inspector on the right.
-Tiles normal_tiles(float top, float width, float body_h) {
-  const float left_w = width * 0.38f, mid_w = width * 0.24f, right_w = width - left_w - mid_w;
-  return {{0, top, left_w, body_h * 0.68f},
-          {0, top + body_h * 0.68f, left_w, body_h * 0.32f},
-          {left_w, top, mid_w, body_h},
-          {left_w + mid_w, top, right_w, body_h}};
+// Splits `width` among the columns that are shown, in proportion to their weights (a hidden
+// column's weight is 0: its share goes to the others); returns each column's width.
+std::vector<float> split(float width, const std::vector<float>& weights) {
+  float total = 0;
+  for (float w : weights) total += w;
+  std::vector<float> out;
+  for (float w : weights) out.push_back(total > 0 ? width * w / total : 0.0f);
+  return out;
 }
 
-// Presentation mode: the shown panels only, large. The pseudocode on the left (44%), the
-// variables and call stack (when the stop names them) above the inspector on the right; the
-// body stops above the lesson's caption box.
-Tiles presentation_tiles(const std::vector<std::string>& shown, float top, float width, float body_h) {
-  auto has = [&](const char* n) { return std::find(shown.begin(), shown.end(), n) != shown.end(); };
-  const bool inspector = std::any_of(shown.begin(), shown.end(), [&](const std::string& n) {
-    return n != "pseudocode" && n != "callstack" && n != "variables";
-  });
+// The normal layout: pseudocode above the call stack on the left, the variables in the middle,
+// the inspector on the right. A closed panel gives its space to the others: the pseudocode or
+// the call stack alone takes the left column's height, and a column with nothing in it its width.
+Tiles normal_tiles(const PanelVisibility& show, float top, float width, float body_h) {
+  const bool left = show.pseudocode || show.callstack;
+  const std::vector<float> w = split(width, {left ? 0.38f : 0.0f, show.variables ? 0.24f : 0.0f, 0.38f});
+  const float code_h = !show.callstack ? body_h : !show.pseudocode ? 0.0f : body_h * 0.68f;
   Tiles t;
-  const bool right = inspector || has("variables") || has("callstack");
-  const float left_w = has("pseudocode") ? (right ? width * 0.44f : width) : 0.0f;
-  if (left_w > 0) t.pseudocode = {0, top, left_w, body_h};
-  const float rw = width - left_w;
-  float y = top;
-  // The side panels' heights: what is left goes to the inspector.
-  const float var_h = has("variables") ? body_h * (inspector ? 0.34f : has("callstack") ? 0.6f : 1.0f) : 0.0f;
-  const float call_h = has("callstack") ? (inspector ? body_h * 0.22f : body_h - var_h) : 0.0f;
-  if (var_h > 0) t.variables = {left_w, y, rw, var_h}, y += var_h;
-  if (call_h > 0) t.callstack = {left_w, y, rw, call_h}, y += call_h;
-  if (inspector) t.inspector = {left_w, y, rw, top + body_h - y};
+  if (show.pseudocode) t.pseudocode = {0, top, w[0], code_h};
+  if (show.callstack) t.callstack = {0, top + code_h, w[0], body_h - code_h};
+  if (show.variables) t.variables = {w[0], top, w[1], body_h};
+  t.inspector = {w[0] + w[1], top, w[2], body_h};
   return t;
+}
+
+// Presentation mode: the shown panels only, large. The pseudocode on the left, with the variables
+// and the call stack (when the stop names them) under it; on the right the focal value's view
+// (`focus`) beside the Inspector's other shown tabs (`inspector`). The body stops above the caption.
+Tiles presentation_tiles(const std::vector<std::string>& shown, bool focus, bool inspector, float top, float width,
+                         float body_h) {
+  auto has = [&](const char* n) { return std::find(shown.begin(), shown.end(), n) != shown.end(); };
+  const bool code = has("pseudocode"), vars = has("variables"), calls = has("callstack");
+  const bool left = code || vars || calls;
+  // Beside another tab, the focal value's view takes the narrower share: most focal values are a
+  // few columns (tokens) or one (a distribution p).
+  const std::vector<float> w =
+      split(width, {left ? 0.42f : 0.0f, focus ? (inspector ? 0.36f : 0.58f) : 0.0f, inspector ? 0.34f : 0.0f});
+  Tiles t;
+  // The left column: the pseudocode takes 60% when side panels share it, the side panels the rest.
+  const float code_h = code ? (vars || calls ? body_h * 0.6f : body_h) : 0.0f;
+  const float side_h = body_h - code_h;
+  const float var_h = vars ? (calls ? side_h * 0.6f : side_h) : 0.0f;
+  if (code) t.pseudocode = {0, top, w[0], code_h};
+  if (vars) t.variables = {0, top + code_h, w[0], var_h};
+  if (calls) t.callstack = {0, top + code_h + var_h, w[0], side_h - var_h};
+  if (focus) t.focus = {w[0], top, w[1], body_h};
+  if (inspector) t.inspector = {w[0] + w[1], top, w[2], body_h};
+  return t;
+}
+
+// The views the focal value's view stands for in presentation mode: each shows values as heatmaps.
+bool focus_replaces(const std::string& panel) {
+  return panel == "tensor" || panel == "attention" || panel == "layernorm";
+}
+
+// One of the Inspector's tabs: its title, its PanelVisibility name, its "select me once" flag
+// and what it draws.
+struct InspectorTab {
+  const char* title;
+  std::string name;
+  bool* open;
+  std::function<void()> draw;
+};
+
+// The rows the tab buttons take in `width` (each button whole, wrapped as draw_tab_buttons does).
+int tab_rows(const std::vector<InspectorTab>& tabs, float width) {
+  const ImGuiStyle& st = ImGui::GetStyle();
+  int rows = tabs.empty() ? 0 : 1;
+  float x = 0;
+  for (const InspectorTab& t : tabs) {
+    const float w = ImGui::CalcTextSize(t.title).x + 2 * st.FramePadding.x;
+    if (x > 0 && x + st.ItemInnerSpacing.x + w > width) ++rows, x = 0;
+    x += (x > 0 ? st.ItemInnerSpacing.x : 0.0f) + w;
+  }
+  return rows;
+}
+
+// Records the last item as a tab label for --dump-state: its rectangle and whether all of it lies
+// inside the window's visible region.
+void record_tab(std::vector<UiState::TabItem>& items, const char* label, bool selected) {
+  const ImGuiWindow* win = ImGui::GetCurrentWindow();
+  const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+  const ImRect& clip = win->InnerClipRect;
+  const bool whole = a.x >= clip.Min.x && b.x <= clip.Max.x && a.y >= clip.Min.y && b.y <= clip.Max.y;
+  items.push_back({label, ImVec4(a.x, a.y, b.x - a.x, b.y - a.y), whole, selected});
+}
+
+// Every title whole on a button, wrapping onto another row when the next one does not fit (ten
+// titles never fit one row of a projector's Inspector). Returns the selected title.
+std::string draw_tab_buttons(const std::vector<InspectorTab>& tabs, const std::string& selected,
+                             std::vector<UiState::TabItem>& items) {
+  std::string chosen = selected;
+  const ImGuiStyle& st = ImGui::GetStyle();
+  const float right = ImGui::GetCurrentWindow()->WorkRect.Max.x;
+  ImGui::PushStyleVar(ImGuiStyleVar_ItemSpacing, st.ItemInnerSpacing);
+  for (size_t i = 0; i < tabs.size(); ++i) {
+    const float w = ImGui::CalcTextSize(tabs[i].title).x + 2 * st.FramePadding.x;
+    if (i > 0) {
+      ImGui::SameLine();
+      if (ImGui::GetCursorScreenPos().x + w > right) ImGui::NewLine();  // the next row
+    }
+    const bool on = tabs[i].title == selected;
+    ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(on ? ImGuiCol_TabActive : ImGuiCol_Tab));
+    ImGui::PushStyleColor(ImGuiCol_ButtonHovered, ImGui::GetStyleColorVec4(ImGuiCol_TabHovered));
+    if (ImGui::Button(tabs[i].title)) chosen = tabs[i].title;
+    ImGui::PopStyleColor(2);
+    record_tab(items, tabs[i].title, on);
+  }
+  ImGui::PopStyleVar();
+  return chosen;
+}
+
+// The selected title alone, whole, on a menu button that lists the others (a narrow Inspector
+// with large text, where the buttons would take a third of its height).
+std::string draw_tab_menu(const std::vector<InspectorTab>& tabs, const std::string& selected,
+                          std::vector<UiState::TabItem>& items) {
+  std::string chosen = selected;
+  const std::string label = "View: " + selected + " ▾";
+  if (ImGui::Button(label.c_str())) ImGui::OpenPopup("##views");
+  record_tab(items, selected.c_str(), true);
+  if (ImGui::BeginPopup("##views")) {
+    for (const InspectorTab& t : tabs)
+      if (ImGui::Selectable(t.title, t.title == selected)) chosen = t.title;
+    ImGui::EndPopup();
+  }
+  return chosen;
+}
+
+// The Inspector's tab selector: the buttons, or the menu where the buttons would take more than
+// a third of the window's height. Returns the selected title; records what it drew.
+std::string draw_tab_selector(const std::vector<InspectorTab>& tabs, const std::string& selected,
+                              std::vector<UiState::TabItem>& items, bool& as_menu) {
+  items.clear();
+  const ImGuiStyle& st = ImGui::GetStyle();
+  const float rows_h =
+      static_cast<float>(tab_rows(tabs, ImGui::GetContentRegionAvail().x)) * (ImGui::GetFrameHeight() + st.ItemInnerSpacing.y);
+  as_menu = rows_h > ImGui::GetWindowHeight() / 3;
+  const std::string chosen = as_menu ? draw_tab_menu(tabs, selected, items) : draw_tab_buttons(tabs, selected, items);
+  ImGui::Separator();
+  return chosen;
+}
+
+// Floating windows (About, Files, the model builder, Errata, the lesson editor, dialogs) are
+// kept inside the viewport: one that was last drawn past an edge, or larger than the screen,
+// is moved and shrunk into it. The tiles, bars, menus, popups and tooltips place themselves.
+void clamp_floating_windows(const UiState& ui) {
+  const ImGuiViewport* vp = ImGui::GetMainViewport();
+  const ImVec2 lo = vp->WorkPos, hi(vp->WorkPos.x + vp->WorkSize.x, vp->WorkPos.y + vp->WorkSize.y);
+  const ImGuiWindowFlags placed = ImGuiWindowFlags_ChildWindow | ImGuiWindowFlags_Tooltip | ImGuiWindowFlags_ChildMenu |
+                                  ImGuiWindowFlags_NoMove;
+  for (ImGuiWindow* w : ImGui::GetCurrentContext()->Windows) {
+    if (!w->WasActive || w->Hidden || (w->Flags & placed) || ui.tiles.count(w->Name)) continue;
+    if ((w->Flags & ImGuiWindowFlags_Popup) && !(w->Flags & ImGuiWindowFlags_Modal)) continue;
+    const ImVec2 size(std::min(w->Size.x, vp->WorkSize.x), std::min(w->Size.y, vp->WorkSize.y));
+    const ImVec2 pos(std::clamp(w->Pos.x, lo.x, hi.x - size.x), std::clamp(w->Pos.y, lo.y, hi.y - size.y));
+    if (size.x != w->Size.x || size.y != w->Size.y) ImGui::SetWindowSize(w, size);
+    if (pos.x != w->Pos.x || pos.y != w->Pos.y) ImGui::SetWindowPos(w, pos);
+  }
 }
 
 }  // namespace
 
 // The fixed, projector-friendly layout (ImGui 1.86 has no docking): toolbar on top, the tiles
-// below (normal_tiles, or presentation_tiles in presentation mode).
+// below (normal_tiles, or presentation_tiles in presentation mode), above the lesson's caption
+// box when one is shown.
 void App::layout_windows() {
+  clamp_floating_windows(ui);
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   const ImVec2 o = vp->WorkPos, sz = vp->WorkSize;
   const float fs = ImGui::GetFontSize();
   const float status_h = fs * 1.9f;
   const int errors = !session.prompt_error().empty() + !session.context_error().empty();
-  const float top_h = fs * (4.6f + 1.4f * static_cast<float>(errors));
+  // The toolbar: two rows of buttons and fields, and a line under the prompt per input error.
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float top_h = std::round(2 * ImGui::GetFrameHeight() + style.ItemSpacing.y + 2 * style.WindowPadding.y +
+                                 fs * 1.4f * static_cast<float>(errors));
   const std::vector<std::string> shown = ui.presentation ? presentation_panels(*this) : std::vector<std::string>{};
-  const LessonFeature* lesson = feature<LessonFeature>();
-  const float caption_h = ui.presentation && lesson ? lesson->caption_height() : 0.0f;
+  LessonFeature* lesson = feature<LessonFeature>();
+  const float caption_h = lesson ? lesson->caption_height() : 0.0f;
   const float body_h = std::max(fs * 6, sz.y - top_h - status_h - caption_h);
-  const Tiles tiles = ui.presentation ? presentation_tiles(shown, top_h, sz.x, body_h) : normal_tiles(top_h, sz.x, body_h);
   // In presentation mode only the shown panels; the user may still close one.
   auto visible = [&](const std::string& name, bool open) {
     return open && (!ui.presentation || std::find(shown.begin(), shown.end(), name) != shown.end());
   };
+  // Presentation mode: the focal value's view stands in for the stop's Tensor, Attention and
+  // LayerNorm tabs; the Inspector keeps the stop's other tabs (Sampling, Training, …).
+  const bool focus = ui.presentation && lesson && lesson->focal_value(*this) != nullptr;
+  auto in_inspector = [&](const std::string& name) {
+    return (!ui.presentation || visible(name, true)) && !(focus && focus_replaces(name));
+  };
+  const bool inspector_shown =
+      !ui.presentation || std::any_of(shown.begin(), shown.end(), [&](const std::string& n) {
+        return n != "pseudocode" && n != "callstack" && n != "variables" && in_inspector(n);
+      });
+  const Tiles tiles = ui.presentation ? presentation_tiles(shown, focus, inspector_shown, top_h, sz.x, body_h)
+                                      : normal_tiles(ui.show, top_h, sz.x, body_h);
   // Places a tiled window. A window still on the tile it was given last frame follows its
   // tile (the viewport, the font size or the toolbar's height may have changed) and draws no
   // background: the clear colour is its background, and on Mesa's software renderer every
@@ -112,9 +257,11 @@ void App::layout_windows() {
   panels->toolbar.draw(*this);
   ImGui::End();
 
+  // Presentation mode's tiles have no title bar: their height goes to what they show.
+  const ImGuiWindowFlags bare = ui.presentation ? ImGuiWindowFlags_NoTitleBar : ImGuiWindowFlags_None;
   auto tile = [&](const char* title, const char* name, const Rect& r, bool& open, auto&& body) {
     if (r.w <= 0 || !visible(name, open)) return;
-    const ImGuiWindowFlags f = place(title, r.x, r.y, r.w, r.h);
+    const ImGuiWindowFlags f = place(title, r.x, r.y, r.w, r.h) | bare;
     if (ImGui::Begin(title, &open, f)) body();
     ImGui::End();
   };
@@ -122,52 +269,67 @@ void App::layout_windows() {
   tile("Call stack", "callstack", tiles.callstack, ui.show.callstack, [&] { panels->callstack.draw(*this); });
   // Variables panel (middle column). [panel registration: variables]
   tile("Variables", "variables", tiles.variables, ui.show.variables, [&] { panels->variables.draw(*this); });
+  // The focal value of the lesson stop (presentation mode), large, beside the pseudocode.
+  if (const Rect& fr = tiles.focus; fr.w > 0) {
+    ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(fs * 0.4f, fs * 0.3f));
+    ImGui::Begin("Focus", nullptr, place("Focus", fr.x, fr.y, fr.w, fr.h) | bare);
+    lesson->draw_focus(*this);
+    ImGui::End();
+    ImGui::PopStyleVar();
+  }
   // Inspector (right column): one window, a tab per view, so that a projector shows one
   // large view at a time (in presentation mode only the shown panels' tabs).
   // [panel registration: inspector tabs]
-  const Rect& ir = tiles.inspector;
-  if (ir.w > 0 && ImGui::Begin("Inspector", nullptr, place("Inspector", ir.x, ir.y, ir.w, ir.h))) {
-    if (ImGui::BeginTabBar("views")) {
-      auto tab = [&](const char* label, bool& open, auto&& body) {
-        std::string name;  // its PanelVisibility name
-        for (const auto& [title, n] : inspector_tabs())
-          if (std::string(title) == label) name = n;
-        for (const auto& f : features)
-          if (f->tab_title() && std::string(f->tab_title()) == label) name = f->tab_panel();
-        if (ui.presentation && !visible(name, true)) return void(open = false);
-        if (ImGui::BeginTabItem(label, nullptr, open ? ImGuiTabItemFlags_SetSelected : 0)) {
-          ui.tab_drawn[label] = ui.frame_index;
-          body();
-          ImGui::EndTabItem();
-        }
-        open = false;  // "open:NAME" selects the tab once; the user's clicks decide after that
-      };
-      tab("Tensor", ui.show.tensor, [&] { panels->tensor.draw(*this); });
-      tab("Attention", ui.show.attention, [&] { panels->attention.draw(*this); });
-      tab("LayerNorm", ui.show.layernorm, [&] { panels->layernorm.draw(*this); });
-      // The output tab the model's architecture has (never its name: its OutputKind).
-      switch (session.arch().output()) {
-        case OutputKind::Continuation:
-          tab("Sampling", ui.show.sampling, [&] { panels->sampling.draw(*this); });
-          break;
-        case OutputKind::FillIn:
-          tab("Fill-in", ui.show.fillin, [&] { panels->fillin.draw(*this); });
-          break;
-        case OutputKind::Translation:
-          tab("Translation", ui.show.translation, [&] { panels->translation.draw(*this); });
-          break;
-      }
-      tab("Tokenizer", ui.show.tokenizer, [&] { panels->tokenizer.draw(*this); });
-      tab("Notations", ui.show.notation, [&] { panels->notation.draw(*this); });
-      tab("Training", ui.show.training, [&] { panels->training.draw(*this); });
-      tab("GPU", ui.show.gpu, [&] { panels->gpu.draw(*this); });
-      for (auto& f : features)
-        if (const char* title = f->tab_title())
-          if (bool* open = ui.show.by_name(f->tab_panel())) tab(title, *open, [&] { f->draw_tab(*this); });
-      ImGui::EndTabBar();
-    }
+  std::vector<InspectorTab> tabs;
+  auto tab = [&](const char* title, bool& open, std::function<void()> body) {
+    std::string name;  // its PanelVisibility name
+    for (const auto& [t, n] : inspector_tabs())
+      if (std::string(t) == title) name = n;
+    for (const auto& f : features)
+      if (f->tab_title() && std::string(f->tab_title()) == title) name = f->tab_panel();
+    if (in_inspector(name)) tabs.push_back({title, name, &open, std::move(body)});
+    else open = false;
+  };
+  tab("Tensor", ui.show.tensor, [&] { panels->tensor.draw(*this); });
+  tab("Attention", ui.show.attention, [&] { panels->attention.draw(*this); });
+  tab("LayerNorm", ui.show.layernorm, [&] { panels->layernorm.draw(*this); });
+  // The output tab the model's architecture has (never its name: its OutputKind).
+  switch (session.arch().output()) {
+    case OutputKind::Continuation:
+      tab("Sampling", ui.show.sampling, [&] { panels->sampling.draw(*this); });
+      break;
+    case OutputKind::FillIn:
+      tab("Fill-in", ui.show.fillin, [&] { panels->fillin.draw(*this); });
+      break;
+    case OutputKind::Translation:
+      tab("Translation", ui.show.translation, [&] { panels->translation.draw(*this); });
+      break;
   }
-  if (ir.w > 0) ImGui::End();
+  tab("Tokenizer", ui.show.tokenizer, [&] { panels->tokenizer.draw(*this); });
+  tab("Notations", ui.show.notation, [&] { panels->notation.draw(*this); });
+  tab("Training", ui.show.training, [&] { panels->training.draw(*this); });
+  tab("GPU", ui.show.gpu, [&] { panels->gpu.draw(*this); });
+  for (auto& f : features)
+    if (const char* title = f->tab_title())
+      if (bool* open = ui.show.by_name(f->tab_panel())) tab(title, *open, [&f, this] { f->draw_tab(*this); });
+  // "open:NAME" selects a tab once (the last one asked for); the user's clicks decide after that.
+  for (InspectorTab& t : tabs)
+    if (std::exchange(*t.open, false)) ui.inspector_tab = t.title;
+  if (std::none_of(tabs.begin(), tabs.end(), [&](const InspectorTab& t) { return t.title == ui.inspector_tab; }))
+    ui.inspector_tab = tabs.empty() ? "" : tabs.front().title;
+  ui.inspector_tab_items.clear();
+  const Rect& ir = tiles.inspector;
+  if (ir.w > 0 && inspector_shown && !tabs.empty()) {
+    if (ImGui::Begin("Inspector", nullptr, place("Inspector", ir.x, ir.y, ir.w, ir.h) | bare)) {
+      ui.inspector_tab = draw_tab_selector(tabs, ui.inspector_tab, ui.inspector_tab_items, ui.inspector_tab_menu);
+      for (const InspectorTab& t : tabs)
+        if (t.title == ui.inspector_tab) {
+          ui.tab_drawn[t.title] = ui.frame_index;
+          t.draw();
+        }
+    }
+    ImGui::End();
+  }
   // Floating windows, on top of the layout.
   if (ui.show.files) panels->files.draw(*this);
   if (ui.show.about) panels->about.draw(*this);

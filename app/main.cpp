@@ -5,6 +5,7 @@
 #define GLFW_INCLUDE_NONE
 #include <GLFW/glfw3.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -26,6 +27,14 @@ sf::App* g_app = nullptr;
 
 void on_drop(GLFWwindow*, int count, const char** paths) {
   if (g_app && count > 0) g_app->open_model(paths[0]);
+}
+
+// The window moved to a monitor of another content scale (HiDPI): text and spacing follow it,
+// unless --scale fixed it.
+void on_content_scale(GLFWwindow*, float xscale, float) {
+  if (!g_app || g_app->ui.content_scale_forced || xscale == g_app->ui.content_scale) return;
+  g_app->ui.content_scale = std::clamp(xscale, 1.0f, 4.0f);
+  g_app->ui.font_dirty = true;
 }
 
 void on_glfw_error(int code, const char* text) {
@@ -102,6 +111,16 @@ int main(int argc, char** argv) {
   if (!app.ui.gl43)
     app.notify("OpenGL 4.3 is not available (" + app.ui.gl_version +
                "): GPU attention is off; everything else works on the CPU");
+
+  app.ui.content_scale_forced = opt.scale > 0;
+  if (opt.scale > 0) {
+    app.ui.content_scale = opt.scale;
+  } else {
+    float xs = 1, ys = 1;
+    glfwGetWindowContentScale(window, &xs, &ys);
+    app.ui.content_scale = std::clamp(xs, 1.0f, 4.0f);
+  }
+  glfwSetWindowContentScaleCallback(window, on_content_scale);
 
   IMGUI_CHECKVERSION();
   ImGui::CreateContext();

@@ -1,6 +1,7 @@
 #include "app/options.hpp"
 
 #include <cstdio>
+#include <cstdlib>
 #include <sstream>
 
 namespace sf {
@@ -13,6 +14,8 @@ const char* app_usage() {
          "                             nanoGPT/minGPT); default: assets/default.safetensors\n"
          "  --prompt TEXT              the prompt to trace (default: \"hello=\", which the default model sorts)\n"
          "  --size WxH                 window size in pixels (default 1600x1000)\n"
+         "  --scale S                  content scale (HiDPI) from 1 to 4, e.g. 2: text and spacing S times\n"
+         "                             larger; default: the monitor's, as GLFW reports it\n"
          "  --frames N                 run N frames, then exit (for tests and screenshots)\n"
          "  --actions A,B,...          apply scripted actions in order, one per frame:\n"
          "                               step-into, step-over, step-out, step-back, step-back-over,\n"
@@ -160,6 +163,14 @@ bool parse_app_options(int argc, char** argv, AppOptions& o, std::string& error)
       if (std::sscanf(v.c_str(), "%dx%d", &o.width, &o.height) != 2 || o.width < 320 || o.height < 240 ||
           o.width > 16384 || o.height > 16384) {
         error = "--size needs WxH, e.g. 1600x1000 (at least 320x240)";
+        return false;
+      }
+    } else if (a == "--scale") {
+      if (!value(v)) return false;
+      char* end = nullptr;
+      o.scale = std::strtof(v.c_str(), &end);
+      if (end == v.c_str() || *end || !(o.scale >= 1.0f && o.scale <= 4.0f)) {
+        error = "--scale needs a content scale from 1 to 4, e.g. --scale 2 (a HiDPI screen), not \"" + v + "\"";
         return false;
       }
     } else if (a == "--bench") {

@@ -21,6 +21,7 @@ struct AppOptions {
   std::string model;                 // --model FILE.safetensors
   std::string prompt;                // --prompt TEXT
   int width = 1600, height = 1000;   // --size WxH
+  float scale = 0;                   // --scale S: the content scale (0: the monitor's, glfwGetWindowContentScale)
   bool no_ini = false;               // --no-ini: neither read nor write imgui.ini (tests)
   bool gl33 = false;                 // --gl33: ask for OpenGL 3.3 only (tests the no-4.3 fallback)
   int bench = 0;                     // --bench N: time N frames and prompt edits, print, exit

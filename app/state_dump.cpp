@@ -3,6 +3,7 @@
 
 #include "app/app.hpp"
 #include "app/feature.hpp"
+#include "app/gui_support.hpp"
 #include "app/panels/panel.hpp"
 #include "app/panels/tensor_panel.hpp"
 #include "app/panels/tokenizer_panel.hpp"
@@ -116,6 +117,21 @@ bool App::write_state(const std::string& path, std::string& error) const {
                     {"buttons", buttons}};
   }
   j["highlight"] = {ui.highlight_rect[0], ui.highlight_rect[1], ui.highlight_rect[2], ui.highlight_rect[3]};
+  // The layout: the content scale and the text size on screen, and the Inspector's tab buttons
+  // (each drawn whole: "whole" false would be a cut label).
+  j["content_scale"] = ui.content_scale;
+  j["font_px_on_screen"] = font_px_on_screen(*this);
+  j["inspector_tab"] = ui.inspector_tab;
+  j["inspector_tabs_as"] = ui.inspector_tab_menu ? "menu" : "buttons";
+  {
+    nlohmann::ordered_json tabs = nlohmann::ordered_json::array();
+    for (const UiState::TabItem& t : ui.inspector_tab_items)
+      tabs.push_back({{"label", t.label},
+                      {"rect", {t.rect.x, t.rect.y, t.rect.z, t.rect.w}},
+                      {"whole", t.whole},
+                      {"selected", t.selected}});
+    j["inspector_tabs"] = tabs;
+  }
   nlohmann::ordered_json windows = nlohmann::ordered_json::object();
   for (ImGuiWindow* w : ImGui::GetCurrentContext()->Windows) {
     if (!w->WasActive || w->Hidden || (w->Flags & ImGuiWindowFlags_Tooltip)) continue;

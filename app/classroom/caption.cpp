@@ -1,6 +1,7 @@
 #include "app/classroom/caption.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "app/app.hpp"
 #include "app/logic/markdown.hpp"
@@ -105,27 +106,34 @@ float flow(const Fonts& f, ImDrawList* dl, ImVec2 o, float width, float px, cons
 
 }  // namespace
 
-float draw_caption(App& app, const Caption& c) {
+float draw_caption(App& app, const Caption& c, bool& collapsed) {
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   const Fonts& f = app.fonts;
   const float fs = ImGui::GetFontSize();
-  // The note's type: large in the normal layout; presentation mode's fonts are already large, and
-  // its views need the height.
+  // The note's type: large in the normal layout; presentation mode's fonts are already large
+  // (22 px at its 28), and its views need the height.
   const bool pres = app.ui.presentation;
-  const float px = std::round(fs * (pres ? 0.9f : 1.4f));
+  const float px = std::round(fs * (pres ? 0.8f : 1.4f));
   const float margin = fs * (pres ? 0.4f : 0.8f), pad = fs * (pres ? 0.6f : 0.9f);
   const float status_h = fs * 1.9f;
   const float w = vp->WorkSize.x - 2 * margin, inner = w - 2 * pad;
   const Ink ink{ImGui::GetColorU32(ImGuiCol_Text), accent_color(app.settings.dark), ImGui::GetColorU32(ImGuiCol_FrameBg)};
   const std::vector<MdBlock> blocks = parse_markdown(c.note);
   const std::vector<MdBlock> heading{{false, {{c.heading, true, false, false}}}};
+  // The heading's line also holds the keys and the button that hides or shows the note.
   const char* keys = "PageUp ◂ ▸ PageDown";
-  const float head_w = inner - ImGui::CalcTextSize(keys).x - fs;
-  const float head_h = flow(f, nullptr, {}, head_w, px, heading, ink);
-  const float note_h = flow(f, nullptr, {}, inner, px, blocks, ink);
-  const float err_h = c.error.empty() ? 0.0f : fs * 2.6f;
-  const float content_h = head_h + px * 0.35f + note_h + err_h;
-  const float h = std::min(content_h + 2 * pad, vp->WorkSize.y * (pres ? 0.3f : 0.42f));
+  const bool show_note = !collapsed;  // as measured (the button may change `collapsed` below)
+  const char* button = !show_note ? "▸ Show the note (F7)" : "▾ Hide the note (F7)";
+  const float button_w = ImGui::CalcTextSize(button).x + 2 * ImGui::GetStyle().FramePadding.x;
+  const float head_w = inner - ImGui::CalcTextSize(keys).x - button_w - 2 * fs;
+  const float head_h = std::max(flow(f, nullptr, {}, head_w, px, heading, ink), ImGui::GetFrameHeight());
+  const float note_h = !show_note ? 0.0f : px * 0.35f + flow(f, nullptr, {}, inner, px, blocks, ink);
+  const float err_h = c.error.empty() || !show_note ? 0.0f : fs * 2.6f;
+  const float content_h = head_h + note_h + err_h;
+  // The height the text needs, up to a third of the screen (a longer note scrolls).
+  // (A pixel more than the text: ImGui rounds the window's size, and a scrollbar must not appear
+  // for want of a rounding.)
+  const float h = std::min(std::ceil(content_h + 2 * pad) + 1.0f, vp->Size.y / 3.0f);
   ImGui::SetNextWindowPos(ImVec2(vp->WorkPos.x + margin, vp->WorkPos.y + vp->WorkSize.y - status_h - margin - h));
   ImGui::SetNextWindowSize(ImVec2(w, h));
   ImGui::SetNextWindowBgAlpha(0.92f);
@@ -140,15 +148,21 @@ float draw_caption(App& app, const Caption& c) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   ImVec2 o = ImGui::GetCursorScreenPos();
   flow(f, dl, o, head_w, px, heading, ink);
+  // At the right edge of the content (left of the scrollbar when a long note has one).
+  const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
   const ImVec2 ks = ImGui::CalcTextSize(keys);
-  dl->AddText(ImVec2(o.x + inner - ks.x, o.y - fs * 0.2f), ImGui::GetColorU32(ImGuiCol_TextDisabled), keys);
-  o.y += head_h + px * 0.35f;
-  flow(f, dl, o, inner, px, blocks, ink);
-  ImGui::Dummy(ImVec2(inner, head_h + px * 0.35f + note_h));
-  if (!c.error.empty()) {
-    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.42f, 0.36f, 1.0f));
-    ImGui::TextWrapped("%s", c.error.c_str());
-    ImGui::PopStyleColor();
+  dl->AddText(ImVec2(right - button_w - fs - ks.x, o.y), ImGui::GetColorU32(ImGuiCol_TextDisabled), keys);
+  ImGui::SetCursorScreenPos(ImVec2(right - button_w, o.y));
+  if (ImGui::Button(button)) collapsed = !collapsed;
+  ImGui::SetCursorScreenPos(o);
+  ImGui::Dummy(ImVec2(inner, head_h + note_h));
+  if (show_note) {
+    flow(f, dl, ImVec2(o.x, o.y + head_h + px * 0.35f), inner, px, blocks, ink);
+    if (!c.error.empty()) {
+      ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.42f, 0.36f, 1.0f));
+      ImGui::TextWrapped("%s", c.error.c_str());
+      ImGui::PopStyleColor();
+    }
   }
   ImGui::End();
   ImGui::PopStyleColor();

@@ -15,7 +15,9 @@ struct Caption {
   std::string error;    // why the stop did not resolve ("" : it did), in red under the note
 };
 
-// Draws the box; returns its height in pixels (the presentation layout leaves room for it).
-float draw_caption(App& app, const Caption& c);
+// Draws the box, as high as its text needs up to a third of the screen; `collapsed` shows the
+// heading alone (its button toggles it). Returns its height in pixels with its margin (the
+// layout leaves room for it).
+float draw_caption(App& app, const Caption& c, bool& collapsed);
 
 }  // namespace sf

@@ -115,6 +115,10 @@ void LessonFeature::draw_editor(App& app) {
       for (const auto& p : st->panels) panels += (panels.empty() ? "" : ", ") + p;
       ImGui::TextDisabled("panels: %s%s", panels.c_str(),
                           st->selected_value.empty() ? "" : ("; selected value " + st->selected_value).c_str());
+      ImGui::SetNextItemWidth(-F * 8);
+      ImGui::InputTextWithHint("focal value", "the value the step binds", &st->focus);
+      item_tooltip("The value the note talks about, by its name in the trace (\"softmax(S/√d_attn)\"): presentation "
+                   "mode shows it large beside the pseudocode. Empty: the first value the stop's step binds.");
       ImGui::TextUnformatted("Note (Markdown)");
       ImGui::InputTextMultiline("##note", &st->note, ImVec2(-FLT_MIN, -FLT_MIN));
     }

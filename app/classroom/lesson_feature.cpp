@@ -186,8 +186,23 @@ void LessonFeature::top_menu(App& app) {
   ImGui::EndMenu();
 }
 
+const Value* LessonFeature::focal_value(const App& app) const {
+  const LessonStop* st = current_stop();
+  if (!st) return nullptr;
+  const size_t k = app.shown_event();
+  return find_in_scope(app, k, focal_value_name(app, st->focus, k));
+}
+
+void LessonFeature::draw_focus(App& app) {
+  if (const Value* v = focal_value(app)) {
+    focus_.draw(app, app.shown_event(), *v);
+    focus_frame_ = app.ui.frame_index;
+  }
+}
+
 void LessonFeature::shortcuts(App& app) {
   if (!player_.active() || player_.size() == 0) return;
+  if (current_stop() && ImGui::IsKeyPressed(GLFW_KEY_F7, false)) caption_collapsed_ = !caption_collapsed_;
   const size_t cur = player_.current();
   std::string error;
   if (ImGui::IsKeyPressed(GLFW_KEY_PAGE_DOWN, false)) {
@@ -206,7 +221,7 @@ void LessonFeature::overlay(App& app) {
   draw_editor(app);
   caption_h_ = 0;
   if (const LessonStop* st = current_stop())
-    caption_h_ = draw_caption(app, {stop_heading(player_, player_.current()), st->note, player_.error()});
+    caption_h_ = draw_caption(app, {stop_heading(player_, player_.current()), st->note, player_.error()}, caption_collapsed_);
 }
 
 ActionResult LessonFeature::action(App& app, const std::string& verb, const std::string& arg, std::string& error) {
@@ -239,6 +254,11 @@ ActionResult LessonFeature::action(App& app, const std::string& verb, const std:
     const size_t n = stop_number(arg, count, error);
     return n == SIZE_MAX ? ActionResult::Failed : result(player_.remove(n, error));
   }
+  if (verb == "caption") {
+    if (arg != "collapse" && arg != "expand") return error = "caption takes collapse or expand", ActionResult::Failed;
+    caption_collapsed_ = arg == "collapse";
+    return ActionResult::Done;
+  }
   if (verb == "lesson-stop") {
     player_.close();
     return ActionResult::Done;
@@ -246,8 +266,11 @@ ActionResult LessonFeature::action(App& app, const std::string& verb, const std:
   return ActionResult::NotMine;
 }
 
-void LessonFeature::dump(const App&, nlohmann::ordered_json& j) const {
+void LessonFeature::dump(const App& app, nlohmann::ordered_json& j) const {
   const LessonStop* st = current_stop();
+  const Value* focal = focal_value(app);
+  const bool focus_drawn = focus_frame_ == app.ui.frame_index;
+  const ImVec4& fr = focus_.rect();
   j["lesson"] = {{"active", player_.active()},
                  {"title", player_.lesson().title},
                  {"path", player_.path()},
@@ -258,7 +281,13 @@ void LessonFeature::dump(const App&, nlohmann::ordered_json& j) const {
                  {"stop_panels", st ? st->panels : std::vector<std::string>{}},
                  {"resolved", st && player_.resolved()},
                  {"error", player_.error()},
-                 {"caption_height", caption_h_}};
+                 {"caption_height", caption_h_},
+                 {"caption_collapsed", caption_collapsed_},
+                 // The focal value (its name; "" : none in scope) and, in presentation mode, its view.
+                 {"focal_value", focal ? focal->name : ""},
+                 {"focal_view", {{"drawn", focus_drawn},
+                                 {"rect", {fr.x, fr.y, fr.z, fr.w}},
+                                 {"whole", focus_drawn && focus_.whole()}}}};
 }
 
 std::unique_ptr<Feature> make_lesson_feature() { return std::make_unique<LessonFeature>(); }

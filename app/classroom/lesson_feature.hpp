@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "app/classroom/focus_view.hpp"
 #include "app/feature.hpp"
 #include "app/logic/lesson_player.hpp"
 
@@ -23,8 +24,17 @@ class LessonFeature : public Feature {
   const LessonPlayer& player() const { return player_; }
   // The stop on screen (nullptr: no lesson is playing, or none of its stops is shown yet).
   const LessonStop* current_stop() const { return player_.active() ? player_.current_stop() : nullptr; }
-  // The caption box's height last frame (0: none shown), which the presentation layout keeps free.
+  // The caption box's height last frame (0: none shown), which the layout keeps free.
   float caption_height() const { return caption_h_; }
+  // The caption shows its heading only (F7, its button, caption:collapse|expand).
+  void set_caption_collapsed(bool on) { caption_collapsed_ = on; }
+  bool caption_collapsed() const { return caption_collapsed_; }
+
+  // The current stop's focal value (LessonStop::focus, else what its step bound) in scope at the
+  // shown event; nullptr when no stop is shown or the value is not in scope.
+  const Value* focal_value(const App& app) const;
+  // Presentation mode's view of it, filling the current window (app/layout.cpp's "Focus" tile).
+  void draw_focus(App& app);
 
   // Opens a lesson (a path or a shipped lesson's name) and shows its first stop.
   bool open(App& app, const std::string& name, std::string& error);
@@ -43,6 +53,9 @@ class LessonFeature : public Feature {
 
   LessonPlayer player_;
   float caption_h_ = 0;
+  bool caption_collapsed_ = false;
+  FocusView focus_;
+  size_t focus_frame_ = SIZE_MAX;  // the frame the focal value was last drawn in
   // Dialogs: Add stop here…, Open lesson…, Save lesson as….
   bool add_open_ = false, open_open_ = false, save_open_ = false;
   std::string add_title_, add_note_, path_buf_;

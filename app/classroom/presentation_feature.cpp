@@ -23,7 +23,7 @@ void PresentationFeature::set(App& app, bool on) {
   Settings& s = app.settings;
   if (on) {
     font_px_ = s.font_px, high_contrast_ = s.high_contrast, colorblind_ = s.colorblind;
-    s.font_px = std::clamp(std::round(font_px_ * 1.75f), 28.0f, 64.0f);
+    s.font_px = std::clamp(std::round(font_px_ * 1.65f), 28.0f, 64.0f);  // 17 px → 28 px
     s.high_contrast = s.colorblind = true;
     // No lesson stop: the pseudocode and the tensor view (the stop's panels are already open).
     if (!app.feature<LessonFeature>() || !app.feature<LessonFeature>()->current_stop())

@@ -1,5 +1,7 @@
 #include "app/panels/about_panel.hpp"
 
+#include <algorithm>
+
 #define GLFW_INCLUDE_NONE
 #include <GLFW/glfw3.h>
 
@@ -41,7 +43,8 @@ const Row kShortcuts[] = {
     {"Ctrl+0", "Default text size", ""},
     {"Ctrl+S  /  Ctrl+Shift+O", "Save / open a session", "the model, the prompt, the run, the cursor, the panels"},
     {"PageDown  /  PageUp", "Next / previous lesson stop", "while a lesson plays (Lesson menu)"},
-    {"F6  (Esc leaves)", "Presentation mode", "projector fonts, high contrast, only the stop's panels"},
+    {"F6  (Esc leaves)", "Presentation mode", "projector fonts, high contrast, only the stop's panels, its focal value large"},
+    {"F7", "Hide / show the lesson's note", "the caption box folds to its heading; the panels take the space"},
     {"F1", "About", "this window"},
     {"Ctrl+Q", "Quit", ""},
     {"Esc", "Close", "the file browser or this window"},
@@ -93,7 +96,9 @@ void AboutPanel::draw(App& app) {
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   ImGui::SetNextWindowPos(ImVec2(vp->WorkPos.x + vp->WorkSize.x * 0.5f, vp->WorkPos.y + vp->WorkSize.y * 0.5f),
                           ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
-  ImGui::SetNextWindowSize(ImVec2(fs * 44.0f, fs * 40.0f), ImGuiCond_FirstUseEver);
+  // 44 × 40 lines, or 90% of a smaller screen (it opens whole, centred).
+  ImGui::SetNextWindowSize(ImVec2(std::min(fs * 44.0f, vp->WorkSize.x * 0.9f), std::min(fs * 40.0f, vp->WorkSize.y * 0.9f)),
+                           ImGuiCond_FirstUseEver);
   ImGui::SetNextWindowBgAlpha(1.0f);  // opaque over the panels, for a projector
   bool open = true;
   if (ImGui::Begin("About Stepformer###about", &open, ImGuiWindowFlags_NoCollapse)) {

@@ -1,5 +1,9 @@
 #include "app/panels/pseudocode_panel.hpp"
 
+#include <algorithm>
+
+#include "imgui_internal.h"
+
 #include "app/mathtext.hpp"
 #include "app/panels/panel.hpp"
 #include "core/pseudocode/explanations.hpp"
@@ -36,9 +40,30 @@ void draw_variant_tag(const App& app, ImVec2 left, float line_h, ImU32 color) {
   dl->AddText(f, size, ImVec2(a.x + pad, a.y + pad * 0.5f), color, tag);
 }
 
+// Whether the last item lies wholly inside the window's visible region (not under its title bar,
+// its scrollbar or past its bottom edge).
+bool item_wholly_visible() {
+  const ImRect clip = ImGui::GetCurrentWindow()->InnerClipRect;
+  const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+  return a.y >= clip.Min.y && b.y <= clip.Max.y;
+}
+
 }  // namespace
 
+// The current line (the last item) is scrolled to the middle when it is not wholly visible and
+// something moved it: the cursor (stepping, a lesson stop), the text size (Ctrl+=, F6) or the
+// window's size (a resize, a change of layout). Only then, so that the user can still scroll away
+// from it.
+void PseudocodePanel::keep_in_view(size_t event) {
+  const ImVec2 size = ImGui::GetWindowSize();
+  const ViewKey key{event, ImGui::GetFontSize(), size.x, size.y};
+  if (key == scrolled_for_) return;
+  if (!item_wholly_visible()) ImGui::SetScrollHereY(0.5f);
+  scrolled_for_ = key;
+}
+
 void PseudocodePanel::draw(App& app) {
+  std::fill(app.ui.highlight_rect, app.ui.highlight_rect + 4, 0.0f);  // set again below when a line is current
   Session& s = app.session;
   if (s.trace().size() == 0) {
     ImGui::TextDisabled("No trace.");
@@ -112,12 +137,7 @@ void PseudocodePanel::draw(App& app) {
     const ImVec2 tp(ImGui::GetCursorScreenPos().x + indent, p0.y);
     const bool comment = pl.number == 0;
     ImGui::InvisibleButton("line", ImVec2(std::max(1.0f, width - gutter), line_h));
-    // A new current line below or above the visible part (projector fonts) is scrolled into view,
-    // once per cursor move, so that the user can still scroll away from it.
-    if (is_cur && k != scrolled_for_) {
-      if (!ImGui::IsItemVisible()) ImGui::SetScrollHereY(0.5f);
-      scrolled_for_ = k;
-    }
+    if (is_cur) keep_in_view(k);
     const bool marked = !pl.variant.empty();
     const ImU32 color = comment ? dim : marked ? (ran || is_cur ? variant : (variant & 0x00FFFFFFu) | 0xA0000000u) : (ran || is_cur ? text : dim);
     const float text_w = draw_math(app.fonts, tp, pl.text, color);

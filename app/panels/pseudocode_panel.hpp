@@ -10,6 +10,13 @@ struct PseudocodePanel {
   void draw(App& app);
 
  private:
-  size_t scrolled_for_ = SIZE_MAX;  // the event whose line was last scrolled into view
+  // What the current line was last checked against: the event, the text size and the window's size.
+  struct ViewKey {
+    size_t event = SIZE_MAX;
+    float font = 0, w = 0, h = 0;
+    bool operator==(const ViewKey&) const = default;
+  };
+  void keep_in_view(size_t event);
+  ViewKey scrolled_for_;
 };
 }  // namespace sf

@@ -142,6 +142,7 @@ ojson stop_json(const LessonStop& st) {
   j["panels"] = st.panels;
   j["note"] = st.note;
   j["selected_value"] = st.selected_value;
+  if (!st.focus.empty()) j["focus"] = st.focus;
   if (st.model) j["model"] = model_json(*st.model);
   if (st.prompt) j["prompt"] = *st.prompt;
   if (st.context) j["context"] = *st.context;
@@ -379,6 +380,7 @@ LessonStop read_stop(const Obj& o) {
   st.panels = o.strings("panels", {});
   st.note = o.string("note", "");
   st.selected_value = o.string("selected_value", "");
+  st.focus = o.string("focus", "");
   if (o.find("model")) st.model = read_model(o.object("model"));
   if (o.find("prompt")) st.prompt = o.string("prompt", "");
   if (o.find("context")) st.context = o.string("context", "");

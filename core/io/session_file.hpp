@@ -115,6 +115,9 @@ struct LessonStop {
   std::vector<std::string> panels;    // the panels shown at this stop (presentation mode shows only these)
   std::string note;                   // Markdown (**bold**, *italic*, `code`, "- " items); the paper's glyphs welcome
   std::string selected_value;         // the value in the Tensor view ("" keeps the line's first)
+  // The focal value, the one the note talks about ("softmax(S/√d_attn)"): presentation mode lays
+  // its view out large. "" : the value the stop's step bound.
+  std::string focus;
   std::optional<SessionModel> model;  // another model
   std::optional<std::string> prompt, context;
   std::optional<SessionRun> run;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -162,20 +163,22 @@ TEST(GuiLessons, PresentationModeShowsOnlyTheStopLarge) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const json& p = r.state["presentation"];
   EXPECT_TRUE(p["on"].get<bool>());
-  EXPECT_GE(p["font_px"].get<float>(), std::max(28.0f, font * 1.7f));
+  EXPECT_GE(p["font_px"].get<float>(), std::max(28.0f, std::round(font * 1.65f)));
   EXPECT_TRUE(p["high_contrast"].get<bool>());
   EXPECT_TRUE(p["colorblind"].get<bool>());
   EXPECT_EQ(p["panels_shown"], json::array({"pseudocode", "attention"}));
   EXPECT_TRUE(has_window(r, "Pseudocode"));
-  EXPECT_TRUE(has_window(r, "Inspector"));
   EXPECT_FALSE(has_window(r, "Call stack"));
   EXPECT_FALSE(has_window(r, "Variables"));
-  EXPECT_TRUE(tab_shown(r, "Attention"));
-  // The pseudocode on the left (44%), above the caption box; the inspector beside it.
+  // The stop's focal value (S, line 4) in the Focus view, in place of the Attention tab.
+  EXPECT_EQ(r.state["lesson"]["focal_value"], "S");
+  EXPECT_TRUE(has_window(r, "Focus"));
+  EXPECT_FALSE(has_window(r, "Inspector"));
+  // The pseudocode on the left (42%), above the caption box; the focal value beside it.
   const json& pc = r.state["windows"]["Pseudocode"];
   const json& cap = r.state["windows"]["##lesson-caption"];
-  EXPECT_NEAR(pc[2].get<float>(), 1280.0f * 0.44f, 2.0f);
-  EXPECT_NEAR(r.state["windows"]["Inspector"][0].get<float>(), pc[2].get<float>(), 2.0f);
+  EXPECT_NEAR(pc[2].get<float>(), 1280.0f * 0.42f, 2.0f);
+  EXPECT_NEAR(r.state["windows"]["Focus"][0].get<float>(), pc[2].get<float>(), 2.0f);
   EXPECT_LE(pc[1].get<float>() + pc[3].get<float>(), cap[1].get<float>() + 1.0f);
   // No lesson: the pseudocode and the tensor view. F6 toggles, Esc leaves.
   r = run_app("", "key:F6");

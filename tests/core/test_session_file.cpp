@@ -62,6 +62,7 @@ SessionFile full_session() {
   b.cursor.line = 0;
   b.cursor.kind = EventKind::Enter;
   b.selected_value = "Z";
+  b.focus = "softmax(S/√d_attn)";  // the focal value presentation mode shows large
   b.model = sf::SessionModel{"models/ed.safetensors", ""};
   b.prompt = "";
   b.context = "abc";
@@ -153,6 +154,8 @@ TEST(SessionFile, RoundTripKeepsEveryField) {
   EXPECT_FALSE(g.stops[0].model || g.stops[0].prompt || g.stops[0].context || g.stops[0].run);
   expect_same_cursor(g.stops[1].cursor, f.stops[1].cursor);
   EXPECT_EQ(g.stops[1].selected_value, "Z");
+  EXPECT_EQ(g.stops[0].focus, "");  // none named: the value the stop's step bound
+  EXPECT_EQ(g.stops[1].focus, "softmax(S/√d_attn)");
   ASSERT_TRUE(g.stops[1].model && g.stops[1].prompt && g.stops[1].context && g.stops[1].run);
   EXPECT_EQ(g.stops[1].model->path, "models/ed.safetensors");
   EXPECT_EQ(*g.stops[1].prompt, "");
