@@ -7,6 +7,8 @@
 
 #include "app/mathtext.hpp"
 #include "app/panels/panel.hpp"
+#include "app/widgets/flow.hpp"
+#include "app/widgets/wording.hpp"
 
 namespace sf {
 
@@ -29,23 +31,37 @@ size_t find_event(const Trace& tr, int alg, EventKind kind, int line, int i) {
   return tr.size();
 }
 
-// Puts the next item (`w` wide) on the current line when it fits there, else on a new line.
-void same_line_if_fits(float w) {
-  const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
-  if (ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + w <= right) ImGui::SameLine();
-}
-
-float button_width(const std::string& label) {
-  return ImGui::CalcTextSize(label.c_str()).x + ImGui::GetStyle().FramePadding.x * 2.0f;
-}
-
 const Value* find_value(const Event& e, const char* name) {
   for (const auto& v : e.values)
     if (v.name == name) return &v;
   return nullptr;
 }
 
+// ℓ: the length of the prompt Algorithm 14 was called with (its Enter event's x); 0 when not traced.
+int prompt_length(const Trace& tr) {
+  const size_t enter = find_event(tr, 14, EventKind::Enter, 0, 0);
+  const Value* x = enter < tr.size() ? find_value(tr.events[enter], "x") : nullptr;
+  return x ? static_cast<int>(x->tokens.size()) : 0;
+}
+
 }  // namespace
+
+int tokens_fed(const Trace& tr, const InferenceStep& step, int i) {
+  // Step i reads x = the prompt and the i − 1 tokens drawn before it, from context_start on.
+  return prompt_length(tr) + (i - 1) - (step.context_start - 1);
+}
+
+std::string step_heading(const InferenceStep& step, int i, int n_steps, int fed, bool kv_cache) {
+  const std::string col = std::to_string(step.context_start - 1 + fed);  // ℓ + i − 1 in the whole x
+  std::string h = "Step i = " + std::to_string(i) + " of " + std::to_string(n_steps) + ": P ← DTransformer(x) on " +
+                  std::to_string(fed) + " tokens, p = P[:, " + col + "]";
+  if (kv_cache && !step.cache_rebuilt)
+    h += " (KV cache: only this column computed, over the cached K, V of the " + std::to_string(fed - 1) +
+         " before it)";
+  else if (kv_cache)
+    h += " (KV cache rebuilt: every column computed)";
+  return h;
+}
 
 void SamplingPanel::draw(App& app) {
   Session& s = app.session;
@@ -93,6 +109,12 @@ void SamplingPanel::draw(App& app) {
                "a prefix separator first appears.");
   ImGui::SameLine();
   ImGui::TextDisabled("(not in the paper: encyclopedia article, seed 004)");
+  ImGui::Checkbox("Stop at eos_token", &st.stop_at_eos);
+  item_tooltip("Generation ends once the model draws eos_token (" + token_label(tok, c.eos_token()) +
+               "), as the CLI's --stop-at-eos does. Off: Algorithm 14 as printed, which draws all ℓ_gen tokens, "
+               "so a model that has ended its text goes on drawing eos_token after eos_token.");
+  ImGui::SameLine();
+  ImGui::TextDisabled("(not in the paper's Algorithm 14)");
 
   // --- commands ---
   auto ran = [&] {
@@ -105,7 +127,7 @@ void SamplingPanel::draw(App& app) {
   }
   item_tooltip("Ctrl+G. Traces Algorithm 14 with ℓ_gen = 1, continuing the text generated so far.");
   const std::string gen_all = "Generate ℓ_gen = " + std::to_string(st.l_gen) + " tokens";
-  same_line_if_fits(button_width(gen_all));
+  same_line_if_fits(button_width(gen_all.c_str()));
   if (ImGui::Button(gen_all.c_str())) {
     s.trace_generate(st.l_gen, false);
     ran();
@@ -192,14 +214,14 @@ void SamplingPanel::draw(App& app) {
     if (gtoks.empty()) ImGui::TextDisabled("Nothing generated yet.");
     else if (first_traced > 0) {
       ImGui::PushTextWrapPos(0.0f);
-      ImGui::TextDisabled("The %zu token%s without a box came from earlier runs: part of x now, but not traced in "
-                          "this run.",
-                          first_traced, first_traced > 1 ? "s" : "");
+      ImGui::TextDisabled("The %s without a box came from earlier runs: part of x now, but not traced in this run.",
+                          counted(static_cast<long long>(first_traced), "token").c_str());
       ImGui::PopTextWrapPos();
     }
   }
 
   ImGui::Separator();
+  heading_.clear();
   if (!generating) {
     ImGui::PushTextWrapPos(0.0f);
     ImGui::TextDisabled("The trace is the forward pass (Algorithm 10) on the prompt. Generate to trace Algorithm 14: "
@@ -225,18 +247,15 @@ void SamplingPanel::draw(App& app) {
   const InferenceStep& step = gen.steps[sel];
   const int i = sel + 1;
   const size_t call = find_event(tr, 10, EventKind::Enter, 0, i);
-  const Value* x_in = call < tr.size() ? find_value(tr.events[call], "x") : nullptr;
-  const int fed = x_in ? static_cast<int>(x_in->tokens.size()) : 0;
+  const int fed = tokens_fed(tr, step, i);
   const std::string y = token_label(tok, step.y);
   const int N = static_cast<int>(step.p.size());
   std::vector<int> order(N);  // token indices (0-based) by decreasing p
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return step.p(a) > step.p(b); });
   const int y_rank = static_cast<int>(std::find(order.begin(), order.end(), step.y - 1) - order.begin());
-  math_text(app.fonts,
-            "Step i = " + std::to_string(i) + " of " + std::to_string(n_steps) + ": P ← DTransformer(x) on " +
-                std::to_string(fed) + " tokens, p = P[:, " + std::to_string(step.context_start - 1 + fed) + "]",
-            accent);
+  heading_ = step_heading(step, i, static_cast<int>(n_steps), fed, s.traced_with_kv_cache());
+  math_text(app.fonts, heading_, accent);
   math_text(app.fonts, "sampled y = “" + y + "” (id " + std::to_string(step.y) + ", rank " +
                            std::to_string(y_rank + 1) + " by p):  p(y) = " + prob(step.p(step.y - 1)) +
                            ",  q(y) = " + prob(step.q(step.y - 1)),

@@ -4,11 +4,15 @@
 #include <functional>
 
 #include "app/panels/panel.hpp"
+#include "app/widgets/wording.hpp"
 #include "imgui_stdlib.h"
 
 namespace sf {
 
 namespace {
+
+// A piece as the panel quotes it, its spaces made visible: “␣cat”.
+std::string shown(const std::string& piece) { return "“" + visible_whitespace(piece) + "”"; }
 
 // A colour per piece (its index in the vocabulary), light enough for black text on the light
 // theme and dark enough for white on the dark one.
@@ -43,6 +47,11 @@ void piece_flow(App& app, const std::vector<std::string>& pieces, const std::fun
 }
 
 }  // namespace
+
+std::string merge_heading(const BpeMerge& m) {
+  return "Merge " + std::to_string(m.rank) + ": " + shown(m.left) + " + " + shown(m.right) + " → " + shown(m.merged) +
+         " (the pair occurred " + counted(m.count, "time") + ")";
+}
 
 void TokenizerPanel::set_corpus(const std::string& text) {
   corpus_ = text;
@@ -166,14 +175,12 @@ void TokenizerPanel::draw_bpe(App& app) {
   const std::vector<std::string>& vocab = t.vocab();
   const std::vector<BpeMerge>& merges = t.merges();
   const int base = static_cast<int>(vocab.size() - merges.size());
-  ImGui::Text("Vocabulary: %zu pieces (%d characters + %zu merges) of %d%s", vocab.size(), base, merges.size(),
-              t.target_vocab(), t.done() ? (static_cast<int>(vocab.size()) < t.target_vocab() ? " — no pair left" : " — done") : "");
+  ImGui::Text("Vocabulary: %s (%s + %s) of %d%s", counted(vocab.size(), "piece").c_str(),
+              counted(base, "character").c_str(), counted(merges.size(), "merge").c_str(), t.target_vocab(), t.done() ? (static_cast<int>(vocab.size()) < t.target_vocab() ? " — no pair left" : " — done") : "");
   const std::string last = merges.empty() ? "" : merges.back().merged;
-  auto shown = [](const std::string& p) { return "“" + visible_whitespace(p) + "”"; };
   if (!merges.empty()) {
     const BpeMerge& m = merges.back();
-    ImGui::TextColored(ImColor(accent), "Merge %d: %s + %s → %s (the pair occurred %d times)", m.rank,
-                       shown(m.left).c_str(), shown(m.right).c_str(), shown(m.merged).c_str(), m.count);
+    ImGui::TextColored(ImColor(accent), "%s", merge_heading(m).c_str());
   } else {
     ImGui::TextDisabled("No merge yet: every piece is one character.");
   }
@@ -193,7 +200,7 @@ void TokenizerPanel::draw_bpe(App& app) {
   ImGui::TextUnformatted("The corpus, tokenized with the merges so far:");
   std::vector<std::string> pieces;
   for (const auto& word : t.corpus_pieces()) pieces.insert(pieces.end(), word.begin(), word.end());
-  ImGui::TextDisabled("%zu pieces for %zu bytes of text", pieces.size(), corpus_.size());
+  ImGui::TextDisabled("%s for %s of text", counted(pieces.size(), "piece").c_str(), counted(corpus_.size(), "byte").c_str());
   piece_flow(app, pieces, index_of, last, accent);
   ImGui::Separator();
   ImGui::TextUnformatted("The vocabulary (the newest piece outlined):");
