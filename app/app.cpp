@@ -268,6 +268,7 @@ void App::draw_status_bar() {
                    ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings |
                    ImGuiWindowFlags_NoBringToFrontOnFocus | (one_line ? ImGuiWindowFlags_NoBackground : 0) |
                    (one_line ? ImGuiWindowFlags_NoScrollbar : 0));
+  if (!one_line) ImGui::BringWindowToDisplayFront(ImGui::GetCurrentWindow());  // over the panels it covers
   const ImVec4 notice_col = ui.notice_is_error ? ImVec4(1, 0.4f, 0.35f, 1) : ImVec4(0.5f, 0.85f, 0.5f, 1);
   std::fill(std::begin(ui.notice_rect), std::end(ui.notice_rect), 0.0f);
   auto keep_rect = [&] {

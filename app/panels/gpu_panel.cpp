@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "app/gpu_attention_backend.hpp"
+#include "app/widgets/flow.hpp"
 #include "app/widgets/wording.hpp"
 #include "imgui.h"
 
@@ -23,17 +24,20 @@ void GpuPanel::draw(App& app) {
   Session& s = app.session;
   bool gpu = s.attention_hooked();
   ImGui::TextUnformatted("Attention (Algorithm 10 line 6):");
-  ImGui::SameLine();
+  const float box = ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x;  // a radio button's circle
+  same_line_if_fits(box + ImGui::CalcTextSize("CPU (Eigen)").x);
   if (ImGui::RadioButton("CPU (Eigen)", !gpu) && gpu) app.set_attention_gpu(false);
-  ImGui::SameLine();
+  same_line_if_fits(box + ImGui::CalcTextSize("GPU (compute shaders)").x);
   if (ImGui::RadioButton("GPU (compute shaders)", gpu) && !gpu) app.set_attention_gpu(true);
   const GpuAttentionBackend& b = app.gpu_backend();
-  if (b.ready()) ImGui::TextWrapped("Device: %s", b.device().c_str());
+  ImGui::PushTextWrapPos(0.0f);
+  if (b.ready()) ImGui::Text("Device: %s", b.device().c_str());
   else if (!b.why_not().empty()) ImGui::TextColored(ImVec4(1, 0.55f, 0.4f, 1), "GPU unavailable: %s", b.why_not().c_str());
   else if (!app.ui.gl43) ImGui::TextColored(ImVec4(1, 0.55f, 0.4f, 1), "GPU unavailable: no OpenGL 4.3 compute shaders");
   else ImGui::TextDisabled("The GPU is set up when first chosen.");
   if (s.run_kind() != RunKind::Forward)
     ImGui::TextDisabled("The GPU computes the Forward run only (a generation or training trace uses the CPU).");
+  ImGui::PopTextWrapPos();
   const auto& d = s.attention_dispatches();
   if (!gpu || d.empty()) {
     ImGui::TextDisabled("No GPU dispatches in the last traced pass.");
@@ -45,20 +49,19 @@ void GpuPanel::draw(App& app) {
     if (!std::isnan(t.gpu_ms)) g_sum += t.gpu_ms, ++g_timed;
     c_sum += t.cpu_ms;
   }
+  ImGui::PushTextWrapPos(0.0f);
   ImGui::Text("%s (teaching form: one per pseudocode line, all heads at once)", counted(d.size(), "dispatch", "dispatches").c_str());
   // A sum over some dispatches only would read as the whole: the GPU total needs every one timed.
   const std::string gpu_total = g_timed == d.size() ? gpu_time_text(g_sum) : "n/a";
   ImGui::Text("GPU clock %s  ·  CPU clock %s  ·  max |P_gpu − P_cpu| = %.3g", gpu_total.c_str(),
               gpu_time_text(c_sum).c_str(), s.attention_max_diff());
-  if (g_timed < d.size()) {
-    ImGui::PushTextWrapPos(0.0f);
+  if (g_timed < d.size())
     ImGui::TextDisabled("This OpenGL gives no GPU time for %s: it has no GL_TIMESTAMP clock, or its two timestamps "
                         "around a dispatch read under 1 µs, less than launching any dispatch takes (Mesa's llvmpipe "
                         "stamps both before the work runs). The CPU clock, from a glFinish before the dispatch to a "
                         "glFinish after it, is the time to read.",
                         g_timed == 0 ? "any dispatch" : counted(d.size() - g_timed, "dispatch", "dispatches").c_str());
-    ImGui::PopTextWrapPos();
-  }
+  ImGui::PopTextWrapPos();
   if (ImGui::BeginTable("dispatches", 4,
                         ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders | ImGuiTableFlags_ScrollY |
                             ImGuiTableFlags_SizingStretchProp)) {

@@ -81,11 +81,7 @@ void SamplingPanel::draw(App& app) {
   item_tooltip("q ∝ p^(1/τ). τ = 0 is argmax (the most likely token every time; the formula is undefined at 0), "
                "τ = 1 samples from the model's p as it is, and a large τ flattens q towards uniform (§7). "
                "Ctrl+click the slider to type a value.");
-  ImGui::SameLine();
-  ImGui::TextDisabled("%s", st.tau <= 0   ? "argmax"
-                            : st.tau == 1 ? "sample from p itself"
-                            : st.tau < 1  ? "sharper than p"
-                                          : "flatter than p");
+  aside(st.tau <= 0 ? "argmax" : st.tau == 1 ? "sample from p itself" : st.tau < 1 ? "sharper than p" : "flatter than p");
   int l_gen = st.l_gen;
   ImGui::SetNextItemWidth(fs * 7.0f);
   if (ImGui::InputInt("ℓ_gen", &l_gen)) st.l_gen = std::clamp(l_gen, 1, 4096);
@@ -100,21 +96,18 @@ void SamplingPanel::draw(App& app) {
   item_tooltip("When the prompt and the generated text outgrow ℓ_max = " + std::to_string(c.l_max) +
                ", feed only the last ℓ_max tokens to DTransformer. Off: generation stops at ℓ_max, because the "
                "paper's DTransformer cannot take a longer x.");
-  ImGui::SameLine();
-  ImGui::TextDisabled("(Carpenter's COMPLETE_TEXT, not in the paper)");
+  aside("(Carpenter's COMPLETE_TEXT, not in the paper)");
   ImGui::Checkbox("KV cache", &st.kv_cache);
   item_tooltip("Each generation step runs DTransformer for the new token's column only: every self-attention "
                "keeps K and V of the earlier tokens and appends the new column (the trace shows the cache "
                "growing). The same p, q and tokens as recomputing every column. Rebuilt after trimming or when "
                "a prefix separator first appears.");
-  ImGui::SameLine();
-  ImGui::TextDisabled("(not in the paper: encyclopedia article, seed 004)");
+  aside("(not in the paper: encyclopedia article, seed 004)");
   ImGui::Checkbox("Stop at eos_token", &st.stop_at_eos);
   item_tooltip("Generation ends once the model draws eos_token (" + token_label(tok, c.eos_token()) +
                "), as the CLI's --stop-at-eos does. Off: Algorithm 14 as printed, which draws all ℓ_gen tokens, "
                "so a model that has ended its text goes on drawing eos_token after eos_token.");
-  ImGui::SameLine();
-  ImGui::TextDisabled("(not in the paper's Algorithm 14)");
+  aside("(not in the paper's Algorithm 14)");
 
   // --- commands ---
   auto ran = [&] {
@@ -168,9 +161,7 @@ void SamplingPanel::draw(App& app) {
   // --- the text so far: prompt, earlier tokens, and this run's tokens (click one) ---
   ImGui::Separator();
   ImGui::TextUnformatted("Text so far");
-  ImGui::SameLine();
-  ImGui::TextDisabled(n_steps ? "(prompt dim; click a token generated in this trace to see its p and q)"
-                              : "(prompt dim)");
+  aside(n_steps ? "(prompt dim; click a token generated in this trace to see its p and q)" : "(prompt dim)");
   {
     const Tokens& gtoks = s.generated();
     const size_t first_traced = gtoks.size() - n_steps;  // generated() ends with this run's tokens
@@ -230,7 +221,7 @@ void SamplingPanel::draw(App& app) {
     ImGui::PopTextWrapPos();
     return;
   }
-  if (!gen.stopped.empty()) ImGui::TextColored(ImColor(accent), "Generation %s.", gen.stopped.c_str());
+  if (!gen.stopped.empty()) wrapped_colored(accent, "Generation " + gen.stopped + ".");
   // τ as traced (Algorithm 14's input) against τ as set now.
   const size_t enter = find_event(tr, 14, EventKind::Enter, 0, 0);
   const Value* tau_v = enter < tr.size() ? find_value(tr.events[enter], "τ") : nullptr;
@@ -255,11 +246,10 @@ void SamplingPanel::draw(App& app) {
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return step.p(a) > step.p(b); });
   const int y_rank = static_cast<int>(std::find(order.begin(), order.end(), step.y - 1) - order.begin());
   heading_ = step_heading(step, i, static_cast<int>(n_steps), fed, s.traced_with_kv_cache());
-  math_text(app.fonts, heading_, accent);
-  math_text(app.fonts, "sampled y = “" + y + "” (id " + std::to_string(step.y) + ", rank " +
-                           std::to_string(y_rank + 1) + " by p):  p(y) = " + prob(step.p(step.y - 1)) +
-                           ",  q(y) = " + prob(step.q(step.y - 1)),
-            accent);
+  wrapped_colored(accent, heading_);
+  wrapped_colored(accent, "sampled y = “" + y + "” (id " + std::to_string(step.y) + ", rank " +
+                              std::to_string(y_rank + 1) + " by p):  p(y) = " + prob(step.p(step.y - 1)) +
+                              ",  q(y) = " + prob(step.q(step.y - 1)));
   if (step.context_start > 1)
     ImGui::TextDisabled("Context trimmed: the model saw only x[%d:%d], the last ℓ_max tokens.", step.context_start,
                         step.context_start - 1 + fed);
@@ -270,7 +260,7 @@ void SamplingPanel::draw(App& app) {
     followed_ = app.shown_event();
   }
   ImGui::EndDisabled();
-  ImGui::SameLine();
+  same_line_if_fits(button_width("Go to line 5 (the draw)"));
   const size_t line5 = find_event(tr, 14, EventKind::Line, 5, i);
   ImGui::BeginDisabled(line5 >= tr.size());
   if (ImGui::SmallButton("Go to line 5 (the draw)")) {
@@ -300,13 +290,11 @@ void SamplingPanel::draw(App& app) {
   };
   swatch(p_col);
   math_text(app.fonts, "p (line 4)");
-  ImGui::SameLine(0, fs);
+  const std::string q_label = "q ∝ p^{1/τ} (line 5)" + std::string(tau_v && tau_v->m(0, 0) <= 0 ? ": τ = 0, argmax" : "");
+  same_line_if_fits(sw.x + ImGui::GetStyle().ItemSpacing.x + math_text_size(app.fonts, q_label).x);
   swatch(q_col);
-  math_text(app.fonts, "q ∝ p^{1/τ} (line 5)" + std::string(tau_v && tau_v->m(0, 0) <= 0 ? ": τ = 0, argmax" : ""));
-  if (!all_) {
-    ImGui::SameLine(0, fs);
-    ImGui::TextDisabled("top %d by p", shown_rows);
-  }
+  math_text(app.fonts, q_label);
+  if (!all_) aside(("top " + std::to_string(shown_rows) + " by p").c_str());
 
   const float scale = std::max(step.p.maxCoeff(), step.q.maxCoeff());
   const ImGuiTableFlags tf = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_BordersOuter |

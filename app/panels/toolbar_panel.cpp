@@ -107,7 +107,9 @@ void ToolbarPanel::draw(App& app) {
     synced_ = true;
   }
   const bool ctx = s.arch().has_context();
-  const float field_w = ImGui::GetFontSize() * (ctx ? 14.0f : 22.0f);
+  // Narrower while a training trace is shown: its stepped sequence shares the line.
+  const bool training = s.run_kind() == RunKind::Training;
+  const float field_w = ImGui::GetFontSize() * (ctx || training ? 14.0f : 22.0f);
   if (ctx) {
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted("Context z:");
@@ -127,7 +129,7 @@ void ToolbarPanel::draw(App& app) {
     ImGui::AlignTextToFramePadding();
   }
   const char* prompt_label = s.run_kind() == RunKind::Generate   ? "Prompt x (generating):"
-                             : s.run_kind() == RunKind::Training ? "Prompt x (editing returns to the forward pass):"
+                             : s.run_kind() == RunKind::Training ? "Prompt x:"
                              : s.run_kind() == RunKind::Translate ? "x (editing returns to the forward pass):"
                              : ctx                                ? "x (teacher-forced):"
                                                                   : "Prompt x:";
@@ -149,14 +151,16 @@ void ToolbarPanel::draw(App& app) {
   if (s.trace_stale() && !s.prompt_error().empty())
     stale_badge("The trace is of " + traced + ", the last prompt that could be encoded, not of the one typed here: "
                 "fix the prompt to trace again.");
-  ImGui::SameLine();
-  if (s.run_kind() == RunKind::Training) {  // the update's own sequence, not the prompt re-encoded
+  if (training) {  // the update's own sequence, not the prompt re-encoded
     const Tokens& x_n = s.stepped_sequence();
-    ImGui::TextDisabled("stepped sequence (read-only), ℓ = %zu:", x_n.size());
-    item_tooltip("The sequence the traced training update reads (x_n of the training data), not the prompt.");
+    ImGui::SameLine();
+    ImGui::TextDisabled("stepped x_n (read-only), ℓ = %zu:", x_n.size());
+    item_tooltip("The sequence the traced training update reads: x_n of the training data, not the prompt. "
+                 "Editing the prompt returns to the forward pass.");
     ImGui::SameLine();
     token_chips(app, x_n, ImGui::GetContentRegionAvail().x);
   } else {
+    ImGui::SameLine();
     ImGui::TextDisabled(s.trace_stale() ? "ℓ = %zu (stale):" : "ℓ = %zu:", s.tokens().size());
     item_tooltip("The prompt's tokens as " + s.tokenizer().describe() +
                  " cuts it: each piece with its paper id (1-based; for the ecosystem's files, the file's id + 1). "
