@@ -4,6 +4,7 @@
 #include <functional>
 
 #include "app/panels/panel.hpp"
+#include "app/widgets/flow.hpp"
 #include "app/widgets/wording.hpp"
 #include "imgui_stdlib.h"
 
@@ -154,17 +155,17 @@ void TokenizerPanel::draw_bpe(App& app) {
   ImGui::SetNextItemWidth(F * 8.0f);
   if (ImGui::InputInt("target vocabulary", &target_)) set_target(target_);
   item_tooltip("The number of pieces to reach: the corpus's characters count, the special tokens do not.");
-  ImGui::SameLine(0, F);
   std::string error;
   const bool ok = ensure();
   ImGui::BeginDisabled(!ok || trainer_->done());
+  same_line_if_fits(F + button_width("Step ▶"));
   if (ImGui::Button("Step ▶")) step(1, error);
   item_tooltip("One merge: the most frequent adjacent pair becomes a new piece");
-  ImGui::SameLine();
+  same_line_if_fits(button_width("Run ▶▶"));
   if (ImGui::Button("Run ▶▶")) run(error);
   item_tooltip("Merge until the vocabulary reaches the target (or no pair is left)");
   ImGui::EndDisabled();
-  ImGui::SameLine();
+  same_line_if_fits(button_width("Reset"));
   if (ImGui::Button("Reset")) trainer_.reset();
   item_tooltip("Back to the corpus's characters, no merge");
   if (!ensure()) {
@@ -175,12 +176,13 @@ void TokenizerPanel::draw_bpe(App& app) {
   const std::vector<std::string>& vocab = t.vocab();
   const std::vector<BpeMerge>& merges = t.merges();
   const int base = static_cast<int>(vocab.size() - merges.size());
+  const char* state = !t.done() ? "" : static_cast<int>(vocab.size()) < t.target_vocab() ? " — no pair left" : " — done";
+  ImGui::PushTextWrapPos(0.0f);
   ImGui::Text("Vocabulary: %s (%s + %s) of %d%s", counted(vocab.size(), "piece").c_str(),
-              counted(base, "character").c_str(), counted(merges.size(), "merge").c_str(), t.target_vocab(), t.done() ? (static_cast<int>(vocab.size()) < t.target_vocab() ? " — no pair left" : " — done") : "");
+              counted(base, "character").c_str(), counted(merges.size(), "merge").c_str(), t.target_vocab(), state);
   const std::string last = merges.empty() ? "" : merges.back().merged;
   if (!merges.empty()) {
-    const BpeMerge& m = merges.back();
-    ImGui::TextColored(ImColor(accent), "%s", merge_heading(m).c_str());
+    wrapped_colored(accent, merge_heading(merges.back()));
   } else {
     ImGui::TextDisabled("No merge yet: every piece is one character.");
   }
@@ -190,6 +192,7 @@ void TokenizerPanel::draw_bpe(App& app) {
       next += shown(pair.first) + "+" + shown(pair.second) + " ×" + std::to_string(count) + "   ";
     ImGui::TextDisabled("Next candidates: %s", next.c_str());
   }
+  ImGui::PopTextWrapPos();
   std::unordered_map<std::string, int> index;
   for (size_t i = 0; i < vocab.size(); ++i) index[vocab[i]] = static_cast<int>(i);
   const auto index_of = [&](const std::string& p) {

@@ -73,9 +73,11 @@ ChartDrawn line_chart(const char* id, const std::vector<ChartSeries>& series, Im
     ymin -= 0.5 * (log_y ? 0.1 : std::max(1e-3, std::abs(ymin) * 0.1));
     ymax = ymin + (log_y ? 0.1 : std::max(2e-3, std::abs(ymin) * 0.2));
   }
-  const double pad = (ymax - ymin) * 0.05;
-  ymin -= pad;
-  ymax += pad;
+  if (!std::isfinite(range.y0)) {  // the data's range gets a margin; a fixed one (0–1) keeps its round ends
+    const double pad = (ymax - ymin) * 0.05;
+    ymin -= pad;
+    ymax += pad;
+  }
   auto X = [&](double x) { return static_cast<float>(left + (x - xmin) / (xmax - xmin) * (right - left)); };
   auto Y = [&](double y) { return static_cast<float>(bottom - (y - ymin) / (ymax - ymin) * (bottom - top)); };
 
@@ -105,13 +107,13 @@ ChartDrawn line_chart(const char* id, const std::vector<ChartSeries>& series, Im
   dl->AddLine(ImVec2(left, top), ImVec2(left, bottom), axis);
   dl->AddLine(ImVec2(left, bottom), ImVec2(right, bottom), axis);
 
-  // The target line, dashed, with its label at the left end above it.
+  // The target line, dashed, with its label at the left end under it (the legend is at the top right).
   if (std::isfinite(range.target)) {
     const ImU32 target_c = dark ? IM_COL32(240, 200, 80, 255) : IM_COL32(190, 120, 0, 255);
     const float y = Y(ty(range.target));
     const float dash = fs * 0.5f;
     for (float x = left; x < right; x += dash * 2) dl->AddLine(ImVec2(x, y), ImVec2(std::min(x + dash, right), y), target_c, 1.5f);
-    dl->AddText(ImVec2(left + fs * 0.3f, y - fs * 1.05f), target_c, range.target_label.c_str());
+    dl->AddText(ImVec2(left + fs * 0.3f, y + fs * 0.1f), target_c, range.target_label.c_str());
     drawn.target_y = y;
   }
 
