@@ -184,8 +184,9 @@ bool Session::encode_input(const std::string& text, bool with_eos, const char* w
   unknown = tok_->unknown(text);
   error.clear();
   if (!unknown.empty()) {
-    error = unknown_input_message(*tok_, unknown) + "; special tokens are written [MASK], [BOS], [EOS]. Until the "
-            "marked characters are fixed the trace is stale: it shows the last " + what + " that could be encoded";
+    error = unknown_input_message(*tok_, unknown) + ". Replace or remove the marked characters (special tokens are "
+            "written [MASK], [BOS], [EOS]); until then the trace is stale: it shows the last " + what +
+            " that could be encoded";
     return false;
   }
   Tokens t = tok_->encode_sequence(text, with_eos);
