@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <iterator>
 
 #include "app/examples.hpp"
 #include "backends/imgui_impl_glfw.h"
@@ -241,24 +243,56 @@ void App::draw_menu_bar() {
 
 void App::draw_status_bar() {
   const ImGuiViewport* vp = ImGui::GetMainViewport();
-  const float h = ImGui::GetFontSize() * 1.9f;
-  ImGui::SetNextWindowPos(ImVec2(vp->WorkPos.x, vp->WorkPos.y + vp->WorkSize.y - h));
-  ImGui::SetNextWindowSize(ImVec2(vp->WorkSize.x, h));
-  ImGui::Begin("##status", nullptr,
-               ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings |
-                   ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_NoBackground);
   const ModelConfig& c = session.model().config;
   std::string keys;  // the architecture's own hyperparameters (L | L, d_f | L_enc, L_dec)
   for (const auto& k : session.arch().config_keys())
     if (const int* v = config_int(c, k)) keys += k + "=" + std::to_string(*v) + " ";
-  ImGui::TextDisabled("%s  ·  %s  ·  %sH=%d d_e=%d d_attn=%d d_mid=%d d_mlp=%d ℓ_max=%d N_V=%d ε=%g  ·  trace %.2f ms  ·  %s",
-                      session.model_label().c_str(), session.arch().name().c_str(), keys.c_str(), c.H, c.d_e,
-                      c.d_attn, c.d_mid, c.d_mlp, c.l_max, c.N_V(), c.eps, session.last_trace_ms(),
-                      ui.gl43 ? "OpenGL 4.3" : "no OpenGL 4.3 (CPU only)");
-  if (!ui.notice.empty()) {
+  char info[512];
+  std::snprintf(info, sizeof info,
+                "%s  ·  %s  ·  %sH=%d d_e=%d d_attn=%d d_mid=%d d_mlp=%d ℓ_max=%d N_V=%d ε=%g  ·  trace %.2f ms  ·  %s",
+                session.model_label().c_str(), session.arch().name().c_str(), keys.c_str(), c.H, c.d_e, c.d_attn,
+                c.d_mid, c.d_mlp, c.l_max, c.N_V(), c.eps, session.last_trace_ms(),
+                ui.gl43 ? "OpenGL 4.3" : "no OpenGL 4.3 (CPU only)");
+  // The notice follows the model line when both fit on one line; a longer one gets lines of its
+  // own above it, wrapped in full (up to a third of the screen), the bar growing upwards over the
+  // panels until the next notice replaces it.
+  const float fs = ImGui::GetFontSize(), pad = ImGui::GetStyle().WindowPadding.x;
+  const float line_h = fs * 1.9f, text_w = vp->WorkSize.x - 2 * pad;
+  const std::string notice = ui.notice.empty() ? "" : "  " + ui.notice;
+  const bool one_line = ImGui::CalcTextSize((info + notice).c_str()).x <= text_w;
+  const float notice_h = one_line ? 0.0f : ImGui::CalcTextSize(ui.notice.c_str(), nullptr, false, text_w).y;
+  const float h = std::min(line_h + notice_h + ImGui::GetStyle().ItemSpacing.y, vp->WorkSize.y / 3.0f);
+  ImGui::SetNextWindowPos(ImVec2(vp->WorkPos.x, vp->WorkPos.y + vp->WorkSize.y - (one_line ? line_h : h)));
+  ImGui::SetNextWindowSize(ImVec2(vp->WorkSize.x, one_line ? line_h : h));
+  ImGui::Begin("##status", nullptr,
+               ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoMove |
+                   ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings |
+                   ImGuiWindowFlags_NoBringToFrontOnFocus | (one_line ? ImGuiWindowFlags_NoBackground : 0) |
+                   (one_line ? ImGuiWindowFlags_NoScrollbar : 0));
+  if (!one_line) ImGui::BringWindowToDisplayFront(ImGui::GetCurrentWindow());  // over the panels it covers
+  const ImVec4 notice_col = ui.notice_is_error ? ImVec4(1, 0.4f, 0.35f, 1) : ImVec4(0.5f, 0.85f, 0.5f, 1);
+  std::fill(std::begin(ui.notice_rect), std::end(ui.notice_rect), 0.0f);
+  auto keep_rect = [&] {
+    const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+    ui.notice_rect[0] = a.x, ui.notice_rect[1] = a.y, ui.notice_rect[2] = b.x - a.x, ui.notice_rect[3] = b.y - a.y;
+  };
+  if (!one_line) {
+    ImGui::PushStyleColor(ImGuiCol_Text, notice_col);
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextUnformatted(ui.notice.c_str());
+    ImGui::PopTextWrapPos();
+    ImGui::PopStyleColor();
+    keep_rect();
+  }
+  ImGui::TextDisabled("%s", info);
+  if (session.trace_stale()) {  // the panels show the trace of an earlier prompt (toolbar: why)
     ImGui::SameLine();
-    ImGui::TextColored(ui.notice_is_error ? ImVec4(1, 0.4f, 0.35f, 1) : ImVec4(0.5f, 0.85f, 0.5f, 1), "  %s",
-                       ui.notice.c_str());
+    ImGui::TextColored(ImVec4(1, 0.4f, 0.35f, 1), "·  trace STALE: fix the prompt");
+  }
+  if (one_line && !notice.empty()) {
+    ImGui::SameLine();
+    ImGui::TextColored(notice_col, "%s", notice.c_str());
+    keep_rect();
   }
   ImGui::End();
 }

@@ -51,8 +51,9 @@ struct UiState {
   PanelVisibility show;
   std::string selected_value;  // the value shown in the tensor view (a name in scope)
   size_t viewed_event = SIZE_MAX;  // call-stack frame being viewed; SIZE_MAX: the cursor
-  std::string notice;          // one-line message in the status bar (errors, hints)
+  std::string notice;          // message in the status bar (errors, hints), wrapped in full when long
   bool notice_is_error = false;
+  float notice_rect[4] = {0, 0, 0, 0};  // where the status bar drew the notice last frame (x, y, w, h)
   bool reset_layout = true;    // lay the windows out again on the next frame
   bool font_dirty = false;     // rebuild the font atlas before the next frame
   // The window's content scale (HiDPI: 2): fonts are settings.font_px × this, spacing scales with

@@ -7,6 +7,8 @@
 #include <limits>
 #include <thread>
 
+#include "app/logic/session_input.hpp"
+
 namespace sf {
 
 std::string assets_dir() {
@@ -149,10 +151,11 @@ void Session::set_model(Model m, std::string label, std::shared_ptr<const Tokeni
   tok_ = std::move(tok);
   origin_ = std::move(origin);
   tokens_z_.clear();
+  context_stale_ = false;
   if (arch_->has_context()) {  // z first: the prompt's trace needs it
     context_error_.clear();
-    if (!encode_input(context_, true, "context", unknown_z_, context_error_, tokens_z_))
-      tokens_z_ = {tok_->bos_token(), tok_->eos_token()};
+    context_stale_ = !encode_input(context_, true, "context", unknown_z_, context_error_, tokens_z_);
+    if (context_stale_) tokens_z_ = {tok_->bos_token(), tok_->eos_token()};
   }
   model_label_ = std::move(label);
   mask_origins_.clear();
@@ -168,8 +171,8 @@ void Session::set_model(Model m, std::string label, std::shared_ptr<const Tokeni
   if (prompt_.empty()) prompt_ = kDefaultPrompt;
   // BERT reads whole sequences as it was trained on them, [bos_token, characters…, eos_token].
   const bool with_eos = arch_->output() == OutputKind::FillIn;
-  if (!encode_input(prompt_, with_eos, "prompt", unknown_, prompt_error_, tokens_))
-    tokens_ = {tok_->bos_token()};  // the prompt does not fit this model: trace [bos_token] alone
+  prompt_stale_ = !encode_input(prompt_, with_eos, "prompt", unknown_, prompt_error_, tokens_);
+  if (prompt_stale_) tokens_ = {tok_->bos_token()};  // the prompt does not fit this model: trace [bos_token] alone
   run_trace([this] { restart(); });
   // Shown at once even for a big model: every panel reads the new model's configuration, which
   // the previous model's trace does not fit.
@@ -181,16 +184,16 @@ bool Session::encode_input(const std::string& text, bool with_eos, const char* w
   unknown = tok_->unknown(text);
   error.clear();
   if (!unknown.empty()) {
-    error = std::to_string(unknown.size()) + " piece" + (unknown.size() > 1 ? "s are" : " is") +
-            " not in the vocabulary (marked; special tokens are written [MASK], [BOS], [EOS]); the trace shows the "
-            "last " + what + " that could be encoded";
+    error = unknown_input_message(*tok_, unknown) + ". Replace or remove the marked characters (special tokens are "
+            "written [MASK], [BOS], [EOS]); until then the trace is stale: it shows the last " + what +
+            " that could be encoded";
     return false;
   }
   Tokens t = tok_->encode_sequence(text, with_eos);
   if (static_cast<int>(t.size()) > model_->config.l_max) {
     error = std::string("the ") + what + " is " + std::to_string(t.size()) + " tokens with <bos>" +
             (with_eos ? " and <eos>" : "") + ", but ℓ_max = " + std::to_string(model_->config.l_max) +
-            ": shorten it (the trace shows the last " + what + " that fits)";
+            ": shorten it (until then the trace is stale: it shows the last " + what + " that fits)";
     return false;
   }
   out = std::move(t);
@@ -200,7 +203,8 @@ bool Session::encode_input(const std::string& text, bool with_eos, const char* w
 void Session::set_context(const std::string& text) {
   context_ = text;
   if (!arch_->has_context()) return;
-  if (!encode_input(text, true, "context", unknown_z_, context_error_, tokens_z_)) return;
+  context_stale_ = !encode_input(text, true, "context", unknown_z_, context_error_, tokens_z_);
+  if (context_stale_) return;
   if (run_kind_ == RunKind::Training) return;  // a shown training trace has no context
   if (run_kind_ == RunKind::Translate) {  // x̂ belonged to the old z: back to Algorithm 8
     trace_forward();
@@ -215,7 +219,8 @@ void Session::set_prompt(const std::string& text) {
   Tokens t;
   // BERT reads whole sequences as it was trained on them, [bos_token, characters…, eos_token].
   const bool with_eos = arch_->output() == OutputKind::FillIn;
-  if (!encode_input(text, with_eos, "prompt", unknown_, prompt_error_, t)) return;
+  prompt_stale_ = !encode_input(text, with_eos, "prompt", unknown_, prompt_error_, t);
+  if (prompt_stale_) return;
   tokens_ = std::move(t);
   const bool was_training = run_kind_ == RunKind::Training || run_kind_ == RunKind::Translate;
   gen_prefix_.clear();  // a continuation belongs to the prompt it continued
@@ -263,6 +268,7 @@ void Session::run_trace(std::function<void()> then) {
     job->gen.tau = sampling.tau;
     job->gen.trim_context = sampling.trim_context;
     job->gen.kv_cache = sampling.kv_cache;
+    job->gen.stop_at_eos = sampling.stop_at_eos;
     job->gen.seed = sampling.seed + gen_prefix_.size();
   } else if (run_kind_ == RunKind::Translate) {
     job->ed.tau = translation_settings.tau;

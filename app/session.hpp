@@ -27,6 +27,7 @@ struct SamplingSettings {
   uint64_t seed = 1;
   bool trim_context = true;
   bool kv_cache = false;  // not in the paper: compute only the new token's column (docs/variants.md)
+  bool stop_at_eos = true;  // not in the paper's Algorithm 14: stop once eos_token is drawn (the CLI's --stop-at-eos)
 };
 
 // Filling in [MASK] (models whose output is FillIn): τ = 0 takes the argmax.
@@ -122,6 +123,9 @@ class Session {
   const Tokens& tokens() const { return tokens_; }
   const std::string& prompt_error() const { return prompt_error_; }
   const std::vector<UnknownChar>& unknown_chars() const { return unknown_; }
+  // True while the prompt or the context as typed cannot be encoded (unknown characters, longer
+  // than ℓ_max): the trace shown is of the last input that could be, not of what is typed.
+  bool trace_stale() const { return prompt_stale_ || context_stale_; }
 
   // --- the context z (architectures with a context: Algorithm 8's encoder input) ---
   // Tokenized as [bos_token, characters…, eos_token], as training pairs are; re-traces keeping
@@ -179,6 +183,11 @@ class Session {
   // parameters it was computed with by reference).
   void show_trace(Trace t, std::string label, std::shared_ptr<const Model> model = nullptr);
   const std::string& trace_label() const { return trace_label_; }
+  // The sequence a shown training trace steps through (x_n, or Algorithm 12's x̃_n): the first the
+  // trace labels its token axes with; the prompt's tokens when it labels none.
+  const Tokens& stepped_sequence() const {
+    return trace_.sequences.empty() ? tokens_ : trace_.sequences.front();
+  }
   const InferenceResult& generation() const { return generation_; }
   const Tokens& generated() const { return generated_; }
   void clear_generation();
@@ -271,6 +280,8 @@ class Session {
   Tokens tokens_;
   std::string prompt_error_;
   std::vector<UnknownChar> unknown_;
+  bool prompt_stale_ = false;   // prompt_ cannot be encoded: tokens_ are of an earlier prompt
+  bool context_stale_ = false;  // context_ cannot be encoded: tokens_z_ are of an earlier context
   RunKind run_kind_ = RunKind::Forward;
   bool traced_kv_cache_ = false;  // the KV-cache option of the traced Algorithm 14 or 15 run
   int gen_count_ = 0;

@@ -1,9 +1,13 @@
 // --dump-state: what a test needs to check a screenshot's structure without golden images.
+#include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "app/app.hpp"
 #include "app/feature.hpp"
 #include "app/gui_support.hpp"
+#include "app/panels/all_panels.hpp"
+#include "app/panels/gpu_panel.hpp"
 #include "app/panels/panel.hpp"
 #include "app/panels/tensor_panel.hpp"
 #include "app/panels/tokenizer_panel.hpp"
@@ -154,6 +158,46 @@ bool App::write_state(const std::string& path, std::string& error) const {
       heatmaps.push_back(std::move(e));
     }
     j["heatmaps"] = heatmaps;
+  }
+  {  // issue 21 bugs
+    j["fillin_buttons"] = panels->fillin.button_labels();
+    j["sampling_heading"] = panels->sampling.heading();
+    j["stop_at_eos"] = session.sampling.stop_at_eos;
+    nlohmann::ordered_json gen = nlohmann::ordered_json::array();
+    for (int id : session.generated()) gen.push_back(token_label(session.tokenizer(), id));
+    j["generated_labels"] = gen;
+    j["generation_stopped"] = session.generation().stopped;
+    nlohmann::ordered_json times = nlohmann::ordered_json::array();
+    for (const AttentionDispatch& d : session.attention_dispatches())
+      times.push_back({{"gpu_ms", std::isnan(d.gpu_ms) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(d.gpu_ms)},
+                       {"cpu_ms", d.cpu_ms},
+                       {"gpu", gpu_time_text(d.gpu_ms)},
+                       {"cpu", gpu_time_text(d.cpu_ms)}});
+    j["gpu_times"] = times;
+    j["notice_rect"] = ui.notice_rect;
+    j["trace_stale"] = session.trace_stale();
+    nlohmann::ordered_json stepped = nlohmann::ordered_json::array();
+    for (int id : session.stepped_sequence()) stepped.push_back(token_label(session.tokenizer(), id));
+    j["stepped_sequence"] = stepped;
+    if (const BpeTrainer* b = tokenizer_panel(*this).trainer(); b && !b->merges().empty())
+      j["bpe_merge_heading"] = merge_heading(b->merges().back());
+    const ChartDrawn& acc = panels->training.accuracy_chart();
+    nlohmann::ordered_json ticks = nlohmann::ordered_json::array();
+    for (size_t i = 0; i < acc.x_ticks.size(); ++i) {
+      const ImVec4& r = acc.x_ticks[i];
+      ticks.push_back({{"text", acc.x_labels[i]}, {"rect", {r.x, r.y, r.z, r.w}}});
+    }
+    // How far each window's items reach past its visible width (ImGui's ContentSize: where the
+    // cursor went, unwrapped text included; not ContentSizeIdeal, which counts a tab bar's tabs at
+    // their full width although they shrink to fit); 0 when everything fits.
+    nlohmann::ordered_json overflow = nlohmann::ordered_json::object();
+    for (ImGuiWindow* w : ImGui::GetCurrentContext()->Windows)
+      if (w->WasActive && !w->Hidden && !(w->Flags & ImGuiWindowFlags_Tooltip))
+        overflow[w->Name] = std::max(0.0f, w->ContentSize.x - w->ContentRegionRect.GetWidth());
+    j["content_overflow"] = overflow;
+    j["accuracy_chart"] = {{"rect", {acc.rect.x, acc.rect.y, acc.rect.z, acc.rect.w}},
+                           {"x_ticks", ticks},
+                           {"target_y", std::isfinite(acc.target_y) ? nlohmann::ordered_json(acc.target_y) : nullptr}};
   }
   for (const auto& f : features) f->dump(*this, j);
   try {

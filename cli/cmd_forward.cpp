@@ -1,6 +1,8 @@
 // stepformer-cli forward: one pass of the model's forward algorithm, optionally traced:
 // Algorithm 10 P ← DTransformer(x | θ), 9 P ← ETransformer(x | θ) or 8 P ← EDTransformer(z, x | θ).
+#include <cmath>
 #include <cstdio>
+#include <string>
 #include <iostream>
 
 #include "cli/commands.hpp"
@@ -31,16 +33,24 @@ MatF forward_on_gpu(std::ostream& os, const Model& model, const Tokens& x, const
 
   os << "\nline 6 (MHAttention) on the GPU, " << gpu::to_string(form) << " form: " << gpu_attention->device().summary()
      << "\n  GPU ms (GL_TIMESTAMP)  CPU ms (glFinish to glFinish)  dispatch\n";
+  // A GPU time is NaN where the GL's clock did not time the dispatch (gpu/attention.hpp): "n/a",
+  // and then no GPU total either.
+  auto ms = [](double v) {
+    char buf[32];
+    if (std::isnan(v)) std::snprintf(buf, sizeof buf, "%20s", "n/a");
+    else std::snprintf(buf, sizeof buf, "%20.3f", v);
+    return std::string(buf);
+  };
   double gpu_total = 0, cpu_total = 0;
   char line[64];
   for (const gpu::DispatchTime& t : times) {
-    std::snprintf(line, sizeof line, "  %20.3f  %29.3f  ", t.gpu_ms, t.cpu_ms);
-    os << line << t.what << "\n";
+    std::snprintf(line, sizeof line, "  %29.3f  ", t.cpu_ms);
+    os << "  " << ms(t.gpu_ms) << line << t.what << "\n";
     gpu_total += t.gpu_ms;
     cpu_total += t.cpu_ms;
   }
-  std::snprintf(line, sizeof line, "  %20.3f  %29.3f  ", gpu_total, cpu_total);
-  os << line << "total, " << times.size() << " dispatches\n";
+  std::snprintf(line, sizeof line, "  %29.3f  ", cpu_total);
+  os << "  " << ms(gpu_total) << line << "total, " << times.size() << " dispatches\n";
   os << "max |P − P_cpu| = " << (P - P_cpu).cwiseAbs().maxCoeff() << " (P_cpu: the same pass with core's attention)\n";
   return P;
 #else

@@ -35,8 +35,9 @@ enum class Form { Teaching, Fused };
 const char* to_string(Form f);  // "teaching", "fused"
 
 // The time of one compute dispatch. gpu_ms comes from a GL_TIMESTAMP query pair around the
-// dispatch (NaN where the GL has no GPU clock); cpu_ms is the CPU clock from a glFinish before
-// to a glFinish after it, a cross-check that includes the driver's overhead.
+// dispatch (NaN where the GL has no GPU clock, or where the pair reads the same time, as on
+// Mesa's llvmpipe); cpu_ms is the CPU clock from a glFinish before to a glFinish after it, a
+// cross-check that includes the driver's overhead.
 struct DispatchTime {
   std::string what;  // "Alg. 4 L4: S ← Kᵀ Q (8 heads)"
   double gpu_ms = 0;

@@ -62,9 +62,11 @@ std::string shader_dir();
 
 // Times dispatches with GL_TIMESTAMP query pairs (GPU clock), and, as a cross-check, with
 // the CPU clock from a glFinish before the dispatch to a glFinish after it. When off, it does
-// nothing, and the dispatches are not serialised by glFinish.
+// nothing, and the dispatches are not serialised by glFinish. A GPU time is NaN where the GL has
+// no GPU clock, or where its pair reads under kMinDispatchNs (the clock did not see the work).
 class DispatchTimer {
  public:
+  static constexpr double kMinDispatchNs = 1000;  // 1 µs: less than launching any dispatch takes
   DispatchTimer() = default;
   ~DispatchTimer();
   DispatchTimer(const DispatchTimer&) = delete;
@@ -82,6 +84,7 @@ class DispatchTimer {
   std::vector<GLuint> queries_;  // 2 per dispatch, reused between batches
   std::vector<DispatchTime> times_;
   std::chrono::steady_clock::time_point t0_;
+
 };
 
 }  // namespace sf::gpu

@@ -83,6 +83,9 @@ ActionResult apply_session_action(Session& s, const std::string& verb, const std
     if (!temperature(arg, s.translation_settings.tau)) return fail("translate-tau needs a number");
   } else if (verb == "kv-cache") {
     s.sampling.kv_cache = s.translation_settings.kv_cache = arg == "on";
+  } else if (verb == "stop-at-eos") {
+    if (arg != "on" && arg != "off") return fail("stop-at-eos needs on or off");
+    s.sampling.stop_at_eos = arg == "on";
   } else if (verb == "translate-reuse") {
     s.translation_settings.reuse_encoding = arg == "on";
   } else if (verb == "generate-one") {

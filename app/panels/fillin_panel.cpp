@@ -9,6 +9,28 @@
 
 namespace sf {
 
+namespace {
+
+// A button that shows `text` exactly as it is. ImGui::Button reads "##" in a label as the start of
+// its ID and draws nothing after it, so a WordPiece continuation such as "##ing" would be an empty
+// button: this one draws the text itself and takes its ID from `id` alone.
+bool text_button(const char* id, const std::string& text) {
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const ImVec2 ts = ImGui::CalcTextSize(text.c_str(), nullptr, /*hide_text_after_double_hash=*/false);
+  const ImVec2 size(ts.x + style.FramePadding.x * 2, ts.y + style.FramePadding.y * 2);
+  const bool clicked = ImGui::InvisibleButton(id, size);
+  const ImVec2 p0 = ImGui::GetItemRectMin(), p1 = ImGui::GetItemRectMax();
+  const ImGuiCol bg = ImGui::IsItemActive() ? ImGuiCol_ButtonActive : ImGui::IsItemHovered() ? ImGuiCol_ButtonHovered
+                                                                                            : ImGuiCol_Button;
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  dl->AddRectFilled(p0, p1, ImGui::GetColorU32(bg), style.FrameRounding);
+  dl->AddText(ImVec2(p0.x + style.FramePadding.x, p0.y + style.FramePadding.y), ImGui::GetColorU32(ImGuiCol_Text),
+              text.c_str());
+  return clicked;
+}
+
+}  // namespace
+
 void FillInPanel::draw(App& app) {
   Session& s = app.session;
   FillSettings& st = s.fill_settings;
@@ -36,15 +58,17 @@ void FillInPanel::draw(App& app) {
 
   // --- the prompt's tokens as buttons ---
   const Tokens& x = s.tokens();
+  button_labels_.clear();
   ImGui::PushFont(app.fonts.mono);
   for (size_t k = 0; k < x.size(); ++k) {
     const int t = static_cast<int>(k) + 1;
     const bool masked = x[k] == tok.mask_token();
-    const std::string label = token_label(tok, x[k]) + "##tok" + std::to_string(t);
+    const std::string label = token_label(tok, x[k]);
+    button_labels_.push_back(label);
     if (k) ImGui::SameLine(0, 2.0f);
     if (masked) ImGui::PushStyleColor(ImGuiCol_Button, highlight_bg(dark));
     ImGui::BeginDisabled(k == 0);
-    if (ImGui::Button(label.c_str())) {
+    if (text_button(("tok" + std::to_string(t)).c_str(), label)) {
       std::string error;
       if (!s.toggle_mask(t, error)) app.notify(error, true);
       app.ui.viewed_event = SIZE_MAX;

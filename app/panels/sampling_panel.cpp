@@ -7,6 +7,8 @@
 
 #include "app/mathtext.hpp"
 #include "app/panels/panel.hpp"
+#include "app/widgets/flow.hpp"
+#include "app/widgets/wording.hpp"
 
 namespace sf {
 
@@ -29,23 +31,37 @@ size_t find_event(const Trace& tr, int alg, EventKind kind, int line, int i) {
   return tr.size();
 }
 
-// Puts the next item (`w` wide) on the current line when it fits there, else on a new line.
-void same_line_if_fits(float w) {
-  const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
-  if (ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + w <= right) ImGui::SameLine();
-}
-
-float button_width(const std::string& label) {
-  return ImGui::CalcTextSize(label.c_str()).x + ImGui::GetStyle().FramePadding.x * 2.0f;
-}
-
 const Value* find_value(const Event& e, const char* name) {
   for (const auto& v : e.values)
     if (v.name == name) return &v;
   return nullptr;
 }
 
+// ℓ: the length of the prompt Algorithm 14 was called with (its Enter event's x); 0 when not traced.
+int prompt_length(const Trace& tr) {
+  const size_t enter = find_event(tr, 14, EventKind::Enter, 0, 0);
+  const Value* x = enter < tr.size() ? find_value(tr.events[enter], "x") : nullptr;
+  return x ? static_cast<int>(x->tokens.size()) : 0;
+}
+
 }  // namespace
+
+int tokens_fed(const Trace& tr, const InferenceStep& step, int i) {
+  // Step i reads x = the prompt and the i − 1 tokens drawn before it, from context_start on.
+  return prompt_length(tr) + (i - 1) - (step.context_start - 1);
+}
+
+std::string step_heading(const InferenceStep& step, int i, int n_steps, int fed, bool kv_cache) {
+  const std::string col = std::to_string(step.context_start - 1 + fed);  // ℓ + i − 1 in the whole x
+  std::string h = "Step i = " + std::to_string(i) + " of " + std::to_string(n_steps) + ": P ← DTransformer(x) on " +
+                  std::to_string(fed) + " tokens, p = P[:, " + col + "]";
+  if (kv_cache && !step.cache_rebuilt)
+    h += " (KV cache: only this column computed, over the cached K, V of the " + std::to_string(fed - 1) +
+         " before it)";
+  else if (kv_cache)
+    h += " (KV cache rebuilt: every column computed)";
+  return h;
+}
 
 void SamplingPanel::draw(App& app) {
   Session& s = app.session;
@@ -65,11 +81,7 @@ void SamplingPanel::draw(App& app) {
   item_tooltip("q ∝ p^(1/τ). τ = 0 is argmax (the most likely token every time; the formula is undefined at 0), "
                "τ = 1 samples from the model's p as it is, and a large τ flattens q towards uniform (§7). "
                "Ctrl+click the slider to type a value.");
-  ImGui::SameLine();
-  ImGui::TextDisabled("%s", st.tau <= 0   ? "argmax"
-                            : st.tau == 1 ? "sample from p itself"
-                            : st.tau < 1  ? "sharper than p"
-                                          : "flatter than p");
+  aside(st.tau <= 0 ? "argmax" : st.tau == 1 ? "sample from p itself" : st.tau < 1 ? "sharper than p" : "flatter than p");
   int l_gen = st.l_gen;
   ImGui::SetNextItemWidth(fs * 7.0f);
   if (ImGui::InputInt("ℓ_gen", &l_gen)) st.l_gen = std::clamp(l_gen, 1, 4096);
@@ -84,15 +96,18 @@ void SamplingPanel::draw(App& app) {
   item_tooltip("When the prompt and the generated text outgrow ℓ_max = " + std::to_string(c.l_max) +
                ", feed only the last ℓ_max tokens to DTransformer. Off: generation stops at ℓ_max, because the "
                "paper's DTransformer cannot take a longer x.");
-  ImGui::SameLine();
-  ImGui::TextDisabled("(Carpenter's COMPLETE_TEXT, not in the paper)");
+  aside("(Carpenter's COMPLETE_TEXT, not in the paper)");
   ImGui::Checkbox("KV cache", &st.kv_cache);
   item_tooltip("Each generation step runs DTransformer for the new token's column only: every self-attention "
                "keeps K and V of the earlier tokens and appends the new column (the trace shows the cache "
                "growing). The same p, q and tokens as recomputing every column. Rebuilt after trimming or when "
                "a prefix separator first appears.");
-  ImGui::SameLine();
-  ImGui::TextDisabled("(not in the paper: encyclopedia article, seed 004)");
+  aside("(not in the paper: encyclopedia article, seed 004)");
+  ImGui::Checkbox("Stop at eos_token", &st.stop_at_eos);
+  item_tooltip("Generation ends once the model draws eos_token (" + token_label(tok, c.eos_token()) +
+               "), as the CLI's --stop-at-eos does. Off: Algorithm 14 as printed, which draws all ℓ_gen tokens, "
+               "so a model that has ended its text goes on drawing eos_token after eos_token.");
+  aside("(not in the paper's Algorithm 14)");
 
   // --- commands ---
   auto ran = [&] {
@@ -105,7 +120,7 @@ void SamplingPanel::draw(App& app) {
   }
   item_tooltip("Ctrl+G. Traces Algorithm 14 with ℓ_gen = 1, continuing the text generated so far.");
   const std::string gen_all = "Generate ℓ_gen = " + std::to_string(st.l_gen) + " tokens";
-  same_line_if_fits(button_width(gen_all));
+  same_line_if_fits(button_width(gen_all.c_str()));
   if (ImGui::Button(gen_all.c_str())) {
     s.trace_generate(st.l_gen, false);
     ran();
@@ -146,9 +161,7 @@ void SamplingPanel::draw(App& app) {
   // --- the text so far: prompt, earlier tokens, and this run's tokens (click one) ---
   ImGui::Separator();
   ImGui::TextUnformatted("Text so far");
-  ImGui::SameLine();
-  ImGui::TextDisabled(n_steps ? "(prompt dim; click a token generated in this trace to see its p and q)"
-                              : "(prompt dim)");
+  aside(n_steps ? "(prompt dim; click a token generated in this trace to see its p and q)" : "(prompt dim)");
   {
     const Tokens& gtoks = s.generated();
     const size_t first_traced = gtoks.size() - n_steps;  // generated() ends with this run's tokens
@@ -192,14 +205,14 @@ void SamplingPanel::draw(App& app) {
     if (gtoks.empty()) ImGui::TextDisabled("Nothing generated yet.");
     else if (first_traced > 0) {
       ImGui::PushTextWrapPos(0.0f);
-      ImGui::TextDisabled("The %zu token%s without a box came from earlier runs: part of x now, but not traced in "
-                          "this run.",
-                          first_traced, first_traced > 1 ? "s" : "");
+      ImGui::TextDisabled("The %s without a box came from earlier runs: part of x now, but not traced in this run.",
+                          counted(static_cast<long long>(first_traced), "token").c_str());
       ImGui::PopTextWrapPos();
     }
   }
 
   ImGui::Separator();
+  heading_.clear();
   if (!generating) {
     ImGui::PushTextWrapPos(0.0f);
     ImGui::TextDisabled("The trace is the forward pass (Algorithm 10) on the prompt. Generate to trace Algorithm 14: "
@@ -208,7 +221,7 @@ void SamplingPanel::draw(App& app) {
     ImGui::PopTextWrapPos();
     return;
   }
-  if (!gen.stopped.empty()) ImGui::TextColored(ImColor(accent), "Generation %s.", gen.stopped.c_str());
+  if (!gen.stopped.empty()) wrapped_colored(accent, "Generation " + gen.stopped + ".");
   // τ as traced (Algorithm 14's input) against τ as set now.
   const size_t enter = find_event(tr, 14, EventKind::Enter, 0, 0);
   const Value* tau_v = enter < tr.size() ? find_value(tr.events[enter], "τ") : nullptr;
@@ -225,22 +238,18 @@ void SamplingPanel::draw(App& app) {
   const InferenceStep& step = gen.steps[sel];
   const int i = sel + 1;
   const size_t call = find_event(tr, 10, EventKind::Enter, 0, i);
-  const Value* x_in = call < tr.size() ? find_value(tr.events[call], "x") : nullptr;
-  const int fed = x_in ? static_cast<int>(x_in->tokens.size()) : 0;
+  const int fed = tokens_fed(tr, step, i);
   const std::string y = token_label(tok, step.y);
   const int N = static_cast<int>(step.p.size());
   std::vector<int> order(N);  // token indices (0-based) by decreasing p
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return step.p(a) > step.p(b); });
   const int y_rank = static_cast<int>(std::find(order.begin(), order.end(), step.y - 1) - order.begin());
-  math_text(app.fonts,
-            "Step i = " + std::to_string(i) + " of " + std::to_string(n_steps) + ": P ← DTransformer(x) on " +
-                std::to_string(fed) + " tokens, p = P[:, " + std::to_string(step.context_start - 1 + fed) + "]",
-            accent);
-  math_text(app.fonts, "sampled y = “" + y + "” (id " + std::to_string(step.y) + ", rank " +
-                           std::to_string(y_rank + 1) + " by p):  p(y) = " + prob(step.p(step.y - 1)) +
-                           ",  q(y) = " + prob(step.q(step.y - 1)),
-            accent);
+  heading_ = step_heading(step, i, static_cast<int>(n_steps), fed, s.traced_with_kv_cache());
+  wrapped_colored(accent, heading_);
+  wrapped_colored(accent, "sampled y = “" + y + "” (id " + std::to_string(step.y) + ", rank " +
+                              std::to_string(y_rank + 1) + " by p):  p(y) = " + prob(step.p(step.y - 1)) +
+                              ",  q(y) = " + prob(step.q(step.y - 1)));
   if (step.context_start > 1)
     ImGui::TextDisabled("Context trimmed: the model saw only x[%d:%d], the last ℓ_max tokens.", step.context_start,
                         step.context_start - 1 + fed);
@@ -251,7 +260,7 @@ void SamplingPanel::draw(App& app) {
     followed_ = app.shown_event();
   }
   ImGui::EndDisabled();
-  ImGui::SameLine();
+  same_line_if_fits(button_width("Go to line 5 (the draw)"));
   const size_t line5 = find_event(tr, 14, EventKind::Line, 5, i);
   ImGui::BeginDisabled(line5 >= tr.size());
   if (ImGui::SmallButton("Go to line 5 (the draw)")) {
@@ -281,13 +290,11 @@ void SamplingPanel::draw(App& app) {
   };
   swatch(p_col);
   math_text(app.fonts, "p (line 4)");
-  ImGui::SameLine(0, fs);
+  const std::string q_label = "q ∝ p^{1/τ} (line 5)" + std::string(tau_v && tau_v->m(0, 0) <= 0 ? ": τ = 0, argmax" : "");
+  same_line_if_fits(sw.x + ImGui::GetStyle().ItemSpacing.x + math_text_size(app.fonts, q_label).x);
   swatch(q_col);
-  math_text(app.fonts, "q ∝ p^{1/τ} (line 5)" + std::string(tau_v && tau_v->m(0, 0) <= 0 ? ": τ = 0, argmax" : ""));
-  if (!all_) {
-    ImGui::SameLine(0, fs);
-    ImGui::TextDisabled("top %d by p", shown_rows);
-  }
+  math_text(app.fonts, q_label);
+  if (!all_) aside(("top " + std::to_string(shown_rows) + " by p").c_str());
 
   const float scale = std::max(step.p.maxCoeff(), step.q.maxCoeff());
   const ImGuiTableFlags tf = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_BordersOuter |

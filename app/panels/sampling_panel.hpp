@@ -4,19 +4,31 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "app/app.hpp"
 
 namespace sf {
 
+// How many tokens step i (1-based) of the traced Algorithm 14 run `tr` fed DTransformer: the prompt
+// and the i − 1 tokens drawn before it, less those trimmed away. Read from the trace's input and the
+// step, so it holds with the KV cache too (whose steps trace no DTransformer call).
+int tokens_fed(const Trace& tr, const InferenceStep& step, int i);
+// "Step i = 2 of 5: P ← DTransformer(x) on 7 tokens, p = P[:, 7]", and with the KV cache which
+// columns were computed.
+std::string step_heading(const InferenceStep& step, int i, int n_steps, int fed, bool kv_cache);
+
 struct SamplingPanel {
   void draw(App& app);
+  // The heading of the step last shown ("" before a generation is shown), for --dump-state.
+  const std::string& heading() const { return heading_; }
 
  private:
   int step_ = -1;                     // selected step of the traced run (0-based); -1: the last
   size_t generated_seen_ = SIZE_MAX;  // generated().size() when the selection was last reset
   size_t followed_ = SIZE_MAX;        // the shown event the selection last followed
   bool all_ = false;                  // every token of the vocabulary, not only the top 20 by p
+  std::string heading_;
 };
 
 }  // namespace sf

@@ -4,11 +4,16 @@
 #include <functional>
 
 #include "app/panels/panel.hpp"
+#include "app/widgets/flow.hpp"
+#include "app/widgets/wording.hpp"
 #include "imgui_stdlib.h"
 
 namespace sf {
 
 namespace {
+
+// A piece as the panel quotes it, its spaces made visible: “␣cat”.
+std::string shown(const std::string& piece) { return "“" + visible_whitespace(piece) + "”"; }
 
 // A colour per piece (its index in the vocabulary), light enough for black text on the light
 // theme and dark enough for white on the dark one.
@@ -43,6 +48,11 @@ void piece_flow(App& app, const std::vector<std::string>& pieces, const std::fun
 }
 
 }  // namespace
+
+std::string merge_heading(const BpeMerge& m) {
+  return "Merge " + std::to_string(m.rank) + ": " + shown(m.left) + " + " + shown(m.right) + " → " + shown(m.merged) +
+         " (the pair occurred " + counted(m.count, "time") + ")";
+}
 
 void TokenizerPanel::set_corpus(const std::string& text) {
   corpus_ = text;
@@ -145,17 +155,17 @@ void TokenizerPanel::draw_bpe(App& app) {
   ImGui::SetNextItemWidth(F * 8.0f);
   if (ImGui::InputInt("target vocabulary", &target_)) set_target(target_);
   item_tooltip("The number of pieces to reach: the corpus's characters count, the special tokens do not.");
-  ImGui::SameLine(0, F);
   std::string error;
   const bool ok = ensure();
   ImGui::BeginDisabled(!ok || trainer_->done());
+  same_line_if_fits(F + button_width("Step ▶"));
   if (ImGui::Button("Step ▶")) step(1, error);
   item_tooltip("One merge: the most frequent adjacent pair becomes a new piece");
-  ImGui::SameLine();
+  same_line_if_fits(button_width("Run ▶▶"));
   if (ImGui::Button("Run ▶▶")) run(error);
   item_tooltip("Merge until the vocabulary reaches the target (or no pair is left)");
   ImGui::EndDisabled();
-  ImGui::SameLine();
+  same_line_if_fits(button_width("Reset"));
   if (ImGui::Button("Reset")) trainer_.reset();
   item_tooltip("Back to the corpus's characters, no merge");
   if (!ensure()) {
@@ -166,14 +176,13 @@ void TokenizerPanel::draw_bpe(App& app) {
   const std::vector<std::string>& vocab = t.vocab();
   const std::vector<BpeMerge>& merges = t.merges();
   const int base = static_cast<int>(vocab.size() - merges.size());
-  ImGui::Text("Vocabulary: %zu pieces (%d characters + %zu merges) of %d%s", vocab.size(), base, merges.size(),
-              t.target_vocab(), t.done() ? (static_cast<int>(vocab.size()) < t.target_vocab() ? " — no pair left" : " — done") : "");
+  const char* state = !t.done() ? "" : static_cast<int>(vocab.size()) < t.target_vocab() ? " — no pair left" : " — done";
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::Text("Vocabulary: %s (%s + %s) of %d%s", counted(vocab.size(), "piece").c_str(),
+              counted(base, "character").c_str(), counted(merges.size(), "merge").c_str(), t.target_vocab(), state);
   const std::string last = merges.empty() ? "" : merges.back().merged;
-  auto shown = [](const std::string& p) { return "“" + visible_whitespace(p) + "”"; };
   if (!merges.empty()) {
-    const BpeMerge& m = merges.back();
-    ImGui::TextColored(ImColor(accent), "Merge %d: %s + %s → %s (the pair occurred %d times)", m.rank,
-                       shown(m.left).c_str(), shown(m.right).c_str(), shown(m.merged).c_str(), m.count);
+    wrapped_colored(accent, merge_heading(merges.back()));
   } else {
     ImGui::TextDisabled("No merge yet: every piece is one character.");
   }
@@ -183,6 +192,7 @@ void TokenizerPanel::draw_bpe(App& app) {
       next += shown(pair.first) + "+" + shown(pair.second) + " ×" + std::to_string(count) + "   ";
     ImGui::TextDisabled("Next candidates: %s", next.c_str());
   }
+  ImGui::PopTextWrapPos();
   std::unordered_map<std::string, int> index;
   for (size_t i = 0; i < vocab.size(); ++i) index[vocab[i]] = static_cast<int>(i);
   const auto index_of = [&](const std::string& p) {
@@ -193,7 +203,7 @@ void TokenizerPanel::draw_bpe(App& app) {
   ImGui::TextUnformatted("The corpus, tokenized with the merges so far:");
   std::vector<std::string> pieces;
   for (const auto& word : t.corpus_pieces()) pieces.insert(pieces.end(), word.begin(), word.end());
-  ImGui::TextDisabled("%zu pieces for %zu bytes of text", pieces.size(), corpus_.size());
+  ImGui::TextDisabled("%s for %s of text", counted(pieces.size(), "piece").c_str(), counted(corpus_.size(), "byte").c_str());
   piece_flow(app, pieces, index_of, last, accent);
   ImGui::Separator();
   ImGui::TextUnformatted("The vocabulary (the newest piece outlined):");

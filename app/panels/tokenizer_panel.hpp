@@ -38,6 +38,9 @@ struct TokenizerPanel {
   std::string error_;
 };
 
+// "Merge 3: “a” + “b” → “ab” (the pair occurred 1 time)": the heading of a BPE merge.
+std::string merge_heading(const BpeMerge& m);
+
 // The app's Tokenizer tab (--dump-state reads its trainer).
 const TokenizerPanel& tokenizer_panel(const App& app);
 

@@ -39,6 +39,19 @@ void mark_unknown(const std::vector<UnknownChar>& bad, const std::string& text, 
   }
 }
 
+// A red "STALE" badge after the last item: the trace shown is not of the text typed there.
+void stale_badge(const std::string& why) {
+  ImGui::SameLine();
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  const ImVec2 pad = ImGui::GetStyle().FramePadding;
+  const ImVec2 ts = ImGui::CalcTextSize("STALE");
+  ImGui::Dummy(ImVec2(ts.x + pad.x * 2, ts.y + pad.y * 2));
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  dl->AddRectFilled(p, ImVec2(p.x + ts.x + pad.x * 2, p.y + ts.y + pad.y * 2), IM_COL32(200, 40, 40, 255), 3.0f);
+  dl->AddText(ImVec2(p.x + pad.x, p.y + pad.y), IM_COL32(255, 255, 255, 255), "STALE");
+  item_tooltip(why);
+}
+
 }  // namespace
 
 void ToolbarPanel::draw(App& app) {
@@ -94,7 +107,9 @@ void ToolbarPanel::draw(App& app) {
     synced_ = true;
   }
   const bool ctx = s.arch().has_context();
-  const float field_w = ImGui::GetFontSize() * (ctx ? 14.0f : 22.0f);
+  // Narrower while a training trace is shown: its stepped sequence shares the line.
+  const bool training = s.run_kind() == RunKind::Training;
+  const float field_w = ImGui::GetFontSize() * (ctx || training ? 14.0f : 22.0f);
   if (ctx) {
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted("Context z:");
@@ -104,6 +119,9 @@ void ToolbarPanel::draw(App& app) {
     mark_unknown(s.unknown_context_chars(), context_buf_, ImGui::GetItemRectMin());
     item_tooltip("The encoder's input z, tokenized as [<bos>, its characters…, <eos>] as training pairs are. "
                  "Characters outside the model's vocabulary are underlined in red.");
+    if (!s.context_error().empty())
+      stale_badge("The trace is of the last context z that could be encoded, not of the one typed here: fix it "
+                  "to trace again.");
     ImGui::SameLine();
     ImGui::TextDisabled("ℓ_z = %zu", s.tokens_z().size());
     ImGui::SameLine(0, ImGui::GetFontSize());
@@ -111,7 +129,7 @@ void ToolbarPanel::draw(App& app) {
     ImGui::AlignTextToFramePadding();
   }
   const char* prompt_label = s.run_kind() == RunKind::Generate   ? "Prompt x (generating):"
-                             : s.run_kind() == RunKind::Training ? "Prompt x (editing returns to the forward pass):"
+                             : s.run_kind() == RunKind::Training ? "Prompt x:"
                              : s.run_kind() == RunKind::Translate ? "x (editing returns to the forward pass):"
                              : ctx                                ? "x (teacher-forced):"
                                                                   : "Prompt x:";
@@ -129,24 +147,38 @@ void ToolbarPanel::draw(App& app) {
                    : "The prompt is tokenized as [<bos>, its pieces…] (the paper's §4), by the model's tokenizer. Write "
                      "[MASK], [BOS], [EOS] for the special tokens (or the model's own, e.g. <|endoftext|>). Pieces "
                      "outside the model's vocabulary are underlined in red.");
-  ImGui::SameLine();
-  ImGui::TextDisabled("ℓ = %zu:", s.tokens().size());
-  item_tooltip("The prompt's tokens as " + s.tokenizer().describe() +
-               " cuts it: each piece with its paper id (1-based; for the ecosystem's files, the file's id + 1). "
-               "Hover a piece for its ids.");
-  ImGui::SameLine();
-  token_chips(app, s.tokens(), ImGui::GetContentRegionAvail().x);
-  auto show_error = [&](const std::string& what, const std::string& err, const std::vector<UnknownChar>& bad) {
-    if (err.empty()) return;
-    ImGui::TextColored(ImVec4(1.0f, 0.4f, 0.35f, 1.0f), "%s%s", what.c_str(), err.c_str());
-    if (bad.empty()) return;
+  const std::string traced = "“" + s.tokenizer().decode_text(s.tokens()) + "”";
+  if (s.trace_stale() && !s.prompt_error().empty())
+    stale_badge("The trace is of " + traced + ", the last prompt that could be encoded, not of the one typed here: "
+                "fix the prompt to trace again.");
+  if (training) {  // the update's own sequence, not the prompt re-encoded
+    const Tokens& x_n = s.stepped_sequence();
     ImGui::SameLine();
-    std::string list;
-    for (const auto& u : bad) list += describe_char(u.chr) + " at " + std::to_string(u.position) + "  ";
-    ImGui::TextDisabled("%s", list.c_str());
+    ImGui::TextDisabled("stepped x_n (read-only), ℓ = %zu:", x_n.size());
+    item_tooltip("The sequence the traced training update reads: x_n of the training data, not the prompt. "
+                 "Editing the prompt returns to the forward pass.");
+    ImGui::SameLine();
+    token_chips(app, x_n, ImGui::GetContentRegionAvail().x);
+  } else {
+    ImGui::SameLine();
+    ImGui::TextDisabled(s.trace_stale() ? "ℓ = %zu (stale):" : "ℓ = %zu:", s.tokens().size());
+    item_tooltip("The prompt's tokens as " + s.tokenizer().describe() +
+                 " cuts it: each piece with its paper id (1-based; for the ecosystem's files, the file's id + 1). "
+                 "Hover a piece for its ids." +
+                 (s.trace_stale() ? " Stale: these are the tokens of " + traced + ", which the trace shows." : ""));
+    ImGui::SameLine();
+    token_chips(app, s.tokens(), ImGui::GetContentRegionAvail().x);
+  }
+  auto show_error = [&](const std::string& what, const std::string& err) {
+    if (err.empty()) return;
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.4f, 0.35f, 1.0f));
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextUnformatted((what + err).c_str());
+    ImGui::PopTextWrapPos();
+    ImGui::PopStyleColor();
   };
-  show_error(ctx ? "x: " : "", s.prompt_error(), s.unknown_chars());
-  if (ctx) show_error("z: ", s.context_error(), s.unknown_context_chars());
+  show_error(ctx ? "x: " : "", s.prompt_error());
+  if (ctx) show_error("z: ", s.context_error());
 }
 
 }  // namespace sf

@@ -6,6 +6,9 @@
 #include <cstdio>
 
 #include "app/panels/panel.hpp"
+#include "app/widgets/flow.hpp"
+#include "app/widgets/line_chart.hpp"
+#include "app/widgets/wording.hpp"
 #include "core/model/error.hpp"
 #include "core/training/pair_tasks.hpp"
 
@@ -30,157 +33,16 @@ std::string fmt(const char* f, double v) {
   return buf;
 }
 
-struct Series {
-  const std::vector<LossPoint>* pts;
-  ImU32 color;
-  const char* name;
-};
-
-// Axis ranges a chart is held to (NaN: the data's), so that two charts share their x axis.
-struct ChartRange {
-  double x0 = NAN, x1 = NAN, y0 = NAN, y1 = NAN;
-  const char* empty = "no losses yet: press Play or one update";
-};
-
-// A line chart on the window's draw list: axes with tick labels, optional log-y, EMA smoothing,
-// min/max decimation per pixel column, and a hover crosshair with a tooltip.
-void loss_chart(const char* id, const std::vector<Series>& series, ImVec2 size, bool log_y, float ema, bool dark,
-                const ChartRange& range = {}) {
-  ImGui::InvisibleButton(id, size);
-  const bool hovered = ImGui::IsItemHovered();
-  const ImVec2 p0 = ImGui::GetItemRectMin(), p1 = ImGui::GetItemRectMax();
-  ImDrawList* dl = ImGui::GetWindowDrawList();
-  const float fs = ImGui::GetFontSize();
-  const ImU32 axis = dark ? IM_COL32(160, 160, 160, 255) : IM_COL32(80, 80, 80, 255);
-  const ImU32 grid = dark ? IM_COL32(255, 255, 255, 28) : IM_COL32(0, 0, 0, 28);
-  const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
-  dl->AddRectFilled(p0, p1, dark ? IM_COL32(20, 22, 28, 255) : IM_COL32(250, 250, 250, 255));
-
-  // Smoothed values (EMA), transformed for the y axis.
-  auto ty = [&](double v) { return log_y ? std::log10(std::max(v, 1e-12)) : v; };
-  std::vector<std::vector<float>> ys(series.size());
-  double xmin = 1e300, xmax = -1e300, ymin = 1e300, ymax = -1e300;
-  for (size_t s = 0; s < series.size(); ++s) {
-    const auto& pts = *series[s].pts;
-    ys[s].resize(pts.size());
-    double acc = 0;
-    bool first = true;
-    for (size_t k = 0; k < pts.size(); ++k) {
-      const double v = pts[k].loss;
-      if (std::isfinite(v)) {
-        acc = first ? v : ema * acc + (1 - ema) * v;
-        first = false;
-      }
-      ys[s][k] = static_cast<float>(acc);
-      if (!first && std::isfinite(acc)) {
-        ymin = std::min(ymin, ty(acc));
-        ymax = std::max(ymax, ty(acc));
-      }
-      xmin = std::min(xmin, static_cast<double>(pts[k].step));
-      xmax = std::max(xmax, static_cast<double>(pts[k].step));
-    }
-  }
-  const float left = p0.x + ImGui::CalcTextSize("0.0000").x + fs * 0.5f, right = p1.x - fs * 0.5f;
-  const float top = p0.y + fs * 0.5f, bottom = p1.y - fs * 1.6f;
-  if (xmin > xmax || ymin > ymax || right - left < 20 || bottom - top < 20) {
-    dl->AddText(ImVec2(p0.x + fs, p0.y + fs), axis, range.empty);
-    return;
-  }
-  if (std::isfinite(range.x0)) xmin = range.x0, xmax = range.x1;
-  if (std::isfinite(range.y0)) ymin = ty(range.y0), ymax = ty(range.y1);
-  if (xmax - xmin < 1) xmax = xmin + 1;
-  if (ymax - ymin < 1e-6) {
-    ymin -= 0.5 * (log_y ? 0.1 : std::max(1e-3, std::abs(ymin) * 0.1));
-    ymax = ymin + (log_y ? 0.1 : std::max(2e-3, std::abs(ymin) * 0.2));
-  }
-  const double pad = (ymax - ymin) * 0.05;
-  ymin -= pad;
-  ymax += pad;
-  auto X = [&](double x) { return static_cast<float>(left + (x - xmin) / (xmax - xmin) * (right - left)); };
-  auto Y = [&](double y) { return static_cast<float>(bottom - (y - ymin) / (ymax - ymin) * (bottom - top)); };
-
-  // Axes, grid and tick labels.
-  for (int k = 0; k <= 4; ++k) {
-    const double yv = ymin + (ymax - ymin) * k / 4.0;
-    const float y = Y(yv);
-    dl->AddLine(ImVec2(left, y), ImVec2(right, y), grid);
-    const std::string lab = fmt("%.3g", log_y ? std::pow(10.0, yv) : yv);
-    dl->AddText(ImVec2(left - ImGui::CalcTextSize(lab.c_str()).x - fs * 0.25f, y - fs * 0.5f), text, lab.c_str());
-    const double xv = xmin + (xmax - xmin) * k / 4.0;
-    const float x = X(xv);
-    dl->AddLine(ImVec2(x, top), ImVec2(x, bottom), grid);
-    const std::string xl = fmt("%.0f", xv);
-    const float w = ImGui::CalcTextSize(xl.c_str()).x;
-    dl->AddText(ImVec2(std::clamp(x - w / 2, left, right - w), bottom + fs * 0.2f), text, xl.c_str());
-  }
-  dl->AddLine(ImVec2(left, top), ImVec2(left, bottom), axis);
-  dl->AddLine(ImVec2(left, bottom), ImVec2(right, bottom), axis);
-
-  // The series: every point when there are few, else min and max per pixel column.
-  dl->PushClipRect(ImVec2(left, top), ImVec2(right + 1, bottom + 1), true);
-  std::vector<ImVec2> line;
-  for (size_t s = 0; s < series.size(); ++s) {
-    const auto& pts = *series[s].pts;
-    line.clear();
-    const int cols = static_cast<int>(right - left) + 1;
-    if (pts.size() <= static_cast<size_t>(cols) * 2) {
-      for (size_t k = 0; k < pts.size(); ++k) line.emplace_back(X(pts[k].step), Y(ty(ys[s][k])));
-    } else {
-      int col = -1;
-      float lo = 0, hi = 0;
-      for (size_t k = 0; k <= pts.size(); ++k) {
-        const int c = k < pts.size() ? static_cast<int>(X(pts[k].step) - left) : cols + 1;
-        if (c != col) {
-          if (col >= 0) {
-            line.emplace_back(left + col, Y(lo));
-            if (hi != lo) line.emplace_back(left + col, Y(hi));
-          }
-          if (k == pts.size()) break;
-          col = c;
-          lo = hi = static_cast<float>(ty(ys[s][k]));
-        } else {
-          const float v = static_cast<float>(ty(ys[s][k]));
-          lo = std::min(lo, v);
-          hi = std::max(hi, v);
-        }
-      }
-    }
-    if (line.size() == 1) dl->AddCircleFilled(line[0], 3, series[s].color);
-    else dl->AddPolyline(line.data(), static_cast<int>(line.size()), series[s].color, 0, 2.0f);
-  }
-  dl->PopClipRect();
-
-  // Legend.
-  float lx = right - fs * 0.5f;
-  for (size_t s = series.size(); s-- > 0;) {
-    const float w = ImGui::CalcTextSize(series[s].name).x;
-    lx -= w;
-    dl->AddText(ImVec2(lx, top + fs * 0.2f), series[s].color, series[s].name);
-    lx -= fs;
-  }
-
-  // Crosshair and tooltip.
-  const ImVec2 m = ImGui::GetIO().MousePos;
-  if (hovered && m.x >= left && m.x <= right && m.y >= top && m.y <= bottom) {
-    dl->AddLine(ImVec2(m.x, top), ImVec2(m.x, bottom), axis);
-    dl->AddLine(ImVec2(left, m.y), ImVec2(right, m.y), axis);
-    const double step = xmin + (m.x - left) / (right - left) * (xmax - xmin);
-    ImGui::BeginTooltip();
-    ImGui::Text("step %.0f", step);
-    for (size_t s = 0; s < series.size(); ++s) {
-      const auto& pts = *series[s].pts;
-      if (pts.empty()) continue;
-      auto it = std::lower_bound(pts.begin(), pts.end(), step,
-                                 [](const LossPoint& p, double v) { return static_cast<double>(p.step) < v; });
-      if (it == pts.end()) --it;
-      if (it != pts.begin() && std::abs(double(std::prev(it)->step) - step) < std::abs(double(it->step) - step)) --it;
-      const size_t k = static_cast<size_t>(it - pts.begin());
-      dl->AddCircleFilled(ImVec2(X(it->step), Y(ty(ys[s][k]))), 4, series[s].color);
-      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(series[s].color), "%s at step %lld: %.4f (smoothed %.4f)",
-                         series[s].name, static_cast<long long>(it->step), it->loss, ys[s][k]);
-    }
-    ImGui::EndTooltip();
-  }
+// A radio button whose label wraps at the window's edge (a long label on a RadioButton is cut
+// there); clicking the text selects it too.
+bool wrapped_radio(const char* id, const std::string& label, bool active) {
+  bool clicked = ImGui::RadioButton(id, active);
+  ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextUnformatted(label.c_str());
+  ImGui::PopTextWrapPos();
+  clicked |= ImGui::IsItemClicked();
+  return clicked;
 }
 
 // The built-in tasks for an architecture: pairs (z, x) when it reads a context, else sequences.
@@ -463,7 +325,7 @@ void TrainingPanel::draw_padding(App& app) {
   ImGui::PopTextWrapPos();
 }
 
-void TrainingPanel::draw_accuracy(const TrainSnapshot& s, ImVec2 size, bool dark) const {
+void TrainingPanel::draw_accuracy(const TrainSnapshot& s, ImVec2 size, bool dark) {
   std::vector<LossPoint> pts;  // (step, fraction) for the chart
   for (const AccuracyPoint& a : s.accuracy) pts.push_back({a.step, static_cast<float>(a.accuracy.fraction())});
   ChartRange r;
@@ -471,18 +333,20 @@ void TrainingPanel::draw_accuracy(const TrainSnapshot& s, ImVec2 size, bool dark
   r.x1 = static_cast<double>(std::max<int64_t>(s.step, 2));
   r.y0 = 0;
   r.y1 = 1;
+  r.target = recipe("classroom").until_accuracy;  // the accuracy the classroom recipe trains to (95%)
+  r.target_label = fmt("%.0f%%", 100 * r.target);
   r.empty = "greedy validation accuracy: at the first evaluation (tasks with \"=\" and pair tasks)";
   const ImU32 c = dark ? IM_COL32(110, 210, 120, 255) : IM_COL32(20, 140, 50, 255);
-  loss_chart("##accuracy", {{&pts, c, "accuracy"}}, size, false, 0.0f, dark, r);
+  accuracy_chart_ = line_chart("##accuracy", {{&pts, c, "accuracy"}}, size, false, 0.0f, dark, r);
 }
 
 void TrainingPanel::draw_reached(const TrainSnapshot& s) const {
   const std::string what = verb_ == "translates" ? "validation pairs" : "validation sequences";
   if (s.reached.step > 0) {
     const Accuracy& a = s.reached.accuracy;
-    ImGui::TextColored(ImVec4(0.2f, 0.75f, 0.3f, 1), "%s %.0f%% of %s (%d of %d) after %lld updates, %.1f s",
+    ImGui::TextColored(ImVec4(0.2f, 0.75f, 0.3f, 1), "%s %.0f%% of %s (%d of %d) after %s, %.1f s",
                        verb_.c_str(), 100 * a.fraction(), what.c_str(), a.correct, a.total,
-                       static_cast<long long>(s.reached.step), s.reached_seconds);
+                       counted(s.reached.step, "update").c_str(), s.reached_seconds);
   } else if (!s.accuracy.empty()) {
     const AccuracyPoint& p = s.accuracy.back();
     ImGui::Text("%s %.1f%% of %s (%d of %d) at update %lld, %.1f s", verb_.c_str(), 100 * p.accuracy.fraction(),
@@ -509,8 +373,9 @@ void TrainingPanel::draw(App& app) {
       }
     ImGui::EndCombo();
   }
-  ImGui::SameLine();
-  ImGui::SetNextItemWidth(fs * 14);
+  const float path_w = fs * 14;
+  same_line_if_fits(path_w + ImGui::GetStyle().ItemSpacing.x + button_width("Load text"));
+  ImGui::SetNextItemWidth(path_w);
   ImGui::InputTextWithHint("##path", "path of a UTF-8 text file", path_, sizeof path_);
   ImGui::SameLine();
   ImGui::BeginDisabled(path_[0] == 0);
@@ -574,8 +439,8 @@ void TrainingPanel::draw(App& app) {
   const std::unique_ptr<PaperTraining> paper = arch.paper_training(1, 1);  // the algorithm's number and update line
   const std::string alg = "Algorithm " + std::to_string(paper->algorithm());
   const std::string paper_label = "Paper: " + alg + " as printed — one example at a time, summed loss, plain SGD";
-  if (ImGui::RadioButton(paper_label.c_str(), &mode, 0)) set_mode(app, TrainMode::Paper);
-  if (ImGui::RadioButton(kPracticalLabel, &mode, 1)) set_mode(app, TrainMode::Practical);
+  if (wrapped_radio("##paper", paper_label, mode == 0)) set_mode(app, TrainMode::Paper);
+  if (wrapped_radio("##practical", kPracticalLabel, mode == 1)) set_mode(app, TrainMode::Practical);
   ImGui::SetNextItemWidth(fs * 9);
   if (ImGui::SliderFloat("η (learning rate)", &lr_, 1e-5f, 1.0f, "%.2e", ImGuiSliderFlags_Logarithmic))
     runner_.set_lr(lr_);
@@ -602,8 +467,10 @@ void TrainingPanel::draw(App& app) {
   ImGui::SameLine();
   if (ImGui::Button("One update")) runner_.step_sync(1);
   ImGui::SameLine();
+  ImGui::PushTextWrapPos(0.0f);
   ImGui::Text("step %lld · η now %.3g · %.0f tokens/s · loss %.4f", static_cast<long long>(s.step), s.lr,
               s.tokens_per_s, s.last_loss);
+  ImGui::PopTextWrapPos();
   if (s.bad_step > 0)
     ImGui::TextColored(ImVec4(1, 0.3f, 0.3f, 1), "The loss was not finite at step %lld: training paused (θ unchanged). "
                                                   "Lower η or reset.",
@@ -624,14 +491,16 @@ void TrainingPanel::draw(App& app) {
   steps.x0 = 1;
   steps.x1 = static_cast<double>(std::max<int64_t>(s.step, 2));
   const float loss_w = std::max(avail * 0.6f, fs * 10);
-  loss_chart("##loss", {{&s.train, train_c, "train"}, {&s.val, val_c, "validation"}}, ImVec2(loss_w, fs * 13), log_y_,
+  line_chart("##loss", {{&s.train, train_c, "train"}, {&s.val, val_c, "validation"}}, ImVec2(loss_w, fs * 13), log_y_,
              ema_, dark, steps);
   ImGui::SameLine();
   draw_accuracy(s, ImVec2(std::max(avail - loss_w - ImGui::GetStyle().ItemSpacing.x, fs * 8), fs * 13), dark);
-  ImGui::TextDisabled("left: mean −log P per predicted token; right: greedy validation accuracy (docs/training.md); "
-                      "validation every %d updates",
-                      runner_.eval_every.load());
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextDisabled("left: mean −log P per predicted token; right: greedy validation accuracy (docs/training.md), "
+                      "dashed at the recipe's %.0f%%; validation every %s",
+                      100 * recipe("classroom").until_accuracy, counted(runner_.eval_every.load(), "update").c_str());
   draw_reached(s);
+  ImGui::PopTextWrapPos();
 
   // --- the minibatch's padding ---
   if (ImGui::CollapsingHeader("Padding of the minibatch", ImGuiTreeNodeFlags_DefaultOpen)) draw_padding(app);
@@ -645,7 +514,14 @@ void TrainingPanel::draw(App& app) {
     if (s.grad_norms.size() != entries.size()) {
       ImGui::TextDisabled("(after the first update)");
     } else {
-      const float label_w = fs * 10, num_w = fs * 5;
+      // Columns as wide as their widest text (symbol, name), then the bar, then the number.
+      const float gap = ImGui::GetStyle().ItemSpacing.x;
+      float sym_w = 0, name_w = 0;
+      for (const auto& e : entries) {
+        sym_w = std::max(sym_w, ImGui::CalcTextSize(e.symbol.c_str()).x);
+        name_w = std::max(name_w, ImGui::CalcTextSize(e.name.c_str()).x);
+      }
+      const float label_w = sym_w + name_w + 2 * gap, num_w = ImGui::CalcTextSize("0.000e-00").x + gap;
       ImDrawList* dl = ImGui::GetWindowDrawList();
       for (size_t k = 0; k < entries.size(); ++k) {
         const ImVec2 p = ImGui::GetCursorScreenPos();
@@ -653,7 +529,7 @@ void TrainingPanel::draw(App& app) {
         const float w = std::max(10.0f, ImGui::GetContentRegionAvail().x - label_w - num_w);
         ImGui::TextUnformatted(entries[k].symbol.c_str());
         item_tooltip(entries[k].name);
-        ImGui::SameLine(label_w * 0.45f);
+        ImGui::SameLine(sym_w + gap + ImGui::GetStyle().WindowPadding.x);
         ImGui::TextDisabled("%s", entries[k].name.c_str());
         const float len = mx > 0 ? static_cast<float>(s.grad_norms[k] / mx) * w : 0.0f;
         dl->AddRectFilled(ImVec2(p.x + label_w, p.y + h * 0.15f), ImVec2(p.x + label_w + std::max(len, 1.0f), p.y + h * 0.85f),
@@ -671,8 +547,9 @@ void TrainingPanel::draw(App& app) {
     if (!use_model(app, err)) app.notify(err, true);
   }
   item_tooltip("Copies the model being trained into the stepper, the attention and the other views.");
-  ImGui::SameLine();
-  if (ImGui::Button(("Trace one update of " + alg + " (paper mode)").c_str())) {
+  const std::string trace_label = "Trace one update of " + alg + " (paper mode)";
+  same_line_if_fits(button_width(trace_label.c_str()));
+  if (ImGui::Button(trace_label.c_str())) {
     std::string err;
     if (!trace_update(app, err)) app.notify(err, true);
   }

@@ -15,6 +15,7 @@
 
 #include "app/app.hpp"
 #include "app/training_runner.hpp"
+#include "app/widgets/line_chart.hpp"
 #include "core/training/recipe.hpp"
 
 namespace sf {
@@ -49,6 +50,8 @@ class TrainingPanel {
     runner_.set_batch(batch_);
   }
   size_t drawn_frame() const { return drawn_frame_; }
+  // What the accuracy chart drew last frame (its rectangle, x tick labels, the 95% line), for --dump-state.
+  const ChartDrawn& accuracy_chart() const { return accuracy_chart_; }
   // The last practical minibatch the trainer made (B = 0 before the first), for --dump-state.
   Batch last_minibatch() const { return runner_.last_minibatch(); }  // ui.frame_index when the tab last drew
 
@@ -61,10 +64,11 @@ class TrainingPanel {
   // The default η for a mode: the recipe's (practical, recipe on), 3e-3 (practical), 1e-2 (paper).
   float default_lr(App& app, TrainMode m) const;
   // The accuracy chart beside the loss curves, and the line once the recipe's target is reached.
-  void draw_accuracy(const TrainSnapshot& s, ImVec2 size, bool dark) const;
+  void draw_accuracy(const TrainSnapshot& s, ImVec2 size, bool dark);
   void draw_reached(const TrainSnapshot& s) const;
 
   TrainingRunner runner_;
+  ChartDrawn accuracy_chart_;
   mutable TrainSnapshot snap_;
   bool configured_ = false;
   std::string task_ = "sort";  // a task name, or a text file path

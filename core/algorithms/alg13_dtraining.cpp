@@ -27,6 +27,7 @@ PaperTraining::Loss DTraining::loss_and_gradient(const Example& ex, const Model&
   // θ changes at the update line while the trace lives: bind it by copy (trace.hpp).
   TraceParamCopies copies(tr);
   const Tokens& x = ex.x;
+  const TraceSequences labels(tr, x, x);  // lines 3–5 and their DTransformer call label token axes by x_n
   // L3: ℓ ← length(x_n)
   const int l = static_cast<int>(x.size());
   if (tr) tr->line(13, 3, {ttokens("x_n", x), tscalar("ℓ", l)});

@@ -52,6 +52,20 @@ bool looks_like_pickle(const std::string& path) {
          (magic.size() >= 2 && static_cast<unsigned char>(magic[0]) == 0x80 && magic[1] >= 2 && magic[1] <= 5);
 }
 
+// A safetensors file by its first bytes: an 8-byte little-endian header length that fits in the
+// file, then the JSON header's '{'. A text file (README.md) or an image never is.
+bool looks_like_safetensors(const std::string& path) {
+  std::ifstream f(path, std::ios::binary | std::ios::ate);
+  const auto size = static_cast<uint64_t>(std::max<std::streamoff>(f.tellg(), 0));
+  f.seekg(0);
+  unsigned char head[9] = {};
+  f.read(reinterpret_cast<char*>(head), sizeof head);
+  if (f.gcount() != sizeof head) return false;
+  uint64_t n = 0;
+  for (int i = 0; i < 8; ++i) n |= uint64_t{head[i]} << (8 * i);
+  return n <= size - 8 && head[8] == '{';
+}
+
 // The checkpoint file a path names: the file itself, or a folder's model.safetensors or only
 // .safetensors file.
 std::string checkpoint_file(const std::string& path) {
@@ -61,6 +75,11 @@ std::string checkpoint_file(const std::string& path) {
     const std::string ext = fs::path(path).extension().string();
     if (ext == ".bin" || ext == ".pt" || ext == ".pth" || ext == ".ckpt" || ext == ".pkl" || looks_like_pickle(path))
       refuse_pickle(path);
+    // A file named *.safetensors that fails to parse gets the reader's exact reason (truncated,
+    // damaged); any other file opened by mistake gets plain words.
+    if (ext != ".safetensors" && !looks_like_safetensors(path))
+      throw Error(fs::path(path).filename().string() + " is not a model: Stepformer opens .safetensors files or "
+                  "model folders. Choose a .safetensors file, or the folder that holds model.safetensors.");
     return path;
   }
   const fs::path dir(path);

@@ -213,6 +213,26 @@ TEST(EcosystemErrors, PicklesAreRefusedWithTheConversionCommand) {
   expect_open_refused(dir / "model.safetensors", {"is a PyTorch pickle"});
 }
 
+// Issue 21: README.md opened by mistake said "the header length 8027226966880100387 is over the
+// safetensors limit…" (its first 8 bytes, "# Stepfo", read as a length). It says what it is not.
+TEST(EcosystemErrors, AFileThatIsNotAModelIsNamedInPlainWords) {
+  TempDir tmp;
+  write_text(tmp.path() / "README.md", "# Stepformer\n\nA desktop debugger for the transformer.\n");
+  expect_open_refused(tmp.path() / "README.md",
+                      {"README.md is not a model: Stepformer opens .safetensors files or model folders"});
+  write_text(tmp.path() / "notes.txt", "tiny");  // shorter than the 8-byte length field
+  expect_open_refused(tmp.path() / "notes.txt", {"notes.txt is not a model"});
+  // A damaged file named .safetensors keeps the reader's exact reason.
+  write_text(tmp.path() / "broken.safetensors", "# not really");
+  expect_open_refused(tmp.path() / "broken.safetensors", {"header length"});
+  // A real checkpoint under another name is still opened.
+  fs::copy_file(ecosystem_dir("hf-gpt2") / "model.safetensors", tmp.path() / "model.st");
+  fs::copy_file(ecosystem_dir("hf-gpt2") / "config.json", tmp.path() / "config.json");
+  for (const char* f : {"vocab.json", "merges.txt"})
+    if (fs::exists(ecosystem_dir("hf-gpt2") / f)) fs::copy_file(ecosystem_dir("hf-gpt2") / f, tmp.path() / f);
+  EXPECT_EQ(open_model((tmp.path() / "model.st").string()).checkpoint.model.config.L, 2);
+}
+
 TEST(EcosystemErrors, FoldersWithoutOneCheckpoint) {
   TempDir tmp;
   expect_open_refused(tmp.path() / "nowhere", {"does not exist"});

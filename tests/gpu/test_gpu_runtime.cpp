@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -206,20 +207,21 @@ TEST(GpuRuntime, DispatchTimesFromBothClocks) {
   const GpuAttentionResult r = gpu->teaching(X, X, W.head(0), unidirectional_mask(256, 256));
   ASSERT_EQ(r.times.size(), 7u);
   double gpu_ms = 0, cpu_ms = 0;
+  size_t gpu_timed = 0;
   for (const DispatchTime& t : r.times) {
     EXPECT_FALSE(t.what.empty());
     EXPECT_GT(t.cpu_ms, 0.0) << t.what;
-    if (gpu->device().timestamp_bits > 0) {
-      EXPECT_GE(t.gpu_ms, 0.0) << t.what;
-    }
-    gpu_ms += t.gpu_ms;
+    // Issue 21: under GLX, Mesa's llvmpipe stamps both timestamps before the work runs and every
+    // dispatch showed "0.000 ms" (about 20 ns). Launching a dispatch alone takes microseconds on
+    // any GPU: a time is at least 1 µs, or there is none (NaN).
+    EXPECT_TRUE(std::isnan(t.gpu_ms) || t.gpu_ms >= 1e-3) << t.what << ": " << t.gpu_ms;
+    if (!std::isnan(t.gpu_ms)) gpu_ms += t.gpu_ms, ++gpu_timed;
     cpu_ms += t.cpu_ms;
     std::printf("[times] gpu %8.3f ms  cpu %8.3f ms  %s\n", t.gpu_ms, t.cpu_ms, t.what.c_str());
   }
-  if (gpu->device().timestamp_bits > 0) {
-    EXPECT_GT(gpu_ms, 0.0);
+  if (gpu->device().timestamp_bits == 0) EXPECT_EQ(gpu_timed, 0u) << "no GPU clock, yet GPU times";
+  if (gpu_timed == r.times.size())
     EXPECT_LE(gpu_ms, cpu_ms * 1.05 + 0.1) << "the GPU's interval lies inside the CPU's glFinish-to-glFinish one";
-  }
 }
 
 #ifdef STEPFORMER_CLI

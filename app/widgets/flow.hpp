@@ -1,0 +1,39 @@
+// Laying items out in a row that wraps: the next item goes on the current line when it fits
+// there, else on a new one (a long row is never cut at the window's edge).
+#pragma once
+#include <string>
+
+#include "imgui.h"
+
+namespace sf {
+
+// Puts the next item (`w` wide) on the current line when it fits there, else on a new line.
+inline void same_line_if_fits(float w) {
+  const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+  if (ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + w <= right) ImGui::SameLine();
+}
+
+// A side remark after the last item, dimmed: on its line when it fits, else on the next, wrapped
+// at the window's edge.
+inline void aside(const char* text) {
+  same_line_if_fits(ImGui::CalcTextSize(text).x);
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextDisabled("%s", text);
+  ImGui::PopTextWrapPos();
+}
+
+// Text in `color`, wrapped at the window's edge.
+inline void wrapped_colored(ImU32 color, const std::string& text) {
+  ImGui::PushStyleColor(ImGuiCol_Text, color);
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextUnformatted(text.c_str());
+  ImGui::PopTextWrapPos();
+  ImGui::PopStyleColor();
+}
+
+// The width of a button labelled `label`.
+inline float button_width(const char* label) {
+  return ImGui::CalcTextSize(label).x + ImGui::GetStyle().FramePadding.x * 2.0f;
+}
+
+}  // namespace sf
