@@ -60,6 +60,8 @@ struct UiState {
   bool focus_prompt = false;   // give the prompt field the keyboard on the next frame
   size_t frame_index = 0;
   float highlight_rect[4] = {0, 0, 0, 0};
+  size_t highlight_frame = SIZE_MAX;  // the frame that drew it, in the window highlight_window (--dump-state)
+  ImGuiID highlight_window = 0;
   std::map<std::string, size_t> tab_drawn;  // the frame each Inspector tab's body was last drawn (--dump-state)
   bool presentation = false;    // View › Presentation: projector fonts, high contrast, only the stop's panels
   // The cells of values in scope at event sources_event that the hovered cell was computed from

@@ -7,6 +7,7 @@
 #include "app/panels/tensor_panel.hpp"
 #include "app/panels/tokenizer_panel.hpp"
 #include "app/panels/training_panel.hpp"
+#include "app/ui_probe.hpp"
 #include "core/io/fileio.hpp"
 #include "imgui.h"
 #include "imgui_internal.h"
@@ -105,6 +106,23 @@ bool App::write_state(const std::string& path, std::string& error) const {
     windows[w->Name] = {w->Pos.x, w->Pos.y, w->Size.x, w->Size.y};
   }
   j["windows"] = windows;
+  // issue 21 verbs
+  {
+    // The highlighted pseudocode line, if this frame drew it: visible when it shows whole.
+    const ImGuiWindow* w = ui.highlight_frame == ui.frame_index ? ImGui::FindWindowByID(ui.highlight_window) : nullptr;
+    const ImRect r(ui.highlight_rect[0], ui.highlight_rect[1], ui.highlight_rect[0] + ui.highlight_rect[2],
+                   ui.highlight_rect[1] + ui.highlight_rect[3]);
+    j["current_line"] = {{"rect", {r.Min.x, r.Min.y, r.GetWidth(), r.GetHeight()}},
+                         {"visible", w && ui_probe::fully_visible(w, r)}};
+    nlohmann::ordered_json clipped = nlohmann::ordered_json::array();
+    for (const ui_probe::ClippedText& c : ui_probe::clipped_texts())
+      clipped.push_back({{"window", c.window},
+                         {"text", c.text},
+                         {"rect", {c.rect.Min.x, c.rect.Min.y, c.rect.GetWidth(), c.rect.GetHeight()}},
+                         {"clip", {c.clip.Min.x, c.clip.Min.y, c.clip.GetWidth(), c.clip.GetHeight()}},
+                         {"ellipsis", c.ellipsis}});
+    j["clipped_text"] = clipped;
+  }
   for (const auto& f : features) f->dump(*this, j);
   try {
     // A text that is not UTF-8 (a prompt or context set by a script) is written with U+FFFD.
