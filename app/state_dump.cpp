@@ -112,7 +112,7 @@ bool App::write_state(const std::string& path, std::string& error) const {
     const ImGuiWindow* w = ui.highlight_frame == ui.frame_index ? ImGui::FindWindowByID(ui.highlight_window) : nullptr;
     const ImRect r(ui.highlight_rect[0], ui.highlight_rect[1], ui.highlight_rect[0] + ui.highlight_rect[2],
                    ui.highlight_rect[1] + ui.highlight_rect[3]);
-    j["current_line"] = {{"rect", {r.Min.x, r.Min.y, r.GetWidth(), r.GetHeight()}},
+    j["current_line"] = {{"rect", j["highlight"]},
                          {"visible", w && ui_probe::fully_visible(w, r)}};
     nlohmann::ordered_json clipped = nlohmann::ordered_json::array();
     for (const ui_probe::ClippedText& c : ui_probe::clipped_texts())
@@ -122,6 +122,15 @@ bool App::write_state(const std::string& path, std::string& error) const {
                          {"clip", {c.clip.Min.x, c.clip.Min.y, c.clip.GetWidth(), c.clip.GetHeight()}},
                          {"ellipsis", c.ellipsis}});
     j["clipped_text"] = clipped;
+    // The labelled widgets drawn (what click-item:LABEL can click), for tests that click by position.
+    nlohmann::ordered_json widgets = nlohmann::ordered_json::array();
+    for (const ui_probe::LabelledItem& item : ui_probe::labelled_items()) {
+      const ImGuiWindow* iw = ImGui::FindWindowByID(item.window);
+      widgets.push_back({{"window", iw ? iw->Name : ""},
+                         {"label", item.label},
+                         {"rect", {item.rect.Min.x, item.rect.Min.y, item.rect.GetWidth(), item.rect.GetHeight()}}});
+    }
+    j["widgets"] = widgets;
   }
   for (const auto& f : features) f->dump(*this, j);
   try {
