@@ -108,12 +108,13 @@ bool App::write_state(const std::string& path, std::string& error) const {
   j["windows"] = windows;
   // issue 21 verbs
   {
-    // The highlighted pseudocode line, if this frame drew it: visible when it shows whole.
+    // The highlighted pseudocode line, visible when it shows whole; null when this frame drew none
+    // (the pseudocode panel is closed, or the cursor enters an algorithm: no numbered line yet).
     const ImGuiWindow* w = ui.highlight_frame == ui.frame_index ? ImGui::FindWindowByID(ui.highlight_window) : nullptr;
     const ImRect r(ui.highlight_rect[0], ui.highlight_rect[1], ui.highlight_rect[0] + ui.highlight_rect[2],
                    ui.highlight_rect[1] + ui.highlight_rect[3]);
-    j["current_line"] = {{"rect", j["highlight"]},
-                         {"visible", w && ui_probe::fully_visible(w, r)}};
+    j["current_line"] = w ? nlohmann::ordered_json{{"rect", j["highlight"]}, {"visible", ui_probe::fully_visible(w, r)}}
+                          : nlohmann::ordered_json(nullptr);
     nlohmann::ordered_json clipped = nlohmann::ordered_json::array();
     for (const ui_probe::ClippedText& c : ui_probe::clipped_texts())
       clipped.push_back({{"window", c.window},

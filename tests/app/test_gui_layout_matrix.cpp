@@ -92,8 +92,13 @@ using Failures = std::map<std::string, std::vector<std::string>>;
 
 void check_scene(const Scene& scene, const json& s, const ScreenSize& size, Failures& out) {
   const std::string where = scene.name + " @ " + std::to_string(size.w) + "x" + std::to_string(size.h);
+  // Entering an algorithm (event kind 0, EventKind::Enter) the cursor is on its signature, and no
+  // numbered line is highlighted: "current_line" is null then, and only then.
+  const bool entering = s["event"]["kind"] == 0;
   if (!s.contains("current_line")) {
     out["current line visible"].push_back(where + ": no \"current_line\" in the dump");
+  } else if (s["current_line"].is_null()) {
+    if (!entering) out["current line visible"].push_back(where + ": no line highlighted");
   } else if (!s["current_line"]["visible"].get<bool>()) {
     out["current line visible"].push_back(where + ": " + s["current_line"]["rect"].dump());
   }
@@ -121,6 +126,8 @@ void check_scene(const Scene& scene, const json& s, const ScreenSize& size, Fail
     if (name.find('/') == std::string::npos && !gui::inside(rect, screen))  // a child window is its parent's
       out["no window off-screen"].push_back(where + ": " + name + " " + rect.dump());
 }
+
+void PrintTo(const ScreenSize& s, std::ostream* os) { *os << s.w << "x" << s.h; }
 
 class GuiLayoutMatrix : public ::testing::TestWithParam<ScreenSize> {};
 
