@@ -103,6 +103,21 @@ TEST(GuiVerbs, DragPansAZoomedHeatmapByWhatThePointerTravelled) {
   EXPECT_EQ(d[1].get<int>() - d[0].get<int>(), z[1].get<int>() - z[0].get<int>()) << "a pan keeps the zoom";
 }
 
+TEST(GuiVerbs, DragOnATitleBarMovesTheWindowFromWhereItWasGrabbed) {
+  const AppRun before = run_app("");
+  ASSERT_EQ(before.exit_code, 0) << before.output;
+  const json& p = before.state["windows"]["Pseudocode"];
+  const int x = static_cast<int>(p[0].get<float>() + p[2].get<float>() / 2), y = static_cast<int>(p[1].get<float>()) + 8;
+  const AppRun r = run_app("", "drag:" + std::to_string(x) + ":" + std::to_string(y) + ":" + std::to_string(x + 100) +
+                                   ":" + std::to_string(y + 50) + ",wait");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const json& q = r.state["windows"]["Pseudocode"];
+  // The window keeps the grab point under the pointer: it moves by the drag's travel, to the
+  // pixel (ImGui floors window positions, hence 1 px).
+  EXPECT_NEAR(q[0].get<float>() - p[0].get<float>(), 100, 1) << q;
+  EXPECT_NEAR(q[1].get<float>() - p[1].get<float>(), 50, 1) << q;
+}
+
 TEST(GuiVerbs, RightClickOnAHeatmapOpensItsMenuWhoseItemsClick) {
   const AppRun view = run_app("", kTensorView);
   ASSERT_EQ(view.exit_code, 0) << view.output;
