@@ -32,6 +32,7 @@ namespace {
 
 struct ScreenSize {
   int w, h;
+  int scale = 1;  // the content scale (--scale S): a HiDPI screen's, text and spacing S times
 };
 
 const std::string kSource = STEPFORMER_SOURCE_DIR;
@@ -108,12 +109,20 @@ void check_scene(const Scene& scene, const json& s, const ScreenSize& size, Fail
       out["focal value visible"].push_back(where + ": no lesson \"focal_value\" in the dump");
     } else {
       const std::string focal = lesson["focal_value"].get<std::string>();
-      bool shown = false;
-      for (const json& h : s.value("heatmaps", json::array()))
-        shown = shown || (h["value"] == focal && h["visible"].get<bool>());
-      if (!shown)
-        out["focal value visible"].push_back(where + ": \"" + focal + "\" has no fully visible heatmap in " +
-                                             s.value("heatmaps", json::array()).dump());
+      // A matrix is checked through its heatmaps; a value drawn otherwise (a scalar, the tokens)
+      // through the lesson's focal view.
+      bool drawn = false, shown = false;
+      std::string heatmaps;  // "value (visible|cut)" of each heatmap drawn, for the message
+      for (const json& h : s.value("heatmaps", json::array())) {
+        if (h["value"] == focal) drawn = true, shown = shown || h["visible"].get<bool>();
+        heatmaps += " " + h["value"].get<std::string>() + (h["visible"].get<bool>() ? " (visible)" : " (cut)");
+      }
+      if (!drawn && lesson.contains("focal_view")) shown = lesson["focal_view"].value("whole", false);
+      if (focal.empty())
+        out["focal value visible"].push_back(where + ": no focal value in scope");
+      else if (!shown)
+        out["focal value visible"].push_back(where + ": \"" + focal + "\" is not shown whole; heatmaps:" + heatmaps +
+                                             "; focal view " + lesson.value("focal_view", json()).dump());
     }
   }
   for (const json& c : s.value("clipped_text", json::array())) {
@@ -127,7 +136,7 @@ void check_scene(const Scene& scene, const json& s, const ScreenSize& size, Fail
       out["no window off-screen"].push_back(where + ": " + name + " " + rect.dump());
 }
 
-void PrintTo(const ScreenSize& s, std::ostream* os) { *os << s.w << "x" << s.h; }
+void PrintTo(const ScreenSize& s, std::ostream* os) { *os << s.w << "x" << s.h << " at scale " << s.scale; }
 
 class GuiLayoutMatrix : public ::testing::TestWithParam<ScreenSize> {};
 
@@ -146,7 +155,8 @@ TEST_P(GuiLayoutMatrix, EverySceneShowsItsLineAndValueWholeOnScreen) {
                                                       std::to_string(i) + ".png"))
                                       .string();
   }
-  const AppRun r = gui::run_app_sized(size.w, size.h, "", actions);
+  const AppRun r =
+      gui::run_app_sized(size.w, size.h, size.scale == 1 ? "" : "--scale " + std::to_string(size.scale), actions);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   Failures failures;
   for (size_t i = 0; i < all.size(); ++i) {
@@ -167,7 +177,7 @@ TEST_P(GuiLayoutMatrix, EverySceneShowsItsLineAndValueWholeOnScreen) {
 
 INSTANTIATE_TEST_SUITE_P(Sizes, GuiLayoutMatrix,
                          ::testing::Values(ScreenSize{1280, 720}, ScreenSize{1366, 768}, ScreenSize{1600, 1000},
-                                           ScreenSize{1920, 1080}, ScreenSize{2560, 1440}),
+                                           ScreenSize{1920, 1080}, ScreenSize{2560, 1440, 1}),
                          [](const ::testing::TestParamInfo<ScreenSize>& p) {
                            return std::to_string(p.param.w) + "x" + std::to_string(p.param.h);
                          });
