@@ -34,7 +34,7 @@ int key_code(const std::string& name, int& mods) {
       {"End", GLFW_KEY_END},     {"=", GLFW_KEY_EQUAL},       {"-", GLFW_KEY_MINUS},     {"0", GLFW_KEY_0},
       {"O", GLFW_KEY_O},         {"Q", GLFW_KEY_Q},           {"G", GLFW_KEY_G},         {"R", GLFW_KEY_R},         {"S", GLFW_KEY_S},
       {"Escape", GLFW_KEY_ESCAPE}, {"B", GLFW_KEY_B},      {"PageDown", GLFW_KEY_PAGE_DOWN},
-      {"PageUp", GLFW_KEY_PAGE_UP}, {"F6", GLFW_KEY_F6}};
+      {"PageUp", GLFW_KEY_PAGE_UP}, {"F6", GLFW_KEY_F6}, {"F7", GLFW_KEY_F7}};
   std::string k = name;
   mods = 0;
   while (k.size() > 2 && k[1] == '-') {

@@ -43,7 +43,8 @@ inline std::string quote(const std::string& s) {
   return q + "'";
 }
 
-// The app in a w × h window on an Xvfb screen of that size.
+// The app in a w × h window on an Xvfb screen of that size; without --no-ini in `args`, as on a
+// first launch (a fresh settings folder).
 inline AppRun run_app_sized(int w, int h, const std::string& args, const std::string& actions = "",
                             bool with_display = true) {
   static int counter = 0;
@@ -52,7 +53,7 @@ inline AppRun run_app_sized(int w, int h, const std::string& args, const std::st
   fs::create_directories(dir);
   const std::string png = (dir / "shot.png").string(), state = (dir / "state.json").string();
   const std::string size = std::to_string(w) + "x" + std::to_string(h);
-  std::string cmd = std::string(STEPFORMER_APP) + " --no-ini --size " + size + " --frames 4 --screenshot " + png +
+  std::string cmd = std::string(STEPFORMER_APP) + " --size " + size + " --frames 4 --screenshot " + png +
                     " --dump-state " + state + " " + args;
   if (!actions.empty()) cmd += " --actions " + quote(actions);
   if (with_display)
@@ -80,7 +81,7 @@ inline AppRun run_app_sized(int w, int h, const std::string& args, const std::st
 }
 
 inline AppRun run_app(const std::string& args, const std::string& actions = "", bool with_display = true) {
-  return run_app_sized(1280, 800, args, actions, with_display);
+  return run_app_sized(1280, 800, "--no-ini " + args, actions, with_display);
 }
 
 // The first widget the last frame drew with this label (--dump-state's "widgets"), null if none.

@@ -60,11 +60,12 @@ size_t stop_count(const fs::path& lesson) {
 // two frames after the scene's last action: one for the layout to follow what it changed (a
 // caption measured), one to draw. A scene that changes the font (presentation mode) or loads a
 // model ends with a "wait", two more frames for the font atlas to be rebuilt and the trace shown.
-// The pointer is parked on the menu bar, where it shows no tooltip over the panels.
+// The pointer is parked on the menu bar, where it shows no tooltip over the panels. The run is a
+// first launch (no settings file yet); after it, Escape closes what greets a newcomer.
 std::vector<Scene> scenes() {
   std::vector<Scene> s;
   s.push_back({"first launch", "mouse:0:0,wait"});
-  s.push_back({"Algorithm 4 line 6, Attention tab", "goto:4:6,open:attention,wait"});
+  s.push_back({"Algorithm 4 line 6, Attention tab", "key:Escape,goto:4:6,open:attention,wait"});
   for (const fs::path& lesson : shipped_lessons()) {
     const std::string id = lesson.stem().string().substr(0, 2);
     const std::string open = "lesson-open:" + lesson.string() + ",presentation:on,";
