@@ -103,7 +103,6 @@ bool fully_visible(const ImGuiWindow* window, const ImRect& r) {
 // The wrapped functions (see ui_probe.hpp). Each __real_ symbol is the library's function; each
 // __wrap_ one is called in its place by the app and by ImGui's other objects. Names are ImGui
 // 1.86's mangled C++ names: a different ImGui fails the link rather than skipping the probe.
-using namespace sf::ui_probe;
 
 extern "C" {
 
@@ -131,7 +130,8 @@ void __wrap__ZN10ImDrawList7AddTextERK6ImVec2jPKcS4_(ImDrawList* dl, const ImVec
 // ImGui::RenderText(ImVec2, const char*, const char*, bool): labels of checkboxes, menu shortcuts.
 void __real__ZN5ImGui10RenderTextE6ImVec2PKcS2_b(ImVec2, const char*, const char*, bool);
 void __wrap__ZN5ImGui10RenderTextE6ImVec2PKcS2_b(ImVec2 pos, const char* text, const char* end, bool hide_after_hash) {
-  if (sf::ui_probe::enabled && hide_after_hash) sf::ui_probe::note_label(pos, text, end, current_clip());
+  if (sf::ui_probe::enabled && hide_after_hash)  // false: a plain text (ImGui::Text), no widget's label
+    sf::ui_probe::note_label(pos, text, end, sf::ui_probe::current_clip());
   __real__ZN5ImGui10RenderTextE6ImVec2PKcS2_b(pos, text, end, hide_after_hash);
 }
 
@@ -147,7 +147,7 @@ void __wrap__ZN5ImGui17RenderTextClippedERK6ImVec2S2_PKcS4_PS1_S2_PK6ImRect(cons
                                                                                const ImVec2& align,
                                                                                const ImRect* clip) {
   if (sf::ui_probe::enabled) {
-    ImRect c = current_clip();
+    ImRect c = sf::ui_probe::current_clip();
     if (clip) c.ClipWithFull(*clip);
     sf::ui_probe::note_label(pos_min, text, end, c);
   }
@@ -169,7 +169,7 @@ void __wrap__ZN5ImGui18RenderTextEllipsisEP10ImDrawListRK6ImVec2S4_ffPKcS6_PS3_(
   if (sf::ui_probe::enabled) {
     const char* shown_end = ImGui::FindRenderedTextEnd(text, end);
     const ImVec2 sz = size ? *size : ImGui::CalcTextSize(text, shown_end, false);
-    ImRect c = clip_of(dl, nullptr);
+    ImRect c = sf::ui_probe::clip_of(dl, nullptr);
     c.Max.x = std::min(c.Max.x, clip_max_x);
     sf::ui_probe::note_label(pos_min, text, end, c);
     // ImGui's own test for shortening (RenderTextEllipsis in imgui.cpp 1.86).
