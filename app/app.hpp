@@ -66,6 +66,8 @@ struct UiState {
   bool focus_prompt = false;   // give the prompt field the keyboard on the next frame
   size_t frame_index = 0;
   float highlight_rect[4] = {0, 0, 0, 0};
+  size_t highlight_frame = SIZE_MAX;  // the frame that drew it, in the window highlight_window (--dump-state)
+  ImGuiID highlight_window = 0;
   std::map<std::string, size_t> tab_drawn;  // the frame each Inspector tab's body was last drawn (--dump-state)
   std::string inspector_tab;                // the Inspector's selected tab (its title)
   // The Inspector's tab buttons as last drawn (--dump-state): each whole, or not drawn at all.

@@ -7,11 +7,9 @@
 
 #include <cmath>
 #include <filesystem>
-#include <map>
 
 #include "app/classroom/themes.hpp"
 #include "app/panels/welcome_panel.hpp"
-#include "backends/imgui_impl_glfw.h"
 #include "backends/imgui_impl_opengl3.h"
 #include "imgui.h"
 #include "imgui_internal.h"
@@ -169,53 +167,6 @@ bool save_screenshot(const std::string& path, int w, int h, std::string& error) 
     return false;
   }
   return true;
-}
-
-static int key_code(const std::string& name, int& mods) {
-  static const std::map<std::string, int> keys{
-      {"F1", GLFW_KEY_F1},       {"F5", GLFW_KEY_F5},         {"F10", GLFW_KEY_F10},     {"F11", GLFW_KEY_F11},
-      {"Space", GLFW_KEY_SPACE}, {"Left", GLFW_KEY_LEFT},     {"Right", GLFW_KEY_RIGHT}, {"Home", GLFW_KEY_HOME},
-      {"End", GLFW_KEY_END},     {"=", GLFW_KEY_EQUAL},       {"-", GLFW_KEY_MINUS},     {"0", GLFW_KEY_0},
-      {"O", GLFW_KEY_O},         {"Q", GLFW_KEY_Q},           {"G", GLFW_KEY_G},         {"R", GLFW_KEY_R},         {"S", GLFW_KEY_S},
-      {"Escape", GLFW_KEY_ESCAPE}, {"B", GLFW_KEY_B},      {"PageDown", GLFW_KEY_PAGE_DOWN},
-      {"PageUp", GLFW_KEY_PAGE_UP}, {"F6", GLFW_KEY_F6}, {"F7", GLFW_KEY_F7}};
-  std::string k = name;
-  mods = 0;
-  while (k.size() > 2 && k[1] == '-') {
-    if (k[0] == 'C') mods |= GLFW_MOD_CONTROL;
-    if (k[0] == 'S') mods |= GLFW_MOD_SHIFT;
-    k = k.substr(2);
-  }
-  auto it = keys.find(k);
-  return it == keys.end() ? -1 : it->second;
-}
-
-void ScriptRunner::step(int frame) {
-  // Release what the previous action pressed.
-  for (int key : held_keys_) ImGui_ImplGlfw_KeyCallback(app_.window, key, 0, GLFW_RELEASE, 0);
-  held_keys_.clear();
-  if (frame % 2 == 0) return;
-  const size_t i = static_cast<size_t>(frame / 2);
-  if (i >= actions_.size()) return;
-  const std::string& a = actions_[i];
-  if (a.rfind("key:", 0) == 0) {
-    int mods = 0;
-    const int key = key_code(a.substr(4), mods);
-    if (key < 0) {
-      errors_.push_back("action " + a + ": unknown key");
-      return;
-    }
-    auto press = [&](int k) {
-      ImGui_ImplGlfw_KeyCallback(app_.window, k, 0, GLFW_PRESS, mods);
-      held_keys_.push_back(k);
-    };
-    if (mods & GLFW_MOD_CONTROL) press(GLFW_KEY_LEFT_CONTROL);
-    if (mods & GLFW_MOD_SHIFT) press(GLFW_KEY_LEFT_SHIFT);
-    press(key);
-    return;
-  }
-  std::string error;
-  if (!app_.apply_action(a, error)) errors_.push_back("action " + a + ": " + error);
 }
 
 }  // namespace sf

@@ -1,8 +1,7 @@
-// Window-level support for the app: settings persistence, fonts, style, screenshots and
-// the scripted-actions runner used by tests (--actions).
+// Window-level support for the app: settings persistence, fonts, style and screenshots
+// (the scripted actions of --actions are app/script_runner.hpp).
 #pragma once
 #include <string>
-#include <vector>
 
 #include "app/app.hpp"
 
@@ -20,20 +19,5 @@ void build_fonts(App& app, bool rebuild);
 void apply_style(App& app);
 // Reads the back buffer and writes a PNG.
 bool save_screenshot(const std::string& path, int w, int h, std::string& error);
-
-// Applies --actions one by one, a frame apart; key:KEY presses a key through the GLFW
-// backend's own callback on one frame and releases it on the next.
-class ScriptRunner {
- public:
-  ScriptRunner(App& app, std::vector<std::string> actions) : app_(app), actions_(std::move(actions)) {}
-  void step(int frame);
-  const std::vector<std::string>& errors() const { return errors_; }
-
- private:
-  App& app_;
-  std::vector<std::string> actions_;
-  std::vector<std::string> errors_;
-  std::vector<int> held_keys_;
-};
 
 }  // namespace sf

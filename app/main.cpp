@@ -17,6 +17,8 @@
 #include "app/gui_support.hpp"
 #include "app/monkey.hpp"
 #include "app/options.hpp"
+#include "app/script_runner.hpp"
+#include "app/ui_probe.hpp"
 #include "backends/imgui_impl_glfw.h"
 #include "backends/imgui_impl_opengl3.h"
 #include "imgui.h"
@@ -140,11 +142,16 @@ int main(int argc, char** argv) {
   sf::FrameBench bench(opt.bench);
   std::unique_ptr<sf::Monkey> monkey;
   if (opt.monkey.active()) monkey = std::make_unique<sf::Monkey>(app, opt.monkey);
-  int frames = opt.frames > 0 ? std::max<int>(opt.frames, static_cast<int>(opt.actions.size()) * 2 + 2) : -1;
+  int frames = opt.frames > 0 ? opt.frames : -1;
   if (bench.active()) frames = bench.total_frames();
   if (monkey) frames = -1;  // the monkey's count (or a signal) ends the run
   int exit_code = 0;
+  // --dump-state reports what the last frame drew (clipped text, what shows): record it.
+  if (!opt.dump_state.empty()) sf::ui_probe::set_enabled(true);
   for (int f = 0; frames < 0 || f < frames; ++f) {
+    // The script's actions each get their frame and a frame after it; the run ends two frames
+    // after the last one, whatever --frames says.
+    if (frames > 0 && script.busy()) frames = std::max(frames, f + 3);
     // A monkey that clicked File › Quit keeps going: only its count or a signal ends its run.
     if (monkey ? monkey->done() : glfwWindowShouldClose(window) || app.ui.want_quit) break;
     if (frames < 0 && !monkey) glfwWaitEventsTimeout(app.session.tracing() ? 0.05 : 0.25);  // progress while tracing
@@ -162,6 +169,7 @@ int main(int argc, char** argv) {
       sf::build_fonts(app, true);
       sf::apply_style(app);
     }
+    sf::ui_probe::begin_frame();
     ImGui_ImplOpenGL3_NewFrame();
     ImGui_ImplGlfw_NewFrame();
     ImGui::NewFrame();
@@ -176,6 +184,7 @@ int main(int argc, char** argv) {
     glClear(GL_COLOR_BUFFER_BIT);
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
     for (auto& feature : app.features) feature->after_render(app, w, h);
+    script.after_render(w, h);
     const bool last = (frames > 0 && f == frames - 1) || (monkey && monkey->done());
     if (last && !opt.screenshot.empty() && !sf::save_screenshot(opt.screenshot, w, h, error)) {
       std::fprintf(stderr, "stepformer: error: %s\n", error.c_str());

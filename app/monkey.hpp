@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "app/app.hpp"
-#include "app/gui_support.hpp"
+#include "app/script_runner.hpp"
 #include "app/options.hpp"
 
 namespace sf {

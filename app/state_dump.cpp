@@ -14,6 +14,7 @@
 #include "app/panels/training_panel.hpp"
 #include "app/panels/welcome_panel.hpp"
 #include "app/widgets/heatmap_report.hpp"
+#include "app/ui_probe.hpp"
 #include "core/io/fileio.hpp"
 #include "imgui.h"
 #include "imgui_internal.h"
@@ -198,6 +199,33 @@ bool App::write_state(const std::string& path, std::string& error) const {
     j["accuracy_chart"] = {{"rect", {acc.rect.x, acc.rect.y, acc.rect.z, acc.rect.w}},
                            {"x_ticks", ticks},
                            {"target_y", std::isfinite(acc.target_y) ? nlohmann::ordered_json(acc.target_y) : nullptr}};
+  }
+  // issue 21 verbs
+  {
+    // The highlighted pseudocode line, visible when it shows whole; null when this frame drew none
+    // (the pseudocode panel is closed, or the cursor enters an algorithm: no numbered line yet).
+    const ImGuiWindow* w = ui.highlight_frame == ui.frame_index ? ImGui::FindWindowByID(ui.highlight_window) : nullptr;
+    const ImRect r(ui.highlight_rect[0], ui.highlight_rect[1], ui.highlight_rect[0] + ui.highlight_rect[2],
+                   ui.highlight_rect[1] + ui.highlight_rect[3]);
+    j["current_line"] = w ? nlohmann::ordered_json{{"rect", j["highlight"]}, {"visible", ui_probe::fully_visible(w, r)}}
+                          : nlohmann::ordered_json(nullptr);
+    nlohmann::ordered_json clipped = nlohmann::ordered_json::array();
+    for (const ui_probe::ClippedText& c : ui_probe::clipped_texts())
+      clipped.push_back({{"window", c.window},
+                         {"text", c.text},
+                         {"rect", {c.rect.Min.x, c.rect.Min.y, c.rect.GetWidth(), c.rect.GetHeight()}},
+                         {"clip", {c.clip.Min.x, c.clip.Min.y, c.clip.GetWidth(), c.clip.GetHeight()}},
+                         {"ellipsis", c.ellipsis}});
+    j["clipped_text"] = clipped;
+    // The labelled widgets drawn (what click-item:LABEL can click), for tests that click by position.
+    nlohmann::ordered_json widgets = nlohmann::ordered_json::array();
+    for (const ui_probe::LabelledItem& item : ui_probe::labelled_items()) {
+      const ImGuiWindow* iw = ImGui::FindWindowByID(item.window);
+      widgets.push_back({{"window", iw ? iw->Name : ""},
+                         {"label", item.label},
+                         {"rect", {item.rect.Min.x, item.rect.Min.y, item.rect.GetWidth(), item.rect.GetHeight()}}});
+    }
+    j["widgets"] = widgets;
   }
   for (const auto& f : features) f->dump(*this, j);
   try {

@@ -9,6 +9,7 @@
 #include "core/pseudocode/explanations.hpp"
 #include "core/pseudocode/pseudocode.hpp"
 #include "core/pseudocode/variants.hpp"
+#include "imgui_internal.h"  // ImGui::GetCurrentWindow: the window the current line is drawn in
 
 namespace sf {
 
@@ -112,6 +113,7 @@ void PseudocodePanel::draw(App& app) {
     if (is_cur) {
       const float r[4] = {p0.x, p0.y, width, line_h};
       std::copy(r, r + 4, app.ui.highlight_rect);
+      app.ui.highlight_frame = app.ui.frame_index, app.ui.highlight_window = ImGui::GetCurrentWindow()->ID;
       dl->AddRectFilled(p0, ImVec2(p0.x + width, p0.y + line_h), highlight_bg(dark), 3.0f);
       dl->AddText(app.fonts.text, app.fonts.text->FontSize, ImVec2(p0.x + gutter - ImGui::GetFontSize() * 1.05f, p0.y),
                   accent_color(dark), "▶");

@@ -1,7 +1,6 @@
 #include "app/widgets/heatmap_report.hpp"
 
-#include <algorithm>
-
+#include "app/ui_probe.hpp"
 #include "imgui_internal.h"
 
 namespace sf {
@@ -16,21 +15,6 @@ struct Registry {
 Registry& registry() {
   static Registry r;
   return r;
-}
-
-bool contains(const ImRect& outer, const ImVec4& r) {
-  return r.x >= outer.Min.x && r.y >= outer.Min.y && r.x + r.z <= outer.Max.x && r.y + r.w <= outer.Max.y;
-}
-
-bool overlaps(const ImRect& a, const ImVec4& r) {
-  return r.x < a.Max.x && a.Min.x < r.x + r.z && r.y < a.Max.y && a.Min.y < r.y + r.w;
-}
-
-// Whether `w` is `of` or one of its parents (a window never covers what is drawn inside it).
-bool is_ancestor(const ImGuiWindow* w, const ImGuiWindow* of) {
-  for (; of; of = of->ParentWindow)
-    if (of == w) return true;
-  return false;
 }
 
 }  // namespace
@@ -50,21 +34,11 @@ std::vector<HeatmapRecord> heatmaps_drawn() {
   return reg.frame == ImGui::GetFrameCount() ? reg.records : std::vector<HeatmapRecord>{};
 }
 
+// Clipped by its table column or window (r.clipped), or not whole on screen and in front
+// (ui_probe::fully_visible: the window's scrolling region, the viewport, the windows above it).
 bool fully_visible(const HeatmapRecord& r) {
   if (r.clipped || !r.window) return false;
-  const ImGuiViewport* vp = ImGui::GetMainViewport();
-  if (!contains(ImRect(vp->Pos, ImVec2(vp->Pos.x + vp->Size.x, vp->Pos.y + vp->Size.y)), r.rect)) return false;
-  // After Render, g.Windows runs from the back to the front: any window after r's that is shown
-  // and overlaps it is drawn over it.
-  const ImVector<ImGuiWindow*>& windows = ImGui::GetCurrentContext()->Windows;
-  const auto at = std::find(windows.begin(), windows.end(), r.window);
-  if (at == windows.end()) return false;
-  for (auto it = at + 1; it != windows.end(); ++it) {
-    const ImGuiWindow* w = *it;
-    if (!w->Active || w->Hidden || (w->Flags & ImGuiWindowFlags_Tooltip) || is_ancestor(w, r.window)) continue;
-    if (overlaps(ImRect(w->Pos, ImVec2(w->Pos.x + w->Size.x, w->Pos.y + w->Size.y)), r.rect)) return false;
-  }
-  return true;
+  return ui_probe::fully_visible(r.window, ImRect(r.rect.x, r.rect.y, r.rect.x + r.rect.z, r.rect.y + r.rect.w));
 }
 
 }  // namespace sf

@@ -43,17 +43,21 @@ inline std::string quote(const std::string& s) {
   return q + "'";
 }
 
-inline AppRun run_app(const std::string& args, const std::string& actions = "", bool with_display = true) {
+// The app in a w × h window on an Xvfb screen of that size; without --no-ini in `args`, as on a
+// first launch (a fresh settings folder).
+inline AppRun run_app_sized(int w, int h, const std::string& args, const std::string& actions = "",
+                            bool with_display = true) {
   static int counter = 0;
   const fs::path dir = fs::temp_directory_path() / ("stepformer-gui-" + std::to_string(::getpid()) + "-" +
                                                     std::to_string(counter++));
   fs::create_directories(dir);
   const std::string png = (dir / "shot.png").string(), state = (dir / "state.json").string();
-  std::string cmd = std::string(STEPFORMER_APP) + " --no-ini --size 1280x800 --frames 4 --screenshot " + png +
+  const std::string size = std::to_string(w) + "x" + std::to_string(h);
+  std::string cmd = std::string(STEPFORMER_APP) + " --size " + size + " --frames 4 --screenshot " + png +
                     " --dump-state " + state + " " + args;
   if (!actions.empty()) cmd += " --actions " + quote(actions);
   if (with_display)
-    cmd = std::string(XVFB_RUN) + " -a -s '-screen 0 1280x800x24' " + cmd;
+    cmd = std::string(XVFB_RUN) + " -a -s '-screen 0 " + size + "x24' " + cmd;
   else
     cmd = "env -u DISPLAY -u WAYLAND_DISPLAY " + cmd;
   cmd = "cd " + dir.string() + " && XDG_CONFIG_HOME=" + dir.string() + " " + cmd + " 2>&1";
@@ -74,6 +78,23 @@ inline AppRun run_app(const std::string& args, const std::string& actions = "", 
   }
   fs::remove_all(dir);
   return r;
+}
+
+inline AppRun run_app(const std::string& args, const std::string& actions = "", bool with_display = true) {
+  return run_app_sized(1280, 800, "--no-ini " + args, actions, with_display);
+}
+
+// The first widget the last frame drew with this label (--dump-state's "widgets"), null if none.
+inline const json* widget(const json& state, const std::string& label) {
+  for (const json& w : state["widgets"])
+    if (w["label"] == label) return &w;
+  return nullptr;
+}
+
+// The centre of a rectangle [x, y, w, h] as "X:Y", whole pixels, for click: and mouse: actions.
+inline std::string centre(const json& rect) {
+  return std::to_string(static_cast<int>(rect[0].get<float>() + rect[2].get<float>() / 2)) + ":" +
+         std::to_string(static_cast<int>(rect[1].get<float>() + rect[3].get<float>() / 2));
 }
 
 // Standard deviation of the luminance: a blank or single-colour frame is near 0.
