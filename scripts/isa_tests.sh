@@ -25,6 +25,7 @@ summary=()
 status=0
 run_isa() {
   local march=$1 dir=build-${1#x86-64-}
+  shift
   local start log passed failed skipped
   start=$(date +%s)
   cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DSTEPFORMER_MARCH="$march" -DSTEPFORMER_APP=OFF \

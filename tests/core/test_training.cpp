@@ -81,12 +81,18 @@ TEST(Training, PaperModeIsOneSgdStepOnTheSummedLossOfOneSequence) {
   // loss of core's Algorithm 10 in double; θ ← θ − η·∇loss(θ).
   const Tokens x{c.bos_token(), 3, 1, 2, 4, 1, 2, 3, c.eos_token()};
   std::vector<double> theta(start.theta.begin(), start.theta.end());
+  // Float against double: the loss is a sum of 8 terms −log P, each from a forward pass whose
+  // relative error is ≲ 1e-6 (reference_json.hpp's estimate for models of this size): 1e-4 relative
+  // leaves a factor 100.
   EXPECT_NEAR(info.loss, summed_loss(x, c, theta), 1e-4 * info.loss);
   const MatD g = numeric_gradient(theta.data(), static_cast<Eigen::Index>(theta.size()), 1,
                                   [&] { return summed_loss(x, c, theta); });
   const Eigen::Map<const VecF> before(start.theta.data(), start.theta.size());
   const Eigen::Map<const VecF> after(trainer.model().theta.data(), start.theta.size());
   const Vec<double> want = before.cast<double>() - opt.lr * g;
+  // θ − η·g rounded to float (≤ u·|θ| = 6e-8 for |θ| ≤ 1, u = 2⁻²⁴) plus η = 0.05 times the float
+  // gradient's error (≲ 1e-6 relative of |g| ≲ 1, so ≲ 5e-8) plus the central differences' (1e-11):
+  // ≲ 1.1e-7 < 2e-7.
   EXPECT_LT((after.cast<double>() - want).cwiseAbs().maxCoeff(), 2e-7);
   EXPECT_LT(relative_error(((before - after).cast<double>() / opt.lr).eval(), g), 2e-4);
   EXPECT_NEAR(info.grad_norm, g.norm(), 1e-4 * g.norm());
