@@ -81,6 +81,8 @@ TEST(Properties, ColumnsOfPSumToOne) {
           ASSERT_EQ(P.rows(), c.N_V());
           ASSERT_EQ(P.cols(), n);
           for (int t = 0; t < n; ++t) {
+            // Σ_v p_v − 1: each p = e/Σe is within (N_V + 2)·u of exact relative to p and the float
+            // sum adds γ_N_V: |Σp − 1| ≤ (2N_V + 2)·u ≈ 1.3e-6 for N_V ≤ 10 (u = 2⁻²⁴).
             EXPECT_NEAR(P.col(t).sum(), 1.0f, 1e-5f) << "seed " << seed << " column " << t + 1;
             EXPECT_TRUE((P.col(t).array() >= 0.0f).all());
             EXPECT_TRUE(P.col(t).allFinite());
@@ -121,7 +123,7 @@ TEST(Properties, MaskedAttentionWeightsAreExactlyZero) {
           const Value& A = e.values.at(0);
           ASSERT_EQ(A.name, "softmax(S/√d_attn)");
           for (int tx = 0; tx < n; ++tx) {
-            EXPECT_NEAR(A.m.col(tx).sum(), 1.0f, 1e-5f);
+            EXPECT_NEAR(A.m.col(tx).sum(), 1.0f, 1e-5f);  // ≤ (2ℓ_z + 2)·u ≈ 1.6e-6, ℓ_z ≤ 12
             for (int tz = tx + 1; tz < n; ++tz) EXPECT_EQ(A.m(tz, tx), 0.0f);
           }
         }
@@ -295,6 +297,7 @@ TEST(Properties, DInferenceSeeding) {
   for (const auto& s : a.steps) {
     EXPECT_GE(s.y, 1);
     EXPECT_LE(s.y, c.N_V());
+    // q = p^(1/τ)/Σ at τ = 1: a pow and a renormalisation, ≤ (N_V + 3)·u ≈ 1e-6 relative to p ≤ 1.
     EXPECT_LT((s.q - s.p).cwiseAbs().maxCoeff(), 1e-6f);
   }
   // The coins are those of Rng(seed): step i draws with the i-th uniform.
