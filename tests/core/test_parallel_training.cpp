@@ -128,7 +128,6 @@ Batch one_sequence(const Batch& b, int k) {
   return s;
 }
 
-double norm(const float* g, size_t n) { return global_norm(g, n); }
 double distance(const float* a, const float* b, size_t n) {
   double sum = 0;
   for (size_t k = 0; k < n; ++k) sum += (static_cast<double>(a[k]) - b[k]) * (static_cast<double>(a[k]) - b[k]);
@@ -186,11 +185,11 @@ void check_threads_agree(const Run& r, int threads, int batch) {
       if (test::zero_by_softmax_shift(e.name)) {
         // ∂loss/∂b_k = 0 exactly (the column softmax ignores a shift): both runs give rounding
         // noise, which has no direction to compare; its size is within the whole gradient's bound.
-        EXPECT_LE(norm(x, e.size()), 2 * float_gamma(n) * all_terms) << e.name << ", update " << step;
-        EXPECT_LE(norm(y, e.size()), 2 * float_gamma(n) * all_terms) << e.name << ", update " << step;
+        EXPECT_LE(global_norm(x, e.size()), 2 * float_gamma(n) * all_terms) << e.name << ", update " << step;
+        EXPECT_LE(global_norm(y, e.size()), 2 * float_gamma(n) * all_terms) << e.name << ", update " << step;
         continue;
       }
-      EXPECT_GT(norm(x, e.size()), 0) << e.name << ": no gradient, the comparison would be empty";
+      EXPECT_GT(global_norm(x, e.size()), 0) << e.name << ": no gradient, the comparison would be empty";
       EXPECT_LE(distance(x, y, e.size()), 2 * float_gamma(n) * terms[t])
           << e.name << ", update " << step << ", " << threads << " threads";
     }
