@@ -2,6 +2,8 @@
 # AddressSanitizer + UndefinedBehaviorSanitizer: the one hardening build (scripts/hardening_build.sh:
 # core, the CLI, core_tests and the fuzz targets in build-asan, core compiled once), then core_tests.
 # Any report (a leak included) fails the run. fuzz/run.sh then runs the fuzz targets from the same build.
+# The build is for x86-64-v3 (AVX2): with the main build at -march=native, CI runs core_tests at two SIMD
+# widths, AVX-512 and AVX2 on an AVX-512 machine (docs/build.md, "Portable build / CPUs").
 # Usage: scripts/sanitize.sh [extra gtest arguments]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,4 +31,5 @@ for ((i = 0; i < JOBS; i++)); do
   fi
 done
 if ((status)); then exit 1; fi
-echo "sanitize: core_tests clean under ASan+UBSan in $(( $(date +%s) - start )) s ($JOBS shards)"
+march=$(sed -n 's/^STEPFORMER_MARCH:STRING=//p' build-asan/CMakeCache.txt)
+echo "sanitize: core_tests (-march=$march) clean under ASan+UBSan in $(( $(date +%s) - start )) s ($JOBS shards)"

@@ -19,6 +19,29 @@ namespace sf::test {
 
 using json = nlohmann::json;
 
+// Tolerances against these references. Their models are small (d_e = 8, d_mlp ≤ 16, H = 2, at most
+// 2 + 2 layers, ℓ ≤ 8), with parameters that are float32 values of size ≤ 2.5; intermediates reach 18
+// (attention scores; everything else ≤ 4.4, P ≤ 1). A value is at most D ≈ 2·(2L + 1) + 2 ≈ 24
+// chained sums deep (forward and backward), each of n ≤ 16 terms.
+// - In double (u = 2⁻⁵³ ≈ 1.1e-16) both sides compute the same operations in another order. A sum
+//   is within γ_16·Σ|terms| ≤ 16u·16·18·2.5 ≈ 2e-12 of exact; carried through D sums at a gain of
+//   about 1 (layer norm renormalises, softmax averages) that is ≤ 5e-11: kRefDouble = 1e-10 (P and
+//   every intermediate), and 1e-9 relative for a gradient, whose small entries cancel more.
+// - In float (u = 2⁻²⁴ ≈ 6e-8) only core's side rounds (the reference is exact to 1e-10). The worst
+//   case (the bound above at float's u) is never approached: each addition rounds by ≤ u of its
+//   partial sum, independently and with either sign (Higham & Mary 2019), so a sum of n terms has a
+//   relative error of σ ≈ u·√(n/3) ≤ 1.4e-7, and D of them in quadrature ≈ 7e-7 relative. On P
+//   (≤ 1; softmax moves p by ≤ ½·max|δlogit|, logits ≤ 4.4) that is ≲ 1.5e-6: kRefFloat = 1e-5 is
+//   6σ. On the scores (≤ 18, but only ≈ 12 sums deep: ≈ 5e-7 relative, 9e-6) the same 1e-5 is
+//   tight; it holds at every SIMD width scripts/isa_tests.sh runs (the scores' partial sums are
+//   smaller than 18). A gradient's error relative to its 2-norm: the same 7e-7, ×10 for the
+//   cancellation in a gradient's sums: kRefFloatGradient = 1e-4 relative.
+// A real fault (a transposed weight, a wrong mask, a missed scale) is off by O(0.1) relative.
+constexpr double kRefDouble = 1e-10;
+constexpr double kRefDoubleGradient = 1e-9;
+constexpr double kRefFloat = 1e-5;
+constexpr double kRefFloatGradient = 1e-4;
+
 // tests/data/NAME, parsed.
 inline json load_test_json(const std::string& name) {
   const std::string path = std::string(STEPFORMER_TEST_DATA) + "/" + name;

@@ -177,7 +177,7 @@ TEST(Bert, ColumnsOfPAreDistributions) {
   ASSERT_EQ(P.rows(), c.N_V());
   ASSERT_EQ(P.cols(), 7);
   EXPECT_GT(P.minCoeff(), 0.0f);
-  for (int t = 0; t < 7; ++t) EXPECT_NEAR(P.col(t).sum(), 1.0f, 1e-5f) << "column " << t + 1;
+  for (int t = 0; t < 7; ++t) EXPECT_NEAR(P.col(t).sum(), 1.0f, 1e-5f) << "column " << t + 1;  // ≤ (2N_V + 2)·u
 }
 
 TEST(Bert, AttentionIsBidirectionalAnEarlyColumnSeesALaterToken) {

@@ -84,7 +84,7 @@ TEST(BertReference, ForwardInFloatMatchesEveryTracedIntermediate) {
   Trace trace;
   Tracer tr(trace);
   const MatF P = etransformer<float>(x, r.c, bind_bert<const float>(r.table, r.theta_f.data()), &tr);
-  const double tol = 1e-5;
+  const double tol = kRefFloat;
   EXPECT_LT(gap(P.cast<double>(), json_matrix(f.at("P"))), tol) << "P";
   const EventKind L = EventKind::Line, S = EventKind::SubStep;
   EXPECT_LT(gap(traced(trace, L, 9, 3, 0, 0, "X"), json_matrix(f.at("X0"))), tol) << "X0";
@@ -122,7 +122,7 @@ TEST(BertReference, ForwardInDoubleMatchesPAndTheBatchedIntermediates) {
   const json& f = r.doc.at("forward");
   const Tokens x = tokens_of(f.at("tokens"));
   const BertW<const double> W = bind_bert<const double>(r.table, r.theta.data());
-  const double tol = 1e-10;
+  const double tol = kRefDouble;
   EXPECT_LT(gap(etransformer<double>(x, r.c, W), json_matrix(f.at("P"))), tol) << "P, Algorithm 9";
   // The batched forward of the gradients keeps the line outputs: one sequence, no padding.
   Batch b;
@@ -199,7 +199,7 @@ void check_gradient_case(const std::string& name, double tol) {
 
 }  // namespace
 
-TEST(BertReference, GradientOfOneSequenceSummedLossDouble) { check_gradient_case<double>("single", 1e-9); }
-TEST(BertReference, GradientOfAPaddedBatchMeanLossDouble) { check_gradient_case<double>("batch", 1e-9); }
-TEST(BertReference, GradientOfOneSequenceSummedLossFloat) { check_gradient_case<float>("single", 1e-4); }
-TEST(BertReference, GradientOfAPaddedBatchMeanLossFloat) { check_gradient_case<float>("batch", 1e-4); }
+TEST(BertReference, GradientOfOneSequenceSummedLossDouble) { check_gradient_case<double>("single", kRefDoubleGradient); }
+TEST(BertReference, GradientOfAPaddedBatchMeanLossDouble) { check_gradient_case<double>("batch", kRefDoubleGradient); }
+TEST(BertReference, GradientOfOneSequenceSummedLossFloat) { check_gradient_case<float>("single", kRefFloatGradient); }
+TEST(BertReference, GradientOfAPaddedBatchMeanLossFloat) { check_gradient_case<float>("batch", kRefFloatGradient); }

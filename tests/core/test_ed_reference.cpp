@@ -113,7 +113,7 @@ TEST(EdReference, ForwardInFloatMatchesEveryTracedIntermediate) {
   Tracer tr(trace);
   const MatF P = edtransformer<float>(f.at("z").get<Tokens>(), f.at("x").get<Tokens>(), r.c,
                                       bind_ed<const float>(r.table, r.theta_f.data()), &tr);
-  const double tol = 1e-5;
+  const double tol = kRefFloat;
   const EventKind L = EventKind::Line, S = EventKind::SubStep;
   EXPECT_LT(gap(P.cast<double>(), M(f.at("P"))), tol) << "P";
   EXPECT_LT(gap(traced(trace, L, 8, 3, 0, 0, "Z"), M(f.at("Z0"))), tol) << "Z0";
@@ -146,7 +146,7 @@ TEST(EdReference, ForwardInDoubleMatchesPAndTheBatchedIntermediates) {
   const json& f = forward_doc();
   const Tokens z = f.at("z").get<Tokens>(), x = f.at("x").get<Tokens>();
   const EdW<const double> W = bind_ed<const double>(r.table, r.theta.data());
-  const double tol = 1e-10;
+  const double tol = kRefDouble;
   EXPECT_LT(gap(edtransformer<double>(z, x, r.c, W), M(f.at("P"))), tol) << "P, Algorithm 8";
   // The batched forward of the gradients keeps every line's output: one pair, no padding.
   EdCache<double> cache;
@@ -221,7 +221,7 @@ void check_gradient_case(const std::string& name, double tol) {
 
 }  // namespace
 
-TEST(EdReference, GradientOfOnePairSummedLossDouble) { check_gradient_case<double>("single", 1e-9); }
-TEST(EdReference, GradientOfAPaddedBatchMeanLossDouble) { check_gradient_case<double>("batch", 1e-9); }
-TEST(EdReference, GradientOfOnePairSummedLossFloat) { check_gradient_case<float>("single", 1e-4); }
-TEST(EdReference, GradientOfAPaddedBatchMeanLossFloat) { check_gradient_case<float>("batch", 1e-4); }
+TEST(EdReference, GradientOfOnePairSummedLossDouble) { check_gradient_case<double>("single", kRefDoubleGradient); }
+TEST(EdReference, GradientOfAPaddedBatchMeanLossDouble) { check_gradient_case<double>("batch", kRefDoubleGradient); }
+TEST(EdReference, GradientOfOnePairSummedLossFloat) { check_gradient_case<float>("single", kRefFloatGradient); }
+TEST(EdReference, GradientOfAPaddedBatchMeanLossFloat) { check_gradient_case<float>("batch", kRefFloatGradient); }

@@ -125,6 +125,8 @@ TEST(Extras, EmbeddingLineAddsSegmentOneThenLayerNormsAsBertEmbeddings) {
     const double m = s.mean(), v = (s.array() - m).square().mean();
     const Vec<double> want =
         ((s.array() - m) / std::sqrt(v + c.eps)).matrix().cwiseProduct(W.extras.emb_gamma) + W.extras.emb_beta;
+    // The traced float against the same by hand in double: a layer norm over d_e = 6 entries rounds
+    // ≲ 3·6u relative (mean, variance, one division), outputs ≲ 3: ≲ 3.2e-6 < 1e-5 (u = 2⁻²⁴).
     EXPECT_LT((e->m.col(t - 1).cast<double>() - want).cwiseAbs().maxCoeff(), 1e-5) << "t = " << t;
   }
   // The sub-steps on line 2, labelled with their source, and Algorithm 6 nested once per token.
@@ -175,6 +177,8 @@ TEST(Extras, EveryArchitectureAppliesThemAndTheKvCacheAgrees) {
   GptKvCache cache;
   VecF p;
   for (size_t n = 1; n <= x.size(); ++n) p = dtransformer_cached(Tokens(x.begin(), x.begin() + n), g, gm.weights(), cache);
+  // The cached column against the full pass: the same sums in another order; 1e-5 as derived for
+  // kTolCachedP in test_kv_cache.cpp (models of the same size, weights N(0, 0.02²)).
   EXPECT_LT((p - P.col(P.cols() - 1)).cwiseAbs().maxCoeff(), 1e-5);
   // The encoder-decoder embeds z and x with the same extras (lines 2 and 11), and caches agree too.
   const ModelConfig e = with_extras(tiny("ed"));

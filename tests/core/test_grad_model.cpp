@@ -67,8 +67,14 @@ TEST(GradModel, ForwardEqualsAlgorithm10ForEverySequenceOfAPaddedBatch) {
   for (size_t b = 0; b < kSequences.size(); ++b) {
     const MatF P = dtransformer<float>(kSequences[b], c, m.weights());
     const MatF got = cf.loss.P.middleCols(static_cast<Eigen::Index>(b) * c.l_max, kSequences[b].size());
+    // Batched (padded, one product over every sequence) against one sequence at a time: the same
+    // sums cut in another order. Weights N(0, 0.4²): a sum of ≤ 12 terms has Σ|terms| ≈ 5 and an
+    // error σ ≈ u·√(12/3)·5 ≈ 6e-7 (independent roundings, u = 2⁻²⁴); 2L + 1 = 5 of them before a
+    // logit give ≈ 1.3e-6, and p = softmax moves by ≤ 2p·max|δlogit| ≲ 1.3e-6 for p ≤ ½.
     EXPECT_LT((got - P).cwiseAbs().maxCoeff(), 2e-6) << "sequence " << b + 1;
   }
+  // Float against the double loss: 16 terms −log P, each off by ≲ 1.3e-6 (as above), relative to a
+  // loss of ≈ 16·log 8: ≲ 1e-6 relative, 1e-4 leaves a factor 100.
   EXPECT_NEAR(loss_f, want, 1e-4 * want);
 }
 
@@ -87,6 +93,8 @@ TEST(GradModel, ForwardEqualsAlgorithm10OnTheReferenceConfiguration) {
   for (size_t b = 0; b < xs.size(); ++b) {
     const MatF P = dtransformer<float>(xs[b], c, m.weights());
     const MatF got = cache.loss.P.middleCols(static_cast<Eigen::Index>(b) * c.l_max, xs[b].size());
+    // As above, with sums of ≤ 256 terms but weights N(0, 0.02²): Σ|terms| ≲ 1, σ ≈ u·√(256/3) ≈ 5.5e-7
+    // per sum, ≈ 1.2e-6 per logit, and p ≈ 1/N_V ≈ 0.03: 2p·max|δlogit| ≈ 7e-8.
     EXPECT_LT((got - P).cwiseAbs().maxCoeff(), 1e-6) << "sequence " << b + 1;
   }
 }

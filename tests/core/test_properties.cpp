@@ -51,6 +51,16 @@ Model random_model(const ModelConfig& c, uint64_t seed, bool sharp) {
   return m;
 }
 
+// Columns that must be equal (a column of P does not depend on later tokens) are computed in double
+// from the same θ, by matrix products of different sizes that may sum in another order (and another
+// order at each SIMD width). A logit is ≤ 2L + 1 = 7 chained sums of ≤ d_mlp = 16 terms each, of
+// size Σ|terms| ≲ 16·3·3 ≈ 150 in the `sharp` models (weights N(0, 1), normalised inputs ≲ 3): its
+// error is ≲ 7·γ_16·150 ≈ 1.9e-12 with double's u = 2⁻⁵³, and p = softmax moves by at most twice
+// that. kSameColumn = 1e-10 leaves a factor 25; a leak of a later token moves a column by ≥ 1e-4
+// (checked below, so that the comparison can see one). In float the same bound would be 1e-3,
+// too coarse to see a small leak, which is why these tests run in double.
+constexpr double kSameColumn = 1e-10;
+
 Tokens random_tokens(Rng& rng, int n, int N_V) {
   Tokens x(n);
   for (int& v : x) v = 1 + static_cast<int>(rng.below(N_V));
@@ -71,6 +81,8 @@ TEST(Properties, ColumnsOfPSumToOne) {
           ASSERT_EQ(P.rows(), c.N_V());
           ASSERT_EQ(P.cols(), n);
           for (int t = 0; t < n; ++t) {
+            // Σ_v p_v − 1: each p = e/Σe is within (N_V + 2)·u of exact relative to p and the float
+            // sum adds γ_N_V: |Σp − 1| ≤ (2N_V + 2)·u ≈ 1.3e-6 for N_V ≤ 10 (u = 2⁻²⁴).
             EXPECT_NEAR(P.col(t).sum(), 1.0f, 1e-5f) << "seed " << seed << " column " << t + 1;
             EXPECT_TRUE((P.col(t).array() >= 0.0f).all());
             EXPECT_TRUE(P.col(t).allFinite());
@@ -111,7 +123,7 @@ TEST(Properties, MaskedAttentionWeightsAreExactlyZero) {
           const Value& A = e.values.at(0);
           ASSERT_EQ(A.name, "softmax(S/√d_attn)");
           for (int tx = 0; tx < n; ++tx) {
-            EXPECT_NEAR(A.m.col(tx).sum(), 1.0f, 1e-5f);
+            EXPECT_NEAR(A.m.col(tx).sum(), 1.0f, 1e-5f);  // ≤ (2ℓ_z + 2)·u ≈ 1.6e-6, ℓ_z ≤ 12
             for (int tz = tx + 1; tz < n; ++tz) EXPECT_EQ(A.m(tz, tx), 0.0f);
           }
         }
@@ -140,23 +152,25 @@ TEST(Properties, UnidirectionalMaskMakesColumnTIndependentOfLaterTokens) {
       Rng rng(seed * 31);
       const int n = c.l_max;
       const Tokens x = random_tokens(rng, n, c.N_V());
-      const MatF P = dtransformer<float>(x, c, m.weights());
+      const std::vector<double> theta(m.theta.begin(), m.theta.end());
+      const auto W = bind_gpt<const double>(m.table, theta.data());
+      const MatD P = dtransformer<double>(x, c, W);
       for (int t = 1; t < n; ++t) {  // change every token after t
         Tokens y = x;
         for (int u = t; u < n; ++u) y[u] = x[u] % c.N_V() + 1;  // a different id in [1, N_V]
-        const MatF Q = dtransformer<float>(y, c, m.weights());
+        const MatD Q = dtransformer<double>(y, c, W);
         for (int s = 0; s < t; ++s)
           for (int v = 0; v < c.N_V(); ++v)
-            EXPECT_NEAR(Q(v, s), P(v, s), 1e-6f) << "column " << s + 1 << " moved when tokens after " << t
-                                                 << " changed";
+            EXPECT_NEAR(Q(v, s), P(v, s), kSameColumn) << "column " << s + 1 << " moved when tokens after " << t
+                                                       << " changed";
         // …and the test can see a change: column t (the first changed token) moves.
-        EXPECT_GT((Q.col(t) - P.col(t)).cwiseAbs().maxCoeff(), 1e-4f) << "the check would not see a leak";
+        EXPECT_GT((Q.col(t) - P.col(t)).cwiseAbs().maxCoeff(), 1e-4) << "the check would not see a leak";
       }
       // Changing an earlier token does move later columns (attention does look back).
       Tokens y = x;
       y[0] = x[0] % c.N_V() + 1;
-      const MatF Q = dtransformer<float>(y, c, m.weights());
-      EXPECT_GT((Q.col(n - 1) - P.col(n - 1)).cwiseAbs().maxCoeff(), 1e-6f);
+      const MatD Q = dtransformer<double>(y, c, W);
+      EXPECT_GT((Q.col(n - 1) - P.col(n - 1)).cwiseAbs().maxCoeff(), 1e-6);
     }
 }
 
@@ -166,11 +180,13 @@ TEST(Properties, PrefixGivesTheSameColumns) {
   const Model m = random_model(c, 9, true);
   Rng rng(9);
   const Tokens x = random_tokens(rng, c.l_max, c.N_V());
-  const MatF P = dtransformer<float>(x, c, m.weights());
+  const std::vector<double> theta(m.theta.begin(), m.theta.end());
+  const auto W = bind_gpt<const double>(m.table, theta.data());
+  const MatD P = dtransformer<double>(x, c, W);
   for (int t = 1; t <= c.l_max; ++t) {
-    const MatF Pt = dtransformer<float>(Tokens(x.begin(), x.begin() + t), c, m.weights());
+    const MatD Pt = dtransformer<double>(Tokens(x.begin(), x.begin() + t), c, W);
     for (int s = 0; s < t; ++s)
-      for (int v = 0; v < c.N_V(); ++v) EXPECT_NEAR(Pt(v, s), P(v, s), 1e-6f);
+      for (int v = 0; v < c.N_V(); ++v) EXPECT_NEAR(Pt(v, s), P(v, s), kSameColumn);
   }
 }
 
@@ -281,6 +297,7 @@ TEST(Properties, DInferenceSeeding) {
   for (const auto& s : a.steps) {
     EXPECT_GE(s.y, 1);
     EXPECT_LE(s.y, c.N_V());
+    // q = p^(1/τ)/Σ at τ = 1: a pow and a renormalisation, ≤ (N_V + 3)·u ≈ 1e-6 relative to p ≤ 1.
     EXPECT_LT((s.q - s.p).cwiseAbs().maxCoeff(), 1e-6f);
   }
   // The coins are those of Rng(seed): step i draws with the i-th uniform.

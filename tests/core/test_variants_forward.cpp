@@ -3,7 +3,8 @@
 // that must equal another model built by hand (tied = untied with W_u = W_eᵀ, H_kv = 1 = full H
 // with copied heads, post-LN GPT = its composition), and for every variant configuration of every
 // architecture: traced == untraced, columns of P summing to 1, and the trace events the variant
-// adds or removes.
+// adds or removes. The hand-checked values are typed with 7 significant digits (within 5e-8) and
+// computed in float by a few operations on values ≤ 3 (≲ 5·u·3 ≈ 1e-6 with u = 2⁻²⁴): 1e-6.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -215,6 +216,8 @@ TEST(VariantsForward, SwigluProductIsSiluOfTheGateTimesTheUpProjection) {
       ASSERT_TRUE(gate && up);
       const MatD G = gate->values.at(0).m.cast<double>(), U = up->values.at(0).m.cast<double>();
       const MatD want = silu<double>(G).cwiseProduct(U);
+      // Element-wise from the same float G and U: the float SiLU·U rounds each entry a few times (exp,
+      // one division, two products: ≲ 5u relative, u = 2⁻²⁴), entries ≲ 10 here: ≲ 3e-6 < 1e-5.
       EXPECT_LT((e.values.at(0).m.cast<double>() - want).cwiseAbs().maxCoeff(), 1e-5);
       ++checked;
     }
@@ -223,6 +226,13 @@ TEST(VariantsForward, SwigluProductIsSiluOfTheGateTimesTheUpProjection) {
 }
 
 // ---- models that must equal another model ----
+// The two models compute the same products from the same numbers, maybe in another order (a transposed
+// product for tied W_u, one key head shared instead of copied). At small()'s sizes a logit is a sum of
+// d_e = 8 terms with Σ|terms| ≈ 8·0.02·3 ≈ 0.5 (weights N(0, 0.02²), normalised inputs ≲ 3); with the
+// relative errors of the 2L + 1 = 5 sums before it carried along, its error is ≲ 5·γ_8·0.5 ≈ 1.2e-6
+// (γ_8 ≈ 8u, u = 2⁻²⁴). Logits are O(0.1), so p ≈ 1/N_V and p = softmax moves by ≤ 2p·1.2e-6 ≈ 8e-8.
+// kSameModel = 1e-6 leaves a factor 12; a wrong copy (another head, W_u not W_eᵀ) moves p by O(p).
+constexpr double kSameModel = 1e-6;
 
 TEST(VariantsForward, TiedEqualsUntiedWithWuCopiedFromWe) {
   for (const std::string arch : {"gpt", "bert", "ed"}) {
@@ -235,7 +245,7 @@ TEST(VariantsForward, TiedEqualsUntiedWithWuCopiedFromWe) {
     const ParamEntry& wu = untied.table.at("W_u");
     MapM<float>(untied.theta.data() + wu.offset, wu.rows, wu.cols) =
         MapM<const float>(untied.theta.data() + we.offset, we.rows, we.cols).transpose();
-    EXPECT_LT((forward(tied) - forward(untied)).cwiseAbs().maxCoeff(), 1e-6) << arch;
+    EXPECT_LT((forward(tied) - forward(untied)).cwiseAbs().maxCoeff(), kSameModel) << arch;
   }
 }
 
@@ -246,7 +256,7 @@ TEST(VariantsForward, MultiQueryEqualsFullHeadsWithCopiedKeyValueHeads) {
     const Model mq = Model::initialised(cq, 6);
     Model full(small(arch));
     copy_by_name(mq, full);
-    EXPECT_LT((forward(mq) - forward(full)).cwiseAbs().maxCoeff(), 1e-6) << arch;
+    EXPECT_LT((forward(mq) - forward(full)).cwiseAbs().maxCoeff(), kSameModel) << arch;
   }
 }
 
@@ -289,6 +299,8 @@ TEST(VariantsForward, EveryVariantTracedEqualsUntracedAndColumnsSumToOne) {
       Tracer tr(t);
       const MatF P_traced = forward(m, &tr);
       EXPECT_EQ(P, P_traced) << arch << " " << v.name;
+      // Each p = e/Σe is within (N_V + 2)·u of exact relative to p, and the float sum of the N_V
+      // p's adds γ_N_V: |Σp − 1| ≤ (2N_V + 2)·u ≈ 64u ≈ 3.8e-6 for N_V ≈ 31 (u = 2⁻²⁴).
       EXPECT_LT((P.colwise().sum().array() - 1.0f).abs().maxCoeff(), 1e-5) << arch << " " << v.name;
       EXPECT_TRUE(P.allFinite()) << arch << " " << v.name;
       EXPECT_GT(t.events.size(), 10u);

@@ -128,7 +128,7 @@ TEST(VariantsReference, ForwardUntracedMatchesP) {
     const Model m = model_of(k);
     const json& f = k.doc->at("forward");
     const MatF P = architecture(k.c).forward(m, tokens(f, "z"), tokens(f, "x"));
-    EXPECT_LT(gap(P.cast<double>(), json_matrix(f.at("P"))), 1e-5) << k.name << ": P (untraced)";
+    EXPECT_LT(gap(P.cast<double>(), json_matrix(f.at("P"))), kRefFloat) << k.name << ": P (untraced)";
   });
 }
 
@@ -139,7 +139,7 @@ TEST(VariantsReference, ForwardTracedMatchesP) {
     Trace trace;
     Tracer tr(trace);
     const MatF P = architecture(k.c).forward(m, tokens(f, "z"), tokens(f, "x"), &tr);
-    EXPECT_LT(gap(P.cast<double>(), json_matrix(f.at("P"))), 1e-5) << k.name << ": P (traced)";
+    EXPECT_LT(gap(P.cast<double>(), json_matrix(f.at("P"))), kRefFloat) << k.name << ": P (traced)";
     EXPECT_FALSE(trace.events.empty()) << k.name;
   });
 }
@@ -213,7 +213,7 @@ TEST(VariantsReference, GradientOfTheSummedLossDouble) {
     const std::vector<double> theta = json_tensors(k.doc->at("params"), table);
     std::vector<double> grad;
     const double loss = double_gradient(k, table, theta, batch_of(k), grad);
-    expect_gradient(k, table, loss, grad, 1e-9, "double");
+    expect_gradient(k, table, loss, grad, kRefDoubleGradient, "double");
   });
 }
 
@@ -223,7 +223,7 @@ TEST(VariantsReference, GradientOfTheSummedLossFloatThroughTheArchitecture) {
     const std::unique_ptr<ModelGradient> g = architecture(k.c).gradient(m.table);
     const float loss = g->loss_and_gradient(m, batch_of(k), 1.0f);
     const std::vector<double> grad(g->grad(), g->grad() + g->grad_size());
-    expect_gradient(k, m.table, loss, grad, 1e-4, "float, Architecture::gradient");
+    expect_gradient(k, m.table, loss, grad, kRefFloatGradient, "float, Architecture::gradient");
   });
 }
 

@@ -1,9 +1,9 @@
 // The compute shaders against core's Eigen attention (the ground truth), on random inputs:
 // Algorithm 4 in both forms (every intermediate of the teaching form; Ṽ and the softmax the
 // fused form implies), Algorithm 5 with all heads, and a whole Algorithm 10 forward pass with
-// line 6 on the GPU. Threshold: max |GPU − CPU| ≤ 1e-4 on every compared matrix (inputs and
-// weights are scaled so that entries are O(1) and scores O(√d_attn)); masked scores must be
-// exactly −∞ and their softmax weights exactly 0.
+// line 6 on the GPU. Threshold: max |GPU − CPU| ≤ kTol = 1e-4 on every compared matrix (derived in
+// gpu_test_support.hpp: inputs and weights are scaled so that entries are O(1) and scores
+// O(√d_attn)); masked scores must be exactly −∞ and their softmax weights exactly 0.
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -15,7 +15,6 @@
 namespace sf::gpu::test {
 namespace {
 
-constexpr double kTol = 1e-4;
 
 enum class MaskType { Bidirectional, Unidirectional, Explicit };
 

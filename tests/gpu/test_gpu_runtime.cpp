@@ -132,7 +132,7 @@ TEST(GpuRuntime, BufferBeyondTheDeviceLimitIsAClearError) {
   const Mask ms = unidirectional_mask(64, 64);
   EXPECT_LE(
       max_abs_diff(gpu->mh_attention(Xs, Xs, W.view(), ms, Form::Fused), mh_attention<float>(Xs, Xs, W.view(), ms)),
-      1e-4);
+      kTol);
 }
 
 // Mesa's llvmpipe ends all loops of a shader invocation after 65535 iterations in all; the
@@ -146,7 +146,7 @@ TEST(GpuRuntime, LlvmpipesLoopBudgetIsReportedNotSilentlyWrong) {
   const MatF X = random_matrix(rng, 4, 1, 1.0), Z = random_matrix(rng, 4, l_z, 1.0);
   const Mask m = bidirectional_mask(l_z, 1);
   if (gpu->device().renderer.find("llvmpipe") == std::string::npos) {
-    EXPECT_LE(max_abs_diff(gpu->fused(X, Z, W.head(0), m).Vt, attention<float>(X, Z, W.head(0), m)), 1e-4);
+    EXPECT_LE(max_abs_diff(gpu->fused(X, Z, W.head(0), m).Vt, attention<float>(X, Z, W.head(0), m)), kTol);
     return;
   }
   try {
@@ -191,7 +191,7 @@ TEST(GpuRuntime, WorksOnTheCallersCurrentContextAndSaysWhenThereIsNone) {
   const LayerStore W(rng, 1, 16, 16, 8, 8, 16);
   const MatF X = random_matrix(rng, 16, 20, 1.0);
   const Mask m = unidirectional_mask(20, 20);
-  EXPECT_LE(max_abs_diff(gpu->fused(X, X, W.head(0), m).Vt, attention<float>(X, X, W.head(0), m)), 1e-4);
+  EXPECT_LE(max_abs_diff(gpu->fused(X, X, W.head(0), m).Vt, attention<float>(X, X, W.head(0), m)), kTol);
   gpu.reset();  // on its context, which is still current
 
   eglMakeCurrent(eglGetCurrentDisplay(), EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
@@ -251,7 +251,7 @@ TEST(Cli, ForwardWithGpuAttentionPrintsDispatchTimesAndAgreesWithCpu) {
     EXPECT_NE(r.out.find("layer 2: Alg. 5 L4: Ṽ ← W_o Y + b_o 1ᵀ"), std::string::npos) << r.out;
     const size_t at = r.out.find("max |P − P_cpu| = ");
     ASSERT_NE(at, std::string::npos) << r.out;
-    EXPECT_LE(std::stod(r.out.substr(at + std::string("max |P − P_cpu| = ").size())), 1e-4) << r.out;
+    EXPECT_LE(std::stod(r.out.substr(at + std::string("max |P − P_cpu| = ").size())), kTol) << r.out;
   }
 }
 
