@@ -43,6 +43,22 @@ inline std::string quote(const std::string& s) {
   return q + "'";
 }
 
+// Runs a shell command line that starts the app; returns its exit code, output and the state it
+// dumped to `state_path` (when it wrote one).
+inline AppRun run_command(const std::string& cmd, const std::string& state_path) {
+  AppRun r;
+  FILE* p = popen(cmd.c_str(), "r");
+  char buf[512];
+  while (p && fgets(buf, sizeof buf, p)) r.output += buf;
+  const int status = p ? pclose(p) : -1;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (fs::exists(state_path)) {
+    std::ifstream f(state_path);
+    r.state = json::parse(f);
+  }
+  return r;
+}
+
 // The app in a w × h window on an Xvfb screen of that size; without --no-ini in `args`, as on a
 // first launch (a fresh settings folder).
 inline AppRun run_app_sized(int w, int h, const std::string& args, const std::string& actions = "",
@@ -61,16 +77,7 @@ inline AppRun run_app_sized(int w, int h, const std::string& args, const std::st
   else
     cmd = "env -u DISPLAY -u WAYLAND_DISPLAY " + cmd;
   cmd = "cd " + dir.string() + " && XDG_CONFIG_HOME=" + dir.string() + " " + cmd + " 2>&1";
-  AppRun r;
-  FILE* p = popen(cmd.c_str(), "r");
-  char buf[512];
-  while (p && fgets(buf, sizeof buf, p)) r.output += buf;
-  const int status = p ? pclose(p) : -1;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  if (fs::exists(state)) {
-    std::ifstream f(state);
-    r.state = json::parse(f);
-  }
+  AppRun r = run_command(cmd, state);
   int comp = 0;
   if (unsigned char* data = stbi_load(png.c_str(), &r.w, &r.h, &comp, 4)) {
     r.rgba.assign(data, data + static_cast<size_t>(r.w) * r.h * 4);

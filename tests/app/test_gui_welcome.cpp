@@ -52,17 +52,7 @@ AppRun launch(const ConfigDir& config, const std::string& actions = "", const st
   if (!actions.empty()) cmd += " --actions " + gui::quote(actions);
   cmd = "cd " + config.path.string() + " && XDG_CONFIG_HOME=" + config.path.string() + " " + XVFB_RUN +
         " -a -s '-screen 0 1920x1080x24' " + cmd + " 2>&1";
-  AppRun r;
-  FILE* p = popen(cmd.c_str(), "r");
-  char buf[512];
-  while (p && fgets(buf, sizeof buf, p)) r.output += buf;
-  const int status = p ? pclose(p) : -1;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  if (fs::exists(state)) {
-    std::ifstream f(state);
-    r.state = json::parse(f);
-  }
-  return r;
+  return gui::run_command(cmd, state.string());
 }
 
 std::string read_text(const fs::path& p) {
