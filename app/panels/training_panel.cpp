@@ -364,7 +364,7 @@ void TrainingPanel::draw(App& app) {
   }
   const float path_w = fs * 14;
   same_line_if_fits(path_w + ImGui::GetStyle().ItemSpacing.x + button_width("Load text"));
-  ImGui::SetNextItemWidth(path_w);
+  ImGui::SetNextItemWidth(std::min(path_w, ImGui::GetContentRegionAvail().x));  // on a line of its own: at most its width
   ImGui::InputTextWithHint("##path", "path of a UTF-8 text file", path_, sizeof path_);
   same_line_if_fits(button_width("Load text"));
   ImGui::BeginDisabled(path_[0] == 0);
