@@ -139,8 +139,8 @@ void AttentionPanel::draw_views(App& app, const HeadCall& call, const AttentionG
     trace_dependencies(app, k, v, hv);  // the hovered cell's sources, framed in the other views
     if (hv.hovered) hovered = hv;
   };
-  math_text(app.fonts, group.title + ":  rows ↓ t_z (keys), columns → t_x (queries)",
-            ImGui::GetColorU32(ImGuiCol_TextDisabled));
+  math_phrases(app.fonts, {group.title + ":", "rows ↓ t_z (keys),", "columns → t_x (queries)"},
+               ImGui::GetColorU32(ImGuiCol_TextDisabled));
   if (ImGui::BeginTable("views", 2, ImGuiTableFlags_SizingStretchSame)) {
     ImGui::TableNextColumn();
     view("S", "S = Kᵀ Q, line 4", call.line4, *call.S);

@@ -147,8 +147,8 @@ void TranslationPanel::draw(App& app) {
     s.jump(c->enter);
     app.ui.viewed_event = SIZE_MAX;
   }
-  math_text(app.fonts, "softmax(S/√d_attn): rows ↓ z tokens (keys), columns → x̂ tokens (queries)",
-            ImGui::GetColorU32(ImGuiCol_TextDisabled));
+  math_phrases(app.fonts, {"softmax(S/√d_attn):", "rows ↓ z tokens (keys),", "columns → x̂ tokens (queries)"},
+               ImGui::GetColorU32(ImGuiCol_TextDisabled));
   HeatmapOptions o = heatmap_options(app, c->line6, *c->A);
   o.scale = ColorScale::Sequential;
   o.lo = 0;

@@ -4,8 +4,10 @@
 // beside it.
 #pragma once
 #include <algorithm>
+#include <initializer_list>
 #include <string>
 
+#include "app/mathtext.hpp"
 #include "app/widgets/flow.hpp"
 #include "imgui.h"
 
@@ -71,6 +73,17 @@ inline std::string fitted_label(const char* label, float w) {
   ImGui::PopTextWrapPos();
   ImGui::SetNextItemWidth(std::min(w, ImGui::GetContentRegionAvail().x));
   return "##" + std::string(label);
+}
+
+// A line of paper notation in phrases, each on the current line when it fits there whole, else
+// on the next: a long caption wraps between phrases instead of being cut at the window's edge.
+inline void math_phrases(const Fonts& f, std::initializer_list<std::string> phrases, ImU32 color) {
+  bool first = true;
+  for (const std::string& p : phrases) {
+    if (!first) same_line_if_fits(math_text_size(f, p).x);
+    math_text(f, p, color);
+    first = false;
+  }
 }
 
 }  // namespace sf
