@@ -56,9 +56,10 @@ TEST(GuiLabels, SamplingTabCutsNoLabel) {
 }
 
 // "reuse the encoder output (not in the paper: …)" and "KV cache (…)" checkboxes, "Translate
-// until eos_token" past the edge, the table header "q ∝ p^(1/τ) (line 6)" shortened with "…".
+// until eos_token" past the edge, the table header "q ∝ p^(1/τ) (line 6)" shortened with "…", the
+// cross-attention's caption.
 TEST(GuiLabels, TranslationTabCutsNoLabel) {
-  expect_nothing_cut({"Translation", "", "example:3,open:translation", "Translate next token"});
+  expect_nothing_cut({"Translation", "", "example:3,translate-all,open:translation", "Translate next token"});
 }
 
 // "Load text" and "80/10/10 (BERT's rule, not the paper's)" after SameLine, "seed"'s "-" button.
