@@ -8,6 +8,7 @@
 #include "app/attention_calls.hpp"
 #include "app/mathtext.hpp"
 #include "app/panels/panel.hpp"
+#include "app/widgets/labelled.hpp"
 
 namespace sf {
 
@@ -80,9 +81,8 @@ void AttentionPanel::draw_selectors(const std::vector<AttentionGroup>& groups, i
   const float F = ImGui::GetFontSize();
   if (groups.size() > 1) {
     for (size_t gi = 0; gi < groups.size(); ++gi) {
-      if (gi) ImGui::SameLine();
       const std::string short_title = groups[gi].title.substr(0, groups[gi].title.find(" — "));
-      ImGui::RadioButton((short_title + "##g" + std::to_string(gi)).c_str(), &g_, static_cast<int>(gi));
+      radio_in_row((short_title + "##g" + std::to_string(gi)).c_str(), &g_, static_cast<int>(gi), gi == 0);
       item_tooltip(groups[gi].title + ". " + groups[gi].mask_text + ".");
     }
   }
@@ -139,8 +139,8 @@ void AttentionPanel::draw_views(App& app, const HeadCall& call, const AttentionG
     trace_dependencies(app, k, v, hv);  // the hovered cell's sources, framed in the other views
     if (hv.hovered) hovered = hv;
   };
-  math_text(app.fonts, group.title + ":  rows ↓ t_z (keys), columns → t_x (queries)",
-            ImGui::GetColorU32(ImGuiCol_TextDisabled));
+  math_phrases(app.fonts, {group.title + ":", "rows ↓ t_z (keys),", "columns → t_x (queries)"},
+               ImGui::GetColorU32(ImGuiCol_TextDisabled));
   if (ImGui::BeginTable("views", 2, ImGuiTableFlags_SizingStretchSame)) {
     ImGui::TableNextColumn();
     view("S", "S = Kᵀ Q, line 4", call.line4, *call.S);

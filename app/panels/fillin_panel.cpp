@@ -5,7 +5,9 @@
 
 #include "app/mathtext.hpp"
 #include "app/panels/panel.hpp"
+#include "app/widgets/flow.hpp"
 #include "app/widgets/heatmap.hpp"
+#include "app/widgets/labelled.hpp"
 
 namespace sf {
 
@@ -14,10 +16,15 @@ namespace {
 // A button that shows `text` exactly as it is. ImGui::Button reads "##" in a label as the start of
 // its ID and draws nothing after it, so a WordPiece continuation such as "##ing" would be an empty
 // button: this one draws the text itself and takes its ID from `id` alone.
-bool text_button(const char* id, const std::string& text) {
+ImVec2 text_button_size(const std::string& text) {
   const ImGuiStyle& style = ImGui::GetStyle();
   const ImVec2 ts = ImGui::CalcTextSize(text.c_str(), nullptr, /*hide_text_after_double_hash=*/false);
-  const ImVec2 size(ts.x + style.FramePadding.x * 2, ts.y + style.FramePadding.y * 2);
+  return ImVec2(ts.x + style.FramePadding.x * 2, ts.y + style.FramePadding.y * 2);
+}
+
+bool text_button(const char* id, const std::string& text) {
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const ImVec2 size = text_button_size(text);
   const bool clicked = ImGui::InvisibleButton(id, size);
   const ImVec2 p0 = ImGui::GetItemRectMin(), p1 = ImGui::GetItemRectMax();
   const ImGuiCol bg = ImGui::IsItemActive() ? ImGuiCol_ButtonActive : ImGui::IsItemHovered() ? ImGuiCol_ButtonHovered
@@ -65,7 +72,7 @@ void FillInPanel::draw(App& app) {
     const bool masked = x[k] == tok.mask_token();
     const std::string label = token_label(tok, x[k]);
     button_labels_.push_back(label);
-    if (k) ImGui::SameLine(0, 2.0f);
+    if (k) same_line_if_fits(text_button_size(label).x, 2.0f);  // a long x wraps: no token is cut
     if (masked) ImGui::PushStyleColor(ImGuiCol_Button, highlight_bg(dark));
     ImGui::BeginDisabled(k == 0);
     if (text_button(("tok" + std::to_string(t)).c_str(), label)) {
@@ -83,18 +90,15 @@ void FillInPanel::draw(App& app) {
 
   // --- τ, seed, top k ---
   float tau = static_cast<float>(st.tau);
-  ImGui::SetNextItemWidth(fs * 10.0f);
-  if (ImGui::SliderFloat("τ##fill", &tau, 0.0f, 5.0f, "%.2f", ImGuiSliderFlags_Logarithmic))
+  if (ImGui::SliderFloat(fitted_label("τ##fill", fs * 10.0f).c_str(), &tau, 0.0f, 5.0f, "%.2f", ImGuiSliderFlags_Logarithmic))
     st.tau = std::clamp(static_cast<double>(tau), 0.0, 100.0);
   item_tooltip("τ = 0 puts the most likely token (argmax) at each [MASK]; τ > 0 samples it from q ∝ p^(1/τ), as "
                "Algorithms 14 and 15 do.");
-  ImGui::SameLine(0, fs);
+  same_line_if_fits(field_width("seed##fill", fs * 7.0f));
   const uint64_t one = 1;
-  ImGui::SetNextItemWidth(fs * 7.0f);
-  ImGui::InputScalar("seed##fill", ImGuiDataType_U64, &st.seed, &one);
-  ImGui::SameLine(0, fs);
-  ImGui::SetNextItemWidth(fs * 6.0f);
-  if (ImGui::InputInt("top k", &st.top_k)) st.top_k = std::clamp(st.top_k, 1, s.model().config.N_V());
+  ImGui::InputScalar(fitted_label("seed##fill", fs * 7.0f).c_str(), ImGuiDataType_U64, &st.seed, &one);
+  same_line_if_fits(field_width("top k", fs * 6.0f));
+  if (ImGui::InputInt(fitted_label("top k", fs * 6.0f).c_str(), &st.top_k)) st.top_k = std::clamp(st.top_k, 1, s.model().config.N_V());
   if (ImGui::Button("Trace the fill")) {
     s.trace_fill();
     app.ui.viewed_event = SIZE_MAX;

@@ -8,6 +8,7 @@
 #include "app/mathtext.hpp"
 #include "app/panels/panel.hpp"
 #include "app/widgets/flow.hpp"
+#include "app/widgets/labelled.hpp"
 #include "app/widgets/wording.hpp"
 
 namespace sf {
@@ -75,35 +76,32 @@ void SamplingPanel::draw(App& app) {
 
   // --- the hyperparameters of Algorithm 14 ---
   float tau = static_cast<float>(st.tau);
-  ImGui::SetNextItemWidth(fs * 13.0f);
-  if (ImGui::SliderFloat("τ (temperature)", &tau, 0.0f, 5.0f, "%.2f", ImGuiSliderFlags_Logarithmic))
+  if (ImGui::SliderFloat(fitted_label("τ (temperature)", fs * 13.0f).c_str(), &tau, 0.0f, 5.0f, "%.2f", ImGuiSliderFlags_Logarithmic))
     st.tau = std::clamp(static_cast<double>(tau), 0.0, 100.0);
   item_tooltip("q ∝ p^(1/τ). τ = 0 is argmax (the most likely token every time; the formula is undefined at 0), "
                "τ = 1 samples from the model's p as it is, and a large τ flattens q towards uniform (§7). "
                "Ctrl+click the slider to type a value.");
   aside(st.tau <= 0 ? "argmax" : st.tau == 1 ? "sample from p itself" : st.tau < 1 ? "sharper than p" : "flatter than p");
   int l_gen = st.l_gen;
-  ImGui::SetNextItemWidth(fs * 7.0f);
-  if (ImGui::InputInt("ℓ_gen", &l_gen)) st.l_gen = std::clamp(l_gen, 1, 4096);
+  if (ImGui::InputInt(fitted_label("ℓ_gen", fs * 7.0f).c_str(), &l_gen)) st.l_gen = std::clamp(l_gen, 1, 4096);
   item_tooltip("How many tokens \"Generate ℓ_gen tokens\" draws (Algorithm 14's loop, line 2).");
-  ImGui::SameLine(0, fs * 1.5f);
+  same_line_if_fits(field_width("seed", fs * 8.0f));
   const uint64_t one = 1;
-  ImGui::SetNextItemWidth(fs * 8.0f);
-  ImGui::InputScalar("seed", ImGuiDataType_U64, &st.seed, &one);
+  ImGui::InputScalar(fitted_label("seed", fs * 8.0f).c_str(), ImGuiDataType_U64, &st.seed, &one);
   item_tooltip("The sampling generator's seed: the same seed and settings give the same tokens. A run that "
                "continues after k generated tokens seeds it with seed + k.");
-  ImGui::Checkbox("Trim context to ℓ_max", &st.trim_context);
+  wrapped_checkbox("Trim context to ℓ_max", &st.trim_context);
   item_tooltip("When the prompt and the generated text outgrow ℓ_max = " + std::to_string(c.l_max) +
                ", feed only the last ℓ_max tokens to DTransformer. Off: generation stops at ℓ_max, because the "
                "paper's DTransformer cannot take a longer x.");
   aside("(Carpenter's COMPLETE_TEXT, not in the paper)");
-  ImGui::Checkbox("KV cache", &st.kv_cache);
+  wrapped_checkbox("KV cache", &st.kv_cache);
   item_tooltip("Each generation step runs DTransformer for the new token's column only: every self-attention "
                "keeps K and V of the earlier tokens and appends the new column (the trace shows the cache "
                "growing). The same p, q and tokens as recomputing every column. Rebuilt after trimming or when "
                "a prefix separator first appears.");
   aside("(not in the paper: encyclopedia article, seed 004)");
-  ImGui::Checkbox("Stop at eos_token", &st.stop_at_eos);
+  wrapped_checkbox("Stop at eos_token", &st.stop_at_eos);
   item_tooltip("Generation ends once the model draws eos_token (" + token_label(tok, c.eos_token()) +
                "), as the CLI's --stop-at-eos does. Off: Algorithm 14 as printed, which draws all ℓ_gen tokens, "
                "so a model that has ended its text goes on drawing eos_token after eos_token.");
@@ -279,7 +277,7 @@ void SamplingPanel::draw(App& app) {
   ImGui::Spacing();
   const ImU32 p_col = dark ? IM_COL32(90, 160, 230, 255) : IM_COL32(40, 100, 190, 255);
   const ImU32 q_col = dark ? IM_COL32(230, 140, 70, 255) : IM_COL32(200, 100, 30, 255);
-  ImGui::Checkbox(("all N_V = " + std::to_string(N) + " tokens").c_str(), &all_);
+  wrapped_checkbox(("all N_V = " + std::to_string(N) + " tokens").c_str(), &all_);
   ImGui::SameLine(0, fs * 1.5f);
   const ImVec2 sw(fs * 0.7f, fs * 0.7f);
   auto swatch = [&](ImU32 col) {

@@ -7,6 +7,7 @@
 
 #include "app/panels/panel.hpp"
 #include "app/widgets/flow.hpp"
+#include "app/widgets/labelled.hpp"
 #include "app/widgets/line_chart.hpp"
 #include "app/widgets/wording.hpp"
 #include "core/model/error.hpp"
@@ -31,18 +32,6 @@ std::string fmt(const char* f, double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, f, v);
   return buf;
-}
-
-// A radio button whose label wraps at the window's edge (a long label on a RadioButton is cut
-// there); clicking the text selects it too.
-bool wrapped_radio(const char* id, const std::string& label, bool active) {
-  bool clicked = ImGui::RadioButton(id, active);
-  ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
-  ImGui::PushTextWrapPos(0.0f);
-  ImGui::TextUnformatted(label.c_str());
-  ImGui::PopTextWrapPos();
-  clicked |= ImGui::IsItemClicked();
-  return clicked;
 }
 
 // The built-in tasks for an architecture: pairs (z, x) when it reads a context, else sequences.
@@ -375,16 +364,16 @@ void TrainingPanel::draw(App& app) {
   }
   const float path_w = fs * 14;
   same_line_if_fits(path_w + ImGui::GetStyle().ItemSpacing.x + button_width("Load text"));
-  ImGui::SetNextItemWidth(path_w);
+  ImGui::SetNextItemWidth(std::min(path_w, ImGui::GetContentRegionAvail().x));  // on a line of its own: at most its width
   ImGui::InputTextWithHint("##path", "path of a UTF-8 text file", path_, sizeof path_);
-  ImGui::SameLine();
+  same_line_if_fits(button_width("Load text"));
   ImGui::BeginDisabled(path_[0] == 0);
   if (ImGui::Button("Load text")) {
     std::string err;
     if (!set_task(app, path_, err)) app.notify("Could not load " + std::string(path_) + ": " + err, true);
   }
   ImGui::EndDisabled();
-  if (ImGui::Checkbox("Classroom recipe", &recipe_)) {
+  if (wrapped_checkbox("Classroom recipe", &recipe_)) {
     const Recipe r = classroom_recipe(app.session.arch().name());
     batch_ = recipe_ ? r.options.batch : 16;
     lr_ = default_lr(app, mode_);
@@ -409,11 +398,11 @@ void TrainingPanel::draw(App& app) {
   ImGui::PopTextWrapPos();
   if (app.session.arch().output() == OutputKind::FillIn) {  // Algorithm 12's masking
     bool changed = false;
-    ImGui::SetNextItemWidth(fs * 9);
-    changed |= ImGui::SliderFloat("p_mask", &p_mask_, 0.01f, 0.9f, "%.2f");
+    changed |= ImGui::SliderFloat(fitted_label("p_mask", fs * 9).c_str(), &p_mask_, 0.01f, 0.9f, "%.2f");
     item_tooltip("Algorithm 12: each position of x becomes mask_token with probability p_mask.");
-    ImGui::SameLine();
-    changed |= ImGui::Checkbox("80/10/10 (BERT's rule, not the paper's)", &bert_80_10_10_);
+    const char* bert_rule = "80/10/10 (BERT's rule, not the paper's)";
+    same_line_if_fits(toggle_width(bert_rule));
+    changed |= wrapped_checkbox(bert_rule, &bert_80_10_10_);
     item_tooltip("Of the chosen positions, 80% become mask_token, 10% a random token and 10% stay as they are "
                  "(Devlin et al.); the paper's Algorithm 12 masks them all.");
     if (changed) {
@@ -441,18 +430,15 @@ void TrainingPanel::draw(App& app) {
   const std::string paper_label = "Paper: " + alg + " as printed — one example at a time, summed loss, plain SGD";
   if (wrapped_radio("##paper", paper_label, mode == 0)) set_mode(app, TrainMode::Paper);
   if (wrapped_radio("##practical", kPracticalLabel, mode == 1)) set_mode(app, TrainMode::Practical);
-  ImGui::SetNextItemWidth(fs * 9);
-  if (ImGui::SliderFloat("η (learning rate)", &lr_, 1e-5f, 1.0f, "%.2e", ImGuiSliderFlags_Logarithmic))
+  if (ImGui::SliderFloat(fitted_label("η (learning rate)", fs * 9).c_str(), &lr_, 1e-5f, 1.0f, "%.2e", ImGuiSliderFlags_Logarithmic))
     runner_.set_lr(lr_);
   item_tooltip("Takes effect at the next update, without a reset.");
-  ImGui::SameLine();
+  same_line_if_fits(field_width("batch", fs * 6));
   ImGui::BeginDisabled(mode_ == TrainMode::Paper);
-  ImGui::SetNextItemWidth(fs * 6);
-  if (ImGui::SliderInt("batch", &batch_, 1, 128)) runner_.set_batch(batch_);
+  if (ImGui::SliderInt(fitted_label("batch", fs * 6).c_str(), &batch_, 1, 128)) runner_.set_batch(batch_);
   ImGui::EndDisabled();
-  ImGui::SetNextItemWidth(fs * 6);
-  ImGui::InputInt("seed", &seed_);
-  ImGui::SameLine();
+  ImGui::InputInt(fitted_label("seed", fs * 6).c_str(), &seed_);
+  same_line_if_fits(button_width("Reset to the same initialisation (seed)"));
   if (ImGui::Button("Reset to the same initialisation (seed)")) runner_.reset(static_cast<uint64_t>(seed_));
 
   // --- play / pause / one update ---

@@ -8,6 +8,7 @@
 #include "app/mathtext.hpp"
 #include "app/panels/panel.hpp"
 #include "app/widgets/heatmap.hpp"
+#include "app/widgets/labelled.hpp"
 
 namespace sf {
 
@@ -28,17 +29,15 @@ void TranslationPanel::draw(App& app) {
   const ImU32 accent = accent_color(dark);
 
   float tau = static_cast<float>(st.tau);
-  ImGui::SetNextItemWidth(fs * 10.0f);
-  if (ImGui::SliderFloat("τ##ed", &tau, 0.0f, 5.0f, "%.2f", ImGuiSliderFlags_Logarithmic))
+  if (ImGui::SliderFloat(fitted_label("τ##ed", fs * 10.0f).c_str(), &tau, 0.0f, 5.0f, "%.2f", ImGuiSliderFlags_Logarithmic))
     st.tau = std::clamp(static_cast<double>(tau), 0.0, 100.0);
   item_tooltip("q ∝ p^(1/τ); τ = 0 is argmax (Algorithm 15 line 6).");
-  ImGui::SameLine(0, fs);
+  same_line_if_fits(field_width("seed##ed", fs * 7.0f));
   const uint64_t one = 1;
-  ImGui::SetNextItemWidth(fs * 7.0f);
-  ImGui::InputScalar("seed##ed", ImGuiDataType_U64, &st.seed, &one);
-  ImGui::Checkbox("reuse the encoder output (not in the paper: the paper re-encodes z at every step)",
+  ImGui::InputScalar(fitted_label("seed##ed", fs * 7.0f).c_str(), ImGuiDataType_U64, &st.seed, &one);
+  wrapped_checkbox("reuse the encoder output (not in the paper: the paper re-encodes z at every step)",
                   &st.reuse_encoding);
-  ImGui::Checkbox("KV cache (not in the paper: encyclopedia article, seed 004)", &st.kv_cache);
+  wrapped_checkbox("KV cache (not in the paper: encyclopedia article, seed 004)", &st.kv_cache);
   item_tooltip("z is encoded once; each step runs only x̂'s new column through the decoder, over the cached K, V of "
                "every decoder self-attention and the cached K, V of Z in every cross-attention. The same x̂, p and q.");
 
@@ -52,12 +51,12 @@ void TranslationPanel::draw(App& app) {
   }
   item_tooltip("Ctrl+G. One more pass of Algorithm 15's loop (lines 3–7): the cursor goes to its loop line; F11 "
                "enters line 4's EDTransformer call.");
-  ImGui::SameLine();
+  same_line_if_fits(button_width("Translate until eos_token"));
   if (ImGui::Button("Translate until eos_token")) {
     s.trace_translate(false);
     ran();
   }
-  ImGui::SameLine();
+  same_line_if_fits(button_width("Back to the forward pass"));
   ImGui::BeginDisabled(s.run_kind() != RunKind::Translate);
   if (ImGui::Button("Back to the forward pass")) {
     s.trace_forward();
@@ -102,7 +101,7 @@ void TranslationPanel::draw(App& app) {
   if (ImGui::BeginTable("pq", 3, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_BordersOuter)) {
     ImGui::TableSetupColumn("token", ImGuiTableColumnFlags_WidthFixed, fs * 4.0f);
     ImGui::TableSetupColumn("p (line 5)", ImGuiTableColumnFlags_WidthStretch);
-    ImGui::TableSetupColumn("q ∝ p^(1/τ) (line 6)", ImGuiTableColumnFlags_WidthStretch);
+    ImGui::TableSetupColumn("q (line 6)", ImGuiTableColumnFlags_WidthStretch);  // q ∝ p^(1/τ): τ's tooltip
     ImGui::TableHeadersRow();
     for (int k = 0; k < std::min<int>(kTopK, static_cast<int>(order.size())); ++k) {
       const int v = order[k];
@@ -148,8 +147,8 @@ void TranslationPanel::draw(App& app) {
     s.jump(c->enter);
     app.ui.viewed_event = SIZE_MAX;
   }
-  math_text(app.fonts, "softmax(S/√d_attn): rows ↓ z tokens (keys), columns → x̂ tokens (queries)",
-            ImGui::GetColorU32(ImGuiCol_TextDisabled));
+  math_phrases(app.fonts, {"softmax(S/√d_attn):", "rows ↓ z tokens (keys),", "columns → x̂ tokens (queries)"},
+               ImGui::GetColorU32(ImGuiCol_TextDisabled));
   HeatmapOptions o = heatmap_options(app, c->line6, *c->A);
   o.scale = ColorScale::Sequential;
   o.lo = 0;

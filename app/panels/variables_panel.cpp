@@ -2,6 +2,9 @@
 #include "app/study/dependency_hover.hpp"
 
 #include <algorithm>
+#include <cfloat>
+#include <string>
+#include <vector>
 
 #include "app/mathtext.hpp"
 #include "app/panels/panel.hpp"
@@ -11,7 +14,8 @@ namespace sf {
 
 namespace {
 
-constexpr float kThumbW = 96.0f, kThumbH = 44.0f;
+// A thumbnail's size in font heights, so that it grows with the font (a HiDPI screen, Ctrl+=).
+constexpr float kThumbW = 5.0f, kThumbH = 2.4f;
 
 bool bound_by(const Event& e, const Value* v) {
   for (const auto& x : e.values)
@@ -26,6 +30,31 @@ std::string token_text(const Tokenizer& tok, const Tokens& ids) {
     s += token_label(tok, id);
   }
   return s;
+}
+
+// The widths the table's columns need, in pixels, and whether the shape has a column of its own:
+// when the window is too narrow for a name, the widest shape and the widest value side by side,
+// each shape goes under its name instead, so that no number in it is cut.
+struct Columns {
+  float shape = 0, value = 0;
+  bool shape_column = true;
+};
+
+Columns size_columns(const Fonts& f, const std::vector<const Value*>& scope) {
+  const float F = ImGui::GetFontSize();
+  Columns c;
+  c.shape = ImGui::CalcTextSize("shape").x;
+  c.value = std::max(kThumbW * F, ImGui::CalcTextSize("value").x);
+  for (const Value* v : scope) {
+    c.shape = std::max(c.shape, math_text_size(f, "∈ " + paper_shape(*v)).x);
+    if (v->kind == ValueKind::Scalar)
+      c.value = std::max(c.value, f.mono->CalcTextSizeA(F, FLT_MAX, 0, exact_number(v->m(0, 0)).c_str()).x);
+  }
+  const ImGuiStyle& st = ImGui::GetStyle();
+  const float min_name = 4.0f * F;  // room for a name and its "changed" mark
+  const float padding = 8.0f * st.CellPadding.x + st.ScrollbarSize;  // 3 columns' cells, the outer pads
+  c.shape_column = min_name + c.shape + c.value + padding <= ImGui::GetContentRegionAvail().x;
+  return c;
 }
 
 }  // namespace
@@ -52,28 +81,29 @@ void VariablesPanel::draw(App& app) {
   const Fonts& f = app.fonts;
   const float F = ImGui::GetFontSize();
   const bool dark = app.settings.dark;
-  float shape_w = 0;
-  for (const Value* v : scope) shape_w = std::max(shape_w, math_text_size(f, "∈ " + paper_shape(*v)).x);
+  const Columns cols = size_columns(f, scope);
   auto select = [&app](const Value* v) {
     app.ui.selected_value = v->name;
     app.ui.show.tensor = true;
   };
 
   const ImGuiTableFlags flags = ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_ScrollY | ImGuiTableFlags_PadOuterX;
-  if (!ImGui::BeginTable("variables", 3, flags)) return;
+  if (!ImGui::BeginTable("variables", cols.shape_column ? 3 : 2, flags)) return;
   ImGui::TableSetupScrollFreeze(0, 1);
-  // The value column always has room for a thumbnail; a long name is clipped (the Tensor view
-  // shows it whole).
-  ImGui::TableSetupColumn("name", ImGuiTableColumnFlags_WidthStretch);
-  ImGui::TableSetupColumn("shape", ImGuiTableColumnFlags_WidthFixed, shape_w);
-  ImGui::TableSetupColumn("value", ImGuiTableColumnFlags_WidthFixed, kThumbW);
+  // The shape and value columns are as wide as what they hold (a thumbnail, the widest number);
+  // a long name is clipped (the Tensor view shows it whole).
+  ImGui::TableSetupColumn(cols.shape_column ? "name" : "name ∈ shape", ImGuiTableColumnFlags_WidthStretch);
+  if (cols.shape_column) ImGui::TableSetupColumn("shape", ImGuiTableColumnFlags_WidthFixed, cols.shape);
+  ImGui::TableSetupColumn("value", ImGuiTableColumnFlags_WidthFixed, cols.value);
   ImGui::TableHeadersRow();
   for (const Value* v : scope) {
     ImGui::PushID(v);
     const bool changed = bound_by(ev, v);
     const bool selected = v->name == app.ui.selected_value;
     const bool matrix = v->kind == ValueKind::Matrix || v->kind == ValueKind::Mask;
-    const float row_h = matrix ? kThumbH + 4.0f : F * 1.4f;
+    // Without a shape column a row holds two lines: the name, and the shape under it.
+    const float lines_h = F * (cols.shape_column ? 1.4f : 2.6f);
+    const float row_h = matrix ? std::max(kThumbH * F + 4.0f, lines_h) : lines_h;
     ImGui::TableNextRow(0, row_h);
     if (changed) ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, highlight_bg(dark));
 
@@ -86,11 +116,17 @@ void VariablesPanel::draw(App& app) {
       select(v);
     item_tooltip(changed ? "Changed by this step. Click to show it in the Tensor view."
                          : "Click to show it in the Tensor view.");
-    const float name_y = p.y + (row_h - F) * 0.5f - (changed && matrix ? F * 0.4f : 0.0f);
+    // A matrix's "changed" mark goes under its name when the row has room: a shape column.
+    const bool mark_under = matrix && cols.shape_column;
+    const float name_y = cols.shape_column ? p.y + (row_h - F) * 0.5f - (changed && mark_under ? F * 0.4f : 0.0f)
+                                           : p.y + (row_h - F * 2.2f) * 0.5f;
     draw_math(f, ImVec2(p.x, name_y), v->name, changed ? accent_color(dark) : ImGui::GetColorU32(ImGuiCol_Text));
+    const std::string shape = "∈ " + paper_shape(*v);
+    if (!cols.shape_column)
+      draw_math(f, ImVec2(p.x, name_y + F * 1.2f), shape, ImGui::GetColorU32(ImGuiCol_TextDisabled));
     if (changed) {
       const char* mark = "changed";
-      if (matrix)
+      if (mark_under)
         ImGui::GetWindowDrawList()->AddText(f.small, f.small->FontSize, ImVec2(p.x, name_y + F * 1.05f),
                                             accent_color(dark), mark);
       else
@@ -100,9 +136,11 @@ void VariablesPanel::draw(App& app) {
     }
 
     // Shape in the paper's notation.
-    ImGui::TableNextColumn();
-    ImGui::SetCursorPosY(ImGui::GetCursorPosY() + (row_h - F) * 0.5f);
-    math_text(f, "∈ " + paper_shape(*v), ImGui::GetColorU32(ImGuiCol_TextDisabled));
+    if (cols.shape_column) {
+      ImGui::TableNextColumn();
+      ImGui::SetCursorPosY(ImGui::GetCursorPosY() + (row_h - F) * 0.5f);
+      math_text(f, shape, ImGui::GetColorU32(ImGuiCol_TextDisabled));
+    }
 
     // Value: a number, the token characters, or a heatmap thumbnail.
     ImGui::TableNextColumn();
@@ -116,7 +154,7 @@ void VariablesPanel::draw(App& app) {
       case ValueKind::Tokens:
         ImGui::SetCursorPosY(ImGui::GetCursorPosY() + (row_h - F) * 0.5f);
         ImGui::PushFont(f.mono);
-        ImGui::TextUnformatted(token_text(s.tokenizer(), v->tokens).c_str());
+        ImGui::TextWrapped("%s", token_text(s.tokenizer(), v->tokens).c_str());  // a long x wraps in its cell
         ImGui::PopFont();
         break;
       case ValueKind::Matrix:
@@ -124,8 +162,8 @@ void VariablesPanel::draw(App& app) {
         HeatmapOptions o = heatmap_options(app, k, *v);
         o.thumbnail = true;
         o.cell_values = false;
-        o.max_width = std::min(kThumbW, std::max(ImGui::GetContentRegionAvail().x, 16.0f));
-        o.max_height = kThumbH;
+        o.max_width = std::min(kThumbW * F, std::max(ImGui::GetContentRegionAvail().x, 16.0f));
+        o.max_height = kThumbH * F;
         o.frame_color = selected ? accent_color(dark) : 0;
         o.on_click = [&select, v](int, int) { select(v); };
         ImGui::SetCursorPosY(ImGui::GetCursorPosY() + 2.0f);

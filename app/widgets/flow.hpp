@@ -7,10 +7,12 @@
 
 namespace sf {
 
-// Puts the next item (`w` wide) on the current line when it fits there, else on a new line.
-inline void same_line_if_fits(float w) {
+// Puts the next item (`w` wide) on the current line when it fits there, `spacing` after the last
+// one (the style's item spacing when negative), else on a new line.
+inline void same_line_if_fits(float w, float spacing = -1.0f) {
   const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
-  if (ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + w <= right) ImGui::SameLine();
+  const float gap = spacing < 0 ? ImGui::GetStyle().ItemSpacing.x : spacing;
+  if (ImGui::GetItemRectMax().x + gap + w <= right) ImGui::SameLine(0, gap);
 }
 
 // A side remark after the last item, dimmed: on its line when it fits, else on the next, wrapped

@@ -28,6 +28,13 @@ void draw_titles(ImDrawList* dl, const Layout& L, const Fonts& f, const HeatmapO
 }
 
 float col_centre(const Layout& L, int c) { return L.gx + (static_cast<float>(c) + 0.5f) * L.cell_w; }
+// Where a column's index, `w` wide, starts: centred under its column, but kept within the grid's
+// span, so that the last index does not overhang the grid (and the window's edge) when it is
+// wider than a cell.
+float col_index_x(const Layout& L, int c, float w) {
+  const float grid_right = L.gx + static_cast<float>(L.C) * L.cell_w;
+  return std::clamp(col_centre(L, c) - w * 0.5f, L.gx, std::max(L.gx, grid_right - w));
+}
 float row_centre(const Layout& L, int r) { return L.gy + (static_cast<float>(r) + 0.5f) * L.cell_h; }
 
 // The column indices, under the token labels; then the token labels, upright where they fit
@@ -38,7 +45,7 @@ void draw_column_labels(ImDrawList* dl, const Layout& L, const HeatmapOptions& o
   const float num_y = band_y + L.col_chr_h;
   for (int c : thinned_labels(L.C, L.num_step)) {
     const std::string n = std::to_string(L.win.c0 + c + 1);
-    dl->AddText(L.small, L.Fs, ImVec2(col_centre(L, c) - text_w(L.small, n) * 0.5f, num_y), dim, n.c_str());
+    dl->AddText(L.small, L.Fs, ImVec2(col_index_x(L, c, text_w(L.small, n)), num_y), dim, n.c_str());
   }
   if (!L.col_chars) return;
   const float F = L.F;
