@@ -115,7 +115,7 @@ float draw_caption(App& app, const Caption& c, bool& collapsed) {
   const bool pres = app.ui.presentation;
   const float px = std::round(fs * (pres ? 0.8f : 1.4f));
   const float margin = fs * (pres ? 0.4f : 0.8f), pad = fs * (pres ? 0.6f : 0.9f);
-  const float status_h = fs * 1.9f;
+  const float status_h = app.status_bar_height();  // above a long notice too, never over it
   const float w = vp->WorkSize.x - 2 * margin, inner = w - 2 * pad;
   const Ink ink{ImGui::GetColorU32(ImGuiCol_Text), accent_color(app.settings.dark), ImGui::GetColorU32(ImGuiCol_FrameBg)};
   const std::vector<MdBlock> blocks = parse_markdown(c.note);
