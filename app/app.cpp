@@ -270,7 +270,8 @@ StatusBarShape status_bar_shape(const std::string& info, const std::string& noti
   const float line_h = fs * 1.9f, text_w = vp->WorkSize.x - 2 * pad;
   const std::string tail = notice.empty() ? "" : "  " + notice;
   StatusBarShape s;
-  s.one_line = ImGui::CalcTextSize((info + tail).c_str()).x <= text_w;
+  // No notice: nothing to wrap (a model line wider than the screen is cut at its right end).
+  s.one_line = notice.empty() || ImGui::CalcTextSize((info + tail).c_str()).x <= text_w;
   s.h = line_h;
   if (!s.one_line) {
     const float notice_h = ImGui::CalcTextSize(notice.c_str(), nullptr, false, text_w).y;
