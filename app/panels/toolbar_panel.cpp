@@ -187,9 +187,13 @@ void ToolbarPanel::draw(App& app) {
     synced_ = true;
   }
   const bool ctx = s.arch().has_context();
-  // Narrower while a training trace is shown: its stepped sequence shares the line.
+  // Narrower while a training trace is shown (its stepped sequence shares the line) or with a
+  // context (two fields), and never more than a share of the toolbar, so that the tokens after
+  // the field stay on screen at large fonts.
   const bool training = s.run_kind() == RunKind::Training;
-  const float field_w = ImGui::GetFontSize() * (ctx || training ? 14.0f : 22.0f);
+  const bool two = ctx || training;
+  const float field_w =
+      std::min(ImGui::GetFontSize() * (two ? 14.0f : 22.0f), ImGui::GetWindowWidth() * (two ? 0.2f : 0.35f));
   if (ctx) {
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted("Context z:");
