@@ -257,10 +257,14 @@ std::string App::status_info() const {
 
 namespace {
 
-// The status bar's shape: the notice follows the model line when both fit on one line; a longer
-// one gets lines of its own above it, wrapped in full (up to a third of the screen).
+// The status bar's shape: the notice follows the model line when both fit on one line; else,
+// where the notice fits the line alone, it comes first and the model line after it is cut at
+// the screen's edge (the notice is transient; the panels keep their height); a notice longer
+// than the line gets lines of its own above the model line, wrapped in full (up to a third of
+// the screen).
 struct StatusBarShape {
   bool one_line = true;
+  bool notice_first = false;
   float h = 0;
 };
 
@@ -272,6 +276,7 @@ StatusBarShape status_bar_shape(const std::string& info, const std::string& noti
   StatusBarShape s;
   // No notice: nothing to wrap (a model line wider than the screen is cut at its right end).
   s.one_line = notice.empty() || ImGui::CalcTextSize((info + tail).c_str()).x <= text_w;
+  if (!s.one_line && ImGui::CalcTextSize(notice.c_str()).x <= text_w) s.one_line = s.notice_first = true;
   s.h = line_h;
   if (!s.one_line) {
     const float notice_h = ImGui::CalcTextSize(notice.c_str(), nullptr, false, text_w).y;
@@ -313,12 +318,17 @@ void App::draw_status_bar() {
     ImGui::PopStyleColor();
     keep_rect();
   }
+  if (shape.notice_first) {
+    ImGui::TextColored(notice_col, "%s", ui.notice.c_str());
+    keep_rect();
+    ImGui::SameLine();
+  }
   ImGui::TextDisabled("%s", info.c_str());
   if (session.trace_stale()) {  // the panels show the trace of an earlier prompt (toolbar: why)
     ImGui::SameLine();
     ImGui::TextColored(ImVec4(1, 0.4f, 0.35f, 1), "·  trace STALE: fix the prompt");
   }
-  if (one_line && !notice.empty()) {
+  if (one_line && !shape.notice_first && !notice.empty()) {
     ImGui::SameLine();
     ImGui::TextColored(notice_col, "%s", notice.c_str());
     keep_rect();

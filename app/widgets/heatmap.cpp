@@ -207,9 +207,9 @@ HeatmapHover heatmap(const char* id, const MatView& m, const Fonts& f, const Hea
   const MatWindow win = shown_window(R_all, C_all, o.zoom);
   Plan p = plan_heatmap(m, win, f, o);
   // The layout reserves one line for the legend; where it takes more (its ends stacked, its
-  // swatches wrapped) and a height was asked for, the cells give up the difference, once, so that
-  // the whole heatmap fits that height.
-  if (o.max_height > 0 && p.L.full && p.total.y > o.max_height + 0.5f) {
+  // swatches wrapped) and the height is a hard limit (fit_height), the cells give up the
+  // difference, once, so that the whole heatmap fits that height.
+  if (o.fit_height && o.max_height > 0 && p.L.full && p.total.y > o.max_height + 0.5f) {
     HeatmapOptions fit = o;
     fit.max_height = std::max(1.0f, o.max_height - (p.total.y - o.max_height));
     p = plan_heatmap(m, win, f, fit);
