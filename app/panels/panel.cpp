@@ -144,9 +144,11 @@ void token_chips(const App& app, const Tokens& x, float max_w, const std::vector
     ImGui::PopID();
     ImGui::SameLine(0, gap);
   }
-  if (shown < x.size()) {
+  // The summary where it fits (with no chip shown, "N tokens" may not: then nothing, not a cut text).
+  const std::string more = chips_more_text(x.size() - shown, shown);
+  if (shown < x.size() && (shown > 0 || ImGui::CalcTextSize(more.c_str()).x <= max_w)) {
     ImGui::AlignTextToFramePadding();
-    ImGui::TextDisabled("%s", chips_more_text(x.size() - shown, shown).c_str());
+    ImGui::TextDisabled("%s", more.c_str());
     item_tooltip(chips_list(tok, x, shown));
     return;
   }

@@ -193,7 +193,7 @@ void ToolbarPanel::draw(App& app) {
   const bool training = s.run_kind() == RunKind::Training;
   const bool two = ctx || training;
   const float field_w =
-      std::min(ImGui::GetFontSize() * (two ? 14.0f : 22.0f), ImGui::GetWindowWidth() * (two ? 0.2f : 0.35f));
+      std::min(ImGui::GetFontSize() * (two ? 14.0f : 22.0f), ImGui::GetWindowWidth() * (two ? 0.15f : 0.35f));
   if (ctx) {
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted("Context z:");
