@@ -241,8 +241,7 @@ void App::draw_menu_bar() {
   ImGui::EndMainMenuBar();
 }
 
-void App::draw_status_bar() {
-  const ImGuiViewport* vp = ImGui::GetMainViewport();
+std::string App::status_info() const {
   const ModelConfig& c = session.model().config;
   std::string keys;  // the architecture's own hyperparameters (L | L, d_f | L_enc, L_dec)
   for (const auto& k : session.arch().config_keys())
@@ -253,23 +252,58 @@ void App::draw_status_bar() {
                 session.model_label().c_str(), session.arch().name().c_str(), keys.c_str(), c.H, c.d_e, c.d_attn,
                 c.d_mid, c.d_mlp, c.l_max, c.N_V(), c.eps, session.last_trace_ms(),
                 ui.gl43 ? "OpenGL 4.3" : "no OpenGL 4.3 (CPU only)");
-  // The notice follows the model line when both fit on one line; a longer one gets lines of its
-  // own above it, wrapped in full (up to a third of the screen), the bar growing upwards over the
-  // panels until the next notice replaces it.
+  return info;
+}
+
+namespace {
+
+// The status bar's shape: the notice follows the model line when both fit on one line; else,
+// where the notice fits the line alone, it comes first and the model line after it is cut at
+// the screen's edge (the notice is transient; the panels keep their height); a notice longer
+// than the line gets lines of its own above the model line, wrapped in full (up to a third of
+// the screen).
+struct StatusBarShape {
+  bool one_line = true;
+  bool notice_first = false;
+  float h = 0;
+};
+
+StatusBarShape status_bar_shape(const std::string& info, const std::string& notice) {
+  const ImGuiViewport* vp = ImGui::GetMainViewport();
   const float fs = ImGui::GetFontSize(), pad = ImGui::GetStyle().WindowPadding.x;
   const float line_h = fs * 1.9f, text_w = vp->WorkSize.x - 2 * pad;
+  const std::string tail = notice.empty() ? "" : "  " + notice;
+  StatusBarShape s;
+  // No notice: nothing to wrap (a model line wider than the screen is cut at its right end).
+  s.one_line = notice.empty() || ImGui::CalcTextSize((info + tail).c_str()).x <= text_w;
+  if (!s.one_line && ImGui::CalcTextSize(notice.c_str()).x <= text_w) s.one_line = s.notice_first = true;
+  s.h = line_h;
+  if (!s.one_line) {
+    const float notice_h = ImGui::CalcTextSize(notice.c_str(), nullptr, false, text_w).y;
+    s.h = std::min(line_h + notice_h + ImGui::GetStyle().ItemSpacing.y, vp->WorkSize.y / 3.0f);
+  }
+  return s;
+}
+
+}  // namespace
+
+float App::status_bar_height() const { return status_bar_shape(status_info(), ui.notice).h; }
+
+void App::draw_status_bar() {
+  const ImGuiViewport* vp = ImGui::GetMainViewport();
+  const std::string info = status_info();
+  // A long notice makes the bar taller; the layout has ended the tiles above it (status_bar_height).
+  const StatusBarShape shape = status_bar_shape(info, ui.notice);
+  const bool one_line = shape.one_line;
   const std::string notice = ui.notice.empty() ? "" : "  " + ui.notice;
-  const bool one_line = ImGui::CalcTextSize((info + notice).c_str()).x <= text_w;
-  const float notice_h = one_line ? 0.0f : ImGui::CalcTextSize(ui.notice.c_str(), nullptr, false, text_w).y;
-  const float h = std::min(line_h + notice_h + ImGui::GetStyle().ItemSpacing.y, vp->WorkSize.y / 3.0f);
-  ImGui::SetNextWindowPos(ImVec2(vp->WorkPos.x, vp->WorkPos.y + vp->WorkSize.y - (one_line ? line_h : h)));
-  ImGui::SetNextWindowSize(ImVec2(vp->WorkSize.x, one_line ? line_h : h));
+  ImGui::SetNextWindowPos(ImVec2(vp->WorkPos.x, vp->WorkPos.y + vp->WorkSize.y - shape.h));
+  ImGui::SetNextWindowSize(ImVec2(vp->WorkSize.x, shape.h));
   ImGui::Begin("##status", nullptr,
                ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoMove |
                    ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings |
                    ImGuiWindowFlags_NoBringToFrontOnFocus | (one_line ? ImGuiWindowFlags_NoBackground : 0) |
                    (one_line ? ImGuiWindowFlags_NoScrollbar : 0));
-  if (!one_line) ImGui::BringWindowToDisplayFront(ImGui::GetCurrentWindow());  // over the panels it covers
+  if (!one_line) ImGui::BringWindowToDisplayFront(ImGui::GetCurrentWindow());  // over a floating window there
   const ImVec4 notice_col = ui.notice_is_error ? ImVec4(1, 0.4f, 0.35f, 1) : ImVec4(0.5f, 0.85f, 0.5f, 1);
   std::fill(std::begin(ui.notice_rect), std::end(ui.notice_rect), 0.0f);
   auto keep_rect = [&] {
@@ -284,12 +318,17 @@ void App::draw_status_bar() {
     ImGui::PopStyleColor();
     keep_rect();
   }
-  ImGui::TextDisabled("%s", info);
+  if (shape.notice_first) {
+    ImGui::TextColored(notice_col, "%s", ui.notice.c_str());
+    keep_rect();
+    ImGui::SameLine();
+  }
+  ImGui::TextDisabled("%s", info.c_str());
   if (session.trace_stale()) {  // the panels show the trace of an earlier prompt (toolbar: why)
     ImGui::SameLine();
     ImGui::TextColored(ImVec4(1, 0.4f, 0.35f, 1), "·  trace STALE: fix the prompt");
   }
-  if (one_line && !notice.empty()) {
+  if (one_line && !shape.notice_first && !notice.empty()) {
     ImGui::SameLine();
     ImGui::TextColored(notice_col, "%s", notice.c_str());
     keep_rect();

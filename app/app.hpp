@@ -132,12 +132,17 @@ class App {
       if (auto* p = dynamic_cast<T*>(f.get())) return p;
     return nullptr;
   }
+  // The status bar's height this frame: one line, or more while a long notice wraps above the
+  // model line. The tiles and the lesson caption end above it, so that nothing hides under it.
+  float status_bar_height() const;
 
  private:
   std::unique_ptr<GpuAttentionBackend> gpu_;
   void handle_shortcuts();
   void draw_menu_bar();
   void draw_status_bar();
+  // The status bar's model line (architecture, hyperparameters, trace time, OpenGL).
+  std::string status_info() const;
   void layout_windows();
   void draw_heatmap_menu();
 };

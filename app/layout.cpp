@@ -203,12 +203,8 @@ void App::layout_windows() {
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   const ImVec2 o = vp->WorkPos, sz = vp->WorkSize;
   const float fs = ImGui::GetFontSize();
-  const float status_h = fs * 1.9f;
-  const int errors = !session.prompt_error().empty() + !session.context_error().empty();
-  // The toolbar: two rows of buttons and fields, and a line under the prompt per input error.
-  const ImGuiStyle& style = ImGui::GetStyle();
-  const float top_h = std::round(2 * ImGui::GetFrameHeight() + style.ItemSpacing.y + 2 * style.WindowPadding.y +
-                                 fs * 1.4f * static_cast<float>(errors));
+  const float status_h = status_bar_height();  // a long notice's lines included: tiles end above it
+  const float top_h = ToolbarPanel::height(*this, sz.x);
   const std::vector<std::string> shown = ui.presentation ? presentation_panels(*this) : std::vector<std::string>{};
   LessonFeature* lesson = feature<LessonFeature>();
   const float caption_h = lesson ? lesson->caption_height() : 0.0f;

@@ -115,8 +115,9 @@ float draw_caption(App& app, const Caption& c, bool& collapsed) {
   const bool pres = app.ui.presentation;
   const float px = std::round(fs * (pres ? 0.8f : 1.4f));
   const float margin = fs * (pres ? 0.4f : 0.8f), pad = fs * (pres ? 0.6f : 0.9f);
-  const float status_h = fs * 1.9f;
-  const float w = vp->WorkSize.x - 2 * margin, inner = w - 2 * pad;
+  const float status_h = app.status_bar_height();  // above a long notice too, never over it
+  const float w = vp->WorkSize.x - 2 * margin;
+  float inner = w - 2 * pad;
   const Ink ink{ImGui::GetColorU32(ImGuiCol_Text), accent_color(app.settings.dark), ImGui::GetColorU32(ImGuiCol_FrameBg)};
   const std::vector<MdBlock> blocks = parse_markdown(c.note);
   const std::vector<MdBlock> heading{{false, {{c.heading, true, false, false}}}};
@@ -125,11 +126,21 @@ float draw_caption(App& app, const Caption& c, bool& collapsed) {
   const bool show_note = !collapsed;  // as measured (the button may change `collapsed` below)
   const char* button = !show_note ? "▸ Show the note (F7)" : "▾ Hide the note (F7)";
   const float button_w = ImGui::CalcTextSize(button).x + 2 * ImGui::GetStyle().FramePadding.x;
-  const float head_w = inner - ImGui::CalcTextSize(keys).x - button_w - 2 * fs;
-  const float head_h = std::max(flow(f, nullptr, {}, head_w, px, heading, ink), ImGui::GetFrameHeight());
-  const float note_h = !show_note ? 0.0f : px * 0.35f + flow(f, nullptr, {}, inner, px, blocks, ink);
-  const float err_h = c.error.empty() || !show_note ? 0.0f : fs * 2.6f;
-  const float content_h = head_h + note_h + err_h;
+  float head_w = 0, head_h = 0, note_h = 0, content_h = 0;
+  auto measure = [&] {
+    head_w = inner - ImGui::CalcTextSize(keys).x - button_w - 2 * fs;
+    head_h = std::max(flow(f, nullptr, {}, head_w, px, heading, ink), ImGui::GetFrameHeight());
+    note_h = !show_note ? 0.0f : px * 0.35f + flow(f, nullptr, {}, inner, px, blocks, ink);
+    const float err_h = c.error.empty() || !show_note ? 0.0f : fs * 2.6f;
+    content_h = head_h + note_h + err_h;
+  };
+  measure();
+  // A note taller than a third of the screen scrolls: its scrollbar takes width from the text,
+  // which is then laid out again in what is left (else its lines would run under the scrollbar).
+  if (std::ceil(content_h + 2 * pad) + 1.0f > vp->Size.y / 3.0f) {
+    inner -= ImGui::GetStyle().ScrollbarSize;
+    measure();
+  }
   // The height the text needs, up to a third of the screen (a longer note scrolls).
   // (A pixel more than the text: ImGui rounds the window's size, and a scrollbar must not appear
   // for want of a rounding.)

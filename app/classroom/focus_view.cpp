@@ -96,6 +96,7 @@ void FocusView::draw(App& app, size_t k, const Value& v) {
       const ImVec2 avail = ImGui::GetContentRegionAvail();
       o.max_width = avail.x;
       o.max_height = std::max(1.0f, avail.y - ImGui::GetStyle().ItemSpacing.y);
+      o.fit_height = true;  // the focal value is shown whole, however small the window
       heatmap("focus", MatView(v.m), app.fonts, o);
       break;
     }

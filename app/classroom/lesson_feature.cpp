@@ -102,7 +102,9 @@ bool LessonFeature::go(App& app, size_t n, std::string& error) {
   app.ui.viewed_event = SIZE_MAX;
   if (app.ui.presentation) app.ui.reset_layout = true;
   selected_ = n;
-  if (ok) app.notify(stop_heading(player_, n));
+  // The caption's first line is the stop's heading; in presentation mode the status bar does not
+  // repeat it (a second line there would take the height the focal value needs).
+  if (ok) app.notify(app.ui.presentation ? "" : stop_heading(player_, n));
   else app.notify(error, true);
   return ok;
 }

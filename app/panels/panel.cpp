@@ -72,39 +72,85 @@ std::string token_tooltip(const Tokenizer& tok, int t, int id) {
   return s;
 }
 
+namespace {
+
+// A chip's parts: the token's label in the mono font and its paper id in small type.
+struct Chip {
+  std::string label, id;
+  float label_w = 0, w = 0;
+};
+
+std::string chips_more_text(size_t hidden, size_t shown) {
+  return shown == 0 ? std::to_string(hidden) + " tokens" : "+" + std::to_string(hidden) + " more";
+}
+
+// How many chips, from the first, fit whole in max_w (each followed by `gap`), leaving room for
+// the "+N more" that then follows them.
+size_t chips_that_fit(const std::vector<Chip>& chips, float gap, float max_w) {
+  float used = 0;
+  for (size_t k = 0; k < chips.size(); ++k) {
+    used += chips[k].w;
+    const bool last = k + 1 == chips.size();
+    const float more_w = last ? 0.0f : gap + ImGui::CalcTextSize(chips_more_text(chips.size() - k - 1, k + 1).c_str()).x;
+    if (used + more_w > max_w) return k;
+    used += gap;
+  }
+  return chips.size();
+}
+
+// "t = 5: “l” 13" per token from `from` on: what a "+N more" stands for.
+std::string chips_list(const Tokenizer& tok, const Tokens& x, size_t from) {
+  std::string s;
+  for (size_t k = from; k < x.size(); ++k)
+    s += (k > from ? "\n" : "") + std::string("t = ") + std::to_string(k + 1) + ": “" + token_label(tok, x[k]) +
+         "”  " + std::to_string(x[k]);
+  return s;
+}
+
+}  // namespace
+
 void token_chips(const App& app, const Tokens& x, float max_w, const std::vector<ImU32>* colors) {
   const Tokenizer& tok = app.session.tokenizer();
   const ImFont* big = app.fonts.mono;
   const ImFont* small = app.fonts.small;
-  const float F = big->FontSize, Fs = small->FontSize, pad = std::round(F * 0.25f);
+  const float F = big->FontSize, Fs = small->FontSize, pad = std::round(F * 0.25f), gap = 2.0f;
   const float h = ImGui::GetFrameHeight();
   const bool dark = app.settings.dark;
   const ImU32 shade[2] = {dark ? IM_COL32(60, 70, 90, 255) : IM_COL32(215, 225, 240, 255),
                           dark ? IM_COL32(80, 62, 90, 255) : IM_COL32(238, 222, 240, 255)};
   const ImU32 ink = ImGui::GetColorU32(ImGuiCol_Text), dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
-  const float x0 = ImGui::GetCursorScreenPos().x;
-  ImDrawList* dl = ImGui::GetWindowDrawList();
+  std::vector<Chip> chips(x.size());
   for (size_t k = 0; k < x.size(); ++k) {
-    const std::string label = fit_text(big, token_label(tok, x[k]), F * 8.0f), id = std::to_string(x[k]);
-    const float lw = big->CalcTextSizeA(F, FLT_MAX, 0, label.c_str()).x;
-    const float iw = small->CalcTextSizeA(Fs, FLT_MAX, 0, id.c_str()).x;
-    const float w = lw + iw + pad * 3;
-    const float used = ImGui::GetCursorScreenPos().x - x0;
-    if (k > 0 && used + w > max_w) {
-      ImGui::TextDisabled("+%zu more", x.size() - k);
-      return;
-    }
+    Chip& c = chips[k];
+    c.label = fit_text(big, token_label(tok, x[k]), F * 8.0f);
+    c.id = std::to_string(x[k]);
+    c.label_w = big->CalcTextSizeA(F, FLT_MAX, 0, c.label.c_str()).x;
+    c.w = c.label_w + small->CalcTextSizeA(Fs, FLT_MAX, 0, c.id.c_str()).x + pad * 3;
+  }
+  // Only whole chips: a cut one would show a wrong id ("63" as "6").
+  const size_t shown = chips_that_fit(chips, gap, max_w);
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  for (size_t k = 0; k < shown; ++k) {
+    const Chip& c = chips[k];
     ImGui::PushID(static_cast<int>(k));
     const ImVec2 p = ImGui::GetCursorScreenPos();
-    ImGui::InvisibleButton("##chip", ImVec2(w, h));
+    ImGui::InvisibleButton("##chip", ImVec2(c.w, h));
     const ImU32 bg = colors && k < colors->size() ? (*colors)[k] : shade[k % 2];
-    dl->AddRectFilled(p, ImVec2(p.x + w, p.y + h), bg, 3.0f);
+    dl->AddRectFilled(p, ImVec2(p.x + c.w, p.y + h), bg, 3.0f);
     const ImU32 text = colors ? ink_for(bg) : ink;
-    dl->AddText(big, F, ImVec2(p.x + pad, p.y + (h - F) * 0.5f), text, label.c_str());
-    dl->AddText(small, Fs, ImVec2(p.x + pad * 2 + lw, p.y + h - Fs - 1), colors ? text : dim, id.c_str());
+    dl->AddText(big, F, ImVec2(p.x + pad, p.y + (h - F) * 0.5f), text, c.label.c_str());
+    dl->AddText(small, Fs, ImVec2(p.x + pad * 2 + c.label_w, p.y + h - Fs - 1), colors ? text : dim, c.id.c_str());
     item_tooltip(token_tooltip(tok, static_cast<int>(k) + 1, x[k]));
     ImGui::PopID();
-    ImGui::SameLine(0, 2.0f);
+    ImGui::SameLine(0, gap);
+  }
+  // The summary where it fits (with no chip shown, "N tokens" may not: then nothing, not a cut text).
+  const std::string more = chips_more_text(x.size() - shown, shown);
+  if (shown < x.size() && (shown > 0 || ImGui::CalcTextSize(more.c_str()).x <= max_w)) {
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextDisabled("%s", more.c_str());
+    item_tooltip(chips_list(tok, x, shown));
+    return;
   }
   ImGui::NewLine();
 }

@@ -25,7 +25,8 @@ std::string visible_whitespace(const std::string& text);
 // The tokens x as chips on the current line: each piece's label (token_label) in a box, shaded
 // alternately so that piece boundaries show, with its 1-based paper id in small type; hovering
 // one gives t, the paper id, the file's id and the piece as the tokenizer's files write it.
-// Chips past `max_w` pixels are summarised as "+N more". `colors` (optional, one per token)
+// Only chips that fit whole in `max_w` pixels are drawn; the rest are summarised as "+N more",
+// whose tooltip lists them. `colors` (optional, one per token)
 // shades each chip instead.
 void token_chips(const App& app, const Tokens& x, float max_w, const std::vector<ImU32>* colors = nullptr);
 // The tooltip text of token id at 1-based position t ("t = 3: “␣world”, paper id 996 = file id 995 + 1, “Ġworld”").

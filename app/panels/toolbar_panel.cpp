@@ -11,17 +11,91 @@ namespace sf {
 
 namespace {
 
-bool step_button(const char* label, const char* tip, bool enabled = true) {
+// The step buttons, left to right: what each does, its label and its tooltip.
+enum class Step { Restart, BackOver, Back, Into, Over, Out, Continue };
+struct StepButton {
+  Step step;
+  const char* label;
+  const char* icon;  // the label where the toolbar is too narrow for the full ones ("###": the same ID)
+  const char* tip;
+};
+constexpr StepButton kStepButtons[] = {
+    {Step::Restart, "⟲ Restart", "⟲###Restart", "Restart: back to the first line (Ctrl+R)"},
+    {Step::BackOver, "◀◀ Back over", "◀◀###Back over", "Step back over: the previous step at this depth or above (Shift+F10)"},
+    {Step::Back, "◀ Back", "◀###Back", "Step back one event (Shift+F9)"},
+    {Step::Into, "Into ▶", "▶###Into", "Step into (F11): the next event, entering calls and sub-steps"},
+    {Step::Over, "Over ▶▶", "▶▶###Over", "Step over (F10): the next line at this depth, running calls inside it"},
+    {Step::Out, "Out ▲", "▲###Out", "Step out (Shift+F11): finish this algorithm and return to the calling line"},
+    {Step::Continue, "Continue ▶|", "▶|###Continue", "Continue (F5) to the next breakpoint (click a line number to set one)"},
+};
+
+bool step_enabled(Step step, size_t k, size_t n) {
+  switch (step) {
+    case Step::Restart: return true;
+    case Step::BackOver:
+    case Step::Back: return k > 0;
+    default: return k + 1 < n;
+  }
+}
+
+void take_step(Session& s, Step step) {
+  switch (step) {
+    case Step::Restart: s.restart(); break;
+    case Step::BackOver: s.step_back_over(); break;
+    case Step::Back: s.step_back(); break;
+    case Step::Into: s.step_into(); break;
+    case Step::Over: s.step_over(); break;
+    case Step::Out: s.step_out(); break;
+    case Step::Continue: s.continue_run(); break;
+  }
+}
+
+bool step_button(const StepButton& b, bool compact, bool enabled) {
   ImGui::BeginDisabled(!enabled);
-  const bool clicked = ImGui::Button(label);
+  const bool clicked = ImGui::Button(compact ? b.icon : b.label);
   ImGui::EndDisabled();
   if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) {
     ImGui::BeginTooltip();
-    ImGui::TextUnformatted(tip);
+    ImGui::TextUnformatted(b.tip);
     ImGui::EndTooltip();
   }
   ImGui::SameLine();
   return clicked;
+}
+
+// The width the step buttons take, the spacing after each included.
+float step_buttons_width(bool compact) {
+  const ImGuiStyle& st = ImGui::GetStyle();
+  float w = 0;
+  for (const StepButton& b : kStepButtons)
+    w += ImGui::CalcTextSize(compact ? b.icon : b.label, nullptr, true).x + 2 * st.FramePadding.x + st.ItemSpacing.x;
+  return w;
+}
+
+// The timeline's label for a trace of n events (ImGui's format: %d is the step shown).
+std::string timeline_format(size_t n) { return "step %d of " + std::to_string(n); }
+
+// The narrowest timeline that shows its label whole at its widest ("step n of n").
+float timeline_min_width(size_t n) {
+  const std::string widest = "step " + std::to_string(n) + " of " + std::to_string(n);
+  return ImGui::CalcTextSize(widest.c_str()).x + 2 * ImGui::GetStyle().FramePadding.x;
+}
+
+// How the first row of a toolbar `width` wide holds the step buttons, the timeline and the
+// location text ("Attention line 6 (l=1, h=1)"): all with the buttons' full labels where that fits,
+// else with their icons (the names in their tooltips), else the timeline and location on a row
+// of their own below the icons. The timeline's label is always whole.
+struct ToolbarShape {
+  bool compact = false;       // the buttons show their icons only
+  bool timeline_row = false;  // the timeline and location have a row of their own
+};
+
+ToolbarShape toolbar_shape(const Session& s, float width) {
+  const float timeline = ImGui::GetFontSize() + timeline_min_width(s.trace().size()) + ImGui::GetStyle().ItemSpacing.x +
+                         ImGui::CalcTextSize(describe_event(s.current()).c_str()).x;
+  const float room = width - 2 * ImGui::GetStyle().WindowPadding.x;
+  if (step_buttons_width(false) + timeline <= room) return {false, false};
+  return {true, step_buttons_width(true) + timeline > room};
 }
 
 // Red underlines under the characters that are not in the vocabulary.
@@ -54,35 +128,41 @@ void stale_badge(const std::string& why) {
 
 }  // namespace
 
+float ToolbarPanel::height(const App& app, float width) {
+  const Session& s = app.session;
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const int rows = toolbar_shape(s, width).timeline_row ? 3 : 2;  // the buttons, [the timeline,] the prompt
+  const int errors = !s.prompt_error().empty() + !s.context_error().empty();
+  return std::round(static_cast<float>(rows) * ImGui::GetFrameHeight() +
+                    static_cast<float>(rows - 1) * style.ItemSpacing.y + 2 * style.WindowPadding.y +
+                    ImGui::GetFontSize() * 1.4f * static_cast<float>(errors));
+}
+
 void ToolbarPanel::draw(App& app) {
   Session& s = app.session;
   const Trace& t = s.trace();
   const size_t n = t.size();
   const size_t k = s.cursor();
-  if (step_button("⟲ Restart", "Restart: back to the first line (Ctrl+R)")) s.restart();
-  if (step_button("◀◀ Back over", "Step back over: the previous step at this depth or above (Shift+F10)", k > 0))
-    s.step_back_over();
-  if (step_button("◀ Back", "Step back one event (Shift+F9)", k > 0)) s.step_back();
-  if (step_button("Into ▶", "Step into (F11): the next event, entering calls and sub-steps", k + 1 < n)) s.step_into();
-  if (step_button("Over ▶▶", "Step over (F10): the next line at this depth, running calls inside it", k + 1 < n))
-    s.step_over();
-  if (step_button("Out ▲", "Step out (Shift+F11): finish this algorithm and return to the calling line", k + 1 < n))
-    s.step_out();
-  if (step_button("Continue ▶|", "Continue (F5) to the next breakpoint (click a line number to set one)", k + 1 < n))
-    s.continue_run();
+  const ToolbarShape shape = toolbar_shape(s, ImGui::GetWindowWidth());
+  for (const StepButton& b : kStepButtons)
+    if (step_button(b, shape.compact, step_enabled(b.step, k, n))) take_step(s, b.step);
   app.ui.viewed_event = s.cursor() == k ? app.ui.viewed_event : SIZE_MAX;
 
-  ImGui::SameLine(0, ImGui::GetFontSize());
+  // The timeline, its label whole: beside the buttons where it fits, else on a row of its own.
+  const std::string where = describe_event(s.current());
+  if (shape.timeline_row) ImGui::NewLine();
+  else ImGui::SameLine(0, ImGui::GetFontSize());
+  const float after = ImGui::CalcTextSize(where.c_str()).x + ImGui::GetStyle().ItemSpacing.x;
+  const float avail = ImGui::GetContentRegionAvail().x;
   int step = static_cast<int>(k) + 1;
-  ImGui::SetNextItemWidth(std::max(120.0f, ImGui::GetContentRegionAvail().x * 0.45f));
-  const std::string fmt = "step %d of " + std::to_string(n);
-  if (ImGui::SliderInt("##timeline", &step, 1, static_cast<int>(std::max<size_t>(n, 1)), fmt.c_str())) {
+  ImGui::SetNextItemWidth(std::max(timeline_min_width(n), std::min(avail * 0.45f, avail - after)));
+  if (ImGui::SliderInt("##timeline", &step, 1, static_cast<int>(std::max<size_t>(n, 1)), timeline_format(n).c_str())) {
     s.jump(static_cast<size_t>(step - 1));
     app.ui.viewed_event = SIZE_MAX;
   }
   item_tooltip("Timeline: drag to jump to any step (Ctrl+click to type a step number)");
   ImGui::SameLine();
-  ImGui::TextDisabled("%s", describe_event(s.current()).c_str());
+  ImGui::TextDisabled("%s", where.c_str());
   if (s.tracing()) {  // a big model traces off the UI thread: what is shown is the previous run
     const TraceProgress p = s.trace_progress();
     ImGui::SameLine();
@@ -107,9 +187,13 @@ void ToolbarPanel::draw(App& app) {
     synced_ = true;
   }
   const bool ctx = s.arch().has_context();
-  // Narrower while a training trace is shown: its stepped sequence shares the line.
+  // Narrower while a training trace is shown (its stepped sequence shares the line) or with a
+  // context (two fields), and never more than a share of the toolbar, so that the tokens after
+  // the field stay on screen at large fonts.
   const bool training = s.run_kind() == RunKind::Training;
-  const float field_w = ImGui::GetFontSize() * (ctx || training ? 14.0f : 22.0f);
+  const bool two = ctx || training;
+  const float field_w =
+      std::min(ImGui::GetFontSize() * (two ? 14.0f : 22.0f), ImGui::GetWindowWidth() * (two ? 0.15f : 0.35f));
   if (ctx) {
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted("Context z:");

@@ -165,6 +165,38 @@ std::string fit_text(const ImFont* font, const std::string& s, float max_w) {
   return s.substr(0, end) + "…";
 }
 
+namespace {
+
+// A heatmap laid out: where its parts go, its texture (a large matrix), its colour scale, its
+// legend, and the size of it all.
+struct Plan {
+  Layout L;
+  const CachedTexture* tex = nullptr;
+  Scale sc;
+  std::optional<Legend> lg;
+  ImVec2 total;
+};
+
+Plan plan_heatmap(const MatView& m, const MatWindow& win, const Fonts& f, const HeatmapOptions& o) {
+  const int R_all = static_cast<int>(m.rows()), C_all = static_cast<int>(m.cols());
+  Plan p;
+  p.L = layout_heatmap(win, R_all, C_all, f, o);
+  const Layout& L = p.L;
+  const bool use_texture = L.R > kMaxCellByCell || L.C > kMaxCellByCell || L.cell_w < 2.0f || L.cell_h < 2.0f;
+  // A texture holds at most one texel per pixel drawn (and no more than GL allows).
+  const int side = max_texture_side();
+  p.tex = use_texture ? &texture_for(m, o, win, std::clamp(static_cast<int>(std::ceil(L.gh)), 1, side),
+                                     std::clamp(static_cast<int>(std::ceil(L.gw)), 1, side))
+                      : nullptr;
+  p.sc = p.tex ? p.tex->scale : resolve_scale(m, o);
+  if (L.full) p.lg = layout_legend(L, p.sc, caption_for(L, p.tex, o.zoom != nullptr));
+  const float total_w = std::max(L.gx - L.p0.x + L.gw, p.lg ? p.lg->w : 0.0f);  // gx is rounded to a pixel
+  p.total = ImVec2(std::max(total_w, 1.0f), L.title_h + L.col_h + L.gh + (p.lg ? p.lg->h : 0.0f));
+  return p;
+}
+
+}  // namespace
+
 HeatmapHover heatmap(const char* id, const MatView& m, const Fonts& f, const HeatmapOptions& o) {
   HeatmapHover out;
   const int R_all = static_cast<int>(m.rows()), C_all = static_cast<int>(m.cols());
@@ -173,21 +205,22 @@ HeatmapHover heatmap(const char* id, const MatView& m, const Fonts& f, const Hea
     return out;
   }
   const MatWindow win = shown_window(R_all, C_all, o.zoom);
-  const Layout L = layout_heatmap(win, R_all, C_all, f, o);
-  const bool use_texture = L.R > kMaxCellByCell || L.C > kMaxCellByCell || L.cell_w < 2.0f || L.cell_h < 2.0f;
-  // A texture holds at most one texel per pixel drawn (and no more than GL allows).
-  const int side = max_texture_side();
-  const CachedTexture* tex =
-      use_texture ? &texture_for(m, o, win, std::clamp(static_cast<int>(std::ceil(L.gh)), 1, side),
-                                 std::clamp(static_cast<int>(std::ceil(L.gw)), 1, side))
-                  : nullptr;
-  const Scale sc = tex ? tex->scale : resolve_scale(m, o);
-  std::optional<Legend> lg;
-  if (L.full) lg = layout_legend(L, sc, caption_for(L, tex, o.zoom != nullptr));
+  Plan p = plan_heatmap(m, win, f, o);
+  // The layout reserves one line for the legend; where it takes more (its ends stacked, its
+  // swatches wrapped) and the height is a hard limit (fit_height), the cells give up the
+  // difference, once, so that the whole heatmap fits that height.
+  if (o.fit_height && o.max_height > 0 && p.L.full && p.total.y > o.max_height + 0.5f) {
+    HeatmapOptions fit = o;
+    fit.max_height = std::max(1.0f, o.max_height - (p.total.y - o.max_height));
+    p = plan_heatmap(m, win, f, fit);
+  }
+  const Layout& L = p.L;
+  const CachedTexture* tex = p.tex;
+  const Scale& sc = p.sc;
+  std::optional<Legend>& lg = p.lg;
+  const ImVec2 total = p.total;
   out.caption = lg ? lg->caption : "";
   out.cells = ImVec4(L.gx, L.gy, L.gw, L.gh);
-  const float total_w = std::max(L.gx - L.p0.x + L.gw, lg ? lg->w : 0.0f);  // gx is rounded to a pixel
-  const ImVec2 total(std::max(total_w, 1.0f), L.title_h + L.col_h + L.gh + (lg ? lg->h : 0.0f));
 
   ImGui::PushID(id);
   ImGui::InvisibleButton("##heatmap", total);

@@ -69,6 +69,10 @@ struct HeatmapOptions {
   bool cell_values = false;                        // write each value in its cell where it fits (0/1 for masks)
   float max_width = 0;                             // 0: the available width
   float max_height = 0;                            // 0: the available height (at least a few lines)
+  // max_height is a hard limit (a view that must show all of it): the cells give up the height of
+  // a legend longer than one line, and where the labels and legend leave them less than the usual
+  // floor (two lines), they shrink below it, to half a line.
+  bool fit_height = false;
   int mark_row = -1, mark_col = -1;                // outline this cell (0-based), e.g. one hovered in a linked view
   ImU32 frame_color = 0;                           // a frame around the cells (a selected thumbnail); 0: none
   std::function<void(int row, int col)> on_click;  // a cell was clicked (0-based)

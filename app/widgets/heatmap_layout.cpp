@@ -25,10 +25,10 @@ float widest_label(const ImFont* font, const std::vector<std::string>& labels, i
 
 // The cells' size in a full heatmap given the room for them: square where it fits; a very tall
 // or wide matrix gets cells stretched up to a label's size along its short side, so that its
-// columns (or rows) stay readable.
-void size_full_cells(Layout& L, float W, float H) {
+// columns (or rows) stay readable. The cells are at least min_h high in all.
+void size_full_cells(Layout& L, float W, float H, float min_h) {
   const float cw = std::max(W - L.row_w, L.F) / static_cast<float>(L.C);
-  const float ch = std::max(H, L.F * 2.0f) / static_cast<float>(L.R);
+  const float ch = std::max(H, min_h) / static_cast<float>(L.R);
   const float c = std::min({cw, ch, L.F * kMaxCell});
   L.cell_w = std::max(c, std::min(cw, L.F * 1.5f));
   L.cell_h = std::max(c, std::min(ch, L.F * 1.5f));
@@ -88,12 +88,15 @@ Layout layout_heatmap(const MatWindow& win, int R_all, int C_all, const Fonts& f
     const float legend_h = legend_line_h(F), caption_h = caption ? std::round(F * 1.3f) : 0.0f;
     const float W = L.avail_w;
     const float H = o.max_height > 0 ? o.max_height : std::max(avail.y, F * 10.0f);
+    // Two lines of cells at least; where the height is a hard limit, half a line (a strip of
+    // colour still shows; a tall matrix's rows are then downsampled into it).
+    const float min_cells_h = o.fit_height && o.max_height > 0 ? F * 0.5f : F * 2.0f;
     // First with the token labels across the columns; where the widest does not fit across a
     // column, those that do not are turned upwards, which takes the widest's width in height.
     auto size_with = [&](float chr_h) {
       L.col_chr_h = L.col_chars ? chr_h : 0.0f;
       L.col_h = L.Fs + L.col_chr_h + gap;
-      size_full_cells(L, W, H - L.title_h - L.col_h - legend_h - caption_h);
+      size_full_cells(L, W, H - L.title_h - L.col_h - legend_h - caption_h, min_cells_h);
     };
     size_with(F);
     if (L.col_chars && L.col_chr_w + gap > L.cell_w) {

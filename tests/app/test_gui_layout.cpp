@@ -179,6 +179,46 @@ TEST(GuiLayout, CaptionAtMostAThirdOfTheScreenAndCollapsible) {
   EXPECT_TRUE(closed.state["lesson"]["caption_collapsed"].get<bool>());
 }
 
+// In presentation mode (28-px fonts) the step buttons, the timeline and the location do not fit
+// on one row at 1280×720: the timeline's "step k of N" is still shown whole, and the token chips
+// (ℓ = 7) stop at the last one that fits whole, then "+N more": no text of the toolbar is cut.
+TEST(GuiLayout, ToolbarTextWholeInPresentationMode) {
+  for (const Screen& s : {screens()[0], screens()[4]}) {
+    const AppRun r = run_app(s.args(), "lesson-open:02-one-attention-head,presentation:on,lesson-go:7,wait");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    bool timeline = false;
+    for (const json& w : r.state["widgets"])
+      if (w["window"] == "Toolbar" && w["label"].get<std::string>().rfind("step ", 0) == 0) timeline = true;
+    EXPECT_TRUE(timeline) << s.name() << ": no timeline drawn";
+    for (const json& c : r.state["clipped_text"])
+      EXPECT_NE(c["window"], "Toolbar") << s.name() << ": \"" << c["text"].get<std::string>() << "\" cut";
+    // The toolbar's rows end above the tiles.
+    const json& bar = r.state["windows"]["Toolbar"];
+    EXPECT_LE(bar[1].get<float>() + bar[3].get<float>(), r.state["windows"]["Pseudocode"][1].get<float>()) << s.name();
+  }
+}
+
+// A notice too long for the status bar's line wraps above the model line: the lesson caption and
+// the tiles end above the taller bar, so that none of them is drawn over the other (the caption
+// used to assume a one-line bar and covered the notice).
+TEST(GuiLayout, CaptionAndTilesEndAboveALongNotice) {
+  const Screen s = screens().front();
+  // A file that is not a model: its message is longer than the screen's width (GuiBugs).
+  const AppRun r = run_app(s.args(), "lesson-open:02-one-attention-head,presentation:on,lesson-go:7,wait,load:" +
+                                         std::string(STEPFORMER_SOURCE_DIR) + "/README.md");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_FALSE(r.state["notice"].get<std::string>().empty());
+  const json& w = r.state["windows"];
+  const float bar_top = w["##status"][1].get<float>();
+  const float one_line = r.state["font_px_on_screen"].get<float>() * 1.9f;  // the bar's line (App::status_bar_height)
+  EXPECT_GT(s.h - bar_top, one_line + 1) << "the notice did not wrap: the test does not test what it says";
+  // ImGui floors a window's position to a whole pixel: 1 px of slack.
+  const float cap_top = w["##lesson-caption"][1].get<float>();
+  EXPECT_LE(cap_top + w["##lesson-caption"][3].get<float>(), bar_top + 1) << "caption over the status bar";
+  for (const char* tile : {"Pseudocode", "Focus"})
+    EXPECT_LE(w[tile][1].get<float>() + w[tile][3].get<float>(), cap_top + 1) << tile << " under the caption";
+}
+
 // Every stop of every shipped lesson in presentation mode at 1280×720 (28-px fonts): its focal
 // value is found, its view is drawn whole inside the screen, and the current line is visible.
 TEST(GuiLayout, EveryShippedStopShowsItsFocalValueWholeAt1280x720) {
