@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "core/io/export.hpp"
+
 namespace sf {
 
 namespace {
@@ -24,15 +26,11 @@ std::string legend_number(float x, int digits) {
 
 }  // namespace
 
+// The shortest form that reads back as x (the exporters' rule), with the UI's ∞ and NaN.
 std::string exact_number(float x) {
   if (std::isnan(x)) return "NaN";
   if (std::isinf(x)) return x < 0 ? "−∞" : "+∞";
-  char buf[32];
-  for (int digits = 6; digits <= 9; ++digits) {
-    std::snprintf(buf, sizeof buf, "%.*g", digits, static_cast<double>(x));
-    if (std::strtof(buf, nullptr) == x) break;
-  }
-  return buf;
+  return export_number(x);
 }
 
 LegendEnds legend_ends(float lo, float hi) {
