@@ -21,6 +21,7 @@
 #include "app/export/export_feature.hpp"
 #include "app/feature.hpp"
 #include "app/logic/session_actions.hpp"
+#include "app/panel_registry.hpp"
 #include "app/study/study_feature.hpp"
 #include "app/widgets/colormap.hpp"
 #include "imgui.h"
@@ -30,35 +31,17 @@ namespace sf {
 
 
 const std::vector<std::string>& PanelVisibility::names() {
-  static const std::vector<std::string> n{"pseudocode", "callstack", "variables", "tensor", "attention", "layernorm",
-                                          "sampling",   "fillin",    "translation", "training", "gpu",
-                                          "about",      "files",     "builder",     "errata",      "notation",
-                                          "tokenizer", "experiments", "study",   "lesson"};
+  static const std::vector<std::string> n = [] {
+    std::vector<std::string> v;
+    for (const PanelDecl& d : panel_registry()) v.emplace_back(d.name);
+    return v;
+  }();
   return n;
 }
 
 bool* PanelVisibility::by_name(const std::string& name) {
-  if (name == "pseudocode") return &pseudocode;
-  if (name == "callstack") return &callstack;
-  if (name == "variables") return &variables;
-  if (name == "tensor") return &tensor;
-  if (name == "attention") return &attention;
-  if (name == "layernorm") return &layernorm;
-  if (name == "sampling") return &sampling;
-  if (name == "fillin") return &fillin;
-  if (name == "translation") return &translation;
-  if (name == "training") return &training;
-  if (name == "gpu") return &gpu;
-  if (name == "about") return &about;
-  if (name == "files") return &files;
-  if (name == "builder") return &builder;
-  if (name == "errata") return &errata;
-  if (name == "notation") return &notation;
-  if (name == "tokenizer") return &tokenizer;
-  if (name == "experiments") return &experiments;
-  if (name == "study") return &study;
-  if (name == "lesson") return &lesson;
-  return nullptr;
+  const PanelDecl* d = find_panel(name);
+  return d ? &(this->*(d->open)) : nullptr;
 }
 
 App::App() : panels(std::make_unique<Panels>()), gpu_(std::make_unique<GpuAttentionBackend>()) {
@@ -198,10 +181,10 @@ void App::draw_menu_bar() {
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("View")) {
-    for (const auto& n : PanelVisibility::names()) {
-      if (n == "about" || n == "files" || n == "builder" || n == "errata" || n == "lesson") continue;  // other menus
-      bool* v = ui.show.by_name(n);
-      std::string label = n;
+    for (const PanelDecl& d : panel_registry()) {
+      if (!d.in_view_menu) continue;  // opened from File, Help or Lesson
+      bool* v = &(ui.show.*d.open);
+      std::string label = d.name;
       label[0] = static_cast<char>(std::toupper(label[0]));
       ImGui::MenuItem(label.c_str(), nullptr, v);
     }

@@ -27,8 +27,8 @@ class Feature {
   // After the frame is rendered into the back buffer (w × h pixels), before it is shown: reads
   // of the frame (exporting the window or a panel as PNG).
   virtual void after_render(App&, int w, int h) { (void)w, (void)h; }
-  // An Inspector tab of its own: its title and its PanelVisibility name (nullptr: none).
-  virtual const char* tab_title() const { return nullptr; }
+  // An Inspector tab of its own: its PanelVisibility name (nullptr: none); its title is the
+  // panel registry's (app/panel_registry.cpp).
   virtual const char* tab_panel() const { return nullptr; }
   virtual void draw_tab(App&) {}
   // Items in a heatmap's right-click menu (the request says which matrix and cell).

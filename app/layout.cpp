@@ -1,26 +1,20 @@
 // The window layout (App::layout_windows): the tiles, the Inspector's tabs, the floating windows.
 #include <algorithm>
 #include <cmath>
-#include <functional>
+#include <map>
+#include <string>
 #include <utility>
 
 #include "app/app.hpp"
 #include "app/classroom/lesson_feature.hpp"
 #include "app/classroom/presentation_feature.hpp"
 #include "app/feature.hpp"
+#include "app/panel_registry.hpp"
 #include "app/panels/all_panels.hpp"
 #include "imgui.h"
 #include "imgui_internal.h"
 
 namespace sf {
-
-const std::vector<std::pair<const char*, const char*>>& inspector_tabs() {
-  static const std::vector<std::pair<const char*, const char*>> t{
-      {"Tensor", "tensor"},     {"Attention", "attention"},     {"LayerNorm", "layernorm"}, {"Sampling", "sampling"},
-      {"Fill-in", "fillin"},    {"Translation", "translation"}, {"Tokenizer", "tokenizer"}, {"Notations", "notation"},
-      {"Training", "training"}, {"GPU", "gpu"}};
-  return t;
-}
 
 namespace {
 
@@ -28,9 +22,11 @@ struct Rect {
   float x = 0, y = 0, w = 0, h = 0;
 };
 
-// Where each tiled window goes; a window with w == 0 is not shown.
+// Where each tiled window goes: the Dock::Tile panels by name, the Inspector, the focal value's
+// view; a window with w == 0 (or no rectangle) is not shown.
 struct Tiles {
-  Rect pseudocode, callstack, variables, inspector, focus;
+  std::map<std::string, Rect> panel;
+  Rect inspector, focus;
 };
 
 // Splits `width` among the columns that are shown, in proportion to their weights (a hidden
@@ -51,9 +47,9 @@ Tiles normal_tiles(const PanelVisibility& show, float top, float width, float bo
   const std::vector<float> w = split(width, {left ? 0.38f : 0.0f, show.variables ? 0.24f : 0.0f, 0.38f});
   const float code_h = !show.callstack ? body_h : !show.pseudocode ? 0.0f : body_h * 0.68f;
   Tiles t;
-  if (show.pseudocode) t.pseudocode = {0, top, w[0], code_h};
-  if (show.callstack) t.callstack = {0, top + code_h, w[0], body_h - code_h};
-  if (show.variables) t.variables = {w[0], top, w[1], body_h};
+  if (show.pseudocode) t.panel["pseudocode"] = {0, top, w[0], code_h};
+  if (show.callstack) t.panel["callstack"] = {0, top + code_h, w[0], body_h - code_h};
+  if (show.variables) t.panel["variables"] = {w[0], top, w[1], body_h};
   t.inspector = {w[0] + w[1], top, w[2], body_h};
   return t;
 }
@@ -75,26 +71,19 @@ Tiles presentation_tiles(const std::vector<std::string>& shown, bool focus, bool
   const float code_h = code ? (vars || calls ? body_h * 0.6f : body_h) : 0.0f;
   const float side_h = body_h - code_h;
   const float var_h = vars ? (calls ? side_h * 0.6f : side_h) : 0.0f;
-  if (code) t.pseudocode = {0, top, w[0], code_h};
-  if (vars) t.variables = {0, top + code_h, w[0], var_h};
-  if (calls) t.callstack = {0, top + code_h + var_h, w[0], side_h - var_h};
+  if (code) t.panel["pseudocode"] = {0, top, w[0], code_h};
+  if (vars) t.panel["variables"] = {0, top + code_h, w[0], var_h};
+  if (calls) t.panel["callstack"] = {0, top + code_h + var_h, w[0], side_h - var_h};
   if (focus) t.focus = {w[0], top, w[1], body_h};
   if (inspector) t.inspector = {w[0] + w[1], top, w[2], body_h};
   return t;
 }
 
-// The views the focal value's view stands for in presentation mode: each shows values as heatmaps.
-bool focus_replaces(const std::string& panel) {
-  return panel == "tensor" || panel == "attention" || panel == "layernorm";
-}
-
-// One of the Inspector's tabs: its title, its PanelVisibility name, its "select me once" flag
-// and what it draws.
+// One of the Inspector's tabs now shown: its declaration and its "select me once" flag.
 struct InspectorTab {
   const char* title;
-  std::string name;
+  const PanelDecl* decl;
   bool* open;
-  std::function<void()> draw;
 };
 
 // The rows the tab buttons take in `width` (each button whole, wrapped as draw_tab_buttons does).
@@ -216,12 +205,13 @@ void App::layout_windows() {
   // Presentation mode: the focal value's view stands in for the stop's Tensor, Attention and
   // LayerNorm tabs; the Inspector keeps the stop's other tabs (Sampling, Training, …).
   const bool focus = ui.presentation && lesson && lesson->focal_value(*this) != nullptr;
-  auto in_inspector = [&](const std::string& name) {
-    return (!ui.presentation || visible(name, true)) && !(focus && focus_replaces(name));
+  auto in_inspector = [&](const PanelDecl& d) {
+    return d.dock == Dock::Inspector && (!ui.presentation || visible(d.name, true)) && !(focus && d.focus_replaces);
   };
   const bool inspector_shown =
       !ui.presentation || std::any_of(shown.begin(), shown.end(), [&](const std::string& n) {
-        return n != "pseudocode" && n != "callstack" && n != "variables" && in_inspector(n);
+        const PanelDecl* d = find_panel(n);
+        return d && in_inspector(*d);
       });
   const Tiles tiles = ui.presentation ? presentation_tiles(shown, focus, inspector_shown, top_h, sz.x, body_h)
                                       : normal_tiles(ui.show, top_h, sz.x, body_h);
@@ -255,16 +245,14 @@ void App::layout_windows() {
 
   // Presentation mode's tiles have no title bar: their height goes to what they show.
   const ImGuiWindowFlags bare = ui.presentation ? ImGuiWindowFlags_NoTitleBar : ImGuiWindowFlags_None;
-  auto tile = [&](const char* title, const char* name, const Rect& r, bool& open, auto&& body) {
-    if (r.w <= 0 || !visible(name, open)) return;
-    const ImGuiWindowFlags f = place(title, r.x, r.y, r.w, r.h) | bare;
-    if (ImGui::Begin(title, &open, f)) body();
+  for (const PanelDecl& d : panel_registry()) {
+    bool& open = ui.show.*d.open;
+    auto it = tiles.panel.find(d.name);
+    if (d.dock != Dock::Tile || it == tiles.panel.end() || it->second.w <= 0 || !visible(d.name, open)) continue;
+    const Rect& r = it->second;
+    if (ImGui::Begin(d.title, &open, place(d.title, r.x, r.y, r.w, r.h) | bare)) d.draw(*this, d);
     ImGui::End();
-  };
-  tile("Pseudocode", "pseudocode", tiles.pseudocode, ui.show.pseudocode, [&] { panels->pseudocode.draw(*this); });
-  tile("Call stack", "callstack", tiles.callstack, ui.show.callstack, [&] { panels->callstack.draw(*this); });
-  // Variables panel (middle column). [panel registration: variables]
-  tile("Variables", "variables", tiles.variables, ui.show.variables, [&] { panels->variables.draw(*this); });
+  }
   // The focal value of the lesson stop (presentation mode), large, beside the pseudocode.
   if (const Rect& fr = tiles.focus; fr.w > 0) {
     ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(fs * 0.4f, fs * 0.3f));
@@ -275,39 +263,14 @@ void App::layout_windows() {
   }
   // Inspector (right column): one window, a tab per view, so that a projector shows one
   // large view at a time (in presentation mode only the shown panels' tabs).
-  // [panel registration: inspector tabs]
+  // The tabs the model's output has (Sampling, Fill-in or Translation: its OutputKind, never its name).
   std::vector<InspectorTab> tabs;
-  auto tab = [&](const char* title, bool& open, std::function<void()> body) {
-    std::string name;  // its PanelVisibility name
-    for (const auto& [t, n] : inspector_tabs())
-      if (std::string(t) == title) name = n;
-    for (const auto& f : features)
-      if (f->tab_title() && std::string(f->tab_title()) == title) name = f->tab_panel();
-    if (in_inspector(name)) tabs.push_back({title, name, &open, std::move(body)});
+  for (const PanelDecl& d : panel_registry()) {
+    if (d.dock != Dock::Inspector || (d.output && *d.output != session.arch().output())) continue;
+    bool& open = ui.show.*d.open;
+    if (in_inspector(d)) tabs.push_back({d.title, &d, &open});
     else open = false;
-  };
-  tab("Tensor", ui.show.tensor, [&] { panels->tensor.draw(*this); });
-  tab("Attention", ui.show.attention, [&] { panels->attention.draw(*this); });
-  tab("LayerNorm", ui.show.layernorm, [&] { panels->layernorm.draw(*this); });
-  // The output tab the model's architecture has (never its name: its OutputKind).
-  switch (session.arch().output()) {
-    case OutputKind::Continuation:
-      tab("Sampling", ui.show.sampling, [&] { panels->sampling.draw(*this); });
-      break;
-    case OutputKind::FillIn:
-      tab("Fill-in", ui.show.fillin, [&] { panels->fillin.draw(*this); });
-      break;
-    case OutputKind::Translation:
-      tab("Translation", ui.show.translation, [&] { panels->translation.draw(*this); });
-      break;
   }
-  tab("Tokenizer", ui.show.tokenizer, [&] { panels->tokenizer.draw(*this); });
-  tab("Notations", ui.show.notation, [&] { panels->notation.draw(*this); });
-  tab("Training", ui.show.training, [&] { panels->training.draw(*this); });
-  tab("GPU", ui.show.gpu, [&] { panels->gpu.draw(*this); });
-  for (auto& f : features)
-    if (const char* title = f->tab_title())
-      if (bool* open = ui.show.by_name(f->tab_panel())) tab(title, *open, [&f, this] { f->draw_tab(*this); });
   // "open:NAME" selects a tab once (the last one asked for); the user's clicks decide after that.
   for (InspectorTab& t : tabs)
     if (std::exchange(*t.open, false)) ui.inspector_tab = t.title;
@@ -321,16 +284,14 @@ void App::layout_windows() {
       for (const InspectorTab& t : tabs)
         if (t.title == ui.inspector_tab) {
           ui.tab_drawn[t.title] = ui.frame_index;
-          t.draw();
+          t.decl->draw(*this, *t.decl);
         }
     }
     ImGui::End();
   }
   // Floating windows, on top of the layout.
-  if (ui.show.files) panels->files.draw(*this);
-  if (ui.show.about) panels->about.draw(*this);
-  if (ui.show.builder) panels->builder.draw(*this);
-  if (ui.show.errata) panels->errata.draw(*this);
+  for (const PanelDecl& d : panel_registry())
+    if (d.dock == Dock::Floating && ui.show.*d.open) d.draw(*this, d);
   panels->welcome.draw(*this);  // first launch and Help › Welcome (it knows whether it is open)
   ui.reset_layout = false;
 }

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/app.hpp"
+#include "app/panel_registry.hpp"
 #include "app/classroom/caption.hpp"
 #include "app/logic/session_state.hpp"
 #include "app/panels/panel.hpp"
@@ -55,16 +56,14 @@ size_t stop_number(const std::string& arg, size_t count, std::string& error) {
 
 std::vector<std::string> LessonFeature::open_panels(const App& app) const {
   std::vector<std::string> out;
-  for (const char* tile : {"pseudocode", "callstack", "variables"})
-    if (*const_cast<App&>(app).ui.show.by_name(tile)) out.push_back(tile);
+  for (const PanelDecl& d : panel_registry())
+    if (d.dock == Dock::Tile && app.ui.show.*d.open) out.push_back(d.name);
   auto shown = [&](const std::string& title) {
     auto it = app.ui.tab_drawn.find(title);
     return it != app.ui.tab_drawn.end() && it->second + 1 >= app.ui.frame_index;
   };
-  for (const auto& [title, name] : inspector_tabs())
-    if (shown(title)) out.push_back(name);
-  for (const auto& f : app.features)
-    if (f->tab_title() && f->tab_panel() && shown(f->tab_title())) out.push_back(f->tab_panel());
+  for (const PanelDecl& d : panel_registry())
+    if (d.dock == Dock::Inspector && shown(d.title)) out.push_back(d.name);
   return out;
 }
 

@@ -66,8 +66,4 @@ class LessonFeature : public Feature {
 
 std::unique_ptr<Feature> make_lesson_feature();
 
-// The Inspector's own tabs: each title and the PanelVisibility name that opens it, in the order
-// app/layout.cpp draws them (features add theirs: Feature::tab_title, tab_panel).
-const std::vector<std::pair<const char*, const char*>>& inspector_tabs();
-
 }  // namespace sf

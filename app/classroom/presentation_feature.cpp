@@ -8,6 +8,7 @@
 
 #include "app/app.hpp"
 #include "app/classroom/lesson_feature.hpp"
+#include "app/panel_registry.hpp"
 #include "imgui.h"
 
 namespace sf {
@@ -15,7 +16,10 @@ namespace sf {
 std::vector<std::string> presentation_panels(const App& app) {
   if (const auto* lesson = app.feature<LessonFeature>())
     if (const LessonStop* st = lesson->current_stop()) return st->panels;
-  return {"pseudocode", "tensor"};
+  std::vector<std::string> out;
+  for (const PanelDecl& d : panel_registry())
+    if (d.in_presentation) out.emplace_back(d.name);
+  return out;
 }
 
 void PresentationFeature::set(App& app, bool on) {
@@ -25,9 +29,9 @@ void PresentationFeature::set(App& app, bool on) {
     font_px_ = s.font_px, high_contrast_ = s.high_contrast, colorblind_ = s.colorblind;
     s.font_px = std::clamp(std::round(font_px_ * 1.65f), 28.0f, 64.0f);  // 17 px → 28 px
     s.high_contrast = s.colorblind = true;
-    // No lesson stop: the pseudocode and the tensor view (the stop's panels are already open).
+    // No lesson stop: the registry's presentation panels (the stop's panels are already open).
     if (!app.feature<LessonFeature>() || !app.feature<LessonFeature>()->current_stop())
-      app.ui.show.pseudocode = app.ui.show.tensor = true;
+      for (const std::string& n : presentation_panels(app)) *app.ui.show.by_name(n) = true;
   } else {
     s.font_px = font_px_, s.high_contrast = high_contrast_, s.colorblind = colorblind_;
   }

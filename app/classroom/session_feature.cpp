@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/app.hpp"
+#include "app/panel_registry.hpp"
 #include "app/classroom/lesson_feature.hpp"
 #include "app/logic/session_run.hpp"
 #include "app/logic/session_state.hpp"
@@ -38,21 +39,15 @@ std::string join(const std::vector<std::string>& parts, const char* sep) {
 // The open panels by PanelVisibility name: the tiles and windows open now, and the Inspector's
 // shown tab (its flags only select a tab once: the tab drawn last is the one on screen).
 std::vector<std::string> open_panels(const App& app) {
-  std::vector<std::pair<std::string, std::string>> tabs;  // (title, name)
-  for (const auto& [title, name] : inspector_tabs()) tabs.emplace_back(title, name);
-  for (const auto& f : app.features)
-    if (f->tab_title()) tabs.emplace_back(f->tab_title(), f->tab_panel());
   std::string shown;
   size_t latest = 0;
-  for (const auto& [title, name] : tabs)
-    if (auto it = app.ui.tab_drawn.find(title); it != app.ui.tab_drawn.end() && it->second >= latest)
-      latest = it->second, shown = name;
+  for (const PanelDecl& d : panel_registry())
+    if (auto it = app.ui.tab_drawn.find(d.title);
+        d.dock == Dock::Inspector && it != app.ui.tab_drawn.end() && it->second >= latest)
+      latest = it->second, shown = d.name;
   std::vector<std::string> out;
-  PanelVisibility show = app.ui.show;
-  for (const std::string& n : PanelVisibility::names()) {
-    const bool is_tab = std::any_of(tabs.begin(), tabs.end(), [&](const auto& t) { return t.second == n; });
-    if (is_tab ? n == shown : *show.by_name(n)) out.push_back(n);
-  }
+  for (const PanelDecl& d : panel_registry())
+    if (d.dock == Dock::Inspector ? d.name == shown : app.ui.show.*d.open) out.push_back(d.name);
   return out;
 }
 

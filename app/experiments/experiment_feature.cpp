@@ -97,7 +97,6 @@ class ExperimentFeature : public Feature {
     dl->AddText(at, IM_COL32(0, 0, 0, 255), text.c_str());
   }
 
-  const char* tab_title() const override { return "Experiments"; }
   const char* tab_panel() const override { return "experiments"; }
 
   void draw_tab(App& app) override {

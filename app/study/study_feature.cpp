@@ -23,7 +23,6 @@ class StudyFeature : public Feature {
     ImGui::Separator();
     if (ImGui::MenuItem("Predict, then reveal", nullptr, on_)) set_on(app, !on_);
   }
-  const char* tab_title() const override { return "Study"; }
   const char* tab_panel() const override { return "study"; }
   void draw_tab(App& app) override;
   void shortcuts(App& app) override;
