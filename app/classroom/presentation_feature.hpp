@@ -30,7 +30,7 @@ class PresentationFeature : public Feature {
 };
 
 // The panels presentation mode shows (PanelVisibility names): the current lesson stop's, or the
-// pseudocode and the tensor view when no stop is shown.
+// panel registry's in_presentation ones (the pseudocode and the tensor view) when no stop is shown.
 std::vector<std::string> presentation_panels(const App& app);
 
 std::unique_ptr<Feature> make_presentation_feature();
