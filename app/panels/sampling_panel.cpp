@@ -372,7 +372,7 @@ void SamplingPanel::draw_p_and_q_legend(const App& app, int N, int shown_rows, c
 
 // The row of token v (0-based) at rank `rank` (0-based), highlighted when v is the sampled y.
 void SamplingPanel::draw_p_and_q_row(const App& app, const InferenceStep& step, int v, int rank, float scale,
-                                     const PqColors& colors) {
+                                     const PqColors& colors) const {
   const bool dark = app.settings.dark;
   const bool sampled = v == step.y - 1;
   ImGui::TableNextRow();

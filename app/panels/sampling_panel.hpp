@@ -40,7 +40,7 @@ struct SamplingPanel {
   void jump_button(App& app, const char* label, size_t to);
   void draw_p_and_q_bars(const App& app, const InferenceStep& step, const std::vector<int>& order, int y_rank);
   void draw_p_and_q_legend(const App& app, int N, int shown_rows, const PqColors& colors);
-  void draw_p_and_q_row(const App& app, const InferenceStep& step, int v, int rank, float scale, const PqColors& colors);
+  void draw_p_and_q_row(const App& app, const InferenceStep& step, int v, int rank, float scale, const PqColors& colors) const;
 
   int step_ = -1;                     // selected step of the traced run (0-based); -1: the last
   size_t generated_seen_ = SIZE_MAX;  // generated().size() when the selection was last reset
