@@ -37,6 +37,20 @@ std::string fmt(const char* f, double v) {
 // The built-in tasks for an architecture: pairs (z, x) when it reads a context, else sequences.
 const std::vector<std::string>& tasks_for(const Architecture& a) { return a.has_context() ? pair_task_names() : task_names(); }
 
+// The shade of a padded position.
+ImU32 padding_color(bool dark) { return dark ? IM_COL32(70, 70, 78, 255) : IM_COL32(205, 205, 212, 255); }
+
+// A padded cell of side w at p: shaded and hatched.
+void padded_cell(ImDrawList* dl, ImVec2 p, float w, ImU32 bg, ImU32 hatch) {
+  dl->AddRectFilled(p, ImVec2(p.x + w, p.y + w), bg);
+  for (float d = w * 0.33f; d < 2 * w; d += w * 0.33f)
+    dl->AddLine(ImVec2(p.x + std::max(0.0f, d - w), p.y + std::min(d, w)), ImVec2(p.x + std::min(d, w), p.y + std::max(0.0f, d - w)),
+                hatch);
+}
+
+// The width of the "b = 8" labels left of the minibatch's rows and of the mask (in the current font).
+float row_label_width() { return ImGui::CalcTextSize("b = 00").x + ImGui::GetFontSize() * 0.4f; }
+
 }  // namespace
 
 bool TrainingPanel::configure(App& app, std::string& error) {
@@ -207,8 +221,6 @@ bool TrainingPanel::trace_update(App& app, std::string& error) {
 }
 
 void TrainingPanel::draw_padding(App& app) {
-  const float F = ImGui::GetFontSize();
-  const bool dark = app.settings.dark;
   if (mode_ == TrainMode::Paper) {
     ImGui::TextDisabled("The paper's mode takes one sequence at a time: nothing is padded.");
     return;
@@ -222,23 +234,25 @@ void TrainingPanel::draw_padding(App& app) {
     ImGui::TextDisabled("(after the first update)");
     return;
   }
-  const int l = b.l;
   ImGui::TextWrapped("The last minibatch: B = %d sequences padded to ℓ = %d, %d real tokens and %d padded; %d loss "
                      "terms. No loss on padding: a padded position has no target, and its key is masked for every "
                      "query (practical training, not in the paper).",
-                     b.B, l, b.real_tokens(), b.B * l - b.real_tokens(), b.n_targets());
+                     b.B, b.l, b.real_tokens(), b.B * b.l - b.real_tokens(), b.n_targets());
+  draw_minibatch_rows(app, b);
+  draw_padded_mask(app, b);
+}
+
+// The first 8 sequences of minibatch b, a cell per position: its token, hatched when padded,
+// underlined when it has a loss term.
+void TrainingPanel::draw_minibatch_rows(const App& app, const Batch& b) const {
+  const float F = ImGui::GetFontSize();
+  const bool dark = app.settings.dark;
+  const int l = b.l;
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text), faint = ImGui::GetColorU32(ImGuiCol_TextDisabled);
-  const ImU32 pad_bg = dark ? IM_COL32(70, 70, 78, 255) : IM_COL32(205, 205, 212, 255);
+  const ImU32 pad_bg = padding_color(dark);
   const ImU32 accent = accent_color(dark);
-  // A padded cell: shaded and hatched.
-  auto padded_cell = [&](ImVec2 p, float w) {
-    dl->AddRectFilled(p, ImVec2(p.x + w, p.y + w), pad_bg);
-    for (float d = w * 0.33f; d < 2 * w; d += w * 0.33f)
-      dl->AddLine(ImVec2(p.x + std::max(0.0f, d - w), p.y + std::min(d, w)), ImVec2(p.x + std::min(d, w), p.y + std::max(0.0f, d - w)),
-                  faint);
-  };
-  const float label_w = ImGui::CalcTextSize("b = 00").x + F * 0.4f;
+  const float label_w = row_label_width();
   const float cell = std::clamp((ImGui::GetContentRegionAvail().x - label_w) / static_cast<float>(l), F * 0.7f, F * 1.3f);
   const int rows = std::min(b.B, 8);
   ImGui::PushFont(app.fonts.mono);
@@ -249,7 +263,7 @@ void TrainingPanel::draw_padding(App& app) {
       const ImVec2 c(p.x + label_w + static_cast<float>(t) * cell, p.y);
       const size_t k = static_cast<size_t>(n) * l + t;
       if (t >= b.lengths[n]) {
-        padded_cell(c, cell - 1);
+        padded_cell(dl, c, cell - 1, pad_bg, faint);
         continue;
       }
       dl->AddRect(c, ImVec2(c.x + cell - 1, c.y + cell - 1), faint);
@@ -271,8 +285,18 @@ void TrainingPanel::draw_padding(App& app) {
   ImGui::PopFont();
   if (b.B > rows) ImGui::TextDisabled("… and %d more sequences", b.B - rows);
   ImGui::TextDisabled("hatched: padding · underlined: a position with a loss term");
+}
 
-  // One sequence's attention mask: the architecture's mask, and no padded key for any query.
+// One sequence's attention mask: the architecture's mask, and no padded key for any query.
+void TrainingPanel::draw_padded_mask(const App& app, const Batch& b) {
+  const float F = ImGui::GetFontSize();
+  const bool dark = app.settings.dark;
+  const int l = b.l;
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImU32 faint = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+  const ImU32 pad_bg = padding_color(dark);
+  const ImU32 accent = accent_color(dark);
+  const float label_w = row_label_width();
   ImGui::SetNextItemWidth(F * 8);
   ImGui::SliderInt("sequence b", &batch_seq_, 1, b.B);
   batch_seq_ = std::clamp(batch_seq_, 1, b.B);
@@ -297,7 +321,7 @@ void TrainingPanel::draw_padding(App& app) {
   for (int tz = 0; tz < l; ++tz)
     for (int tx = 0; tx < l; ++tx) {
       const ImVec2 c(p.x + label_w + static_cast<float>(tx) * mc, p.y + static_cast<float>(tz) * mc);
-      if (tz >= len && mask(tz, tx) == 0) padded_cell(c, mc - 1);
+      if (tz >= len && mask(tz, tx) == 0) padded_cell(dl, c, mc - 1, pad_bg, faint);
       else dl->AddRectFilled(c, ImVec2(c.x + mc - 1, c.y + mc - 1), mask(tz, tx) ? accent : pad_bg);
     }
   dl->AddText(ImVec2(p.x, p.y), faint, "t_z ↓");

@@ -60,6 +60,8 @@ class TrainingPanel {
   // The last minibatch: each sequence's tokens with its padding shaded, and one sequence's
   // attention mask with the padded keys masked.
   void draw_padding(App& app);
+  void draw_minibatch_rows(const App& app, const Batch& b) const;
+  void draw_padded_mask(const App& app, const Batch& b);
   bool configure(App& app, std::string& error);
   // The default η for a mode: the recipe's (practical, recipe on), 3e-3 (practical), 1e-2 (paper).
   float default_lr(App& app, TrainMode m) const;
