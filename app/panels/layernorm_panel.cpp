@@ -11,8 +11,6 @@
 
 namespace sf {
 
-namespace {
-
 // One layer_norm call: its events and the values Algorithm 6 bound in them.
 struct LnCall {
   size_t ev[4] = {0, 0, 0, 0};  // ev[0]: the Enter event; ev[1..3]: the events of lines 1–3
@@ -28,6 +26,8 @@ struct LnGroup {
   int i = 0, l = 0, line = 0;
   std::vector<LnCall> calls;
 };
+
+namespace {
 
 const Value* find_value(const Event& e, const char* name) {
   for (const auto& v : e.values)
@@ -163,42 +163,60 @@ void histogram_chart(const App& app, const char* id, const Value& val, ImVec2 si
   }
 }
 
+// The tooltip of feature i (0-based) of the selected call, shown over any of its charts.
+void feature_tip(const LnCall& sel, int i) {
+  item_tooltip("i = " + std::to_string(i + 1) + "\ne[i] = " + fmt(sel.e->m(i, 0)) + "   (before)\nê[i] = " +
+               fmt(sel.e_hat->m(i, 0)) + "   (after, line 3)\nγ[i] = " + fmt(sel.gamma->m(i, 0)) +
+               ",  β[i] = " + fmt(sel.beta->m(i, 0)));
+}
+
 }  // namespace
 
 void LayerNormPanel::draw(App& app) {
-  Session& s = app.session;
-  const Trace& tr = s.trace();
-  const std::vector<LnGroup> groups = collect_groups(tr);
+  const std::vector<LnGroup> groups = collect_groups(app.session.trace());
   if (groups.empty()) {
     ImGui::TextDisabled("This trace has no layer_norm call.");
     return;
   }
-  const bool dark = app.settings.dark;
-  const float fs = ImGui::GetFontSize();
-
-  // Follow the cursor into the call it is in (or the line that makes the calls).
-  const size_t shown = app.shown_event();
-  if (shown != followed_) {
-    followed_ = shown;
-    for (const auto& g : groups) {
-      if (shown < g.calls.front().ev[0] || shown > g.caller) continue;
-      key_ = {g.i, g.l, g.line};
-      if (tr.events[shown].idx.t > 0) t_ = tr.events[shown].idx.t;
-      break;
-    }
-  }
-  auto find_group = [&]() -> const LnGroup& {
-    for (const auto& g : groups)
-      if (Key{g.i, g.l, g.line} == key_) return g;
-    for (const auto& g : groups)
-      if (g.l == key_.l && g.line == key_.line) return g;
-    return groups.front();
-  };
-  const LnGroup& g = find_group();
+  follow_cursor(app, groups);
+  const LnGroup& g = selected_group(groups);
   key_ = {g.i, g.l, g.line};
   t_ = std::clamp(t_, 1, static_cast<int>(g.calls.size()));
 
-  ImGui::SetNextItemWidth(-fs * 2.0f);
+  draw_call_picker(app, groups, g);
+  const LnCall& sel = g.calls[t_ - 1];
+  draw_statistics(app, g, sel);
+  const int hovered_column = draw_column_before_after(app, g, sel);
+  const int hovered_param = draw_gamma_beta(app, g, sel);
+  hovered_i_ = hovered_param >= 0 ? hovered_param : hovered_column;  // the last chart hovered
+}
+
+// Follow the cursor into the call it is in (or the line that makes the calls).
+void LayerNormPanel::follow_cursor(const App& app, const std::vector<LnGroup>& groups) {
+  const size_t shown = app.shown_event();
+  if (shown == followed_) return;
+  followed_ = shown;
+  const Trace& tr = app.session.trace();
+  for (const auto& g : groups) {
+    if (shown < g.calls.front().ev[0] || shown > g.caller) continue;
+    key_ = {g.i, g.l, g.line};
+    if (tr.events[shown].idx.t > 0) t_ = tr.events[shown].idx.t;
+    break;
+  }
+}
+
+// The group key_ names, else the same layer and line in another generation step, else the first.
+const LnGroup& LayerNormPanel::selected_group(const std::vector<LnGroup>& groups) const {
+  for (const auto& g : groups)
+    if (Key{g.i, g.l, g.line} == key_) return g;
+  for (const auto& g : groups)
+    if (g.l == key_.l && g.line == key_.line) return g;
+  return groups.front();
+}
+
+// The combo of call groups, the caller's pseudocode line, and the selected call's ε.
+void LayerNormPanel::draw_call_picker(const App& app, const std::vector<LnGroup>& groups, const LnGroup& g) {
+  ImGui::SetNextItemWidth(-ImGui::GetFontSize() * 2.0f);
   if (ImGui::BeginCombo("##call", group_label(g).c_str())) {
     for (size_t k = 0; k < groups.size(); ++k) {
       ImGui::PushID(static_cast<int>(k));
@@ -224,8 +242,13 @@ void LayerNormPanel::draw(App& app) {
   ImGui::PushTextWrapPos(0.0f);
   ImGui::TextDisabled("%s", sel.eps->note.c_str());
   ImGui::PopTextWrapPos();
+}
 
-  // Per-token statistics, Algorithm 6 lines 1–2.
+// Per-token statistics, Algorithm 6 lines 1–2: a row per column t; clicking one moves the cursor to its call.
+void LayerNormPanel::draw_statistics(App& app, const LnGroup& g, const LnCall& sel) {
+  Session& s = app.session;
+  const bool dark = app.settings.dark;
+  const float fs = ImGui::GetFontSize();
   const Tokens& toks = s.tokens_at(g.caller);
   float m_scale = 0, v_scale = 0;
   for (const auto& c : g.calls) {
@@ -241,46 +264,56 @@ void LayerNormPanel::draw(App& app) {
   const ImU32 v_col = dark ? IM_COL32(120, 200, 120, 255) : IM_COL32(40, 140, 60, 255);
   const ImGuiTableFlags tf = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_BordersOuter |
                              ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingFixedFit;
-  if (ImGui::BeginTable("stats", 4, tf, ImVec2(0, table_h))) {
-    ImGui::TableSetupScrollFreeze(0, 1);
-    ImGui::TableSetupColumn("t", ImGuiTableColumnFlags_WidthFixed, fs * 1.8f);
-    ImGui::TableSetupColumn("x[t]", ImGuiTableColumnFlags_WidthFixed, fs * 3.2f);
-    ImGui::TableSetupColumn("m  (line 1)", ImGuiTableColumnFlags_WidthStretch);
-    ImGui::TableSetupColumn("v  (line 2)", ImGuiTableColumnFlags_WidthStretch);
-    ImGui::TableHeadersRow();
-    for (const auto& c : g.calls) {
-      ImGui::PushID(c.t);
-      ImGui::TableNextRow();
-      ImGui::TableNextColumn();
-      const bool later = c.ev[0] > s.cursor();
-      if (later) ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetColorU32(ImGuiCol_TextDisabled));
-      if (ImGui::Selectable(std::to_string(c.t).c_str(), c.t == t_, ImGuiSelectableFlags_SpanAllColumns)) {
-        t_ = c.t;
-        // Jump to the same line of that column's call when the cursor is in a call, else to its start.
-        const Event& cur = s.current();
-        s.jump(cur.alg == 6 && cur.kind == EventKind::Line ? c.ev[cur.line] : c.ev[0]);
-        app.ui.viewed_event = SIZE_MAX;
-        followed_ = app.shown_event();
-      }
-      item_tooltip("Click to move the cursor to layer_norm(X[:, " + std::to_string(c.t) + "] | …)" +
-                   (later ? " (it runs later than the cursor: its row is dimmed)" : ""));
-      ImGui::TableNextColumn();
-      ImGui::PushFont(app.fonts.mono);
-      ImGui::TextUnformatted(c.t >= 1 && c.t <= static_cast<int>(toks.size())
-                                 ? token_label(s.tokenizer(), toks[c.t - 1]).c_str()
-                                 : "?");
-      ImGui::PopFont();
-      ImGui::TableNextColumn();
-      number_bar(app, fmt(c.m->m(0, 0), 3), "-0.000123 ", c.m->m(0, 0), m_scale, true, m_col);
-      ImGui::TableNextColumn();
-      number_bar(app, fmt(c.v->m(0, 0), 3), "-0.000123 ", c.v->m(0, 0), v_scale, false, v_col);
-      if (later) ImGui::PopStyleColor();
-      ImGui::PopID();
-    }
-    ImGui::EndTable();
+  if (!ImGui::BeginTable("stats", 4, tf, ImVec2(0, table_h))) return;
+  ImGui::TableSetupScrollFreeze(0, 1);
+  ImGui::TableSetupColumn("t", ImGuiTableColumnFlags_WidthFixed, fs * 1.8f);
+  ImGui::TableSetupColumn("x[t]", ImGuiTableColumnFlags_WidthFixed, fs * 3.2f);
+  ImGui::TableSetupColumn("m  (line 1)", ImGuiTableColumnFlags_WidthStretch);
+  ImGui::TableSetupColumn("v  (line 2)", ImGuiTableColumnFlags_WidthStretch);
+  ImGui::TableHeadersRow();
+  for (const auto& c : g.calls) {
+    ImGui::PushID(c.t);
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    const bool later = c.ev[0] > s.cursor();
+    if (later) ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetColorU32(ImGuiCol_TextDisabled));
+    if (ImGui::Selectable(std::to_string(c.t).c_str(), c.t == t_, ImGuiSelectableFlags_SpanAllColumns))
+      select_column(app, c);
+    item_tooltip("Click to move the cursor to layer_norm(X[:, " + std::to_string(c.t) + "] | …)" +
+                 (later ? " (it runs later than the cursor: its row is dimmed)" : ""));
+    ImGui::TableNextColumn();
+    ImGui::PushFont(app.fonts.mono);
+    ImGui::TextUnformatted(c.t >= 1 && c.t <= static_cast<int>(toks.size())
+                               ? token_label(s.tokenizer(), toks[c.t - 1]).c_str()
+                               : "?");
+    ImGui::PopFont();
+    ImGui::TableNextColumn();
+    number_bar(app, fmt(c.m->m(0, 0), 3), "-0.000123 ", c.m->m(0, 0), m_scale, true, m_col);
+    ImGui::TableNextColumn();
+    number_bar(app, fmt(c.v->m(0, 0), 3), "-0.000123 ", c.v->m(0, 0), v_scale, false, v_col);
+    if (later) ImGui::PopStyleColor();
+    ImGui::PopID();
   }
+  ImGui::EndTable();
+}
 
-  // The selected column before and after, then γ and β.
+// Selects column c.t and moves the cursor to the same line of its call when the cursor is in a
+// call, else to the call's start.
+void LayerNormPanel::select_column(App& app, const LnCall& c) {
+  Session& s = app.session;
+  t_ = c.t;
+  const Event& cur = s.current();
+  s.jump(cur.alg == 6 && cur.kind == EventKind::Line ? c.ev[cur.line] : c.ev[0]);
+  app.ui.viewed_event = SIZE_MAX;
+  followed_ = app.shown_event();
+}
+
+// The selected column before (e) and after (ê) normalisation, by feature or as histograms.
+// Returns the feature hovered in a chart (0-based), or -1.
+int LayerNormPanel::draw_column_before_after(const App& app, const LnGroup& g, const LnCall& sel) {
+  const Session& s = app.session;
+  const bool dark = app.settings.dark;
+  const Tokens& toks = s.tokens_at(g.caller);
   ImGui::Spacing();
   const std::string tok =
       t_ <= static_cast<int>(toks.size()) ? token_label(s.tokenizer(), toks[t_ - 1]) : std::string("?");
@@ -298,55 +331,58 @@ void LayerNormPanel::draw(App& app) {
   const ImU32 hat_col = dark ? IM_COL32(90, 160, 230, 255) : IM_COL32(40, 100, 190, 255);
   const ImU32 hl = accent_color(dark);
   const int d_e = static_cast<int>(sel.e->m.size());
-  const float chart_h = fs * 4.2f;
+  const ImVec2 size(0, ImGui::GetFontSize() * 4.2f);
   const std::string last_i = "i = " + std::to_string(d_e);
-  auto feature_tip = [&](int i) {
-    item_tooltip("i = " + std::to_string(i + 1) + "\ne[i] = " + fmt(sel.e->m(i, 0)) + "   (before)\nê[i] = " +
-                 fmt(sel.e_hat->m(i, 0)) + "   (after, line 3)\nγ[i] = " + fmt(sel.gamma->m(i, 0)) +
-                 ",  β[i] = " + fmt(sel.beta->m(i, 0)));
-  };
   int hovered = -1;
   math_text(app.fonts, "before: e = X[:, t] ∈ ℝ^{d_e}");
   if (histogram_) {
-    histogram_chart(app, "e", *sel.e, ImVec2(0, chart_h), e_col, hl);
+    histogram_chart(app, "e", *sel.e, size, e_col, hl);
   } else {
-    const int h = bar_chart(app, "e", sel.e->m.data(), d_e, ImVec2(0, chart_h), e_col, hovered_i_, hl, "i = 1", last_i,
+    const int h = bar_chart(app, "e", sel.e->m.data(), d_e, size, e_col, hovered_i_, hl, "i = 1", last_i,
                             sel.m->m(0, 0), "m = " + fmt(sel.m->m(0, 0)));
     if (h >= 0) {
       hovered = h;
-      feature_tip(h);
+      feature_tip(sel, h);
     }
   }
   math_text(app.fonts, "after (line 3): ê = (e − m)/√(v + ε) ⊙ γ + β");
   if (histogram_) {
-    histogram_chart(app, "ehat", *sel.e_hat, ImVec2(0, chart_h), hat_col, hl);
+    histogram_chart(app, "ehat", *sel.e_hat, size, hat_col, hl);
   } else {
-    const int h = bar_chart(app, "ehat", sel.e_hat->m.data(), d_e, ImVec2(0, chart_h), hat_col, hovered_i_, hl, "i = 1",
-                            last_i);
+    const int h = bar_chart(app, "ehat", sel.e_hat->m.data(), d_e, size, hat_col, hovered_i_, hl, "i = 1", last_i);
     if (h >= 0) {
       hovered = h;
-      feature_tip(h);
+      feature_tip(sel, h);
     }
   }
+  return hovered;
+}
 
+// The parameters γ and β side by side. Returns the feature hovered in either chart (0-based), or -1.
+int LayerNormPanel::draw_gamma_beta(const App& app, const LnGroup& g, const LnCall& sel) const {
+  const bool dark = app.settings.dark;
   ImGui::Spacing();
   const float half = (ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x) * 0.5f;
-  const float param_h = fs * 3.0f;
+  const float param_h = ImGui::GetFontSize() * 3.0f;
   const ImU32 p_col = dark ? IM_COL32(200, 140, 220, 255) : IM_COL32(140, 60, 160, 255);
+  const ImU32 hl = accent_color(dark);
+  const int d_e = static_cast<int>(sel.e->m.size());
+  const std::string last_i = "i = " + std::to_string(d_e);
+  int hovered = -1;
   auto param_chart = [&](const char* id, const Value& val, const std::string& caption) {
     ImGui::BeginGroup();
     math_text(app.fonts, caption);
     const int h = bar_chart(app, id, val.m.data(), d_e, ImVec2(half, param_h), p_col, hovered_i_, hl, "i = 1", last_i);
     if (h >= 0) {
       hovered = h;
-      feature_tip(h);
+      feature_tip(sel, h);
     }
     ImGui::EndGroup();
   };
   param_chart("gamma", *sel.gamma, param_name(g, "γ") + " (scale)");
   ImGui::SameLine();
   param_chart("beta", *sel.beta, param_name(g, "β") + " (offset)");
-  hovered_i_ = hovered;
+  return hovered;
 }
 
 }  // namespace sf

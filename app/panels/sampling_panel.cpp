@@ -45,6 +45,25 @@ int prompt_length(const Trace& tr) {
   return x ? static_cast<int>(x->tokens.size()) : 0;
 }
 
+// The steps of the traced Algorithm 14 run; 0 when the trace is the forward pass.
+size_t traced_steps(const Session& s) {
+  return s.run_kind() == RunKind::Generate ? s.generation().steps.size() : 0;
+}
+
+// τ as traced (Algorithm 14's input), to compare with τ as set now; nullptr when not traced.
+const Value* traced_tau(const Trace& tr) {
+  const size_t enter = find_event(tr, 14, EventKind::Enter, 0, 0);
+  return enter < tr.size() ? find_value(tr.events[enter], "τ") : nullptr;
+}
+
+// Token indices (0-based) by decreasing p.
+std::vector<int> by_decreasing_p(const InferenceStep& step) {
+  std::vector<int> order(step.p.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return step.p(a) > step.p(b); });
+  return order;
+}
+
 }  // namespace
 
 int tokens_fed(const Trace& tr, const InferenceStep& step, int i) {
@@ -65,16 +84,25 @@ std::string step_heading(const InferenceStep& step, int i, int n_steps, int fed,
 }
 
 void SamplingPanel::draw(App& app) {
-  Session& s = app.session;
-  SamplingSettings& st = s.sampling;
-  const ModelConfig& c = s.model().config;
-  const Tokenizer& tok = s.tokenizer();
-  const Trace& tr = s.trace();
-  const bool dark = app.settings.dark;
-  const float fs = ImGui::GetFontSize();
-  const ImU32 accent = accent_color(dark);
+  draw_controls(app);
+  draw_commands(app);
+  const int sel = selected_step(app);
+  draw_generated_text(app, sel);
+  ImGui::Separator();
+  heading_.clear();
+  if (!draw_run_status(app) || sel < 0) return;
+  const InferenceStep& step = app.session.generation().steps[sel];
+  const std::vector<int> order = by_decreasing_p(step);
+  const int y_rank = static_cast<int>(std::find(order.begin(), order.end(), step.y - 1) - order.begin());
+  draw_step_details(app, sel, y_rank);
+  draw_p_and_q_bars(app, step, order, y_rank);
+}
 
-  // --- the hyperparameters of Algorithm 14 ---
+// The hyperparameters of Algorithm 14: τ, ℓ_gen, the seed, and the three choices not in the paper.
+void SamplingPanel::draw_controls(App& app) {
+  SamplingSettings& st = app.session.sampling;
+  const ModelConfig& c = app.session.model().config;
+  const float fs = ImGui::GetFontSize();
   float tau = static_cast<float>(st.tau);
   if (ImGui::SliderFloat(fitted_label("τ (temperature)", fs * 13.0f).c_str(), &tau, 0.0f, 5.0f, "%.2f", ImGuiSliderFlags_Logarithmic))
     st.tau = std::clamp(static_cast<double>(tau), 0.0, 100.0);
@@ -102,12 +130,15 @@ void SamplingPanel::draw(App& app) {
                "a prefix separator first appears.");
   aside("(not in the paper: encyclopedia article, seed 004)");
   wrapped_checkbox("Stop at eos_token", &st.stop_at_eos);
-  item_tooltip("Generation ends once the model draws eos_token (" + token_label(tok, c.eos_token()) +
+  item_tooltip("Generation ends once the model draws eos_token (" + token_label(app.session.tokenizer(), c.eos_token()) +
                "), as the CLI's --stop-at-eos does. Off: Algorithm 14 as printed, which draws all ℓ_gen tokens, "
                "so a model that has ended its text goes on drawing eos_token after eos_token.");
   aside("(not in the paper's Algorithm 14)");
+}
 
-  // --- commands ---
+// The buttons that trace a generation, clear it, or go back to the forward pass.
+void SamplingPanel::draw_commands(App& app) {
+  Session& s = app.session;
   auto ran = [&] {
     app.ui.viewed_event = SIZE_MAX;
     step_ = -1;
@@ -117,10 +148,10 @@ void SamplingPanel::draw(App& app) {
     ran();
   }
   item_tooltip("Ctrl+G. Traces Algorithm 14 with ℓ_gen = 1, continuing the text generated so far.");
-  const std::string gen_all = "Generate ℓ_gen = " + std::to_string(st.l_gen) + " tokens";
+  const std::string gen_all = "Generate ℓ_gen = " + std::to_string(s.sampling.l_gen) + " tokens";
   same_line_if_fits(button_width(gen_all.c_str()));
   if (ImGui::Button(gen_all.c_str())) {
-    s.trace_generate(st.l_gen, false);
+    s.trace_generate(s.sampling.l_gen, false);
     ran();
   }
   item_tooltip("Starts again from the prompt and traces Algorithm 14 drawing ℓ_gen tokens.");
@@ -140,143 +171,186 @@ void SamplingPanel::draw(App& app) {
   if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
     item_tooltip("Traces Algorithm 10 on the prompt again. The generated text is kept: \"Generate next token\" "
                  "continues it.");
+}
 
-  const bool generating = s.run_kind() == RunKind::Generate;
-  const InferenceResult& gen = s.generation();
-  const size_t n_steps = generating ? gen.steps.size() : 0;
-  if (s.generated().size() != generated_seen_) {
-    generated_seen_ = s.generated().size();
+// The selected step (0-based; -1 when no generation is traced): the last, unless the learner picked
+// one or the cursor is inside another. A new generation resets it to the last.
+int SamplingPanel::selected_step(const App& app) {
+  const size_t n_steps = traced_steps(app.session);
+  if (app.session.generated().size() != generated_seen_) {
+    generated_seen_ = app.session.generated().size();
     step_ = -1;
   }
   const size_t shown = app.shown_event();
   if (shown != followed_) {
     followed_ = shown;
+    const Trace& tr = app.session.trace();
     const int i = shown < tr.size() ? tr.events[shown].idx.i : 0;
-    if (generating && i >= 1 && static_cast<size_t>(i) <= n_steps) step_ = i - 1;
+    if (i >= 1 && static_cast<size_t>(i) <= n_steps) step_ = i - 1;
   }
-  const int sel = n_steps == 0 ? -1 : step_ < 0 || static_cast<size_t>(step_) >= n_steps ? static_cast<int>(n_steps) - 1 : step_;
+  return n_steps == 0 ? -1 : step_ < 0 || static_cast<size_t>(step_) >= n_steps ? static_cast<int>(n_steps) - 1 : step_;
+}
 
-  // --- the text so far: prompt, earlier tokens, and this run's tokens (click one) ---
+// The text so far: prompt, earlier tokens, and this run's tokens (click one to select its step).
+void SamplingPanel::draw_generated_text(const App& app, int sel) {
+  const Session& s = app.session;
+  const size_t n_steps = traced_steps(s);
   ImGui::Separator();
   ImGui::TextUnformatted("Text so far");
   aside(n_steps ? "(prompt dim; click a token generated in this trace to see its p and q)" : "(prompt dim)");
-  {
-    const Tokens& gtoks = s.generated();
-    const size_t first_traced = gtoks.size() - n_steps;  // generated() ends with this run's tokens
-    const ImVec2 pad(fs * 0.12f, fs * 0.1f);
-    ImGui::PushFont(app.fonts.mono);
-    ImGui::PushStyleVar(ImGuiStyleVar_ItemSpacing, ImVec2(1.0f, fs * 0.25f));
-    bool first = true;
-    auto chip = [&](int id, int kind, size_t k) {  // kind: 0 prompt, 1 earlier, 2 this run (k = step)
-      const std::string label = token_label(tok, id);
-      const ImVec2 ts = ImGui::CalcTextSize(label.c_str());
-      const ImVec2 size(ts.x + pad.x * 2, ts.y + pad.y * 2);
-      if (!first) same_line_if_fits(size.x);
-      first = false;
-      const ImVec2 p = ImGui::GetCursorScreenPos();
-      ImGui::PushID(static_cast<int>(k) + kind * 100000);
-      ImDrawList* dl = ImGui::GetWindowDrawList();
-      if (kind == 2) {
-        if (ImGui::InvisibleButton("tok", size)) {
-          step_ = static_cast<int>(k);
-          followed_ = shown;
-        }
-        item_tooltip("Step i = " + std::to_string(k + 1) + ": “" + label + "” (id " + std::to_string(id) +
-                     "). Click to see the p and q it was drawn from.");
-        dl->AddRectFilled(p, ImVec2(p.x + size.x, p.y + size.y),
-                          static_cast<int>(k) == sel ? highlight_bg(dark) : ImGui::GetColorU32(ImGuiCol_FrameBg), 3.0f);
-        if (ImGui::IsItemHovered())
-          dl->AddRect(p, ImVec2(p.x + size.x, p.y + size.y), accent, 3.0f);
-      } else {
-        ImGui::Dummy(size);
-      }
-      dl->AddText(ImVec2(p.x + pad.x, p.y + pad.y),
-                  kind == 0 ? ImGui::GetColorU32(ImGuiCol_TextDisabled) : kind == 2 ? accent : ImGui::GetColorU32(ImGuiCol_Text),
-                  label.c_str());
-      ImGui::PopID();
-    };
-    for (size_t k = 0; k < s.tokens().size(); ++k) chip(s.tokens()[k], 0, k);
-    for (size_t k = 0; k < gtoks.size(); ++k)
-      chip(gtoks[k], k >= first_traced ? 2 : 1, k >= first_traced ? k - first_traced : k);
-    ImGui::PopStyleVar();
-    ImGui::PopFont();
-    if (gtoks.empty()) ImGui::TextDisabled("Nothing generated yet.");
-    else if (first_traced > 0) {
-      ImGui::PushTextWrapPos(0.0f);
-      ImGui::TextDisabled("The %s without a box came from earlier runs: part of x now, but not traced in this run.",
-                          counted(static_cast<long long>(first_traced), "token").c_str());
-      ImGui::PopTextWrapPos();
-    }
+  const Tokens& gtoks = s.generated();
+  const size_t first_traced = gtoks.size() - n_steps;  // generated() ends with this run's tokens
+  const float fs = ImGui::GetFontSize();
+  ImGui::PushFont(app.fonts.mono);
+  ImGui::PushStyleVar(ImGuiStyleVar_ItemSpacing, ImVec2(1.0f, fs * 0.25f));
+  bool first = true;
+  for (size_t k = 0; k < s.tokens().size(); ++k) draw_token_chip(app, s.tokens()[k], ChipKind::Prompt, k, sel, first);
+  for (size_t k = 0; k < gtoks.size(); ++k) {
+    const bool traced = k >= first_traced;
+    draw_token_chip(app, gtoks[k], traced ? ChipKind::ThisRun : ChipKind::Earlier, traced ? k - first_traced : k, sel,
+                    first);
   }
+  ImGui::PopStyleVar();
+  ImGui::PopFont();
+  if (gtoks.empty()) ImGui::TextDisabled("Nothing generated yet.");
+  else if (first_traced > 0) {
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextDisabled("The %s without a box came from earlier runs: part of x now, but not traced in this run.",
+                        counted(static_cast<long long>(first_traced), "token").c_str());
+    ImGui::PopTextWrapPos();
+  }
+}
 
-  ImGui::Separator();
-  heading_.clear();
-  if (!generating) {
+// One token of the text: a box to click for this run's tokens (k = its step), plain text otherwise.
+void SamplingPanel::draw_token_chip(const App& app, int id, ChipKind kind, size_t k, int sel, bool& first) {
+  const bool dark = app.settings.dark;
+  const float fs = ImGui::GetFontSize();
+  const ImU32 accent = accent_color(dark);
+  const ImVec2 pad(fs * 0.12f, fs * 0.1f);
+  const std::string label = token_label(app.session.tokenizer(), id);
+  const ImVec2 ts = ImGui::CalcTextSize(label.c_str());
+  const ImVec2 size(ts.x + pad.x * 2, ts.y + pad.y * 2);
+  if (!first) same_line_if_fits(size.x);
+  first = false;
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  ImGui::PushID(static_cast<int>(k) + static_cast<int>(kind) * 100000);
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  if (kind == ChipKind::ThisRun) {
+    if (ImGui::InvisibleButton("tok", size)) {
+      step_ = static_cast<int>(k);
+      followed_ = app.shown_event();
+    }
+    item_tooltip("Step i = " + std::to_string(k + 1) + ": “" + label + "” (id " + std::to_string(id) +
+                 "). Click to see the p and q it was drawn from.");
+    dl->AddRectFilled(p, ImVec2(p.x + size.x, p.y + size.y),
+                      static_cast<int>(k) == sel ? highlight_bg(dark) : ImGui::GetColorU32(ImGuiCol_FrameBg), 3.0f);
+    if (ImGui::IsItemHovered())
+      dl->AddRect(p, ImVec2(p.x + size.x, p.y + size.y), accent, 3.0f);
+  } else {
+    ImGui::Dummy(size);
+  }
+  const ImU32 text = kind == ChipKind::Prompt    ? ImGui::GetColorU32(ImGuiCol_TextDisabled)
+                     : kind == ChipKind::ThisRun ? accent
+                                                 : ImGui::GetColorU32(ImGuiCol_Text);
+  dl->AddText(ImVec2(p.x + pad.x, p.y + pad.y), text, label.c_str());
+  ImGui::PopID();
+}
+
+// What the trace is: the forward pass (with how to trace a generation; returns false), or a
+// generation (how it stopped, and whether τ changed since; returns true).
+bool SamplingPanel::draw_run_status(const App& app) const {
+  const Session& s = app.session;
+  if (s.run_kind() != RunKind::Generate) {
     ImGui::PushTextWrapPos(0.0f);
     ImGui::TextDisabled("The trace is the forward pass (Algorithm 10) on the prompt. Generate to trace Algorithm 14: "
                         "each generation step is then a traced run of DTransformer you can step into (F11 on "
                         "Algorithm 14 line 2 enters line 3's call).");
     ImGui::PopTextWrapPos();
-    return;
+    return false;
   }
-  if (!gen.stopped.empty()) wrapped_colored(accent, "Generation " + gen.stopped + ".");
-  // τ as traced (Algorithm 14's input) against τ as set now.
-  const size_t enter = find_event(tr, 14, EventKind::Enter, 0, 0);
-  const Value* tau_v = enter < tr.size() ? find_value(tr.events[enter], "τ") : nullptr;
-  if (tau_v && tau_v->m(0, 0) != static_cast<float>(st.tau)) {
+  const ImU32 accent = accent_color(app.settings.dark);
+  if (!s.generation().stopped.empty()) wrapped_colored(accent, "Generation " + s.generation().stopped + ".");
+  const Value* tau_v = traced_tau(s.trace());
+  if (tau_v && tau_v->m(0, 0) != static_cast<float>(s.sampling.tau)) {
     ImGui::PushTextWrapPos(0.0f);
     ImGui::TextColored(ImColor(accent), "τ is now %.3g, but this trace drew with τ = %.3g: q will change on the next "
                                         "generation.",
-                       st.tau, tau_v->m(0, 0));
+                       s.sampling.tau, tau_v->m(0, 0));
     ImGui::PopTextWrapPos();
   }
-  if (sel < 0) return;
+  return true;
+}
 
-  // --- the selected step ---
-  const InferenceStep& step = gen.steps[sel];
+// The selected step i = sel + 1: its heading, the sampled y, and buttons to its DTransformer call and its draw.
+void SamplingPanel::draw_step_details(App& app, int sel, int y_rank) {
+  Session& s = app.session;
+  const Trace& tr = s.trace();
+  const InferenceStep& step = s.generation().steps[sel];
+  const ImU32 accent = accent_color(app.settings.dark);
   const int i = sel + 1;
-  const size_t call = find_event(tr, 10, EventKind::Enter, 0, i);
   const int fed = tokens_fed(tr, step, i);
-  const std::string y = token_label(tok, step.y);
-  const int N = static_cast<int>(step.p.size());
-  std::vector<int> order(N);  // token indices (0-based) by decreasing p
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return step.p(a) > step.p(b); });
-  const int y_rank = static_cast<int>(std::find(order.begin(), order.end(), step.y - 1) - order.begin());
-  heading_ = step_heading(step, i, static_cast<int>(n_steps), fed, s.traced_with_kv_cache());
+  heading_ = step_heading(step, i, static_cast<int>(traced_steps(s)), fed, s.traced_with_kv_cache());
   wrapped_colored(accent, heading_);
-  wrapped_colored(accent, "sampled y = “" + y + "” (id " + std::to_string(step.y) + ", rank " +
-                              std::to_string(y_rank + 1) + " by p):  p(y) = " + prob(step.p(step.y - 1)) +
+  wrapped_colored(accent, "sampled y = “" + token_label(s.tokenizer(), step.y) + "” (id " + std::to_string(step.y) +
+                              ", rank " + std::to_string(y_rank + 1) + " by p):  p(y) = " + prob(step.p(step.y - 1)) +
                               ",  q(y) = " + prob(step.q(step.y - 1)));
   if (step.context_start > 1)
     ImGui::TextDisabled("Context trimmed: the model saw only x[%d:%d], the last ℓ_max tokens.", step.context_start,
                         step.context_start - 1 + fed);
-  ImGui::BeginDisabled(call >= tr.size());
-  if (ImGui::SmallButton("Go to line 3's DTransformer call")) {
-    s.jump(call);
-    app.ui.viewed_event = SIZE_MAX;
-    followed_ = app.shown_event();
-  }
-  ImGui::EndDisabled();
+  jump_button(app, "Go to line 3's DTransformer call", find_event(tr, 10, EventKind::Enter, 0, i));
   same_line_if_fits(button_width("Go to line 5 (the draw)"));
-  const size_t line5 = find_event(tr, 14, EventKind::Line, 5, i);
-  ImGui::BeginDisabled(line5 >= tr.size());
-  if (ImGui::SmallButton("Go to line 5 (the draw)")) {
-    s.jump(line5);
-    app.ui.viewed_event = SIZE_MAX;
-    followed_ = app.shown_event();
-  }
-  ImGui::EndDisabled();
+  jump_button(app, "Go to line 5 (the draw)", find_event(tr, 14, EventKind::Line, 5, i));
   ImGui::PushTextWrapPos(0.0f);
   ImGui::TextDisabled("Each generation step is a traced run of DTransformer (Algorithm 10): with the cursor on "
                       "Algorithm 14 line 2, F11 steps into line 3's call and F10 steps over it.");
   ImGui::PopTextWrapPos();
+}
 
-  // --- p and q over the vocabulary, sorted by p ---
+// A small button that moves the cursor to event `to` (disabled when the trace has no such event).
+void SamplingPanel::jump_button(App& app, const char* label, size_t to) {
+  ImGui::BeginDisabled(to >= app.session.trace().size());
+  if (ImGui::SmallButton(label)) {
+    app.session.jump(to);
+    app.ui.viewed_event = SIZE_MAX;
+    followed_ = app.shown_event();
+  }
+  ImGui::EndDisabled();
+}
+
+// p and q over the vocabulary, sorted by p: the top kTopK rows (or all), and the sampled y's row below them.
+void SamplingPanel::draw_p_and_q_bars(const App& app, const InferenceStep& step, const std::vector<int>& order,
+                                      int y_rank) {
+  const int N = static_cast<int>(step.p.size());
   const int shown_rows = all_ ? N : std::min(kTopK, N);
+  const bool dark = app.settings.dark;
+  const PqColors colors{dark ? IM_COL32(90, 160, 230, 255) : IM_COL32(40, 100, 190, 255),
+                        dark ? IM_COL32(230, 140, 70, 255) : IM_COL32(200, 100, 30, 255)};
   ImGui::Spacing();
-  const ImU32 p_col = dark ? IM_COL32(90, 160, 230, 255) : IM_COL32(40, 100, 190, 255);
-  const ImU32 q_col = dark ? IM_COL32(230, 140, 70, 255) : IM_COL32(200, 100, 30, 255);
+  draw_p_and_q_legend(app, N, shown_rows, colors);
+  const float scale = std::max(step.p.maxCoeff(), step.q.maxCoeff());
+  const float fs = ImGui::GetFontSize();
+  const ImGuiTableFlags tf = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_BordersOuter |
+                             ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingFixedFit;
+  if (!ImGui::BeginTable("pq", 4, tf, ImVec2(0, std::max(fs * 8.0f, ImGui::GetContentRegionAvail().y)))) return;
+  ImGui::TableSetupScrollFreeze(0, 1);
+  ImGui::TableSetupColumn("rank", ImGuiTableColumnFlags_WidthFixed, fs * 2.6f);
+  ImGui::TableSetupColumn("token", ImGuiTableColumnFlags_WidthFixed, fs * 4.2f);
+  ImGui::TableSetupColumn("p", ImGuiTableColumnFlags_WidthStretch);
+  ImGui::TableSetupColumn("q", ImGuiTableColumnFlags_WidthStretch);
+  ImGui::TableHeadersRow();
+  for (int r = 0; r < shown_rows; ++r) draw_p_and_q_row(app, step, order[r], r, scale, colors);
+  if (y_rank >= shown_rows) {
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::TextDisabled("…");
+    draw_p_and_q_row(app, step, order[y_rank], y_rank, scale, colors);
+  }
+  ImGui::EndTable();
+}
+
+// The "all N_V tokens" checkbox and the colour key of the p and q bars.
+void SamplingPanel::draw_p_and_q_legend(const App& app, int N, int shown_rows, const PqColors& colors) {
+  const float fs = ImGui::GetFontSize();
   wrapped_checkbox(("all N_V = " + std::to_string(N) + " tokens").c_str(), &all_);
   ImGui::SameLine(0, fs * 1.5f);
   const ImVec2 sw(fs * 0.7f, fs * 0.7f);
@@ -286,52 +360,36 @@ void SamplingPanel::draw(App& app) {
     ImGui::Dummy(ImVec2(sw.x, fs));
     ImGui::SameLine();
   };
-  swatch(p_col);
+  swatch(colors.p);
   math_text(app.fonts, "p (line 4)");
+  const Value* tau_v = traced_tau(app.session.trace());
   const std::string q_label = "q ∝ p^{1/τ} (line 5)" + std::string(tau_v && tau_v->m(0, 0) <= 0 ? ": τ = 0, argmax" : "");
   same_line_if_fits(sw.x + ImGui::GetStyle().ItemSpacing.x + math_text_size(app.fonts, q_label).x);
-  swatch(q_col);
+  swatch(colors.q);
   math_text(app.fonts, q_label);
   if (!all_) aside(("top " + std::to_string(shown_rows) + " by p").c_str());
+}
 
-  const float scale = std::max(step.p.maxCoeff(), step.q.maxCoeff());
-  const ImGuiTableFlags tf = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_BordersOuter |
-                             ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingFixedFit;
-  if (ImGui::BeginTable("pq", 4, tf, ImVec2(0, std::max(fs * 8.0f, ImGui::GetContentRegionAvail().y)))) {
-    ImGui::TableSetupScrollFreeze(0, 1);
-    ImGui::TableSetupColumn("rank", ImGuiTableColumnFlags_WidthFixed, fs * 2.6f);
-    ImGui::TableSetupColumn("token", ImGuiTableColumnFlags_WidthFixed, fs * 4.2f);
-    ImGui::TableSetupColumn("p", ImGuiTableColumnFlags_WidthStretch);
-    ImGui::TableSetupColumn("q", ImGuiTableColumnFlags_WidthStretch);
-    ImGui::TableHeadersRow();
-    auto row = [&](int rank) {
-      const int v = order[rank];
-      const bool sampled = v == step.y - 1;
-      ImGui::TableNextRow();
-      if (sampled) ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, highlight_bg(dark));
-      ImGui::TableNextColumn();
-      ImGui::Text("%d", rank + 1);
-      ImGui::TableNextColumn();
-      ImGui::PushFont(app.fonts.mono);
-      const std::string label = token_label(tok, v + 1);
-      if (sampled) ImGui::TextColored(ImColor(accent), "%s ◀", label.c_str());
-      else ImGui::TextUnformatted(label.c_str());
-      ImGui::PopFont();
-      item_tooltip("“" + label + "” (id " + std::to_string(v + 1) + ")" + (sampled ? ": the sampled token y" : ""));
-      ImGui::TableNextColumn();
-      number_bar(app, prob(step.p(v)), "0.000 ", step.p(v), scale, false, p_col);
-      ImGui::TableNextColumn();
-      number_bar(app, prob(step.q(v)), "0.000 ", step.q(v), scale, false, q_col);
-    };
-    for (int r = 0; r < shown_rows; ++r) row(r);
-    if (y_rank >= shown_rows) {
-      ImGui::TableNextRow();
-      ImGui::TableNextColumn();
-      ImGui::TextDisabled("…");
-      row(y_rank);
-    }
-    ImGui::EndTable();
-  }
+// The row of token v (0-based) at rank `rank` (0-based), highlighted when v is the sampled y.
+void SamplingPanel::draw_p_and_q_row(const App& app, const InferenceStep& step, int v, int rank, float scale,
+                                     const PqColors& colors) const {
+  const bool dark = app.settings.dark;
+  const bool sampled = v == step.y - 1;
+  ImGui::TableNextRow();
+  if (sampled) ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, highlight_bg(dark));
+  ImGui::TableNextColumn();
+  ImGui::Text("%d", rank + 1);
+  ImGui::TableNextColumn();
+  ImGui::PushFont(app.fonts.mono);
+  const std::string label = token_label(app.session.tokenizer(), v + 1);
+  if (sampled) ImGui::TextColored(ImColor(accent_color(dark)), "%s ◀", label.c_str());
+  else ImGui::TextUnformatted(label.c_str());
+  ImGui::PopFont();
+  item_tooltip("“" + label + "” (id " + std::to_string(v + 1) + ")" + (sampled ? ": the sampled token y" : ""));
+  ImGui::TableNextColumn();
+  number_bar(app, prob(step.p(v)), "0.000 ", step.p(v), scale, false, colors.p);
+  ImGui::TableNextColumn();
+  number_bar(app, prob(step.q(v)), "0.000 ", step.q(v), scale, false, colors.q);
 }
 
 }  // namespace sf

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "app/app.hpp"
 
@@ -24,6 +25,23 @@ struct SamplingPanel {
   const std::string& heading() const { return heading_; }
 
  private:
+  enum class ChipKind { Prompt = 0, Earlier = 1, ThisRun = 2 };  // the values are part of the chips' ImGui IDs
+  struct PqColors {
+    ImU32 p, q;
+  };
+  // What the learner sees, top to bottom.
+  void draw_controls(App& app);
+  void draw_commands(App& app);
+  int selected_step(const App& app);
+  void draw_generated_text(const App& app, int sel);
+  void draw_token_chip(const App& app, int id, ChipKind kind, size_t k, int sel, bool& first);
+  bool draw_run_status(const App& app) const;
+  void draw_step_details(App& app, int sel, int y_rank);
+  void jump_button(App& app, const char* label, size_t to);
+  void draw_p_and_q_bars(const App& app, const InferenceStep& step, const std::vector<int>& order, int y_rank);
+  void draw_p_and_q_legend(const App& app, int N, int shown_rows, const PqColors& colors);
+  void draw_p_and_q_row(const App& app, const InferenceStep& step, int v, int rank, float scale, const PqColors& colors) const;
+
   int step_ = -1;                     // selected step of the traced run (0-based); -1: the last
   size_t generated_seen_ = SIZE_MAX;  // generated().size() when the selection was last reset
   size_t followed_ = SIZE_MAX;        // the shown event the selection last followed

@@ -37,6 +37,20 @@ std::string fmt(const char* f, double v) {
 // The built-in tasks for an architecture: pairs (z, x) when it reads a context, else sequences.
 const std::vector<std::string>& tasks_for(const Architecture& a) { return a.has_context() ? pair_task_names() : task_names(); }
 
+// The shade of a padded position.
+ImU32 padding_color(bool dark) { return dark ? IM_COL32(70, 70, 78, 255) : IM_COL32(205, 205, 212, 255); }
+
+// A padded cell of side w at p: shaded and hatched.
+void padded_cell(ImDrawList* dl, ImVec2 p, float w, ImU32 bg, ImU32 hatch) {
+  dl->AddRectFilled(p, ImVec2(p.x + w, p.y + w), bg);
+  for (float d = w * 0.33f; d < 2 * w; d += w * 0.33f)
+    dl->AddLine(ImVec2(p.x + std::max(0.0f, d - w), p.y + std::min(d, w)), ImVec2(p.x + std::min(d, w), p.y + std::max(0.0f, d - w)),
+                hatch);
+}
+
+// The width of the "b = 8" labels left of the minibatch's rows and of the mask (in the current font).
+float row_label_width() { return ImGui::CalcTextSize("b = 00").x + ImGui::GetFontSize() * 0.4f; }
+
 }  // namespace
 
 bool TrainingPanel::configure(App& app, std::string& error) {
@@ -207,8 +221,6 @@ bool TrainingPanel::trace_update(App& app, std::string& error) {
 }
 
 void TrainingPanel::draw_padding(App& app) {
-  const float F = ImGui::GetFontSize();
-  const bool dark = app.settings.dark;
   if (mode_ == TrainMode::Paper) {
     ImGui::TextDisabled("The paper's mode takes one sequence at a time: nothing is padded.");
     return;
@@ -222,23 +234,25 @@ void TrainingPanel::draw_padding(App& app) {
     ImGui::TextDisabled("(after the first update)");
     return;
   }
-  const int l = b.l;
   ImGui::TextWrapped("The last minibatch: B = %d sequences padded to ℓ = %d, %d real tokens and %d padded; %d loss "
                      "terms. No loss on padding: a padded position has no target, and its key is masked for every "
                      "query (practical training, not in the paper).",
-                     b.B, l, b.real_tokens(), b.B * l - b.real_tokens(), b.n_targets());
+                     b.B, b.l, b.real_tokens(), b.B * b.l - b.real_tokens(), b.n_targets());
+  draw_minibatch_rows(app, b);
+  draw_padded_mask(app, b);
+}
+
+// The first 8 sequences of minibatch b, a cell per position: its token, hatched when padded,
+// underlined when it has a loss term.
+void TrainingPanel::draw_minibatch_rows(const App& app, const Batch& b) const {
+  const float F = ImGui::GetFontSize();
+  const bool dark = app.settings.dark;
+  const int l = b.l;
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text), faint = ImGui::GetColorU32(ImGuiCol_TextDisabled);
-  const ImU32 pad_bg = dark ? IM_COL32(70, 70, 78, 255) : IM_COL32(205, 205, 212, 255);
+  const ImU32 pad_bg = padding_color(dark);
   const ImU32 accent = accent_color(dark);
-  // A padded cell: shaded and hatched.
-  auto padded_cell = [&](ImVec2 p, float w) {
-    dl->AddRectFilled(p, ImVec2(p.x + w, p.y + w), pad_bg);
-    for (float d = w * 0.33f; d < 2 * w; d += w * 0.33f)
-      dl->AddLine(ImVec2(p.x + std::max(0.0f, d - w), p.y + std::min(d, w)), ImVec2(p.x + std::min(d, w), p.y + std::max(0.0f, d - w)),
-                  faint);
-  };
-  const float label_w = ImGui::CalcTextSize("b = 00").x + F * 0.4f;
+  const float label_w = row_label_width();
   const float cell = std::clamp((ImGui::GetContentRegionAvail().x - label_w) / static_cast<float>(l), F * 0.7f, F * 1.3f);
   const int rows = std::min(b.B, 8);
   ImGui::PushFont(app.fonts.mono);
@@ -249,7 +263,7 @@ void TrainingPanel::draw_padding(App& app) {
       const ImVec2 c(p.x + label_w + static_cast<float>(t) * cell, p.y);
       const size_t k = static_cast<size_t>(n) * l + t;
       if (t >= b.lengths[n]) {
-        padded_cell(c, cell - 1);
+        padded_cell(dl, c, cell - 1, pad_bg, faint);
         continue;
       }
       dl->AddRect(c, ImVec2(c.x + cell - 1, c.y + cell - 1), faint);
@@ -271,8 +285,18 @@ void TrainingPanel::draw_padding(App& app) {
   ImGui::PopFont();
   if (b.B > rows) ImGui::TextDisabled("… and %d more sequences", b.B - rows);
   ImGui::TextDisabled("hatched: padding · underlined: a position with a loss term");
+}
 
-  // One sequence's attention mask: the architecture's mask, and no padded key for any query.
+// One sequence's attention mask: the architecture's mask, and no padded key for any query.
+void TrainingPanel::draw_padded_mask(const App& app, const Batch& b) {
+  const float F = ImGui::GetFontSize();
+  const bool dark = app.settings.dark;
+  const int l = b.l;
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImU32 faint = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+  const ImU32 pad_bg = padding_color(dark);
+  const ImU32 accent = accent_color(dark);
+  const float label_w = row_label_width();
   ImGui::SetNextItemWidth(F * 8);
   ImGui::SliderInt("sequence b", &batch_seq_, 1, b.B);
   batch_seq_ = std::clamp(batch_seq_, 1, b.B);
@@ -297,7 +321,7 @@ void TrainingPanel::draw_padding(App& app) {
   for (int tz = 0; tz < l; ++tz)
     for (int tx = 0; tx < l; ++tx) {
       const ImVec2 c(p.x + label_w + static_cast<float>(tx) * mc, p.y + static_cast<float>(tz) * mc);
-      if (tz >= len && mask(tz, tx) == 0) padded_cell(c, mc - 1);
+      if (tz >= len && mask(tz, tx) == 0) padded_cell(dl, c, mc - 1, pad_bg, faint);
       else dl->AddRectFilled(c, ImVec2(c.x + mc - 1, c.y + mc - 1), mask(tz, tx) ? accent : pad_bg);
     }
   dl->AddText(ImVec2(p.x, p.y), faint, "t_z ↓");
@@ -344,13 +368,32 @@ void TrainingPanel::draw_reached(const TrainSnapshot& s) const {
 }
 
 void TrainingPanel::draw(App& app) {
-  const float fs = ImGui::GetFontSize();
-  const bool dark = app.settings.dark;
   drawn_frame_ = app.ui.frame_index;
   ensure(app);
   const TrainSnapshot& s = snapshot();
 
-  // --- the task and its data ---
+  draw_task_row(app);
+  draw_recipe(app);
+  draw_masking(app);
+  draw_data(app);
+  ImGui::Separator();
+  const std::unique_ptr<PaperTraining> paper = app.session.arch().paper_training(1, 1);  // the algorithm's number and update line
+  draw_mode_radios(app, *paper);
+  draw_optimiser_controls();
+  ImGui::Separator();
+  draw_play_row(s);
+  draw_charts(app, s);
+  if (ImGui::CollapsingHeader("Padding of the minibatch", ImGuiTreeNodeFlags_DefaultOpen)) draw_padding(app);
+  if (ImGui::CollapsingHeader("Gradient norm per tensor (last update)", ImGuiTreeNodeFlags_DefaultOpen))
+    draw_gradient_norms(app, s);
+  ImGui::Separator();
+  draw_use_and_trace(app, *paper);
+  if (app.session.run_kind() == RunKind::Training) draw_traced_update(app, *paper);
+}
+
+// The task: a built-in one from the combo, or a UTF-8 text file loaded by its path.
+void TrainingPanel::draw_task_row(App& app) {
+  const float fs = ImGui::GetFontSize();
   const auto& names = tasks_for(app.session.arch());
   const bool is_file = std::find(names.begin(), names.end(), task_) == names.end();
   ImGui::SetNextItemWidth(fs * 9);
@@ -373,8 +416,13 @@ void TrainingPanel::draw(App& app) {
     if (!set_task(app, path_, err)) app.notify("Could not load " + std::string(path_) + ": " + err, true);
   }
   ImGui::EndDisabled();
+}
+
+// "Classroom recipe" and the model and settings it (or the open model) gives.
+void TrainingPanel::draw_recipe(App& app) {
+  const Architecture& arch = app.session.arch();
   if (wrapped_checkbox("Classroom recipe", &recipe_)) {
-    const Recipe r = classroom_recipe(app.session.arch().name());
+    const Recipe r = classroom_recipe(arch.name());
     batch_ = recipe_ ? r.options.batch : 16;
     lr_ = default_lr(app, mode_);
     std::string err;
@@ -384,32 +432,39 @@ void TrainingPanel::draw(App& app) {
                "updates (sorting: about 6 s on two idle cores); Play pauses there. Untick to train the open model's sizes.");
   ImGui::PushTextWrapPos(0.0f);
   if (recipe_) {
-    const Recipe r = classroom_recipe(app.session.arch().name());
+    const Recipe r = classroom_recipe(arch.name());
     const ModelConfig& c = r.config;
     ImGui::TextDisabled("A fresh %s (Algorithm %d): L = %d, H = %d, d_e = %d, d_mlp = %d; warmup %lld, %d threads; "
                         "stops at %.0f%% greedy validation accuracy.",
-                        app.session.arch().title().c_str(), app.session.arch().training_algorithm(),
-                        app.session.arch().has_context() ? c.L_enc : c.L, c.H, c.d_e, c.d_mlp,
-                        static_cast<long long>(r.options.warmup), r.options.threads, 100 * r.until_accuracy);
+                        arch.title().c_str(), arch.training_algorithm(), arch.has_context() ? c.L_enc : c.L, c.H,
+                        c.d_e, c.d_mlp, static_cast<long long>(r.options.warmup), r.options.threads,
+                        100 * r.until_accuracy);
   } else {
-    ImGui::TextDisabled("Trains a fresh %s (Algorithm %d) with the open model's sizes.",
-                        app.session.arch().title().c_str(), app.session.arch().training_algorithm());
+    ImGui::TextDisabled("Trains a fresh %s (Algorithm %d) with the open model's sizes.", arch.title().c_str(),
+                        arch.training_algorithm());
   }
   ImGui::PopTextWrapPos();
-  if (app.session.arch().output() == OutputKind::FillIn) {  // Algorithm 12's masking
-    bool changed = false;
-    changed |= ImGui::SliderFloat(fitted_label("p_mask", fs * 9).c_str(), &p_mask_, 0.01f, 0.9f, "%.2f");
-    item_tooltip("Algorithm 12: each position of x becomes mask_token with probability p_mask.");
-    const char* bert_rule = "80/10/10 (BERT's rule, not the paper's)";
-    same_line_if_fits(toggle_width(bert_rule));
-    changed |= wrapped_checkbox(bert_rule, &bert_80_10_10_);
-    item_tooltip("Of the chosen positions, 80% become mask_token, 10% a random token and 10% stay as they are "
-                 "(Devlin et al.); the paper's Algorithm 12 masks them all.");
-    if (changed) {
-      std::string err;
-      if (!configure(app, err)) app.notify(err, true);
-    }
+}
+
+// Algorithm 12's masking, for models that fill in mask_token: p_mask and BERT's 80/10/10 rule.
+void TrainingPanel::draw_masking(App& app) {
+  if (app.session.arch().output() != OutputKind::FillIn) return;
+  bool changed = false;
+  changed |= ImGui::SliderFloat(fitted_label("p_mask", ImGui::GetFontSize() * 9).c_str(), &p_mask_, 0.01f, 0.9f, "%.2f");
+  item_tooltip("Algorithm 12: each position of x becomes mask_token with probability p_mask.");
+  const char* bert_rule = "80/10/10 (BERT's rule, not the paper's)";
+  same_line_if_fits(toggle_width(bert_rule));
+  changed |= wrapped_checkbox(bert_rule, &bert_80_10_10_);
+  item_tooltip("Of the chosen positions, 80% become mask_token, 10% a random token and 10% stay as they are "
+               "(Devlin et al.); the paper's Algorithm 12 masks them all.");
+  if (changed) {
+    std::string err;
+    if (!configure(app, err)) app.notify(err, true);
   }
+}
+
+// The task's data: its description, the split sizes, a few training sequences, and any error.
+void TrainingPanel::draw_data(const App& app) const {
   if (!description_.empty()) ImGui::TextWrapped("%s", description_.c_str());
   ImGui::Text("train: %zu sequences · validation: %zu", n_train_, n_val_);
   if (!preview_.empty()) {
@@ -420,16 +475,20 @@ void TrainingPanel::draw(App& app) {
     ImGui::PopFont();
   }
   if (!error_.empty()) ImGui::TextColored(ImVec4(1, 0.4f, 0.35f, 1), "%s", error_.c_str());
+}
 
-  // --- mode and hyperparameters ---
-  ImGui::Separator();
-  int mode = mode_ == TrainMode::Paper ? 0 : 1;
-  const Architecture& arch = app.session.arch();
-  const std::unique_ptr<PaperTraining> paper = arch.paper_training(1, 1);  // the algorithm's number and update line
-  const std::string alg = "Algorithm " + std::to_string(paper->algorithm());
-  const std::string paper_label = "Paper: " + alg + " as printed — one example at a time, summed loss, plain SGD";
+// The two modes: the paper's training algorithm as printed, or the practical recipe of §7–8.
+void TrainingPanel::draw_mode_radios(App& app, const PaperTraining& paper) {
+  const int mode = mode_ == TrainMode::Paper ? 0 : 1;
+  const std::string paper_label = "Paper: Algorithm " + std::to_string(paper.algorithm()) +
+                                  " as printed — one example at a time, summed loss, plain SGD";
   if (wrapped_radio("##paper", paper_label, mode == 0)) set_mode(app, TrainMode::Paper);
   if (wrapped_radio("##practical", kPracticalLabel, mode == 1)) set_mode(app, TrainMode::Practical);
+}
+
+// η, the batch size (practical mode only), the seed, and a reset to the seed's initialisation.
+void TrainingPanel::draw_optimiser_controls() {
+  const float fs = ImGui::GetFontSize();
   if (ImGui::SliderFloat(fitted_label("η (learning rate)", fs * 9).c_str(), &lr_, 1e-5f, 1.0f, "%.2e", ImGuiSliderFlags_Logarithmic))
     runner_.set_lr(lr_);
   item_tooltip("Takes effect at the next update, without a reset.");
@@ -440,9 +499,10 @@ void TrainingPanel::draw(App& app) {
   ImGui::InputInt(fitted_label("seed", fs * 6).c_str(), &seed_);
   same_line_if_fits(button_width("Reset to the same initialisation (seed)"));
   if (ImGui::Button("Reset to the same initialisation (seed)")) runner_.reset(static_cast<uint64_t>(seed_));
+}
 
-  // --- play / pause / one update ---
-  ImGui::Separator();
+// ▶ Play / ‖ Pause, one update, the trainer's progress, and why it stopped.
+void TrainingPanel::draw_play_row(const TrainSnapshot& s) {
   if (!s.playing) {
     ImGui::BeginDisabled(s.finished);
     if (ImGui::Button("▶ Play")) runner_.play();
@@ -463,8 +523,12 @@ void TrainingPanel::draw(App& app) {
                        static_cast<long long>(s.bad_step));
   if (!s.error.empty()) ImGui::TextColored(ImVec4(1, 0.3f, 0.3f, 1), "%s", s.error.c_str());
   if (s.finished) ImGui::TextDisabled("Training has finished its schedule.");
+}
 
-  // --- the loss curves ---
+// The loss curves (log y, smoothing) beside the greedy validation accuracy, and the accuracy reached.
+void TrainingPanel::draw_charts(const App& app, const TrainSnapshot& s) {
+  const float fs = ImGui::GetFontSize();
+  const bool dark = app.settings.dark;
   ImGui::Checkbox("log y", &log_y_);
   ImGui::SameLine();
   ImGui::SetNextItemWidth(fs * 8);
@@ -487,84 +551,86 @@ void TrainingPanel::draw(App& app) {
                       100 * recipe("classroom").until_accuracy, counted(runner_.eval_every.load(), "update").c_str());
   draw_reached(s);
   ImGui::PopTextWrapPos();
+}
 
-  // --- the minibatch's padding ---
-  if (ImGui::CollapsingHeader("Padding of the minibatch", ImGuiTreeNodeFlags_DefaultOpen)) draw_padding(app);
-
-  // --- per-tensor gradient norms ---
-  if (ImGui::CollapsingHeader("Gradient norm per tensor (last update)", ImGuiTreeNodeFlags_DefaultOpen)) {
-    const ParamTable table(train_config_);  // the trained model's table
-    const auto& entries = table.entries();
-    double mx = 0;
-    for (double v : s.grad_norms) mx = std::max(mx, v);
-    if (s.grad_norms.size() != entries.size()) {
-      ImGui::TextDisabled("(after the first update)");
-    } else {
-      // Columns as wide as their widest text (symbol, name), then the bar, then the number.
-      const float gap = ImGui::GetStyle().ItemSpacing.x;
-      float sym_w = 0, name_w = 0;
-      for (const auto& e : entries) {
-        sym_w = std::max(sym_w, ImGui::CalcTextSize(e.symbol.c_str()).x);
-        name_w = std::max(name_w, ImGui::CalcTextSize(e.name.c_str()).x);
-      }
-      const float label_w = sym_w + name_w + 2 * gap, num_w = ImGui::CalcTextSize("0.000e-00").x + gap;
-      ImDrawList* dl = ImGui::GetWindowDrawList();
-      for (size_t k = 0; k < entries.size(); ++k) {
-        const ImVec2 p = ImGui::GetCursorScreenPos();
-        const float h = ImGui::GetTextLineHeight();
-        const float w = std::max(10.0f, ImGui::GetContentRegionAvail().x - label_w - num_w);
-        ImGui::TextUnformatted(entries[k].symbol.c_str());
-        item_tooltip(entries[k].name);
-        ImGui::SameLine(sym_w + gap + ImGui::GetStyle().WindowPadding.x);
-        ImGui::TextDisabled("%s", entries[k].name.c_str());
-        const float len = mx > 0 ? static_cast<float>(s.grad_norms[k] / mx) * w : 0.0f;
-        dl->AddRectFilled(ImVec2(p.x + label_w, p.y + h * 0.15f), ImVec2(p.x + label_w + std::max(len, 1.0f), p.y + h * 0.85f),
-                          accent_color(dark));
-        dl->AddText(ImVec2(p.x + label_w + w + fs * 0.3f, p.y), ImGui::GetColorU32(ImGuiCol_Text),
-                    fmt("%.3g", s.grad_norms[k]).c_str());
-      }
-    }
+// A bar per tensor of the trained model: ‖∇‖ of the last update, scaled to the largest.
+void TrainingPanel::draw_gradient_norms(const App& app, const TrainSnapshot& s) const {
+  const ParamTable table(train_config_);  // the trained model's table
+  const auto& entries = table.entries();
+  double mx = 0;
+  for (double v : s.grad_norms) mx = std::max(mx, v);
+  if (s.grad_norms.size() != entries.size()) {
+    ImGui::TextDisabled("(after the first update)");
+    return;
   }
+  // Columns as wide as their widest text (symbol, name), then the bar, then the number.
+  const float gap = ImGui::GetStyle().ItemSpacing.x;
+  float sym_w = 0, name_w = 0;
+  for (const auto& e : entries) {
+    sym_w = std::max(sym_w, ImGui::CalcTextSize(e.symbol.c_str()).x);
+    name_w = std::max(name_w, ImGui::CalcTextSize(e.name.c_str()).x);
+  }
+  const float label_w = sym_w + name_w + 2 * gap, num_w = ImGui::CalcTextSize("0.000e-00").x + gap;
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  for (size_t k = 0; k < entries.size(); ++k) {
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    const float h = ImGui::GetTextLineHeight();
+    const float w = std::max(10.0f, ImGui::GetContentRegionAvail().x - label_w - num_w);
+    ImGui::TextUnformatted(entries[k].symbol.c_str());
+    item_tooltip(entries[k].name);
+    ImGui::SameLine(sym_w + gap + ImGui::GetStyle().WindowPadding.x);
+    ImGui::TextDisabled("%s", entries[k].name.c_str());
+    const float len = mx > 0 ? static_cast<float>(s.grad_norms[k] / mx) * w : 0.0f;
+    dl->AddRectFilled(ImVec2(p.x + label_w, p.y + h * 0.15f), ImVec2(p.x + label_w + std::max(len, 1.0f), p.y + h * 0.85f),
+                      accent_color(app.settings.dark));
+    dl->AddText(ImVec2(p.x + label_w + w + ImGui::GetFontSize() * 0.3f, p.y), ImGui::GetColorU32(ImGuiCol_Text),
+                fmt("%.3g", s.grad_norms[k]).c_str());
+  }
+}
 
-  // --- use the model; trace one update of the training algorithm ---
-  ImGui::Separator();
+// "Use this model" and "Trace one update of Algorithm N (paper mode)".
+void TrainingPanel::draw_use_and_trace(App& app, const PaperTraining& paper) {
   if (ImGui::Button("Use this model")) {
     std::string err;
     if (!use_model(app, err)) app.notify(err, true);
   }
   item_tooltip("Copies the model being trained into the stepper, the attention and the other views.");
+  const std::string alg = "Algorithm " + std::to_string(paper.algorithm());
   const std::string trace_label = "Trace one update of " + alg + " (paper mode)";
   same_line_if_fits(button_width(trace_label.c_str()));
   if (ImGui::Button(trace_label.c_str())) {
     std::string err;
     if (!trace_update(app, err)) app.notify(err, true);
   }
-  const std::string U = std::to_string(paper->update_line());
   item_tooltip("Pauses, then runs one update of " + alg + " with the tracer on a copy of the model: it steps into " +
-               "Algorithm " + std::to_string(arch.forward_algorithm()) + ", shows the loss terms, then line " + U +
-               ": ∇loss(θ) and θ before and after.");
-  if (app.session.run_kind() == RunKind::Training) {
-    ImGui::TextDisabled("Shown in the stepper: %s", app.session.trace_label().c_str());
-    const ParamTable table(app.session.model().config);
-    const auto& entries = table.entries();
-    param_ = std::clamp(param_, 0, static_cast<int>(entries.size()) - 1);
-    ImGui::SetNextItemWidth(fs * 14);
-    if (ImGui::BeginCombo("parameter", entries[param_].name.c_str())) {
-      for (int k = 0; k < static_cast<int>(entries.size()); ++k)
-        if (ImGui::Selectable((entries[k].name + "   " + entries[k].symbol).c_str(), k == param_)) param_ = k;
-      ImGui::EndCombo();
+               "Algorithm " + std::to_string(app.session.arch().forward_algorithm()) + ", shows the loss terms, then line " +
+               std::to_string(paper.update_line()) + ": ∇loss(θ) and θ before and after.");
+}
+
+// While the stepper shows a traced update: a parameter, and buttons to its ∇, before and after at the update line.
+void TrainingPanel::draw_traced_update(App& app, const PaperTraining& paper) {
+  ImGui::TextDisabled("Shown in the stepper: %s", app.session.trace_label().c_str());
+  const ParamTable table(app.session.model().config);
+  const auto& entries = table.entries();
+  param_ = std::clamp(param_, 0, static_cast<int>(entries.size()) - 1);
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 14);
+  if (ImGui::BeginCombo("parameter", entries[param_].name.c_str())) {
+    for (int k = 0; k < static_cast<int>(entries.size()); ++k)
+      if (ImGui::Selectable((entries[k].name + "   " + entries[k].symbol).c_str(), k == param_)) param_ = k;
+    ImGui::EndCombo();
+  }
+  const std::string alg = "Algorithm " + std::to_string(paper.algorithm());
+  const std::string U = std::to_string(paper.update_line());
+  for (const char* what : {"∇", "before", "after"}) {
+    ImGui::SameLine();
+    const std::string& nm = entries[param_].name;
+    const std::string value = std::string(what) == "∇" ? "∇" + nm : nm + " (" + what + ")";
+    if (ImGui::SmallButton(what)) {
+      app.session.jump_to(paper.algorithm(), paper.update_line());
+      app.ui.selected_value = value;
+      app.ui.show.tensor = true;
     }
-    for (const char* what : {"∇", "before", "after"}) {
-      ImGui::SameLine();
-      const std::string& nm = entries[param_].name;
-      const std::string value = std::string(what) == "∇" ? "∇" + nm : nm + " (" + what + ")";
-      if (ImGui::SmallButton(what)) {
-        app.session.jump_to(paper->algorithm(), paper->update_line());
-        app.ui.selected_value = value;
-        app.ui.show.tensor = true;
-      }
-      item_tooltip("Line " + U + " of " + alg + ", \"" + value + "\" in the Tensor tab");
-    }
+    item_tooltip("Line " + U + " of " + alg + ", \"" + value + "\" in the Tensor tab");
   }
 }
 

@@ -60,12 +60,28 @@ class TrainingPanel {
   // The last minibatch: each sequence's tokens with its padding shaded, and one sequence's
   // attention mask with the padded keys masked.
   void draw_padding(App& app);
+  void draw_minibatch_rows(const App& app, const Batch& b) const;
+  void draw_padded_mask(const App& app, const Batch& b);
   bool configure(App& app, std::string& error);
   // The default η for a mode: the recipe's (practical, recipe on), 3e-3 (practical), 1e-2 (paper).
   float default_lr(App& app, TrainMode m) const;
   // The accuracy chart beside the loss curves, and the line once the recipe's target is reached.
   void draw_accuracy(const TrainSnapshot& s, ImVec2 size, bool dark);
   void draw_reached(const TrainSnapshot& s) const;
+  // What the learner sees, top to bottom: the task row, the recipe, Algorithm 12's masking, the
+  // data; the mode radios and the optimiser's controls; the play row; the charts; the gradient
+  // norms; "use this model" and the traced update.
+  void draw_task_row(App& app);
+  void draw_recipe(App& app);
+  void draw_masking(App& app);
+  void draw_data(const App& app) const;
+  void draw_mode_radios(App& app, const PaperTraining& paper);
+  void draw_optimiser_controls();
+  void draw_play_row(const TrainSnapshot& s);
+  void draw_charts(const App& app, const TrainSnapshot& s);
+  void draw_gradient_norms(const App& app, const TrainSnapshot& s) const;
+  void draw_use_and_trace(App& app, const PaperTraining& paper);
+  void draw_traced_update(App& app, const PaperTraining& paper);
 
   TrainingRunner runner_;
   ChartDrawn accuracy_chart_;
