@@ -61,8 +61,18 @@ inline AppRun run_command(const std::string& cmd, const std::string& state_path)
 
 // The app in a w × h window on an Xvfb screen of that size; without --no-ini in `args`, as on a
 // first launch (a fresh settings folder).
+// xvfb-run's own clean-up sometimes fails when many servers start and stop at once ("rm -r" of its
+// temporary folder): it then exits 5, replacing the app's exit status. That line is xvfb-run's,
+// never the app's; such a run is made again in a fresh folder (at most twice more).
+inline bool xvfb_cleanup_failed(const AppRun& r) {
+  return r.output.find("xvfb-run: error: problem while cleaning up temporary directory") != std::string::npos;
+}
+
 inline AppRun run_app_sized(int w, int h, const std::string& args, const std::string& actions = "",
-                            bool with_display = true) {
+                            bool with_display = true);
+
+inline AppRun run_app_sized_once(int w, int h, const std::string& args, const std::string& actions,
+                                 bool with_display) {
   static int counter = 0;
   const fs::path dir = fs::temp_directory_path() / ("stepformer-gui-" + std::to_string(::getpid()) + "-" +
                                                     std::to_string(counter++));
@@ -84,6 +94,12 @@ inline AppRun run_app_sized(int w, int h, const std::string& args, const std::st
     stbi_image_free(data);
   }
   fs::remove_all(dir);
+  return r;
+}
+
+inline AppRun run_app_sized(int w, int h, const std::string& args, const std::string& actions, bool with_display) {
+  AppRun r = run_app_sized_once(w, h, args, actions, with_display);
+  for (int retry = 0; retry < 2 && xvfb_cleanup_failed(r); ++retry) r = run_app_sized_once(w, h, args, actions, with_display);
   return r;
 }
 
