@@ -64,6 +64,7 @@ ImRect current_clip() {
 }  // namespace
 
 void set_enabled(bool on) { enabled = on; }
+bool is_enabled() { return enabled; }
 
 void begin_frame() {
   clipped.clear();

@@ -35,6 +35,7 @@ struct LabelledItem {
 
 // Off (the default), the wrappers only draw: a normal run and --bench pay one branch per text.
 void set_enabled(bool on);
+bool is_enabled();
 // Forgets the records: call before each ImGui::NewFrame, so that they are one frame's.
 void begin_frame();
 const std::vector<ClippedText>& clipped_texts();

@@ -2,6 +2,8 @@
 // draws its parts (heatmap_*.cpp) and records it for --dump-state (heatmap_report.hpp).
 #include "app/widgets/heatmap.hpp"
 
+#include "app/ui_probe.hpp"
+
 #include <algorithm>
 #include <cstring>
 #include <optional>
@@ -88,7 +90,9 @@ bool clipped(const ImVec4& r) {
          r.y + r.w > clip.Max.y + 0.5f;
 }
 
+// Only while --dump-state (or a test action) asks for reports: a normal frame copies nothing.
 void record(const HeatmapOptions& o, const ImVec4& rect, const Scale& sc, const Legend* lg, AxisLabels labels) {
+  if (!ui_probe::is_enabled()) return;
   HeatmapRecord r;
   r.value = o.value_name;
   r.rect = rect;
