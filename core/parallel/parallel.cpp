@@ -43,12 +43,15 @@ class Pool {
       next_ = 0;
       finished_ = 0;
       helpers_ = threads - 1;
+      joined_ = 0;
       ++generation_;
     }
     start_.notify_all();
     take_tasks();
     std::unique_lock<std::mutex> lk(m_);
-    done_.wait(lk, [&] { return finished_.load() == n_ && busy_ == 0; });
+    // Every helper must have joined and left this job before the next one rewrites n_ and fn_:
+    // a helper that woke late would otherwise read them while they change.
+    done_.wait(lk, [&] { return finished_.load() == n_ && joined_ == helpers_ && busy_ == 0; });
     if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
     return true;
   }
@@ -75,6 +78,7 @@ class Pool {
       start_.wait(lk, [&] { return stop_ || (generation_ != seen && id < helpers_); });
       if (stop_) return;
       seen = generation_;
+      ++joined_;
       ++busy_;
       lk.unlock();
       take_tasks();
@@ -90,7 +94,7 @@ class Pool {
   std::condition_variable start_, done_;
   std::vector<std::thread> workers_;
   const std::function<void(int)>* fn_ = nullptr;
-  int n_ = 0, helpers_ = 0, busy_ = 0;
+  int n_ = 0, helpers_ = 0, joined_ = 0, busy_ = 0;  // guarded by m_
   std::atomic<int> next_{0}, finished_{0};
   uint64_t generation_ = 0;
   bool stop_ = false;
