@@ -15,6 +15,7 @@
 #include "app/training_runner.hpp"
 #include "core/parallel/parallel.hpp"
 #include "core/training/datasets.hpp"
+#include "tests/core/float_bounds.hpp"
 
 namespace sf {
 namespace {
@@ -119,9 +120,19 @@ TEST(Tsan, TrainerOnTwoThreadsMatchesOne) {
   Small one = small_sort(1), two = small_sort(2);
   Trainer a(std::move(one.model), std::move(one.data), one.options);
   Trainer b(std::move(two.model), std::move(two.data), two.options);
-  for (int k = 0; k < 3; ++k) {
-    const StepInfo x = a.step(), y = b.step();
-    EXPECT_NEAR(x.token_loss, y.token_loss, 1e-4);
+  // The first update's loss is taken at the same θ on both: one and two threads only sum the
+  // minibatch's n nonnegative terms −log P in another order, so they differ by at most
+  // 2·γ_n·loss (tests/core/float_bounds.hpp). Later losses follow Adam's updates, which divide
+  // by √v and can move a parameter whose gradient is at rounding level by up to η either way:
+  // those are only required to be finite (this test is about races; tests/core's ParallelTraining
+  // compares the gradients).
+  const StepInfo x = a.step(), y = b.step();
+  const double n = x.tokens;
+  EXPECT_EQ(x.tokens, y.tokens);
+  EXPECT_LE(std::abs(x.loss - y.loss), 2 * test::float_gamma(n) * x.loss);
+  for (int k = 0; k < 2; ++k) {
+    EXPECT_TRUE(a.step().finite);
+    EXPECT_TRUE(b.step().finite);
   }
 }
 
@@ -147,9 +158,12 @@ TEST(Tsan, SessionTraceJobsOnAWorker) {
 TEST(Tsan, ParallelForOnTwoThreads) {
   set_compute_threads(2);
   std::vector<double> out(64, 0.0);
-  for (int rep = 0; rep < 50; ++rep)
+  // Many short jobs back to back: a helper woken for one job may find it already done by the
+  // caller; the next job must not start before that helper has left (a race CI once caught).
+  const int reps = 2000;
+  for (int rep = 0; rep < reps; ++rep)
     parallel_for(static_cast<int>(out.size()), [&](int k) { out[k] += k; }, 1e9);
-  for (int k = 0; k < 64; ++k) EXPECT_EQ(out[k], 50.0 * k);
+  for (int k = 0; k < 64; ++k) EXPECT_EQ(out[k], double(reps) * k);
   // Two callers at once: one holds the pool, the other runs its tasks itself.
   Mat<float> A = Mat<float>::Random(512, 256), B = Mat<float>::Random(256, 64);
   Mat<float> Y1, Y2;
