@@ -13,7 +13,7 @@ SessionState capture_session(const Session& s) {
   if (s.trace().size() > 0) st.cursor = cursor_ref(s.trace(), s.cursor());
   for (int key : s.breakpoints()) st.breakpoints.emplace_back(key / 1000, key % 1000);
   const SamplingSettings& sa = s.sampling;
-  st.sampling = {sa.tau, sa.l_gen, sa.seed, sa.trim_context, sa.kv_cache};
+  st.sampling = {sa.tau, sa.l_gen, sa.seed, sa.trim_context, sa.kv_cache, sa.stop_at_eos};
   st.fill = {s.fill_settings.tau, s.fill_settings.seed, s.fill_settings.top_k};
   const TranslationSettings& tr = s.translation_settings;
   st.translation = {tr.tau, tr.seed, tr.reuse_encoding, tr.kv_cache};
@@ -37,7 +37,7 @@ std::string describe(const CursorRef& c) {
 std::vector<std::string> restore_session(Session& s, const SessionState& st) {
   std::vector<std::string> notes;
   const SessionSampling& sa = st.sampling;
-  s.sampling = {sa.tau, sa.l_gen, sa.seed, sa.trim_context, sa.kv_cache};
+  s.sampling = {sa.tau, sa.l_gen, sa.seed, sa.trim_context, sa.kv_cache, sa.stop_at_eos};
   s.fill_settings = {st.fill.tau, st.fill.seed, st.fill.top_k};
   s.translation_settings = {st.translation.tau, st.translation.seed, st.translation.reuse_encoding,
                             st.translation.kv_cache};

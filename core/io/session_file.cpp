@@ -115,7 +115,8 @@ ojson state_json(const SessionFile& f) {
                    {"l_gen", s.sampling.l_gen},
                    {"seed", s.sampling.seed},
                    {"trim_context", s.sampling.trim_context},
-                   {"kv_cache", s.sampling.kv_cache}};
+                   {"kv_cache", s.sampling.kv_cache},
+                   {"stop_at_eos", s.sampling.stop_at_eos}};
   j["fill"] = {{"tau", s.fill.tau}, {"seed", s.fill.seed}, {"top_k", s.fill.top_k}};
   j["translation"] = {{"tau", s.translation.tau},
                       {"seed", s.translation.seed},
@@ -346,6 +347,7 @@ SessionState read_state(const Obj& o) {
   s.sampling.seed = sa.seed("seed", s.sampling.seed);
   s.sampling.trim_context = sa.boolean("trim_context", s.sampling.trim_context);
   s.sampling.kv_cache = sa.boolean("kv_cache", s.sampling.kv_cache);
+  s.sampling.stop_at_eos = sa.boolean("stop_at_eos", s.sampling.stop_at_eos);
   const Obj fi = o.object("fill");
   s.fill.tau = fi.number("tau", 0, 1e6, "a number ≥ 0 (τ; 0 takes the argmax)", s.fill.tau);
   s.fill.seed = fi.seed("seed", s.fill.seed);

@@ -58,6 +58,7 @@ struct SessionSampling {  // Algorithm 14 (the app's SamplingSettings)
   uint64_t seed = 1;
   bool trim_context = true;
   bool kv_cache = false;
+  bool stop_at_eos = true;  // stop once eos_token is drawn (not in the paper's Algorithm 14)
 };
 struct SessionFill {  // filling in [MASK] (FillSettings)
   double tau = 0.0;

@@ -55,6 +55,7 @@ TEST(SessionState, ForwardRunDeepInAlgorithm4ComesBack) {
   a.toggle_breakpoint(10, 7);
   a.sampling.tau = 0.3;
   a.sampling.seed = 42;
+  a.sampling.stop_at_eos = false;  // on by default
   a.fill_settings.top_k = 2;
   const SessionState st = through_json(capture_session(a));
   EXPECT_EQ(st.run.kind, "forward");
@@ -73,6 +74,7 @@ TEST(SessionState, ForwardRunDeepInAlgorithm4ComesBack) {
   EXPECT_EQ(b.breakpoints(), (std::vector<int>{4006, 10007}));
   EXPECT_EQ(b.sampling.tau, 0.3);
   EXPECT_EQ(b.sampling.seed, 42u);
+  EXPECT_FALSE(b.sampling.stop_at_eos);
   EXPECT_EQ(b.fill_settings.top_k, 2);
 }
 

@@ -39,7 +39,7 @@ SessionFile full_session() {
   s.cursor.caller = 5006;
   s.cursor.label = "softmax(S/√d_attn)";
   s.breakpoints = {{4, 6}, {10, 7}};
-  s.sampling = {0.25, 33, 18446744073709551615ull, false, true};
+  s.sampling = {0.25, 33, 18446744073709551615ull, false, true, false};
   s.fill = {1.5, 9, 3};
   s.translation = {0.5, 77, true, true};
   s.training = {"/tmp/some text.txt", "paper", 0.01, 8, 4};
@@ -127,6 +127,7 @@ TEST(SessionFile, RoundTripKeepsEveryField) {
   EXPECT_EQ(b.sampling.seed, 18446744073709551615ull);
   EXPECT_FALSE(b.sampling.trim_context);
   EXPECT_TRUE(b.sampling.kv_cache);
+  EXPECT_FALSE(b.sampling.stop_at_eos);
   EXPECT_EQ(b.fill.tau, 1.5);
   EXPECT_EQ(b.fill.seed, 9u);
   EXPECT_EQ(b.fill.top_k, 3);
