@@ -111,7 +111,7 @@ bool App::write_state(const std::string& path, std::string& error) const {
   {
     const WelcomePanel& w = welcome_panel(*this);
     nlohmann::ordered_json buttons = nlohmann::ordered_json::array();
-    for (const WelcomePanel::Start& s : WelcomePanel::starts())
+    for (const WelcomePanel::Start& s : WelcomePanel::starts(session.arch().name()))
       if (auto it = w.button_rects().find(s.name); it != w.button_rects().end())
         buttons.push_back({{"name", s.name},
                            {"label", s.label},

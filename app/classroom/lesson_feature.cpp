@@ -13,6 +13,7 @@
 #include "app/logic/session_state.hpp"
 #include "app/panels/panel.hpp"
 #include "app/panels/training_panel.hpp"
+#include "app/panels/welcome_panel.hpp"
 #include "imgui.h"
 
 namespace sf {
@@ -80,6 +81,7 @@ bool LessonFeature::open(App& app, const std::string& name, std::string& error) 
   if (std::string bad = unknown_panel(next); !bad.empty()) return error = bad, false;
   player_ = std::move(next);
   selected_ = 0;
+  welcome_panel(app).show(false);  // the lesson takes the screen (also when it opens at a first launch)
   go(app, 0, error);  // a stop that does not resolve still opens the lesson (its message shows)
   error.clear();
   return true;

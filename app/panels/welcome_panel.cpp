@@ -81,21 +81,29 @@ void heading(const App& app, const char* text) {
 WelcomePanel& welcome_panel(App& app) { return app.panels->welcome; }
 const WelcomePanel& welcome_panel(const App& app) { return app.panels->welcome; }
 
-const std::vector<WelcomePanel::Start>& WelcomePanel::starts() {
-  static const std::vector<Start> s{
-      {"lesson", "Start lesson 1",
+// The train button names the classroom recipe's task of the open model's architecture (sorting for the
+// decoder-only and BERT models, dates for the encoder-decoder).
+const std::vector<WelcomePanel::Start>& WelcomePanel::starts(const std::string& arch) {
+  static const Start lesson{"lesson", "Start lesson 1",
        "Tokens, embeddings and positions: a guided tour of the first lines, stop by stop (PageDown goes on).",
-       start_lesson},
-      {"attention", "Jump into the first attention head",
+       start_lesson};
+  static const Start attention{"attention", "Jump into the first attention head",
        "Algorithm 4, layer 1, head 1, with the Attention tab open: F10 computes Q, K, V, the scores S and the "
        "softmax.",
-       start_attention},
+       start_attention};
+  static const std::vector<Start> sort{
+      lesson, attention,
       {"train", "Train a model to sort in ten seconds",
        "The Training tab with the classroom recipe, playing: a small model learns to sort letters while you watch "
        "its loss and accuracy.",
-       start_training},
-  };
-  return s;
+       start_training}};
+  static const std::vector<Start> dates{
+      lesson, attention,
+      {"train", "Train a model to rewrite dates",
+       "The Training tab with the classroom recipe, playing: a small encoder-decoder learns to rewrite "
+       "\"12 march 2024\" as \"2024-03-12\" while you watch its loss and accuracy.",
+       start_training}};
+  return classroom_recipe(arch).task == "dates" ? dates : sort;
 }
 
 void WelcomePanel::show(bool on) {
@@ -108,14 +116,14 @@ bool WelcomePanel::action(App& app, const std::string& arg, std::string& error) 
     show(arg == "show");
     return true;
   }
-  for (const Start& s : starts())
+  for (const Start& s : starts(app.session.arch().name()))
     if (arg == s.name) return start(app, arg, error);
   error = "welcome takes show, hide, lesson, attention or train (the welcome's three buttons)";
   return false;
 }
 
 bool WelcomePanel::start(App& app, const std::string& name, std::string& error) {
-  const auto& all = starts();
+  const auto& all = starts(app.session.arch().name());
   const auto s = std::find_if(all.begin(), all.end(), [&](const Start& x) { return name == x.name; });
   if (s == all.end()) return error = "no starting point \"" + name + "\"", false;
   if (!s->run(app, error)) return false;
@@ -170,12 +178,13 @@ void WelcomePanel::draw(App& app) {
 void WelcomePanel::draw_starts(App& app) {
   const ImGuiStyle& st = ImGui::GetStyle();
   float label_w = 0;
-  for (const Start& s : starts()) label_w = std::max(label_w, ImGui::CalcTextSize(s.label).x);
+  const std::vector<Start>& all = starts(app.session.arch().name());
+  for (const Start& s : all) label_w = std::max(label_w, ImGui::CalcTextSize(s.label).x);
   const ImVec2 button(label_w + st.FramePadding.x * 4, ImGui::GetFontSize() * 2.2f);
   if (!ImGui::BeginTable("starts", 2, ImGuiTableFlags_SizingStretchProp)) return;
   ImGui::TableSetupColumn("button", ImGuiTableColumnFlags_WidthFixed, button.x);
   ImGui::TableSetupColumn("what", ImGuiTableColumnFlags_WidthStretch);
-  for (const Start& s : starts()) {
+  for (const Start& s : all) {
     ImGui::TableNextRow();
     ImGui::TableNextColumn();
     const bool clicked = ImGui::Button(s.label, button);

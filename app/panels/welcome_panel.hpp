@@ -22,8 +22,8 @@ class WelcomePanel {
     const char* what;
     bool (*run)(App& app, std::string& error);
   };
-  // lesson, attention, train: the buttons, in the order they are drawn.
-  static const std::vector<Start>& starts();
+  // lesson, attention, train: the buttons for a model of architecture `arch`, in the order they are drawn.
+  static const std::vector<Start>& starts(const std::string& arch);
 
   void draw(App& app);
   bool is_open() const { return open_; }

@@ -129,6 +129,26 @@ TEST(GuiWelcome, NoIniShowsItOnlyWhenAsked) {
   EXPECT_FALSE(hidden.state["windows"].contains(kWindow));
 }
 
+// A lesson takes the screen: opening one closes the welcome (as at a first launch with a lesson).
+TEST(GuiWelcome, ALessonClosesIt) {
+  const AppRun r = run_app("", "welcome:show,lesson-open:01-tokens-embeddings-positions");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(r.state["welcome"]["open"].get<bool>());
+}
+
+// The train button names the open model's classroom task: dates for the encoder-decoder, not "sort".
+TEST(GuiWelcome, TheTrainButtonNamesTheModelsTask) {
+  const std::string ed = std::string(STEPFORMER_SOURCE_DIR) + "/assets/ed.safetensors";
+  for (const auto& [args, label] : {std::pair<std::string, std::string>{"", "Train a model to sort in ten seconds"},
+                                    {"--model " + ed, "Train a model to rewrite dates"}}) {
+    const AppRun r = run_app(args, "welcome:show");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const json& buttons = r.state["welcome"]["buttons"];
+    ASSERT_EQ(buttons.size(), 3u) << args;
+    EXPECT_EQ(buttons[2]["label"].get<std::string>(), label) << args;
+  }
+}
+
 // At a projector's and a laptop's sizes the window lies on the screen, shows everything it says
 // without scrolling, and draws its three buttons inside itself.
 TEST(GuiWelcome, FitsAtClassroomScreenSizes) {
