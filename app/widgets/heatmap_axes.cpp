@@ -48,13 +48,13 @@ void draw_column_labels(ImDrawList* dl, const Layout& L, const HeatmapOptions& o
     dl->AddText(L.small, L.Fs, ImVec2(col_index_x(L, c, text_w(L.small, n)), num_y), dim, n.c_str());
   }
   if (!L.col_chars) return;
-  const float F = L.F;
+  const float F = L.col_F;
   for (int c : thinned_labels(L.C, L.col_step)) {
-    const std::string l = fit_text(L.big, o.cols.labels[static_cast<size_t>(L.win.c0 + c)], max_col_label(F));
-    const float w = text_w(L.big, l);
+    const std::string l = fit_text(L.col_font, o.cols.labels[static_cast<size_t>(L.win.c0 + c)], max_col_label(L.F));
+    const float w = text_w(L.col_font, l);
     drawn[static_cast<size_t>(c)] = l;
     if (w + L.gap <= L.cell_w) {  // fits across its column: upright, just above the indices
-      dl->AddText(L.big, F, ImVec2(col_centre(L, c) - w * 0.5f, num_y - F), ink, l.c_str());
+      dl->AddText(L.col_font, F, ImVec2(col_centre(L, c) - w * 0.5f, num_y - F), ink, l.c_str());
       continue;
     }
     const ImVec2 at(col_centre(L, c) - F * 0.5f, band_y);
@@ -63,7 +63,7 @@ void draw_column_labels(ImDrawList* dl, const Layout& L, const HeatmapOptions& o
     // rectangle before they are turned); the GPU still clips the turned label to the window.
     const int first = dl->VtxBuffer.Size;
     const ImVec4 unclipped(-1e9f, -1e9f, 1e9f, 1e9f);
-    L.big->RenderText(dl, F, at, ink, unclipped, l.c_str(), nullptr);
+    L.col_font->RenderText(dl, F, at, ink, unclipped, l.c_str(), nullptr);
     turn_upwards(dl, first, at, bottom);
   }
 }

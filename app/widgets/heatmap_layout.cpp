@@ -99,9 +99,27 @@ Layout layout_heatmap(const MatWindow& win, int R_all, int C_all, const Fonts& f
       size_full_cells(L, W, H - L.title_h - L.col_h - legend_h - caption_h, min_cells_h);
     };
     size_with(F);
+    // A label wider than its column widens the columns where the width allows (a short, wide
+    // heatmap: a presentation's focus view under its caption), in the small font if only that
+    // fits, and is turned upwards only where neither does: turned, it would take its width from
+    // the rows' height.
+    L.col_font = L.big;
+    L.col_F = F;
     if (L.col_chars && L.col_chr_w + gap > L.cell_w) {
-      L.col_rotated = true;
-      size_with(L.col_chr_w + gap);
+      const float widest_column = std::max(W - L.row_w, F) / static_cast<float>(L.C);
+      const float small_w = widest_label(L.small, o.cols.labels, win.c0, win.c1, max_col_label(F));
+      if (L.col_chr_w + gap <= widest_column) {
+        L.cell_w = L.col_chr_w + gap;
+      } else if (small_w + gap <= widest_column) {
+        L.col_font = L.small;
+        L.col_F = L.Fs;
+        L.col_chr_w = small_w;
+        size_with(L.Fs);
+        L.cell_w = std::max(L.cell_w, small_w + gap);
+      } else {
+        L.col_rotated = true;
+        size_with(L.col_chr_w + gap);
+      }
     }
     L.row_step = label_step(L.cell_h, (L.row_chars ? F : L.Fs) * kLineFill);
     L.num_step = label_step(L.cell_w, text_w(L.small, std::to_string(win.c1)) + gap);

@@ -94,6 +94,8 @@ struct Layout {
   bool col_chars = false, col_rotated = false;
   float title_h = 0, col_chr_h = 0, col_h = 0;
   float col_chr_w = 0;  // the widest (cut) token label
+  const ImFont* col_font = nullptr;  // the token labels' font (big, or small where only that fits across)
+  float col_F = 0;                   // its size
   int col_step = 1, num_step = 1;
   float cell_w = 0, cell_h = 0, gw = 0, gh = 0, gx = 0, gy = 0;
 
