@@ -170,6 +170,14 @@ std::string Monkey::next_action() {
       {1, [&] { return "mouse:" + num(0, 1279) + ":" + num(0, 799); }},
       {1, [&] { return "wheel:" + num(-3, 3); }},
       {4, [&] { return "click:" + num(0, 1279) + ":" + num(30, 770); }},  // below the menu bar, above the status bar
+      {0.3, [&] { return "right-click:" + num(0, 1279) + ":" + num(30, 770); }},
+      {0.3, [&] { return "drag:" + num(0, 1279) + ":" + num(30, 770) + ":" + num(0, 1279) + ":" + num(30, 770); }},
+      {0.4, [&] { return "click-item:" + pick({"View/Presentation", "View/Notation", "View/Callstack", "Help/Welcome",
+                                              "Help/About Stepformer", "Into ▶", "Start lesson 1", "Show at start",
+                                              "Copy caption", "File/No such item"}); }},
+      {0.5, [&] { return "welcome:" + pick({"show", "hide", "lesson", "attention", "train"}); }},
+      {0.5, [&] { return "stop-at-eos:" + pick({"on", "off"}); }},
+      {0.5, [&] { return "caption:" + pick({"collapse", "expand"}); }},
       {0.5, [] { return "wait"; }},
       {0.5, [] { return "wait-trace"; }},
       {0.3, [&] { return "files:" + pick({STEPFORMER_ASSETS, STEPFORMER_ASSETS "/lessons", "/no/such/folder"}); }},
@@ -179,6 +187,25 @@ std::string Monkey::next_action() {
   std::vector<double> weights;
   for (const auto& a : actions) weights.push_back(a.first);
   return actions[std::discrete_distribution<size_t>(weights.begin(), weights.end())(rng_)].second();
+}
+
+bool Monkey::step_gesture() {
+  if (!gesture_) return false;
+  try {
+    gesture_->step(++gesture_frame_);
+  } catch (const std::exception& e) {
+    exceptions_.push_back(std::string(g_current) + ": " + e.what());
+    gesture_.reset();
+    return true;
+  }
+  if (gesture_->busy()) return true;
+  if (!gesture_->errors().empty()) {  // e.g. click-item of a label not drawn: a message, not a crash
+    ++failed_;
+    const std::string& a = gesture_->errors().front();
+    ++failed_by_verb_[a.substr(7, a.find(':') - 7)];  // "action VERB:…"
+  }
+  gesture_.reset();
+  return true;
 }
 
 void Monkey::click() {
@@ -197,6 +224,10 @@ void Monkey::apply(const std::string& action) {
       auto runner = std::make_unique<ScriptRunner>(app_, std::vector<std::string>{"mouse" + action.substr(5)});
       runner->step(1);
       click();
+    } else if (verb == "right-click" || verb == "drag" || verb == "click-item") {  // stepped in step()
+      gesture_ = std::make_unique<ScriptRunner>(app_, std::vector<std::string>{action});
+      gesture_frame_ = 1;
+      gesture_->step(gesture_frame_);
     } else {
       auto runner = std::make_unique<ScriptRunner>(app_, std::vector<std::string>{action});
       runner->step(1);
@@ -255,7 +286,8 @@ void Monkey::step() {
     std::fflush(stdout);
   }
   if (rss_at_1000_ == 0 && applied_ >= 1000) rss_at_1000_ = rss_kib();  // after the 1,000th action's frame
-  for (int k = 0; k < opt_.per_frame && !done(); ++k) apply(next_action());
+  if (step_gesture()) return;
+  for (int k = 0; k < opt_.per_frame && !done() && !gesture_; ++k) apply(next_action());
 }
 
 bool Monkey::report() const {

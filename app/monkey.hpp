@@ -49,6 +49,8 @@ class Monkey {
   void apply(const std::string& action);
   std::string random_text(size_t max_len);
   void click();
+  // Steps the running gesture, if any; true when one ran this frame (then no new action starts).
+  bool step_gesture();
   void settle();  // back to the start state (see above)
 
   static constexpr int kSettleFrames = 5;  // frames drawn with no action before settled RSS is read
@@ -61,6 +63,9 @@ class Monkey {
   std::map<std::string, int64_t> failed_by_verb_;
   std::vector<std::string> exceptions_;
   std::vector<std::unique_ptr<ScriptRunner>> held_;  // key actions of the last frame, released next
+  // A gesture of several frames (right-click:, drag:, click-item:): no other action until it ends.
+  std::unique_ptr<ScriptRunner> gesture_;
+  int gesture_frame_ = 0;
   bool mouse_down_ = false;
   int64_t rss_at_1000_ = 0;
   std::string settle_file_;  // STEPFORMER_MONKEY_SETTLE: the start state's session ("" = no settling)
