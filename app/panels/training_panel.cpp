@@ -512,11 +512,8 @@ void TrainingPanel::draw_play_row(const TrainSnapshot& s) {
   }
   ImGui::SameLine();
   if (ImGui::Button("One update")) runner_.step_sync(1);
-  ImGui::SameLine();
-  ImGui::PushTextWrapPos(0.0f);
-  ImGui::Text("step %lld · η now %.3g · %.0f tokens/s · loss %.4f", static_cast<long long>(s.step), s.lr,
-              s.tokens_per_s, s.last_loss);
-  ImGui::PopTextWrapPos();
+  flow_figures({"step " + std::to_string(s.step), "η now " + fmt("%.3g", s.lr),
+                fmt("%.0f tokens/s", s.tokens_per_s), fmt("loss %.4f", s.last_loss)});
   if (s.bad_step > 0)
     ImGui::TextColored(ImVec4(1, 0.3f, 0.3f, 1), "The loss was not finite at step %lld: training paused (θ unchanged). "
                                                   "Lower η or reset.",

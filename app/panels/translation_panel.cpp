@@ -154,6 +154,8 @@ void TranslationPanel::draw(App& app) {
   o.lo = 0;
   o.hi = 1;
   o.cell_values = true;
+  o.rows.title.clear();  // the line above names the axes (z's and x̂'s tokens)
+  o.cols.title.clear();
   heatmap("cross", c->A->m, app.fonts, o);
 }
 

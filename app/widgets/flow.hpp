@@ -1,6 +1,7 @@
 // Laying items out in a row that wraps: the next item goes on the current line when it fits
 // there, else on a new one (a long row is never cut at the window's edge).
 #pragma once
+#include <initializer_list>
 #include <string>
 
 #include "imgui.h"
@@ -22,6 +23,21 @@ inline void aside(const char* text) {
   ImGui::PushTextWrapPos(0.0f);
   ImGui::TextDisabled("%s", text);
   ImGui::PopTextWrapPos();
+}
+
+// Status figures ("step 300", "loss 1.8151", …) after the last item, joined by " · ": each on the
+// current line when it fits there, else on the next, so that no figure is split across lines.
+inline void flow_figures(std::initializer_list<std::string> figures) {
+  const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+  const float gap = ImGui::GetStyle().ItemSpacing.x;
+  bool first = true;
+  for (const std::string& f : figures) {
+    const std::string joined = first ? f : "· " + f;  // a figure that starts a line has no "· "
+    const bool fits = ImGui::GetItemRectMax().x + gap + ImGui::CalcTextSize(joined.c_str()).x <= right;
+    if (fits) ImGui::SameLine(0, gap);
+    ImGui::TextUnformatted(fits ? joined.c_str() : f.c_str());
+    first = false;
+  }
 }
 
 // Text in `color`, wrapped at the window's edge.

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Retakes the README's screenshots whose scenes are scripted here (docs/screenshots/NAME.png) with the
+# app built in ./build, under Xvfb. Usage: scripts/screenshots.sh [NAME...] (default: all of them).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+# The pointer is parked in a corner (mouse:) so that no tooltip covers the view.
+declare -A SIZE=(
+  [presentation-1280x720]=1280x720 [translation]=1600x1000 [ed-attention]=1600x1000
+  [tensor-light]=1600x1000 [layernorm]=1600x1000 [training]=1600x1000)
+declare -A ARGS=(
+  [presentation-1280x720]='--actions lesson-open:02-one-attention-head,lesson-go:5,presentation:on,mouse:1275:715'
+  [translation]='--model assets/ed.safetensors --actions context:12 march 2024,translate-all,wait,open:translation,mouse:1590:990'
+  [ed-attention]='--model assets/ed.safetensors --actions context:12 march 2024,goto:4:6:2:2,open:attention,mouse:1590:990'
+  [tensor-light]='--actions theme:light,goto:10:8:1,step-back,open:tensor,mouse:1590:990'
+  [layernorm]='--actions goto:6:2:1:0:3,open:layernorm,mouse:1590:990'
+  [training]='--actions open:training,train-step:300,wait,mouse:1590:990')
+names=("$@")
+[ ${#names[@]} -eq 0 ] && names=(presentation-1280x720 translation ed-attention tensor-light layernorm training)
+for n in "${names[@]}"; do
+  [ -n "${SIZE[$n]:-}" ] || { echo "screenshots: no scene \"$n\" (known: ${!SIZE[*]})" >&2; exit 1; }
+  args=${ARGS[$n]}
+  # The actions contain spaces (a context): split only before --actions' value.
+  model=(); [[ $args == --model* ]] && { model=(--model "$(cut -d' ' -f2 <<< "$args")"); args=${args#* * }; }
+  xvfb-run -a -s "-screen 0 2560x1440x24" build/app/stepformer --no-ini --size "${SIZE[$n]}" --frames 14 \
+    "${model[@]}" --actions "${args#--actions }" --screenshot "docs/screenshots/$n.png" > /dev/null
+  echo "screenshots: docs/screenshots/$n.png"
+done
