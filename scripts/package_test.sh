@@ -55,10 +55,14 @@ echo "package_test: stepformer-cli demo ran on /usr/share/stepformer/assets/defa
 /usr/bin/stepformer --version | grep -qx "data: /usr/share/stepformer (from the installed prefix)" ||
   fail "stepformer --version does not read its data from /usr/share/stepformer"
 # The app: the default model at Algorithm 4 line 6 with the Attention tab, then the bundled BERT
-# (File › Examples, read from the installed examples.json) and lesson 2 (the installed lessons/).
-xvfb-run -a -s "-screen 0 1280x720x24" /usr/bin/stepformer --no-ini --size 1280x720 --frames 12 \
-  --actions "open:attention,goto:4:6,screenshot:$run/app.png,dump-state:$run/default.json,example:2,dump-state:$run/bert.json,lesson-open:02-one-attention-head" \
-  --dump-state "$run/lesson.json" > app.log 2>&1 || { cat app.log; fail "the installed app exited with status $?"; }
+# (File › Examples, read from the installed examples.json), lesson 2 (the installed lessons/) and the
+# GPU attention (the installed shaders/, on Mesa's llvmpipe under Xvfb).
+app_actions="open:attention,goto:4:6,screenshot:$run/app.png,dump-state:$run/default.json,example:2"
+app_actions+=",dump-state:$run/bert.json,lesson-open:02-one-attention-head,dump-state:$run/lesson.json"
+app_actions+=",open:gpu,attention:gpu"
+xvfb-run -a -s "-screen 0 1280x720x24" /usr/bin/stepformer --no-ini --size 1280x720 --frames 14 \
+  --actions "$app_actions" --dump-state "$run/gpu.json" > app.log 2>&1 ||
+  { status=$?; cat app.log; fail "the installed app exited with status $status"; }
 /usr/bin/python3 - "$run" <<'PY' || fail "the installed app's screenshot or state"
 import json, sys
 from PIL import Image
@@ -68,11 +72,13 @@ run = sys.argv[1]
 colours = len(Image.open(f"{run}/app.png").convert("RGB").getcolors(1 << 24))
 print(f"package_test: the installed app's screenshot has {colours} distinct colours")
 assert colours >= 256, f"the screenshot looks blank: {colours} distinct colours"
-default, bert, lesson = (json.load(open(f"{run}/{n}.json")) for n in ("default", "bert", "lesson"))
+default, bert, lesson, gpu = (json.load(open(f"{run}/{n}.json")) for n in ("default", "bert", "lesson", "gpu"))
 assert default["arch"] == "gpt" and default["event"]["alg"] == 4, default.get("event")
 assert bert["arch"] == "bert", f"File › Examples' second model is not BERT: {bert['arch']}"
 lessons = "/usr/share/stepformer/assets/lessons/"
 assert lesson["lesson"]["active"] and lesson["lesson"]["path"].startswith(lessons), lesson["lesson"]["path"]
+assert gpu["attention_backend"] == "gpu" and gpu["gpu_dispatches"] > 0, gpu["notice"]
+print("package_test: the installed app opened BERT, lesson 2 and the GPU attention from /usr/share/stepformer")
 PY
 
 # Every option of both programs, and every command of the CLI, is in its man page.
