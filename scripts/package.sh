@@ -6,6 +6,8 @@
 # dependencies dpkg-shlibdeps finds), and `dpkg-deb --build --root-owner-group`.
 # VERSION is CMake's project(VERSION); the metainfo's newest release and the Debian changelog's newest
 # entry must name the same version (checked here). Prints the .deb's path on its last line.
+# STEPFORMER_PACKAGE_BUILD=DIR packages the programs of an existing build tree instead (e.g. CI's main
+# build, which saves building them twice; its -march is what DIR was configured with, not x86-64-v2).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,23 +22,28 @@ PACKAGES=(
 source scripts/install_missing.sh
 install_missing package "${PACKAGES[@]}"
 
-BUILD=build-pkg
-ROOT=$BUILD/root
+BUILD=${STEPFORMER_PACKAGE_BUILD:-build-pkg}
+OUT=build-pkg   # the staging tree, logs and scratch files, whichever tree the programs come from
+ROOT=$OUT/debian/stepformer   # where dpkg-shlibdeps expects a package's files (beside debian/control)
+LOG=$OUT/build.log
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 APP_ID=io.github.stepformer.Stepformer
+mkdir -p "$OUT"
 
 # Debian's hardening flags (those of dpkg-buildflags that change no number: stack protector, fortified
 # libc calls, read-only relocations bound at load), so that lintian finds them; not its -O2 -g.
 HARDEN_C="-fstack-protector-strong -D_FORTIFY_SOURCE=2"
 HARDEN_LD="-Wl,-z,relro -Wl,-z,now"
 start=$(date +%s)
-cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DSTEPFORMER_NATIVE=OFF -DSTEPFORMER_MARCH=x86-64-v2 \
-  -DSTEPFORMER_TESTS=OFF -DSTEPFORMER_BENCH=OFF -DCMAKE_INSTALL_PREFIX=/usr \
-  -DCMAKE_C_FLAGS="$HARDEN_C" -DCMAKE_CXX_FLAGS="$HARDEN_C" -DCMAKE_EXE_LINKER_FLAGS="$HARDEN_LD" \
-  > "$BUILD.log" 2>&1 || { cat "$BUILD.log"; exit 1; }
-cmake --build "$BUILD" -j"$JOBS" --target stepformer stepformer-cli >> "$BUILD.log" 2>&1 ||
-  { tail -n 60 "$BUILD.log"; echo "package: build failed (full log: $BUILD.log)"; exit 1; }
-echo "package: built stepformer and stepformer-cli (x86-64-v2) in $(($(date +%s) - start)) s"
+if [ -z "${STEPFORMER_PACKAGE_BUILD:-}" ]; then
+  cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DSTEPFORMER_NATIVE=OFF -DSTEPFORMER_MARCH=x86-64-v2 \
+    -DSTEPFORMER_TESTS=OFF -DSTEPFORMER_BENCH=OFF \
+    -DCMAKE_C_FLAGS="$HARDEN_C" -DCMAKE_CXX_FLAGS="$HARDEN_C" -DCMAKE_EXE_LINKER_FLAGS="$HARDEN_LD" \
+    > "$LOG" 2>&1 || { cat "$LOG"; exit 1; }
+fi
+cmake --build "$BUILD" -j"$JOBS" --target stepformer stepformer-cli >> "$LOG" 2>&1 ||
+  { tail -n 60 "$LOG"; echo "package: build failed (full log: $LOG)"; exit 1; }
+echo "package: built stepformer and stepformer-cli in $BUILD in $(($(date +%s) - start)) s"
 
 VERSION=$(sed -n 's/^CMAKE_PROJECT_VERSION:STATIC=//p' "$BUILD/CMakeCache.txt")
 DEB_VERSION=$VERSION-1
@@ -47,7 +54,9 @@ head -n 1 packaging/debian/changelog | grep -qF "stepformer ($DEB_VERSION)" ||
 
 # The staging tree: what `cmake --install` puts under /usr, then the Debian-only files.
 rm -rf "$ROOT"
-DESTDIR=$PWD/$ROOT cmake --install "$BUILD" --strip > /dev/null
+DESTDIR=$PWD/$ROOT cmake --install "$BUILD" --prefix /usr --strip > /dev/null
+# What dh_strip also removes: the compiler's version notes, which no one reads at run time.
+strip --remove-section=.comment --remove-section=.note "$ROOT"/usr/bin/stepformer "$ROOT"/usr/bin/stepformer-cli
 gzip -9n "$ROOT"/usr/share/man/man1/*.1
 doc=$ROOT/usr/share/doc/stepformer
 install -d "$doc"
@@ -55,24 +64,24 @@ install -m 644 packaging/debian/copyright "$doc/copyright"
 gzip -9nc packaging/debian/changelog > "$doc/changelog.Debian.gz"
 chmod 644 "$doc/changelog.Debian.gz"
 desktop-file-validate "$ROOT/usr/share/applications/$APP_ID.desktop"
-appstreamcli validate --no-net --explain "$ROOT/usr/share/metainfo/$APP_ID.metainfo.xml" > "$BUILD/appstream.log" ||
-  { cat "$BUILD/appstream.log"; exit 1; }
+appstreamcli validate --no-net --explain "$ROOT/usr/share/metainfo/$APP_ID.metainfo.xml" > "$OUT/appstream.log" ||
+  { cat "$OUT/appstream.log"; exit 1; }
 
 # Depends: the shared libraries the two programs link, as dpkg-shlibdeps names their packages (it reads
-# debian/control, so it runs in a scratch folder that has one), and the font the app draws with.
-scratch=$BUILD/shlibdeps
-rm -rf "$scratch" && mkdir -p "$scratch/debian"
-printf 'Source: stepformer\n\nPackage: stepformer\nArchitecture: amd64\n' > "$scratch/debian/control"
-(cd "$scratch" && dpkg-shlibdeps -O "$OLDPWD/$ROOT/usr/bin/stepformer" "$OLDPWD/$ROOT/usr/bin/stepformer-cli") \
-  > "$BUILD/shlibs.substvars"
-SHLIBS=$(sed -n 's/^shlibs:Depends=//p' "$BUILD/shlibs.substvars")
+# a debian/control, written here beside the staging tree), and the font the app draws with.
+install -d "$ROOT/DEBIAN"   # which also tells dpkg-shlibdeps where the package's root is
+printf 'Source: stepformer\n\nPackage: stepformer\nArchitecture: amd64\n' > "$OUT/debian/control"
+(cd "$OUT" && dpkg-shlibdeps -O debian/stepformer/usr/bin/stepformer debian/stepformer/usr/bin/stepformer-cli) \
+  > "$OUT/shlibs.substvars"
+SHLIBS=$(sed -n 's/^shlibs:Depends=//p' "$OUT/shlibs.substvars")
 [ -n "$SHLIBS" ] || { echo "package: dpkg-shlibdeps found no dependencies"; exit 1; }
 DEPENDS="$SHLIBS, fonts-dejavu-core"
 INSTALLED_SIZE=$(du -sk --exclude=DEBIAN "$ROOT" | cut -f1)
 
-install -d "$ROOT/DEBIAN"
 sed -e "s/@VERSION@/$DEB_VERSION/" -e "s/@DEPENDS@/$DEPENDS/" -e "s/@INSTALLED_SIZE@/$INSTALLED_SIZE/" \
   packaging/debian/control.in > "$ROOT/DEBIAN/control"
+(cd "$ROOT" && find . -type f ! -path './DEBIAN/*' -printf '%P\0' | LC_ALL=C sort -z | xargs -0 md5sum) \
+  > "$ROOT/DEBIAN/md5sums"
 deb=stepformer_${DEB_VERSION}_amd64.deb
 dpkg-deb --build --root-owner-group -Zxz "$ROOT" "$deb" > /dev/null
 echo "package: $deb ($(du -k "$deb" | cut -f1) KiB; Depends: $DEPENDS)"
