@@ -21,6 +21,7 @@ fail() {
   exit 1
 }
 
+mkdir -p build-pkg
 bash scripts/package.sh | tee build-pkg/package.out
 deb=$(tail -n 1 build-pkg/package.out)
 built=$(date +%s)
@@ -32,7 +33,8 @@ lintian --fail-on error --tag-display-limit 0 "$deb" | tee build-pkg/lintian.log
 installed=0
 remove() { if ((installed)); then $sudo apt-get remove -y -qq stepformer > /dev/null; fi; }
 trap remove EXIT
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$deb" > build-pkg/apt-install.log 2>&1 ||
+# --reinstall: a package of the same version left installed (by hand, or a run cut short) is replaced.
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install --reinstall -y -qq "$deb" > build-pkg/apt-install.log 2>&1 ||
   { cat build-pkg/apt-install.log; fail "apt-get install $deb"; }
 installed=1
 
@@ -88,14 +90,16 @@ PY
 man_text() { zcat "/usr/share/man/man1/$1.1.gz" | sed 's/\\-/-/g'; }
 app_man=$(man_text stepformer)
 cli_man=$(man_text stepformer-cli)
+# Whether TEXT names OPTION whole (--context must not be found in --context-tokens).
+has_option() { grep -qE -- "$1([^a-z0-9-]|\$)" <<< "$2"; }
 for opt in $(/usr/bin/stepformer --help | grep -o '^  --[a-z0-9-]*'); do
-  grep -qF -- "$opt" <<< "$app_man" || fail "stepformer.1 lacks $opt"
+  has_option "$opt" "$app_man" || fail "stepformer.1 lacks $opt"
 done
 for cmd in $(/usr/bin/stepformer-cli --help | sed -n 's/^  \([a-z]*\)  .*/\1/p'); do
   grep -q "^\.SS $cmd" <<< "$cli_man" || fail "stepformer-cli.1 lacks the command $cmd"
   [ "$cmd" = help ] && continue
   for opt in $(/usr/bin/stepformer-cli help "$cmd" | grep -o '^  --[a-z0-9-]*'); do
-    grep -qF -- "$opt" <<< "$cli_man" || fail "stepformer-cli.1 lacks $cmd's option $opt"
+    has_option "$opt" "$cli_man" || fail "stepformer-cli.1 lacks $cmd's option $opt"
   done
 done
 echo "package_test: the man pages list every option of stepformer and of each stepformer-cli command"
