@@ -20,8 +20,8 @@
 #include "app/script_runner.hpp"
 #include "app/ui_probe.hpp"
 #include "backends/imgui_impl_glfw.h"
-#include "core/about/build_info.hpp"
 #include "backends/imgui_impl_opengl3.h"
+#include "core/about/build_info.hpp"
 #include "imgui.h"
 
 namespace {

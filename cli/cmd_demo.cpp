@@ -7,8 +7,8 @@
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "cli/trace_print.hpp"
-#include "core/algorithms/algorithms.hpp"
 #include "core/about/data_dirs.hpp"
+#include "core/algorithms/algorithms.hpp"
 #include "core/pseudocode/pseudocode.hpp"
 
 namespace sf::cli {
