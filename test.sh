@@ -9,6 +9,7 @@ bash scripts/setup.sh
 cd build
 ctest --output-on-failure -j"$(nproc 2>/dev/null || echo 2)" "$@"
 cd ..
+bash scripts/package_test.sh   # the Debian package: built, lintian, installed, run from /usr, removed
 # The hardening runs (docs/hardening.md; each script prints the time of each phase): one ASan+UBSan build
 # of core, the CLI, core_tests and the fuzz targets, and core_tests under it; ThreadSanitizer on the
 # training runner, the session's trace worker and the thread pool; 30 s of libFuzzer on every reader.

@@ -21,6 +21,7 @@
 #include "app/ui_probe.hpp"
 #include "backends/imgui_impl_glfw.h"
 #include "backends/imgui_impl_opengl3.h"
+#include "core/about/build_info.hpp"
 #include "imgui.h"
 
 namespace {
@@ -72,6 +73,10 @@ int main(int argc, char** argv) {
   }
   if (opt.help) {
     std::fputs(sf::app_usage(), stdout);
+    return 0;
+  }
+  if (opt.version) {
+    std::fputs(sf::version_text("stepformer").c_str(), stdout);
     return 0;
   }
   glfwSetErrorCallback(on_glfw_error);

@@ -83,6 +83,8 @@ const char* app_usage() {
          "                             failures by verb, frames, RSS) and exit (--frames is ignored; File ›\n"
          "                             Quit does not end it); SEED:forever[:K] runs until SIGINT or SIGTERM\n"
          "                             (scripts/soak.sh, docs/soak.md)\n"
+         "  --version                  print the version, the build's options (instruction set, build type,\n"
+         "                             compiler, Eigen, GPU shaders) and the data folder in use, and exit\n"
          "  --help                     this text\n";
 }
 
@@ -143,6 +145,8 @@ bool parse_app_options(int argc, char** argv, AppOptions& o, std::string& error)
     std::string v;
     if (a == "--help" || a == "-h") {
       o.help = true;
+    } else if (a == "--version") {
+      o.version = true;
     } else if (a == "--frames") {
       if (!value(v)) return false;
       try {

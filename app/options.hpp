@@ -29,6 +29,7 @@ struct AppOptions {
   std::string session;               // FILE.stepformer (or --session FILE): a session or lesson to open
   MonkeyOptions monkey;               // --monkey SEED:N[:K]
   bool help = false;
+  bool version = false;              // --version: the version, the build's options and the data folder
 };
 
 // Parses argv; on a bad option returns false with a one-line `error`.

@@ -8,12 +8,14 @@
 #include <thread>
 
 #include "app/logic/session_input.hpp"
+#include "core/about/data_dirs.hpp"
 
 namespace sf {
 
 std::string assets_dir() {
-  if (const char* env = std::getenv("STEPFORMER_ASSETS")) return env;
-  return STEPFORMER_ASSETS;
+  // The source tree's assets/ for a program in the build tree, <prefix>/share/stepformer/assets for an
+  // installed one, $STEPFORMER_DATA_DIR/assets when set (core/about/data_dirs.hpp).
+  return data_path("assets");
 }
 
 // The default model sorts letters ("dcab=abcd"): this prompt asks it to sort "hello".

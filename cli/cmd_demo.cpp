@@ -7,12 +7,9 @@
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "cli/trace_print.hpp"
+#include "core/about/data_dirs.hpp"
 #include "core/algorithms/algorithms.hpp"
 #include "core/pseudocode/pseudocode.hpp"
-
-#ifndef STEPFORMER_ASSETS
-#define STEPFORMER_ASSETS ""
-#endif
 
 namespace sf::cli {
 
@@ -38,10 +35,10 @@ OpenedModel untrained_default() {
 }
 
 int run_demo(const Args&) {
-  const std::string assets = STEPFORMER_ASSETS;
-  const std::string path = assets.empty() ? "" : assets + "/default.safetensors";
+  // The source tree's or the installed data (core/about/data_dirs.hpp), as the app finds it.
+  const std::string path = data_path("assets") + "/default.safetensors";
   std::error_code ec;
-  const bool from_file = !path.empty() && std::filesystem::is_regular_file(path, ec);
+  const bool from_file = std::filesystem::is_regular_file(path, ec);
   const OpenedModel opened = from_file ? load_model(path) : untrained_default();
   const Model& model = opened.checkpoint.model;
   const Tokenizer& tok = *opened.tokenizer;

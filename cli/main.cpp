@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "core/about/build_info.hpp"
 #include "core/model/error.hpp"
 
 namespace {
@@ -33,7 +34,8 @@ void print_overview() {
                "Hutter 2022) while a real transformer computes.\n\n"
                "usage: stepformer-cli                       run the built-in demo\n"
                "       stepformer-cli COMMAND [OPTIONS]\n"
-               "       stepformer-cli help COMMAND          the options of COMMAND (or: COMMAND --help)\n\n"
+               "       stepformer-cli help COMMAND          the options of COMMAND (or: COMMAND --help)\n"
+               "       stepformer-cli --version             the version, the build's options and the data folder\n\n"
                "commands:\n";
   for (const auto& c : commands()) {
     std::string name = c.spec.name;
@@ -63,6 +65,10 @@ int run(const std::vector<std::string>& argv, std::string& command_name) {
   const std::string& first = argv[0];
   if (first == "-h" || first == "--help" || (first == "help" && argv.size() == 1)) {
     print_overview();
+    return 0;
+  }
+  if (first == "--version") {
+    std::cout << sf::version_text("stepformer-cli");
     return 0;
   }
   if (first == "help") {

@@ -10,6 +10,7 @@
 #include <limits>
 #include <sstream>
 
+#include "core/about/data_dirs.hpp"
 #include "core/model/error.hpp"
 
 namespace sf::gpu {
@@ -111,7 +112,7 @@ void Buffer::set(const void* data, size_t bytes) {
 
 std::string shader_dir() {
   const char* env = std::getenv("STEPFORMER_SHADERS");
-  return env && *env ? env : STEPFORMER_SHADERS;
+  return env && *env ? env : data_path("shaders");
 }
 
 Program::Program(const std::string& dir, const std::string& name,

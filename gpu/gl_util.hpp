@@ -57,7 +57,8 @@ class Program {
   GLuint id_ = 0;
 };
 
-// The folder the shaders are read from: $STEPFORMER_SHADERS, else the source tree's shaders/.
+// The folder the shaders are read from: $STEPFORMER_SHADERS, else the data root's shaders/ (the source
+// tree's for a program in the build tree, <prefix>/share/stepformer/shaders when installed; data_dirs.hpp).
 std::string shader_dir();
 
 // Times dispatches with GL_TIMESTAMP query pairs (GPU clock), and, as a cross-check, with
