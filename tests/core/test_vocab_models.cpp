@@ -9,8 +9,10 @@
 
 #include "core/algorithms/algorithms.hpp"
 #include "core/arch/architecture.hpp"
+#include "core/io/npy.hpp"
 #include "core/io/pickle_meta.hpp"
 #include "core/tokenizers/token_list.hpp"
+#include "test_cli_support.hpp"
 #include "test_ecosystem_support.hpp"
 
 using namespace sf;
@@ -30,6 +32,12 @@ void write_bytes(const fs::path& p, const std::string& bytes) { write_file_atomi
 
 std::string pickle_bytes(const std::string& name) {
   return read_file((vocab_dir("pickles") / name).string(), size_t{1} << 20);
+}
+
+// A string of the literal's bytes, NULs included.
+template <size_t N>
+std::string bytes(const char (&literal)[N]) {
+  return std::string(literal, N - 1);
 }
 
 bool has_note(const OpenedModel& m, const std::string& phrase) {
@@ -79,7 +87,7 @@ TEST(PlainIds, AMinGptWithoutTokenizerFilesOpensWithIdsAndSaysSo) {
   EXPECT_EQ(tok.label(3), "#3");
   EXPECT_EQ(tok.file_id(1), 0);  // #1 is the model's own token 0, row 0 of wte
   EXPECT_EQ(tok.bos_token(), 0);
-  EXPECT_EQ(m.notes.size(), 1u);  // one line, nothing about bos_token besides it
+  for (const std::string& n : m.notes) EXPECT_EQ(n.find("bos_token"), std::string::npos) << n;  // one line says it all
   EXPECT_TRUE(has_note(m, "no tokenizer files (vocab.json + merges.txt")) << m.notes.front();
   EXPECT_TRUE(has_note(m, "tokens are shown as their ids #k"));
   EXPECT_EQ(m.files.size(), 2u);  // model.safetensors, config.json
@@ -110,6 +118,28 @@ TEST(PlainIds, ThePromptTakesIdsAndRoundTrips) {
   EXPECT_EQ(bad[0].chr, "cat");
   EXPECT_EQ(bad[0].byte, 2u);
 }
+
+#ifdef STEPFORMER_CLI
+// The command: `forward --tokens 1,2,3,1` on minGPT with no tokenizer prints #k labels and
+// writes the reference's P (tolerance: expect_reference_forward's float bound).
+TEST(PlainIds, CliForwardTakesTokensOnAModelWithoutTokenizerFiles) {
+  TempDir tmp;
+  const json doc = expected("mingpt-ids");
+  const std::string npy = (tmp.path() / "P.npy").string();
+  const CliResult r = run_cli(tmp.path(), {"forward", "--model", vocab_dir("mingpt-ids").string(), "--tokens", "1,2,3,1", "--out", npy});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("x = [1, 2, 3, 1]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("file id = id − 1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("     4     1        0  '#1'"), std::string::npos) << r.out;  // t, id, the model's own id, label
+  const MatF P = read_npy(npy);
+  ASSERT_EQ(P.rows(), 3);
+  ASSERT_EQ(P.cols(), 4);
+  EXPECT_LT(log_p_gap(P.cast<double>(), doc.at("log_p")), 1e-4);
+  const CliResult bad = run_cli(tmp.path(), {"forward", "--model", vocab_dir("mingpt-ids").string(), "--prompt", "1 cat"});
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.err.find("\"cat\" at position 2 is not a token id"), std::string::npos) << bad.err;
+}
+#endif
 
 // ---------------------------------------------------------------------------------------------
 // nanoGPT's character model and its meta.pkl
@@ -238,7 +268,7 @@ TEST(MetaPkl, HostilePicklesAreRefusedWithWhatTheyWouldDo) {
   }
   // REDUCE itself (after a callable that is not a global): EMPTY_LIST, EMPTY_TUPLE, REDUCE.
   try {
-    parse_meta_pkl(std::string("\x80\x04]\x94)R.", 7), "meta.pkl");
+    parse_meta_pkl(bytes("\x80\x04]\x94)R."), "meta.pkl");
     ADD_FAILURE() << "read";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("meta.pkl uses pickle opcode REDUCE (calls a function) at byte 5: " + plain),
@@ -256,12 +286,12 @@ TEST(MetaPkl, AHostileMetaPklStopsTheOpenNamingTheFile) {
 
 TEST(MetaPkl, ItosAsAListStoiAloneAndAWrongVocabSize) {
   // {'itos': ['a', 'b']} at protocol 2: PROTO 2, EMPTY_DICT, MARK, 'itos', EMPTY_LIST, MARK, 'a', 'b', APPENDS, SETITEMS, STOP.
-  const std::string list = std::string("\x80\x02}(X\x04\x00\x00\x00itos](X\x01\x00\x00\x00" "aX\x01\x00\x00\x00" "beu.", 35);
+  const std::string list = bytes("\x80\x02}(X\x04\x00\x00\x00itos](X\x01\x00\x00\x00" "aX\x01\x00\x00\x00" "beu.");
   EXPECT_EQ(parse_meta_pkl(list, "m"), (std::vector<std::string>{"a", "b"}));
   // {'stoi': {'b': 1, 'a': 0}, 'vocab_size': 3}: stoi inverted, then vocab_size contradicts it.
-  const std::string stoi = std::string("\x80\x02}(X\x04\x00\x00\x00stoi}(X\x01\x00\x00\x00" "bK\x01X\x01\x00\x00\x00" "aK\x00uu.", 37);
+  const std::string stoi = bytes("\x80\x02}(X\x04\x00\x00\x00stoi}(X\x01\x00\x00\x00" "bK\x01X\x01\x00\x00\x00" "aK\x00uu.");
   EXPECT_EQ(parse_meta_pkl(stoi, "m"), (std::vector<std::string>{"a", "b"}));
-  const std::string sized = stoi.substr(0, stoi.size() - 2) + std::string("X\x0a\x00\x00\x00vocab_sizeK\x03u.", 19);
+  const std::string sized = stoi.substr(0, stoi.size() - 2) + bytes("X\x0a\x00\x00\x00vocab_sizeK\x03u.");
   try {
     parse_meta_pkl(sized, "m");
     ADD_FAILURE() << "read";
