@@ -21,7 +21,9 @@ TEST(SessionVocab, APlainIdsModelTakesIdsInThePrompt) {
   for (const std::string& n : s.origin().notes) said |= n.find("no tokenizer files") != std::string::npos;
   EXPECT_TRUE(said);
   // The default prompt is text: refused with what to type, the trace on [bos_token] (a valid id).
-  EXPECT_NE(s.prompt_error().find("is not a token id"), std::string::npos) << s.prompt_error();
+  EXPECT_NE(s.prompt_error().find("\"hello=\" at 1 is not in the vocabulary (plain ids #1 … #3 (no tokenizer files: type ids))"),
+            std::string::npos)
+      << s.prompt_error();
   EXPECT_EQ(s.tokens(), (Tokens{2}));  // the configuration's bos_token, N_V − 1
   s.set_prompt("1 2 3");
   s.wait_for_trace();
