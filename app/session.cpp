@@ -174,7 +174,7 @@ void Session::set_model(Model m, std::string label, std::shared_ptr<const Tokeni
   // BERT reads whole sequences as it was trained on them, [bos_token, characters…, eos_token].
   const bool with_eos = arch_->output() == OutputKind::FillIn;
   prompt_stale_ = !encode_input(prompt_, with_eos, "prompt", unknown_, prompt_error_, tokens_);
-  if (prompt_stale_) tokens_ = {tok_->bos_token()};  // the prompt does not fit this model: trace [bos_token] alone
+  if (prompt_stale_) tokens_ = {model_->config.bos_token()};  // the prompt does not fit: trace [bos_token] alone (the configuration's: a plain-ids tokenizer has none)
   run_trace([this] { restart(); });
   // Shown at once even for a big model: every panel reads the new model's configuration, which
   // the previous model's trace does not fit.

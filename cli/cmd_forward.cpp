@@ -125,18 +125,21 @@ Command forward_command() {
   s.options = {
       {"model", "MODEL",
        "The model to load: a .safetensors file written by stepformer-cli init or train, or a checkpoint from the "
-       "ecosystem (Hugging Face GPT-2 or BERT, nanoGPT/minGPT) in a folder with its config.json and tokenizer files "
+       "ecosystem (Hugging Face GPT-2 or BERT, nanoGPT/minGPT) in a folder with its config.json and tokenizer files, "
+       "a vocabulary (config.json's \"vocab\" or \"itos\", vocab.txt, meta.pkl) or none (plain ids) "
        "(docs/ecosystem.md).",
        true},
       {"prompt", "TEXT",
        "The input x as text, encoded as the paper's §4 sequence: [bos_token, characters…] (BERT: "
        "[bos_token, characters…, eos_token], the whole sequence as in training), at most ℓ_max tokens. [MASK], "
        "[BOS] and [EOS] in TEXT are mask_token, bos_token and eos_token; every other character must be in the "
-       "model's vocabulary."},
+       "model's vocabulary. A model's own token list (nanoGPT's meta.pkl, …) has no bos_token: its tokens alone; a "
+       "model without tokenizer files takes ids, e.g. \"1 2 3\"."},
       {"tokens", "IDS",
        "The input x as a comma-separated list of token ids, 1-based as the paper numbers them (1 … N_V; N_V−2 is "
        "mask_token, N_V−1 bos_token, N_V eos_token), e.g. 63,8,5. For a model from the ecosystem, paper id = the "
-       "tokenizer files' 0-based id + 1 (GPT-2's <|endoftext|>, 50256 in vocab.json, is 50257). Nothing is added. "
+       "tokenizer files' 0-based id + 1 (GPT-2's <|endoftext|>, 50256 in vocab.json, is 50257); for a model without "
+       "tokenizer files, id k (labelled #k) is the model's own token k − 1. Nothing is added. "
        "Give --prompt or --tokens, not both."},
       {"context", "TEXT",
        "Encoder-decoder models only, and required there: the context z as text, encoded [bos_token, characters…, "

@@ -180,7 +180,7 @@ std::string value_text(const Value& v) {
 void print_tokens(std::ostream& os, const Tokens& x, const Tokenizer& tok) {
   const bool file_ids = !x.empty() && tok.file_id(x[0]) != x[0];  // the ecosystem's 0-based files
   os << "x = [" << id_list(x) << "]  (ℓ = " << x.size() << ", 1-based ids"
-     << (file_ids ? "; the tokenizer files number them from 0: file id = id − 1" : "") << ")\n";
+     << (file_ids ? "; the model's files number them from 0: file id = id − 1" : "") << ")\n";
   os << "     t    id  " << (file_ids ? "file id  " : "") << "token\n";
   for (size_t t = 0; t < x.size(); ++t) {
     char buf[48];

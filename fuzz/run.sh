@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 SECONDS_EACH=${1:-30}
 shift || true
 ALL=(fuzz_checkpoint fuzz_safetensors fuzz_ecosystem fuzz_hf_config fuzz_tokenizer_gpt2
-     fuzz_tokenizer_wordpiece fuzz_tokenizer_json fuzz_session fuzz_npy fuzz_actions)
+     fuzz_tokenizer_wordpiece fuzz_tokenizer_json fuzz_session fuzz_npy fuzz_actions fuzz_meta_pkl fuzz_vocab_txt)
 TARGETS=("${@:-${ALL[@]}}")
 
 # target → "max_len malloc_limit_mb rss_limit_mb"
@@ -26,6 +26,11 @@ limits() {
     fuzz_ecosystem) echo "65536 1 512" ;;
     # Text files of ≤ 16 KiB: no model.
     fuzz_hf_config|fuzz_tokenizer_gpt2|fuzz_tokenizer_wordpiece|fuzz_tokenizer_json|fuzz_session) echo "16384 1 512" ;;
+    # meta.pkl (≤ 16 KiB; nanoGPT's character meta.pkl is 0.4–0.6 KiB): no model. Its pickle machine keeps at
+    # most one 48-byte object per 2 bytes (≤ 8208 objects, 394 KB; the vector's capacity ≤ 16384 × 48 =
+    # 786 KB) and copies out at most the file's bytes: < 1 MiB for the largest single allocation.
+    # vocab.txt (≤ 16 KiB, a token list): its lines and the tokenizer's map, < 1 MiB.
+    fuzz_meta_pkl|fuzz_vocab_txt) echo "16384 1 512" ;;
     # A script of ≤ 4 KiB on the bundled models: the largest, assets/ed.safetensors, is 2.9 MB (≈ 0.74 M
     # float parameters); 2 × 4 KiB + 2.9 MB < 4 MiB.
     fuzz_actions) echo "4096 4 1024" ;;

@@ -158,7 +158,7 @@ void check_parameters(const ParamTable& table, const std::string& arch, const Sa
     fail(file.name(), why + " (the tensors do not match the configuration in __metadata__.config, arch \"" + arch + "\")");
   for (const auto& [name, t] : file.tensors()) {
     const ParamEntry* e = table.find(name);
-    if (e && t.shape != e->shape())
+    if (e && !shape_fits(t.shape, e->shape()))
       fail(file.name(), "tensor " + quoted(name) + " has shape " + shape_string(t.shape) + " but the configuration needs " +
                             shape_string(e->shape()) + "; the tensors do not match __metadata__.config");
     if (const std::string why_not = file.unreadable_reason(t); !why_not.empty()) throw Error(why_not);

@@ -60,12 +60,16 @@ const SafeTensor& TensorImport::need(const std::string& name, const std::vector<
   if (!t)
     throw Error(file_.name() + ": the tensor " + quoted(name) + " " + shape_string(shape) + " is missing (" + why +
                 "); the checkpoint is incomplete or in another layout");
-  if (t->shape != shape)
+  if (!shape_fits(t->shape, shape))
     throw Error(file_.name() + ": tensor " + quoted(name) + " has shape " + shape_string(t->shape) + " but " +
                 shape_string(shape) + " is expected (" + why + ")");
   if (const std::string bad = file_.unreadable_reason(*t); !bad.empty()) throw Error(bad);
   used_.insert(name);
-  return *t;
+  if (t->shape == shape) return *t;
+  // Extra leading 1s: the same bytes under the expected shape, which the planned copies index.
+  reshaped_.push_back(std::make_unique<SafeTensor>(*t));
+  reshaped_.back()->shape = shape;
+  return *reshaped_.back();
 }
 
 void TensorImport::refuse_unused(const std::string& layout) const {

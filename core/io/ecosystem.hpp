@@ -31,7 +31,7 @@ class TensorImport {
   std::vector<std::string> notes;  // for people: what was ignored, defaulted or padded
   std::string vocab_tensor;        // the file's token embedding (one row per token), for messages
 
-  // The tensor `name`, which must exist with `shape`: else sf::Error naming it, the shape found and
+  // The tensor `name`, which must exist with `shape` (or extra leading 1s, shape_fits): else sf::Error naming it, the shape found and
   // `why` that shape is expected (e.g. "n_embd = 768 in config.json; Conv1D stores [in, out]").
   // Marks it used.
   const SafeTensor& need(const std::string& name, const std::vector<int64_t>& shape, const std::string& why);
@@ -76,6 +76,7 @@ class TensorImport {
   std::vector<Copy> copies_;
   std::map<std::string, std::string> provenance_;
   std::unique_ptr<ParamTable> table_;
+  std::vector<std::unique_ptr<SafeTensor>> reshaped_;  // need()'s tensors stored with extra leading 1s
 };
 
 // The number of layers "PREFIX0.", "PREFIX1.", … among the file's tensor names (highest + 1; 0 when none).

@@ -32,6 +32,9 @@ class HfConfig {
   // A boolean (scale_attn_weights), or `fallback` when absent.
   bool flag(const char* key, bool fallback) const;
 
+  // The value of `key` as it is (a vocabulary in config.json), or nullptr when absent or null.
+  const nlohmann::json* find(const std::string& key) const { return has(key) ? &j_.at(key) : nullptr; }
+
   // The error for a value the tensors contradict: "DIR/config.json says n_embd = 768 but
   // wte.weight has 512 columns; …".
   [[noreturn]] void contradiction(const std::string& key, int64_t value, const std::string& tensors_say) const;

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "core/io/ecosystem.hpp"
+#include "core/io/gpt_vocabulary.hpp"
 #include "core/io/hf_config.hpp"
 #include "core/model/error.hpp"
 
@@ -27,11 +28,24 @@ const char* to_string(Layout l) {
 namespace {
 
 // The one command that turns a PyTorch pickle into safetensors (run where PyTorch and the
-// safetensors package are installed). clone() unties shared tensors, which save_file refuses.
+// safetensors package are installed). clone() unties shared tensors, which save_file refuses. For
+// a nanoGPT checkpoint it also writes config.json beside `out`: the sizes from its model_args
+// (when there is no config.json yet) and the vocabulary as "itos" from meta.pkl, looked for beside
+// the pickle and where nanoGPT's sample.py looks (data/DATASET/meta.pkl). Tested by
+// tests/reference/test_conversion_command.py.
 std::string conversion_command(const std::string& pickle, const std::string& out) {
-  return "python3 -c \"import torch; from safetensors.torch import save_file; sd = torch.load('" + pickle +
-         "', map_location='cpu'); sd = sd.get('model', sd); save_file({k.removeprefix('_orig_mod.'): v.clone().contiguous() "
-         "for k, v in sd.items()}, '" + out + "')\"";
+  const std::string cfg = (fs::path(out).parent_path() / "config.json").string();
+  const std::string meta = (fs::path(pickle).parent_path() / "meta.pkl").string();
+  return "python3 -c \"import json, os, pickle, torch; from safetensors.torch import save_file; "
+         "ck = torch.load('" + pickle + "', map_location='cpu'); sd = ck.get('model', ck); "
+         "save_file({k.removeprefix('_orig_mod.'): v.clone().contiguous() for k, v in sd.items()}, '" + out + "'); "
+         "a = ck.get('model_args', {}); cfg = json.load(open('" + cfg + "')) if os.path.exists('" + cfg + "') else "
+         "({'model_type': 'gpt2', 'n_layer': a['n_layer'], 'n_head': a['n_head'], 'n_embd': a['n_embd'], "
+         "'n_positions': a['block_size'], 'vocab_size': a['vocab_size'], 'activation_function': 'gelu'} if a else {}); "
+         "meta = next((p for p in ['" + meta + "', os.path.join('data', str(ck.get('config', {}).get('dataset')), 'meta.pkl')] "
+         "if os.path.exists(p)), None); "
+         "cfg.update({'itos': [m['itos'][i] for i in range(len(m['itos']))]} if meta and (m := pickle.load(open(meta, 'rb'))) else {}); "
+         "cfg and json.dump(cfg, open('" + cfg + "', 'w'), indent=1)\"";
 }
 
 [[noreturn]] void refuse_pickle(const std::string& path) {
@@ -133,35 +147,47 @@ Layout detect_layout(const SafetensorsFile& file) {
               "(bert.embeddings.word_embeddings.weight, …, cls.predictions.*); see docs/ecosystem.md");
 }
 
-// The file holding the tokenizer's vocabulary, in load_tokenizer_files' order (for messages).
+// The file holding a BERT tokenizer's vocabulary, in load_tokenizer_files' order (for messages).
 std::string vocabulary_file(const std::string& dir) {
-  for (const char* name : {"vocab.json", "encoder.json", "vocab.txt", "tokenizer.json"})
+  for (const char* name : {"vocab.txt", "tokenizer.json"})
     if (fs::exists(fs::path(dir) / name)) return name;
   return "the tokenizer";
 }
 
-// The tokenizer of an ecosystem checkpoint, its special tokens written into the configuration.
-std::unique_ptr<Tokenizer> ecosystem_tokenizer(TensorImport& im, const std::string& dir) {
+// The tokenizer of an ecosystem checkpoint (GPT layouts: gpt_vocabulary's sources; BERT: its
+// WordPiece files), its special tokens written into the configuration; a file it read is added to
+// `files`.
+std::unique_ptr<Tokenizer> ecosystem_tokenizer(TensorImport& im, const HfConfig& cfg, const std::string& dir, bool bert,
+                                               std::vector<std::string>& files) {
   ModelConfig& c = im.config;
-  std::unique_ptr<Tokenizer> tok = make_tokenizer(c, dir);
   const int rows = c.N_V();
+  GptVocabulary v;
+  if (bert) {
+    v.tokenizer = make_tokenizer(c, dir);
+    v.source = vocabulary_file(dir);
+  } else {
+    v = gpt_vocabulary(dir, cfg, rows);
+  }
+  std::unique_ptr<Tokenizer>& tok = v.tokenizer;
+  if (!v.file.empty()) files.push_back(v.file);
   if (tok->N_V() > rows)
-    throw Error((fs::path(dir) / vocabulary_file(dir)).string() + " has " + std::to_string(tok->N_V()) +
-                " entries, the checkpoint's " + im.vocab_tensor + " has " + std::to_string(rows) +
-                " rows: the tokenizer files belong to another model (use the ones from the checkpoint's own page)");
+    throw Error((fs::path(dir) / v.source).string() + " has " + std::to_string(tok->N_V()) + " entries, the checkpoint's " + im.vocab_tensor + " has " +
+                std::to_string(rows) + " rows: the vocabulary belongs to another model (use the one from the checkpoint's own page)");
   if (tok->N_V() < rows)
-    im.notes.push_back(vocabulary_file(dir) + " has " + std::to_string(tok->N_V()) + " entries and " + im.vocab_tensor +
-                       " " + std::to_string(rows) + " rows: ids " + std::to_string(tok->N_V() + 1) + "–" +
-                       std::to_string(rows) + " have no piece (a vocabulary padded for speed, as nanoGPT's 50304)");
+    im.notes.push_back(v.source + " has " + std::to_string(tok->N_V()) + " entries and " + im.vocab_tensor + " " +
+                       std::to_string(rows) + " rows: ids " + std::to_string(tok->N_V() + 1) + "–" + std::to_string(rows) +
+                       " have no piece (a vocabulary padded for speed, as nanoGPT's 50304)");
   // The model's own special tokens (paper id = file id + 1); the paper's defaults where it has none.
   c.bos_id = tok->bos_token();
   c.eos_id = tok->eos_token();
   c.mask_id = tok->mask_token() > 0 ? tok->mask_token() : -1;
   c.pad_id = tok->pad_token();
-  if (tok->bos_token() == 0)
-    im.notes.push_back("the tokenizer has no begin/end token (<|endoftext|> or [CLS], [SEP]): bos_token and eos_token "
-                       "are the paper's N_V − 1 and N_V");
-  return tok;
+  if (!v.note.empty())
+    im.notes.push_back(v.note);
+  else if (tok->bos_token() == 0)
+    im.notes.push_back("the tokenizer has no begin/end token (<|endoftext|> or [CLS], [SEP]): a prompt is read with "
+                       "none added, and bos_token and eos_token are the paper's N_V − 1 and N_V");
+  return std::move(tok);
 }
 
 }  // namespace
@@ -178,10 +204,11 @@ OpenedModel open_model(const std::string& path) {
   }
   const HfConfig cfg = HfConfig::load(dir);
   TensorImport im = layout == Layout::HfBert ? plan_bert(st, cfg) : plan_gpt2(st, cfg, layout == Layout::HfGpt2);
-  std::unique_ptr<Tokenizer> tok = ecosystem_tokenizer(im, dir);
+  std::vector<std::string> files{file, cfg.path()};
+  std::unique_ptr<Tokenizer> tok = ecosystem_tokenizer(im, cfg, dir, layout == Layout::HfBert, files);
   if (const std::string why = validate(im.config); !why.empty())
     throw Error(file + ": the model's special tokens do not fit: " + why);
-  return OpenedModel{Checkpoint{im.run(), {}, {}}, std::move(tok), layout, file, dir, {file, cfg.path()},
+  return OpenedModel{Checkpoint{im.run(), {}, {}}, std::move(tok), layout, file, dir, std::move(files),
                      im.provenance(), std::move(im.notes)};
 }
 

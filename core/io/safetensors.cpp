@@ -289,6 +289,14 @@ std::string shape_string(const std::vector<int64_t>& shape) {
   return s.str();
 }
 
+bool shape_fits(const std::vector<int64_t>& file, const std::vector<int64_t>& expected) {
+  if (file.size() < expected.size()) return false;
+  const size_t extra = file.size() - expected.size();
+  for (size_t i = 0; i < extra; ++i)
+    if (file[i] != 1) return false;
+  return std::equal(expected.begin(), expected.end(), file.begin() + static_cast<std::ptrdiff_t>(extra));
+}
+
 std::string first_non_finite(const float* data, size_t n, const std::vector<int64_t>& shape) {
   const float* bad = std::find_if(data, data + n, [](float v) { return !std::isfinite(v); });
   if (bad == data + n) return "";

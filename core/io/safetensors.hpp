@@ -34,6 +34,11 @@ std::optional<uint64_t> element_count(const std::vector<int64_t>& shape);
 // "[50257, 768]"
 std::string shape_string(const std::vector<int64_t>& shape);
 
+// Whether a file's tensor of shape `file` holds a tensor of shape `expected`: the same shape, or
+// the same after leading dimensions of size 1 (W_k [1, d_attn, d_e] where [d_attn, d_e] is
+// expected, H_kv = 1). Row-major data is the same either way; nothing else is lenient.
+bool shape_fits(const std::vector<int64_t>& file, const std::vector<int64_t>& expected);
+
 // "NaN at element 37 (index [0, 2, 5])" for the first non-finite of n row-major values of that
 // shape, or "" when every value is finite.
 std::string first_non_finite(const float* data, size_t n, const std::vector<int64_t>& shape);

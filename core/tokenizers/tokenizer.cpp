@@ -108,10 +108,11 @@ Tokens Tokenizer::encode(const std::string& text) const {
 }
 
 Tokens Tokenizer::encode_sequence(const std::string& text, bool with_eos) const {
-  Tokens out{bos_token()};
+  Tokens out;
+  if (bos_token()) out.push_back(bos_token());  // a model without one (plain ids) reads the text alone
   const Tokens body = encode(text);
   out.insert(out.end(), body.begin(), body.end());
-  if (with_eos) out.push_back(eos_token());
+  if (with_eos && eos_token()) out.push_back(eos_token());
   return out;
 }
 

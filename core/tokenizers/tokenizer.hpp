@@ -55,7 +55,8 @@ class Tokenizer {
   std::vector<UnknownChar> unknown(const std::string& text) const;
   // Encodes; throws sf::Error naming the first unknown piece(s).
   Tokens encode(const std::string& text) const;
-  // §4's form of a sequence: [bos_token, pieces…], plus eos_token when `with_eos`.
+  // §4's form of a sequence: [bos_token, pieces…], plus eos_token when `with_eos` (a tokenizer
+  // without them, bos_token() = 0, adds nothing: the model's own token lists, plain ids).
   Tokens encode_sequence(const std::string& text, bool with_eos) const;
 
   // The readable label of one id for panels: its piece with byte-level markers made readable

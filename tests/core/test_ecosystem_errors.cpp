@@ -140,10 +140,18 @@ TEST(EcosystemErrors, VocabularyThatDoesNotFit) {
 
 TEST(EcosystemErrors, MissingOrWrongTokenizerFiles) {
   TempDir tmp;
+  // No tokenizer files at all: a GPT layout opens with plain ids (test_vocab_models.cpp); half a
+  // pair is still refused, and so is BERT without its vocab.txt.
   const fs::path none = copy_case("hf-gpt2", tmp);
   fs::remove(none / "vocab.json");
   fs::remove(none / "merges.txt");
-  expect_open_refused(none, {"gpt2 tokenizer needs vocab.json + merges.txt", none.string()});
+  EXPECT_EQ(open_model(none.string()).tokenizer->label(277), "#277");
+  const fs::path half = copy_case("hf-gpt2", tmp);
+  fs::remove(half / "merges.txt");
+  expect_open_refused(half, {(half / "merges.txt").string() + " is missing: GPT-2's tokenizer needs vocab.json and merges.txt"});
+  const fs::path bert = copy_case("hf-bert", tmp);
+  fs::remove(bert / "vocab.txt");
+  expect_open_refused(bert, {"wordpiece tokenizer needs vocab.txt", bert.string()});
 
   const fs::path wrong = copy_case("hf-bert", tmp);
   fs::remove(wrong / "vocab.txt");

@@ -1,0 +1,49 @@
+// A GPT-layout model without tokenizer files in the Session (issue 22): minGPT with N_V = 3 opens
+// with plain ids (tests/data/vocab/mingpt-ids, written by tests/reference/gen_vocab_models.py), its
+// one-line note is in the origin the Tensors panel shows, and the prompt field takes ids.
+#include <gtest/gtest.h>
+
+#include "app/session.hpp"
+
+using namespace sf;
+
+namespace {
+
+std::string vocab_dir(const std::string& name) { return std::string(STEPFORMER_SOURCE_DIR) + "/tests/data/vocab/" + name; }
+
+}  // namespace
+
+TEST(SessionVocab, APlainIdsModelTakesIdsInThePrompt) {
+  Session s;
+  std::string error;
+  ASSERT_TRUE(s.load_model(vocab_dir("mingpt-ids"), error)) << error;
+  bool said = false;
+  for (const std::string& n : s.origin().notes) said |= n.find("no tokenizer files") != std::string::npos;
+  EXPECT_TRUE(said);
+  // The default prompt is text: refused with what to type, the trace on [bos_token] (a valid id).
+  EXPECT_NE(s.prompt_error().find("\"hello=\" at 1 is not in the vocabulary (plain ids #1 … #3 (no tokenizer files: type ids))"),
+            std::string::npos)
+      << s.prompt_error();
+  EXPECT_EQ(s.tokens(), (Tokens{2}));  // the configuration's bos_token, N_V − 1
+  s.set_prompt("1 2 3");
+  s.wait_for_trace();
+  EXPECT_TRUE(s.prompt_error().empty()) << s.prompt_error();
+  EXPECT_EQ(s.tokens(), (Tokens{1, 2, 3}));  // the ids as typed, nothing added
+  EXPECT_EQ(s.tokenizer().label(s.tokens()[2]), "#3");
+  s.set_prompt("3, 1 x");
+  s.wait_for_trace();
+  ASSERT_EQ(s.unknown_chars().size(), 1u);
+  EXPECT_EQ(s.unknown_chars()[0].chr, "x");
+  EXPECT_EQ(s.tokens(), (Tokens{1, 2, 3}));  // stale: the last prompt that could be encoded
+}
+
+TEST(SessionVocab, ACharacterModelReadsItsMetaPkl) {
+  Session s;
+  std::string error;
+  ASSERT_TRUE(s.load_model(vocab_dir("nanogpt-char"), error)) << error;
+  s.set_prompt("hello");
+  s.wait_for_trace();
+  EXPECT_TRUE(s.prompt_error().empty()) << s.prompt_error();
+  EXPECT_EQ(s.tokens().size(), 5u);  // one token per character, nothing added
+  EXPECT_EQ(s.tokenizer().decode_text(s.tokens()), "hello");
+}
