@@ -269,7 +269,8 @@ bool SamplingPanel::draw_run_status(const App& app) const {
     return false;
   }
   const ImU32 accent = accent_color(app.settings.dark);
-  if (!s.generation().result().stopped.empty()) wrapped_colored(accent, "Generation " + s.generation().result().stopped + ".");
+  const std::string& stopped = s.generation().result().stopped;
+  if (!stopped.empty()) wrapped_colored(accent, "Generation " + stopped + ".");
   const Value* tau_v = traced_tau(s.trace());
   if (tau_v && tau_v->m(0, 0) != static_cast<float>(s.generation().settings.tau)) {
     ImGui::PushTextWrapPos(0.0f);

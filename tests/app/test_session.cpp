@@ -754,3 +754,82 @@ TEST(Downsample, ZoomKeepsThePointUnderThePointerAndStaysInside) {
   const MatWindow p = pan_window(MatWindow{100, 200, 0, 32}, 50257, 32, -500, 3);
   EXPECT_EQ(p, (MatWindow{0, 100, 0, 32}));  // clamped at the top; the columns cannot move
 }
+
+// TokenInput: the prompt x and the context z, as the Session holds them.
+namespace {
+
+// Ids 1 … 3 for a, b, c, then mask_token 4, bos_token 5, eos_token 6 (VocabTokenizer's order).
+std::unique_ptr<Tokenizer> abc_tokenizer() {
+  ModelConfig c;
+  c.vocab = {"a", "b", "c"};
+  return make_tokenizer(c);
+}
+
+}  // namespace
+
+TEST(TokenInput, EncodesWithAndWithoutEos) {
+  const auto tok = abc_tokenizer();
+  TokenInput x;
+  x.text = "abc";
+  ASSERT_TRUE(x.encode(*tok, 16));
+  EXPECT_EQ(x.tokens, (Tokens{5, 1, 2, 3}));
+  EXPECT_FALSE(x.stale);
+  EXPECT_TRUE(x.error.empty());
+  TokenInput z("context", true);
+  z.text = "ca";
+  ASSERT_TRUE(z.encode(*tok, 16));
+  EXPECT_EQ(z.tokens, (Tokens{5, 3, 1, 6}));
+}
+
+TEST(TokenInput, UnknownCharactersAreNamedAndTheLastTokensKept) {
+  const auto tok = abc_tokenizer();
+  TokenInput x;
+  x.text = "ab";
+  ASSERT_TRUE(x.encode(*tok, 16));
+  x.text = "aXb";
+  EXPECT_FALSE(x.encode(*tok, 16));
+  EXPECT_TRUE(x.stale);
+  EXPECT_EQ(x.tokens, (Tokens{5, 1, 2}));  // still "ab": the trace shown is of them
+  ASSERT_EQ(x.unknown.size(), 1u);
+  EXPECT_EQ(x.unknown[0].chr, "X");
+  EXPECT_EQ(x.unknown[0].position, 2u);
+  EXPECT_EQ(x.error, "\"X\" at 2 is not in the vocabulary (a–c). Replace or remove the marked characters (special "
+                     "tokens are written [MASK], [BOS], [EOS]); until then the trace is stale: it shows the last "
+                     "prompt that could be encoded");
+  x.text = "c";  // fixed: fresh tokens, no error, not stale
+  ASSERT_TRUE(x.encode(*tok, 16));
+  EXPECT_EQ(x.tokens, (Tokens{5, 3}));
+  EXPECT_FALSE(x.stale);
+  EXPECT_TRUE(x.error.empty());
+  EXPECT_TRUE(x.unknown.empty());
+}
+
+TEST(TokenInput, LongerThanLMaxIsStale) {
+  const auto tok = abc_tokenizer();
+  TokenInput x;
+  x.text = "ab";
+  ASSERT_TRUE(x.encode(*tok, 4));
+  x.text = "abca";  // 5 tokens with <bos>
+  EXPECT_FALSE(x.encode(*tok, 4));
+  EXPECT_TRUE(x.stale);
+  EXPECT_TRUE(x.unknown.empty());
+  EXPECT_EQ(x.tokens, (Tokens{5, 1, 2}));
+  EXPECT_EQ(x.error, "the prompt is 5 tokens with <bos>, but ℓ_max = 4: shorten it (until then the trace is stale: "
+                     "it shows the last prompt that fits)");
+  TokenInput z("context", true);
+  z.text = "abc";  // 5 tokens with <bos> and <eos>
+  EXPECT_FALSE(z.encode(*tok, 4));
+  EXPECT_TRUE(z.tokens.empty());  // nothing encoded yet: the Session then traces [bos_token, eos_token]
+  EXPECT_EQ(z.error, "the context is 5 tokens with <bos> and <eos>, but ℓ_max = 4: shorten it (until then the trace "
+                     "is stale: it shows the last context that fits)");
+}
+
+TEST(TokenInput, TheSessionHoldsThePromptAndTheContext) {
+  Session s;
+  EXPECT_STREQ(s.prompt_input().what, "prompt");
+  EXPECT_STREQ(s.context_input().what, "context");
+  EXPECT_TRUE(s.context_input().with_eos);   // z is [bos_token, characters…, eos_token]
+  EXPECT_FALSE(s.prompt_input().with_eos);   // the default model continues text: x has no eos_token
+  EXPECT_EQ(s.prompt_input().tokens.front(), s.tokenizer().bos_token());
+  EXPECT_EQ(s.prompt_input().tokens.size(), s.prompt().size() + 1);  // "hello=", one character a token
+}
