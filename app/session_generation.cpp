@@ -22,14 +22,12 @@ Tokens Generation::input(const Tokens& prompt) const {
 }
 
 InferenceOptions Generation::options() const {
-  InferenceOptions o;
-  o.l_gen = count_;
-  o.tau = settings.tau;
-  o.trim_context = settings.trim_context;
-  o.kv_cache = settings.kv_cache;
-  o.stop_at_eos = settings.stop_at_eos;
-  o.seed = settings.seed + prefix_.size();
-  return o;
+  return {.l_gen = count_,
+          .tau = settings.tau,
+          .seed = settings.seed + prefix_.size(),
+          .trim_context = settings.trim_context,
+          .stop_at_eos = settings.stop_at_eos,
+          .kv_cache = settings.kv_cache};
 }
 
 void Generation::finish(const InferenceOptions& used, InferenceResult r) {

@@ -26,12 +26,8 @@ bool Translation::needs_run(const Tokens& z, size_t n_params, bool traced) {
 }
 
 EdInferenceOptions Translation::options() const {
-  EdInferenceOptions o;
-  o.tau = settings.tau;
-  o.seed = settings.seed;
-  o.reuse_encoding = settings.reuse_encoding;
-  o.kv_cache = settings.kv_cache;
-  return o;
+  return {.tau = settings.tau, .seed = settings.seed, .reuse_encoding = settings.reuse_encoding,
+          .kv_cache = settings.kv_cache};
 }
 
 void Translation::finish(const EdInferenceOptions& used, EdInferenceResult r) {

@@ -21,18 +21,12 @@ bool same_file(const std::string& a, const std::string& b) {
 
 // The lesson's sampling, fill and translation settings on the session (each stop starts from them).
 void apply_settings(Session& s, const SessionState& st) {
-  s.generation().settings.tau = st.sampling.tau;
-  s.generation().settings.l_gen = st.sampling.l_gen;
-  s.generation().settings.seed = st.sampling.seed;
-  s.generation().settings.trim_context = st.sampling.trim_context;
-  s.generation().settings.kv_cache = st.sampling.kv_cache;
-  s.fill_in().settings.tau = st.fill.tau;
-  s.fill_in().settings.seed = st.fill.seed;
-  s.fill_in().settings.top_k = st.fill.top_k;
-  s.translation().settings.tau = st.translation.tau;
-  s.translation().settings.seed = st.translation.seed;
-  s.translation().settings.reuse_encoding = st.translation.reuse_encoding;
-  s.translation().settings.kv_cache = st.translation.kv_cache;
+  SamplingSettings& g = s.generation().settings;  // stop_at_eos is not saved: the learner's choice stays
+  g.tau = st.sampling.tau, g.l_gen = st.sampling.l_gen, g.seed = st.sampling.seed;
+  g.trim_context = st.sampling.trim_context, g.kv_cache = st.sampling.kv_cache;
+  s.fill_in().settings = {st.fill.tau, st.fill.seed, st.fill.top_k};
+  const SessionTranslation& tr = st.translation;
+  s.translation().settings = {tr.tau, tr.seed, tr.reuse_encoding, tr.kv_cache};
 }
 
 // A run's own τ replaces the setting of the algorithm it runs.
