@@ -167,7 +167,8 @@ void App::draw_menu_bar() {
     switch (s.arch().output()) {
       case OutputKind::Continuation:
         if (ImGui::MenuItem("Generate one token (Algorithm 14)", "Ctrl+G")) s.trace_generate(1, true);
-        if (ImGui::MenuItem("Generate ℓ_gen tokens (Algorithm 14)")) s.trace_generate(s.sampling.l_gen, false);
+        if (ImGui::MenuItem("Generate ℓ_gen tokens (Algorithm 14)"))
+          s.trace_generate(s.generation().settings.l_gen, false);
         break;
       case OutputKind::FillIn:
         if (ImGui::MenuItem("Trace the fill")) s.trace_fill();

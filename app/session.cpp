@@ -7,7 +7,6 @@
 #include <limits>
 #include <thread>
 
-#include "app/logic/session_input.hpp"
 #include "core/about/data_dirs.hpp"
 
 namespace sf {
@@ -152,61 +151,31 @@ void Session::set_model(Model m, std::string label, std::shared_ptr<const Tokeni
   arch_ = &architecture(model_->config);
   tok_ = std::move(tok);
   origin_ = std::move(origin);
-  tokens_z_.clear();
-  context_stale_ = false;
-  if (arch_->has_context()) {  // z first: the prompt's trace needs it
-    context_error_.clear();
-    context_stale_ = !encode_input(context_, true, "context", unknown_z_, context_error_, tokens_z_);
-    if (context_stale_) tokens_z_ = {tok_->bos_token(), tok_->eos_token()};
-  }
+  context_.tokens.clear();
+  context_.stale = false;
+  if (arch_->has_context() && !context_.encode(*tok_, model_->config.l_max))  // z first: the prompt's trace needs it
+    context_.tokens = {tok_->bos_token(), tok_->eos_token()};
   model_label_ = std::move(label);
-  mask_origins_.clear();
-  fill_key_.clear();
-  translation_ = {};
-  translation_shown_ = 0;
-  translation_key_.clear();
-  gen_prefix_.clear();
-  generated_.clear();
-  generation_ = {};
+  generation_.clear();
+  translation_.clear();
+  fill_.clear();
   run_kind_ = RunKind::Forward;
   trace_label_.clear();
-  if (prompt_.empty()) prompt_ = kDefaultPrompt;
+  if (prompt_.text.empty()) prompt_.text = kDefaultPrompt;
   // BERT reads whole sequences as it was trained on them, [bos_token, characters…, eos_token].
-  const bool with_eos = arch_->output() == OutputKind::FillIn;
-  prompt_stale_ = !encode_input(prompt_, with_eos, "prompt", unknown_, prompt_error_, tokens_);
-  if (prompt_stale_) tokens_ = {model_->config.bos_token()};  // the prompt does not fit: trace [bos_token] alone (the configuration's: a plain-ids tokenizer has none)
+  prompt_.with_eos = arch_->output() == OutputKind::FillIn;
+  if (!prompt_.encode(*tok_, model_->config.l_max))
+    prompt_.tokens = {model_->config.bos_token()};  // the prompt does not fit: trace [bos_token] alone (the
+                                                      // configuration's: a plain-ids tokenizer has none)
   run_trace([this] { restart(); });
   // Shown at once even for a big model: every panel reads the new model's configuration, which
   // the previous model's trace does not fit.
   wait_for_trace();
 }
 
-bool Session::encode_input(const std::string& text, bool with_eos, const char* what,
-                           std::vector<UnknownChar>& unknown, std::string& error, Tokens& out) const {
-  unknown = tok_->unknown(text);
-  error.clear();
-  if (!unknown.empty()) {
-    error = unknown_input_message(*tok_, unknown) + ". Replace or remove the marked characters (special tokens are "
-            "written [MASK], [BOS], [EOS]); until then the trace is stale: it shows the last " + what +
-            " that could be encoded";
-    return false;
-  }
-  Tokens t = tok_->encode_sequence(text, with_eos);
-  if (static_cast<int>(t.size()) > model_->config.l_max) {
-    error = std::string("the ") + what + " is " + std::to_string(t.size()) + " tokens with <bos>" +
-            (with_eos ? " and <eos>" : "") + ", but ℓ_max = " + std::to_string(model_->config.l_max) +
-            ": shorten it (until then the trace is stale: it shows the last " + what + " that fits)";
-    return false;
-  }
-  out = std::move(t);
-  return true;
-}
-
 void Session::set_context(const std::string& text) {
-  context_ = text;
-  if (!arch_->has_context()) return;
-  context_stale_ = !encode_input(text, true, "context", unknown_z_, context_error_, tokens_z_);
-  if (context_stale_) return;
+  context_.text = text;
+  if (!arch_->has_context() || !context_.encode(*tok_, model_->config.l_max)) return;
   if (run_kind_ == RunKind::Training) return;  // a shown training trace has no context
   if (run_kind_ == RunKind::Translate) {  // x̂ belonged to the old z: back to Algorithm 8
     trace_forward();
@@ -216,20 +185,16 @@ void Session::set_context(const std::string& text) {
 }
 
 void Session::set_prompt(const std::string& text) {
-  prompt_ = text;
-  if (!keep_mask_origins_) mask_origins_.clear();  // typed text: the masked characters are forgotten
-  Tokens t;
-  // BERT reads whole sequences as it was trained on them, [bos_token, characters…, eos_token].
-  const bool with_eos = arch_->output() == OutputKind::FillIn;
-  prompt_stale_ = !encode_input(text, with_eos, "prompt", unknown_, prompt_error_, t);
-  if (prompt_stale_) return;
-  tokens_ = std::move(t);
-  const bool was_training = run_kind_ == RunKind::Training || run_kind_ == RunKind::Translate;
-  gen_prefix_.clear();  // a continuation belongs to the prompt it continued
-  generated_.clear();
-  generation_ = {};
-  if (was_training) {  // a training trace (or Algorithm 15) reads no prompt: back to the forward pass, line 1
-    trace_forward();
+  fill_.forget_masks();  // typed text: the masked characters are forgotten
+  set_prompt_text(text);
+}
+
+void Session::set_prompt_text(const std::string& text) {
+  prompt_.text = text;
+  if (!prompt_.encode(*tok_, model_->config.l_max)) return;
+  generation_.clear();  // a continuation belongs to the prompt it continued
+  if (run_kind_ == RunKind::Training || run_kind_ == RunKind::Translate) {
+    trace_forward();  // a training trace (or Algorithm 15) reads no prompt: back to the forward pass, line 1
     return;
   }
   retrace_keep_cursor();
@@ -262,22 +227,10 @@ void Session::run_trace(std::function<void()> then) {
   job->kind = run_kind_;
   job->model = model_;
   job->arch = arch_;
-  job->z = tokens_z_;
-  job->x = tokens_;
-  if (run_kind_ == RunKind::Generate) {
-    job->x.insert(job->x.end(), gen_prefix_.begin(), gen_prefix_.end());
-    job->gen.l_gen = gen_count_;
-    job->gen.tau = sampling.tau;
-    job->gen.trim_context = sampling.trim_context;
-    job->gen.kv_cache = sampling.kv_cache;
-    job->gen.stop_at_eos = sampling.stop_at_eos;
-    job->gen.seed = sampling.seed + gen_prefix_.size();
-  } else if (run_kind_ == RunKind::Translate) {
-    job->ed.tau = translation_settings.tau;
-    job->ed.seed = translation_settings.seed;
-    job->ed.reuse_encoding = translation_settings.reuse_encoding;
-    job->ed.kv_cache = translation_settings.kv_cache;
-  }
+  job->z = context_.tokens;
+  job->x = run_kind_ == RunKind::Generate ? generation_.input(prompt_.tokens) : prompt_.tokens;
+  if (run_kind_ == RunKind::Generate) job->gen = generation_.options();
+  if (run_kind_ == RunKind::Translate) job->ed = translation_.options();
   const ModelConfig& c = model_->config;
   if (run_kind_ == RunKind::Forward && !arch_->has_context() && !attention_options(c, true).positional())
     job->layers_total = c.L;
@@ -311,8 +264,8 @@ bool Session::run_hooked_trace() {
       for (size_t i = first; i < times.size(); ++i) times[i].layer = layer;
       return Vt;
     };
-    const MatF P = arch_->forward(*model_, tokens_z_, tokens_, &tracer, fn);
-    const MatF P_cpu = arch_->forward(*model_, tokens_z_, tokens_);
+    const MatF P = arch_->forward(*model_, context_.tokens, prompt_.tokens, &tracer, fn);
+    const MatF P_cpu = arch_->forward(*model_, context_.tokens, prompt_.tokens);
     attn_max_diff_ = (P - P_cpu).cwiseAbs().maxCoeff();
     attn_times_ = std::move(times);
   } catch (const std::exception& e) {  // the other backend failed: the CPU traces the run
@@ -331,7 +284,7 @@ bool Session::run_hooked_trace() {
 void Session::finish(TraceJob& job) {
   if (job.cancelled) return;
   if (!job.error.empty()) {  // keep the last trace; a failed generation returns to the forward pass
-    prompt_error_ = job.error;
+    prompt_.error = job.error;
     if (job.kind != RunKind::Forward) {
       run_kind_ = RunKind::Forward;
       trace_label_.clear();
@@ -341,15 +294,8 @@ void Session::finish(TraceJob& job) {
   }
   trace_ = std::move(job.trace);
   trace_model_ = job.model;
-  if (job.kind == RunKind::Generate) {
-    generation_ = std::move(job.generation);
-    generated_ = gen_prefix_;
-    generated_.insert(generated_.end(), generation_.y.begin(), generation_.y.end());
-    traced_kv_cache_ = job.gen.kv_cache;
-  } else if (job.kind == RunKind::Translate) {
-    translation_ = std::move(job.translation);
-    traced_kv_cache_ = job.ed.kv_cache;
-  }
+  if (job.kind == RunKind::Generate) generation_.finish(job.gen, std::move(job.generation));
+  if (job.kind == RunKind::Translate) translation_.finish(job.ed, std::move(job.translation));
   cursor_ = std::min(cursor_, trace_.size() ? trace_.size() - 1 : 0);
   last_trace_ms_ = job.ms;
 }
@@ -428,6 +374,11 @@ void Session::show_trace(Trace t, std::string label, std::shared_ptr<const Model
   restart();
 }
 
+bool Session::traced_with_kv_cache() const {
+  return (run_kind_ == RunKind::Generate && generation_.traced_kv_cache()) ||
+         (run_kind_ == RunKind::Translate && translation_.traced_kv_cache());
+}
+
 void Session::trace_forward() {
   run_kind_ = RunKind::Forward;
   trace_label_.clear();
@@ -438,17 +389,14 @@ void Session::trace_generate(int n, bool append) {
   // Algorithm 14 runs a decoder-only model; an encoder-decoder writes x̂ with Algorithm 15 (trace_translate).
   if (arch().output() == OutputKind::Translation) return;
   if (append && run_kind_ == RunKind::Generate) wait_for_trace();  // continue from what it generated
-  gen_prefix_ = append ? generated_ : Tokens{};
+  generation_.start(n, append);
   run_kind_ = RunKind::Generate;
   trace_label_.clear();
-  gen_count_ = std::max(0, n);
   run_trace([this] { restart(); });
 }
 
 void Session::clear_generation() {
-  gen_prefix_.clear();
-  generated_.clear();
-  generation_ = {};
+  generation_.clear();
   trace_forward();
 }
 
@@ -490,7 +438,7 @@ void Session::toggle_breakpoint(int alg, int line) {
 
 const Tokens& Session::tokens_at(size_t k, Axis a) const {
   if (const Tokens* t = trace_.axis_tokens(k, a)) return *t;
-  return a == Axis::TokenZ && !tokens_z_.empty() ? tokens_z_ : tokens_;
+  return a == Axis::TokenZ && !context_.tokens.empty() ? context_.tokens : prompt_.tokens;
 }
 
 bool Session::line_ran(size_t k, int line) const {
@@ -515,61 +463,10 @@ std::vector<const Value*> Session::scope_for_view(size_t k) const {
 }
 
 bool Session::toggle_mask(int t, std::string& error) {
-  const bool with_eos = arch_->output() == OutputKind::FillIn;  // the last token is then eos_token
-  const int last = static_cast<int>(tokens_.size()) - (with_eos ? 1 : 0);
-  if (!tok_->mask_token())
-    return error = "this model's vocabulary has no mask token ([MASK]): there is nothing to fill in", false;
-  if (t < 2 || t > last)
-    return error = "position " + std::to_string(t) + " is not a prompt token (2 … " + std::to_string(last) +
-                   "; 1 is <bos>" + (with_eos ? ", " + std::to_string(last + 1) + " <eos>)" : ")"),
-           false;
-  // The piece of the prompt's text at t: masking replaces its bytes with "[MASK]", unmasking
-  // puts them back (a word piece of WordPiece, a character of the paper's vocabulary).
-  const std::vector<TextPiece> pieces = tok_->tokenize(prompt_);
-  if (!prompt_error_.empty() || static_cast<int>(pieces.size()) != last - 1)
-    return error = "the prompt cannot be encoded as it is (" + prompt_error_ + "): fix it first", false;
-  const TextPiece& p = pieces[static_cast<size_t>(t - 2)];
-  auto it = std::find_if(mask_origins_.begin(), mask_origins_.end(), [&](const auto& o) { return o.first == t; });
-  std::string replacement;
-  if (p.id == tok_->mask_token()) {
-    if (it == mask_origins_.end())
-      return error = "the [MASK] at position " + std::to_string(t) + " was typed: there is no piece to restore", false;
-    replacement = it->second;
-    mask_origins_.erase(it);
-  } else {
-    if (it != mask_origins_.end()) mask_origins_.erase(it);
-    mask_origins_.emplace_back(t, p.text);
-    replacement = "[MASK]";
-  }
-  keep_mask_origins_ = true;
-  set_prompt(prompt_.substr(0, p.byte) + replacement + prompt_.substr(p.byte + p.text.size()));
-  keep_mask_origins_ = false;
+  std::string text;
+  if (!fill_.toggle_mask(t, prompt_, *tok_, text, error)) return false;
+  set_prompt_text(text);
   return true;
-}
-
-const FillResult& Session::fill() const {
-  std::vector<double> key(tokens_.begin(), tokens_.end());
-  key.insert(key.end(), {fill_settings.tau, static_cast<double>(fill_settings.seed),
-                         static_cast<double>(fill_settings.top_k), static_cast<double>(model_->table.total())});
-  if (key == fill_key_) return fill_;
-  fill_key_ = key;
-  fill_ = {};
-  fill_error_.clear();
-  if (arch_->output() != OutputKind::FillIn) {
-    fill_error_ = "this model does not fill in [MASK] (" + arch_->title() + ")";
-    return fill_;
-  }
-  try {
-    fill_ = fill_masks(tokens_, *model_, fill_settings.tau, fill_settings.seed, fill_settings.top_k);
-  } catch (const std::exception& e) {
-    fill_error_ = e.what();
-  }
-  return fill_;
-}
-
-const std::string& Session::fill_error() const {
-  fill();
-  return fill_error_;
 }
 
 void Session::trace_fill() {
@@ -587,40 +484,28 @@ void Session::trace_fill() {
 }
 
 void Session::trace_translate(bool one) {
-  std::vector<double> key(tokens_z_.begin(), tokens_z_.end());
-  key.insert(key.end(), {translation_settings.tau, static_cast<double>(translation_settings.seed),
-                         translation_settings.reuse_encoding ? 1.0 : 0.0, static_cast<double>(model_->table.total())});
-  const bool same = run_kind_ == RunKind::Translate && key == translation_key_;
-  if (!same) {
+  if (translation_.needs_run(context_.tokens, model_->table.total(), run_kind_ == RunKind::Translate)) {
     run_kind_ = RunKind::Translate;
     trace_label_.clear();
-    translation_key_ = key;
-    translation_shown_ = 0;
     run_trace();
   }
   after_trace([this, one] { reveal_translation(one); });
 }
 
 void Session::reveal_translation(bool one) {
-  const int n = static_cast<int>(translation_.steps.size());
-  translation_shown_ = one ? std::min(translation_shown_ + 1, n) : n;
+  const int shown = translation_.reveal(one);
   if (!one) {
     jump(trace_.size());
     return;
   }
   for (size_t k = 0; k < trace_.size(); ++k) {
     const Event& e = trace_.events[k];
-    if (e.alg == 15 && e.line == 3 && e.kind == EventKind::Line && e.idx.i == translation_shown_) {
+    if (e.alg == 15 && e.line == 3 && e.kind == EventKind::Line && e.idx.i == shown) {
       cursor_ = k;
       return;
     }
   }
   restart();
-}
-
-Tokens Session::translated() const {
-  const size_t n = std::min<size_t>(translation_.x_hat.size(), static_cast<size_t>(translation_shown_) + 1);
-  return Tokens(translation_.x_hat.begin(), translation_.x_hat.begin() + static_cast<long>(n));
 }
 
 }  // namespace sf

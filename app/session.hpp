@@ -1,5 +1,7 @@
-// The Session: the model, the current trace, the cursor and the settings. Panels only read
-// it and send it commands; it owns no window and no GL, so tests can drive it headless.
+// The Session: the model, its two inputs (the prompt x and the context z), the current trace and
+// its cursor, and the runs beside the forward pass (generation, translation, fill-in: each its own
+// object). Panels only read it and send it commands; it owns no window and no GL, so tests can
+// drive it headless.
 #pragma once
 #include <functional>
 #include <map>
@@ -8,8 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "app/logic/session_input.hpp"
+#include "app/session_fill.hpp"
+#include "app/session_generation.hpp"
+#include "app/session_translation.hpp"
 #include "core/algorithms/algorithms.hpp"
-#include "core/algorithms/fill_in.hpp"
 #include "core/arch/architecture.hpp"
 #include "core/io/model_files.hpp"
 #include "core/tokenizers/tokenizer.hpp"
@@ -20,30 +25,6 @@ namespace sf {
 // made elsewhere and shown as it is (Training: one update of Algorithm 13, see show_trace).
 // Translate: Algorithm 15 writing x̂ for the context z (models whose output is a Translation).
 enum class RunKind { Forward, Generate, Training, Translate };
-
-struct SamplingSettings {
-  double tau = 0.8;        // τ (0 = argmax)
-  int l_gen = 12;          // ℓ_gen
-  uint64_t seed = 1;
-  bool trim_context = true;
-  bool kv_cache = false;  // not in the paper: compute only the new token's column (docs/variants.md)
-  bool stop_at_eos = true;  // not in the paper's Algorithm 14: stop once eos_token is drawn (the CLI's --stop-at-eos)
-};
-
-// Filling in [MASK] (models whose output is FillIn): τ = 0 takes the argmax.
-struct FillSettings {
-  double tau = 0.0;
-  uint64_t seed = 1;
-  int top_k = 5;
-};
-
-// Algorithm 15's settings (models whose output is a Translation).
-struct TranslationSettings {
-  double tau = 0.0;             // τ (0 = argmax)
-  uint64_t seed = 1;
-  bool reuse_encoding = false;  // not in the paper: encode z once and reuse Z
-  bool kv_cache = false;        // not in the paper: z encoded once, only x̂'s new column per step
-};
 
 // One compute dispatch of the last traced pass's attention on another backend (the GPU).
 struct AttentionDispatch {
@@ -114,69 +95,32 @@ class Session {
   // Blocks until the running trace (if any) has finished, and shows it.
   void wait_for_trace();
 
-  // --- the prompt (tokenized as [bos_token, characters…]) ---
-  // Re-traces and keeps the cursor at the same algorithm, line and indices where they still
-  // exist. Unknown characters or a prompt longer than ℓ_max keep the last good trace and set
-  // prompt_error() / unknown_chars().
+  // --- the inputs: the prompt x and the context z ---
+  // The prompt is tokenized as [bos_token, characters…] ([…, eos_token] for a model that fills
+  // in [MASK]: BERT reads whole sequences as it was trained on them). Re-traces and keeps the
+  // cursor at the same algorithm, line and indices where they still exist. Unknown characters
+  // or a prompt longer than ℓ_max keep the last good trace (prompt_input().error, .unknown, .stale).
   void set_prompt(const std::string& text);
-  const std::string& prompt() const { return prompt_; }
-  const Tokens& tokens() const { return tokens_; }
-  const std::string& prompt_error() const { return prompt_error_; }
-  const std::vector<UnknownChar>& unknown_chars() const { return unknown_; }
+  const TokenInput& prompt_input() const { return prompt_; }
+  const std::string& prompt() const { return prompt_.text; }
+  const Tokens& tokens() const { return prompt_.tokens; }
+  // The context z (architectures with a context: Algorithm 8's encoder input), tokenized as
+  // [bos_token, characters…, eos_token], as training pairs are; re-traces keeping the cursor.
+  // Errors as for the prompt (context_input()).
+  void set_context(const std::string& text);
+  const TokenInput& context_input() const { return context_; }
+  const std::string& context() const { return context_.text; }
+  const Tokens& tokens_z() const { return context_.tokens; }
   // True while the prompt or the context as typed cannot be encoded (unknown characters, longer
   // than ℓ_max): the trace shown is of the last input that could be, not of what is typed.
-  bool trace_stale() const { return prompt_stale_ || context_stale_; }
-
-  // --- the context z (architectures with a context: Algorithm 8's encoder input) ---
-  // Tokenized as [bos_token, characters…, eos_token], as training pairs are; re-traces keeping
-  // the cursor. Errors as for the prompt (context_error(), unknown_context_chars()).
-  void set_context(const std::string& text);
-  const std::string& context() const { return context_; }
-  const Tokens& tokens_z() const { return tokens_z_; }
-  const std::string& context_error() const { return context_error_; }
-  const std::vector<UnknownChar>& unknown_context_chars() const { return unknown_z_; }
-
-  // --- filling in [MASK] (arch().output() == OutputKind::FillIn) ---
-  // Masks (or unmasks) the prompt's token at 1-based position t (<bos> is 1): the prompt text
-  // gets [MASK] in place of that piece's text, and unmasking restores the text that was there.
-  // Re-traces keeping the cursor. False with `error` at <bos>, outside the prompt, when a
-  // [MASK] typed by hand has no text to restore, or when the vocabulary has no mask token.
-  bool toggle_mask(int t, std::string& error);
-  // fill_masks on the prompt (untraced; the Forward run is its traced ETransformer pass), for
-  // fill_settings; positions empty when the prompt has no [MASK] or the model does not fill in
-  // (fill_error() says why).
-  const FillResult& fill() const;
-  const std::string& fill_error() const;
-  FillSettings fill_settings;
-  // The Forward run with the cursor on its last line (Algorithm 9 line 12: P's columns at the
-  // masks are what the fill reads).
-  void trace_fill();
-
-  // --- Algorithm 15 (arch().output() == OutputKind::Translation) ---
-  // Traces EDInference on the context z. `one`: shows one more step of x̂ than before (the first
-  // after a change of z or settings), the cursor on that step's loop line (F11 enters its
-  // EDTransformer call); otherwise every step until eos_token or the ℓ_max cap. The whole run
-  // is traced once (the steps are drawn in order from one generator, so a run cut after k
-  // steps has the same first k tokens); each "one" reveals and moves to the next step.
-  void trace_translate(bool one);
-  const EdInferenceResult& translation() const { return translation_; }
-  // Steps of translation() shown so far (≤ translation().steps.size()).
-  int translation_shown() const { return translation_shown_; }
-  // x̂ as far as shown: [bos_token, y_1 … y_shown].
-  Tokens translated() const;
-  TranslationSettings translation_settings;
+  bool trace_stale() const { return prompt_.stale || context_.stale; }
 
   // --- the traced run ---
   RunKind run_kind() const { return run_kind_; }
   // True when the trace is Algorithm 14 or 15 run with the KV cache (not in the paper).
-  bool traced_with_kv_cache() const {
-    return (run_kind_ == RunKind::Generate || run_kind_ == RunKind::Translate) && traced_kv_cache_;
-  }
+  bool traced_with_kv_cache() const;
   // Traces the model's forward algorithm (10, 9 or 8) on the prompt (the default).
   void trace_forward();
-  // Traces Algorithm 14 generating `n` tokens (n = settings.l_gen for "all at once");
-  // `append` continues from the text generated so far (one token at a time).
-  void trace_generate(int n, bool append);
   // Shows a trace made elsewhere (the Training tab's traced update of Algorithm 13) as the
   // current run, the cursor on its first line. A prompt edit returns to the Forward run.
   // `model`, when given, is kept alive as long as the trace is shown (a trace may hold the
@@ -186,13 +130,46 @@ class Session {
   // The sequence a shown training trace steps through (x_n, or Algorithm 12's x̃_n): the first the
   // trace labels its token axes with; the prompt's tokens when it labels none.
   const Tokens& stepped_sequence() const {
-    return trace_.sequences.empty() ? tokens_ : trace_.sequences.front();
+    return trace_.sequences.empty() ? prompt_.tokens : trace_.sequences.front();
   }
-  const InferenceResult& generation() const { return generation_; }
-  const Tokens& generated() const { return generated_; }
-  void clear_generation();
-  SamplingSettings sampling;
 
+  // --- Algorithm 14: generation (its settings, what it generated: generation()) ---
+  Generation& generation() { return generation_; }
+  const Generation& generation() const { return generation_; }
+  // Traces Algorithm 14 generating `n` tokens (n = generation().settings.l_gen for "all at
+  // once"); `append` continues from the text generated so far (one token at a time).
+  void trace_generate(int n, bool append);
+  // Forgets what was generated and traces the forward pass.
+  void clear_generation();
+
+  // --- Algorithm 15: translation (arch().output() == OutputKind::Translation; translation()) ---
+  Translation& translation() { return translation_; }
+  const Translation& translation() const { return translation_; }
+  // Traces EDInference on the context z. `one`: shows one more step of x̂ than before (the first
+  // after a change of z or settings), the cursor on that step's loop line (F11 enters its
+  // EDTransformer call); otherwise every step until eos_token or the ℓ_max cap. The whole run
+  // is traced once (the steps are drawn in order from one generator, so a run cut after k
+  // steps has the same first k tokens); each "one" reveals and moves to the next step.
+  void trace_translate(bool one);
+
+  // --- filling in [MASK] (arch().output() == OutputKind::FillIn; fill_in() has the settings) ---
+  FillIn& fill_in() { return fill_; }
+  const FillIn& fill_in() const { return fill_; }
+  // Masks (or unmasks) the prompt's token at 1-based position t (<bos> is 1): the prompt text
+  // gets [MASK] in place of that piece's text, and unmasking restores the text that was there.
+  // Re-traces keeping the cursor. False with `error` at <bos>, outside the prompt, when a
+  // [MASK] typed by hand has no text to restore, or when the vocabulary has no mask token.
+  bool toggle_mask(int t, std::string& error);
+  // fill_masks on the prompt (untraced; the Forward run is its traced ETransformer pass), for
+  // fill_in().settings; positions empty when the prompt has no [MASK] or the model does not fill
+  // in (fill_error() says why).
+  const FillResult& fill() const { return fill_.result(prompt_.tokens, *model_, *arch_); }
+  const std::string& fill_error() const { return fill_.error(prompt_.tokens, *model_, *arch_); }
+  // The Forward run with the cursor on its last line (Algorithm 9 line 12: P's columns at the
+  // masks are what the fill reads).
+  void trace_fill();
+
+  // --- the trace, the cursor and breakpoints ---
   const Trace& trace() const { return trace_; }
   size_t cursor() const { return cursor_; }
   const Event& current() const { return trace_.events[cursor_]; }
@@ -257,9 +234,8 @@ class Session {
   void after_trace(std::function<void()> fn);
   // Algorithm 15's trace: shows one more step of x̂ (or all) and puts the cursor there.
   void reveal_translation(bool one);
-  // Encodes `text` for the prompt or the context; on failure sets `error` and returns false.
-  bool encode_input(const std::string& text, bool with_eos, const char* what, std::vector<UnknownChar>& unknown,
-                    std::string& error, Tokens& out) const;
+  // set_prompt without forgetting which pieces [MASK]s replaced (toggle_mask's edit).
+  void set_prompt_text(const std::string& text);
 
   // Shared with the trace jobs, and kept by the shown trace (trace_model_): a trace may hold
   // the parameters it was computed with by reference.
@@ -271,36 +247,18 @@ class Session {
   std::shared_ptr<TraceJob> job_;                // the running trace, if any
   std::vector<std::shared_ptr<TraceJob>> retired_;  // superseded runs still finishing
   std::function<void()> then_;                   // job_'s cursor placement
-  std::string context_;
-  Tokens tokens_z_;
-  std::string context_error_;
-  std::vector<UnknownChar> unknown_z_;
   std::string model_label_;
-  std::string prompt_;
-  Tokens tokens_;
-  std::string prompt_error_;
-  std::vector<UnknownChar> unknown_;
-  bool prompt_stale_ = false;   // prompt_ cannot be encoded: tokens_ are of an earlier prompt
-  bool context_stale_ = false;  // context_ cannot be encoded: tokens_z_ are of an earlier context
+  TokenInput prompt_;                            // x
+  TokenInput context_{"context", true};          // z: [bos_token, characters…, eos_token]
   RunKind run_kind_ = RunKind::Forward;
-  bool traced_kv_cache_ = false;  // the KV-cache option of the traced Algorithm 14 or 15 run
-  int gen_count_ = 0;
-  Tokens gen_prefix_;  // text generated before the traced run (one token at a time)
-  Tokens generated_;   // gen_prefix_ + what the traced run generated
-  InferenceResult generation_;
   Trace trace_;
   std::string trace_label_;  // show_trace's label (empty for the session's own runs)
   size_t cursor_ = 0;
   std::vector<int> breakpoints_;
   double last_trace_ms_ = 0;
-  bool keep_mask_origins_ = false;
-  std::vector<std::pair<int, std::string>> mask_origins_;  // (t, the prompt text that [MASK] replaced)
-  mutable FillResult fill_;
-  mutable std::string fill_error_;
-  mutable std::vector<double> fill_key_;  // tokens and settings fill_ was computed for
-  EdInferenceResult translation_;
-  int translation_shown_ = 0;
-  std::vector<double> translation_key_;  // z and settings translation_ was traced for
+  Generation generation_;
+  Translation translation_;
+  FillIn fill_;
   AttentionHook attn_hook_;
   std::vector<AttentionDispatch> attn_times_;
   double attn_max_diff_ = 0;

@@ -35,8 +35,8 @@ bool App::write_state(const std::string& path, std::string& error) const {
   }
   j["shown_event"] = shown_event();
   j["prompt"] = session.prompt();
-  j["prompt_error"] = session.prompt_error();
-  j["unknown_chars"] = session.unknown_chars().size();
+  j["prompt_error"] = session.prompt_input().error;
+  j["unknown_chars"] = session.prompt_input().unknown.size();
   j["notice"] = ui.notice;
   j["font_px"] = settings.font_px;
   j["dark"] = settings.dark;
@@ -65,20 +65,20 @@ bool App::write_state(const std::string& path, std::string& error) const {
     j["bpe"] = {{"vocab", b->vocab().size()}, {"merges", b->merges().size()},
                 {"last", b->merges().empty() ? "" : b->merges().back().merged}};
   }
-  j["generated"] = session.generated().size();
+  j["generated"] = session.generation().generated().size();
   j["run_kind"] = static_cast<int>(session.run_kind());
   j["arch"] = session.arch().name();
   j["params"] = session.model().table.total();  // ParamTable(c).total() of the session's model
   j["config"] = nlohmann::ordered_json::parse(to_json(session.model().config));
   j["variants"] = variant_summary(session.model().config);
   j["context"] = session.context();
-  j["context_error"] = session.context_error();
+  j["context_error"] = session.context_input().error;
   j["tokens_z"] = session.tokens_z().size();
   j["fill"] = session.tokenizer().decode(session.fill().filled);
   j["fill_positions"] = session.fill().positions.size();
-  j["translated"] = session.tokenizer().decode(session.translated());
-  j["translation_shown"] = session.translation_shown();
-  j["translation_stopped"] = session.translation().stopped;
+  j["translated"] = session.tokenizer().decode(session.translation().translated());
+  j["translation_shown"] = session.translation().shown();
+  j["translation_stopped"] = session.translation().result().stopped;
   {
     nlohmann::ordered_json tabs = nlohmann::ordered_json::array();
     for (const auto& [name, frame] : ui.tab_drawn)
@@ -163,11 +163,11 @@ bool App::write_state(const std::string& path, std::string& error) const {
   {  // issue 21 bugs
     j["fillin_buttons"] = panels->fillin.button_labels();
     j["sampling_heading"] = panels->sampling.heading();
-    j["stop_at_eos"] = session.sampling.stop_at_eos;
+    j["stop_at_eos"] = session.generation().settings.stop_at_eos;
     nlohmann::ordered_json gen = nlohmann::ordered_json::array();
-    for (int id : session.generated()) gen.push_back(token_label(session.tokenizer(), id));
+    for (int id : session.generation().generated()) gen.push_back(token_label(session.tokenizer(), id));
     j["generated_labels"] = gen;
-    j["generation_stopped"] = session.generation().stopped;
+    j["generation_stopped"] = session.generation().result().stopped;
     nlohmann::ordered_json times = nlohmann::ordered_json::array();
     for (const AttentionDispatch& d : session.attention_dispatches())
       times.push_back({{"gpu_ms", std::isnan(d.gpu_ms) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(d.gpu_ms)},

@@ -47,7 +47,8 @@ void apply(sf::Session& s, const std::string& action) {
     // Window-only verbs (example, font, wheel, mouse, train-step, …): their numeric arguments parsed as the app does.
     sf::action_ints(arg, v);
   }
-  s.sampling.l_gen = std::min(s.sampling.l_gen, 16);  // this target's limit (the app allows 4096)
+  int& l_gen = s.generation().settings.l_gen;
+  l_gen = std::min(l_gen, 16);  // this target's limit (the app allows 4096)
 }
 
 }  // namespace

@@ -21,26 +21,20 @@ bool same_file(const std::string& a, const std::string& b) {
 
 // The lesson's sampling, fill and translation settings on the session (each stop starts from them).
 void apply_settings(Session& s, const SessionState& st) {
-  s.sampling.tau = st.sampling.tau;
-  s.sampling.l_gen = st.sampling.l_gen;
-  s.sampling.seed = st.sampling.seed;
-  s.sampling.trim_context = st.sampling.trim_context;
-  s.sampling.kv_cache = st.sampling.kv_cache;
-  s.fill_settings.tau = st.fill.tau;
-  s.fill_settings.seed = st.fill.seed;
-  s.fill_settings.top_k = st.fill.top_k;
-  s.translation_settings.tau = st.translation.tau;
-  s.translation_settings.seed = st.translation.seed;
-  s.translation_settings.reuse_encoding = st.translation.reuse_encoding;
-  s.translation_settings.kv_cache = st.translation.kv_cache;
+  SamplingSettings& g = s.generation().settings;  // stop_at_eos is not saved: the learner's choice stays
+  g.tau = st.sampling.tau, g.l_gen = st.sampling.l_gen, g.seed = st.sampling.seed;
+  g.trim_context = st.sampling.trim_context, g.kv_cache = st.sampling.kv_cache;
+  s.fill_in().settings = {st.fill.tau, st.fill.seed, st.fill.top_k};
+  const SessionTranslation& tr = st.translation;
+  s.translation().settings = {tr.tau, tr.seed, tr.reuse_encoding, tr.kv_cache};
 }
 
 // A run's own τ replaces the setting of the algorithm it runs.
 void apply_tau(Session& s, const SessionRun& run) {
   if (!run.tau) return;
-  if (run.kind == "generate") s.sampling.tau = *run.tau;
-  if (run.kind == "translate") s.translation_settings.tau = *run.tau;
-  if (run.kind == "fill") s.fill_settings.tau = *run.tau;
+  if (run.kind == "generate") s.generation().settings.tau = *run.tau;
+  if (run.kind == "translate") s.translation().settings.tau = *run.tau;
+  if (run.kind == "fill") s.fill_in().settings.tau = *run.tau;
 }
 
 }  // namespace
@@ -174,10 +168,10 @@ bool LessonPlayer::go(Session& s, size_t n, const TrainingTracer& training, std:
   // A new model encodes the texts again (its vocabulary may differ).
   if (s.arch().has_context()) {
     if (new_model || setup.context != s.context()) s.set_context(setup.context);
-    if (!s.context_error().empty()) return fail("the context z: " + s.context_error());
+    if (!s.context_input().error.empty()) return fail("the context z: " + s.context_input().error);
   }
   if (!setup.prompt.empty() && (new_model || setup.prompt != s.prompt())) s.set_prompt(setup.prompt);
-  if (!s.prompt_error().empty()) return fail("the prompt: " + s.prompt_error());
+  if (!s.prompt_input().error.empty()) return fail("the prompt: " + s.prompt_input().error);
   std::string why;
   if (setup.run.kind == "training") {
     if (!training) return fail("its run is a traced training update (Algorithm 13), which needs the app's Training tab");

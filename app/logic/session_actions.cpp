@@ -80,26 +80,26 @@ ActionResult apply_session_action(Session& s, const std::string& verb, const std
     if (s.arch().output() != OutputKind::Translation) return fail("this model does not translate");
     s.trace_translate(verb == "translate-one");
   } else if (verb == "translate-tau") {
-    if (!temperature(arg, s.translation_settings.tau)) return fail("translate-tau needs a number");
+    if (!temperature(arg, s.translation().settings.tau)) return fail("translate-tau needs a number");
   } else if (verb == "kv-cache") {
-    s.sampling.kv_cache = s.translation_settings.kv_cache = arg == "on";
+    s.generation().settings.kv_cache = s.translation().settings.kv_cache = arg == "on";
   } else if (verb == "stop-at-eos") {
     if (arg != "on" && arg != "off") return fail("stop-at-eos needs on or off");
-    s.sampling.stop_at_eos = arg == "on";
+    s.generation().settings.stop_at_eos = arg == "on";
   } else if (verb == "translate-reuse") {
-    s.translation_settings.reuse_encoding = arg == "on";
+    s.translation().settings.reuse_encoding = arg == "on";
   } else if (verb == "generate-one") {
     s.trace_generate(1, true);
   } else if (verb == "generate-all") {
-    s.trace_generate(s.sampling.l_gen, false);
+    s.trace_generate(s.generation().settings.l_gen, false);
   } else if (verb == "tau") {
-    if (!temperature(arg, s.sampling.tau)) return fail("tau needs a number");
+    if (!temperature(arg, s.generation().settings.tau)) return fail("tau needs a number");
   } else if (verb == "gen") {
     if (!action_ints(arg, v) || v.size() != 1) return fail("gen needs a whole number");
-    s.sampling.l_gen = std::clamp(v[0], 1, 4096);
+    s.generation().settings.l_gen = std::clamp(v[0], 1, 4096);
   } else if (verb == "seed") {
     if (!action_ints(arg, v) || v.size() != 1) return fail("seed needs a whole number");
-    s.sampling.seed = static_cast<uint64_t>(v[0]);
+    s.generation().settings.seed = static_cast<uint64_t>(v[0]);
   } else {
     return ActionResult::NotMine;
   }

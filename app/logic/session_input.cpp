@@ -79,4 +79,26 @@ std::string unknown_input_message(const Tokenizer& tok, const std::vector<Unknow
   return list + (bad.size() == 1 ? " is" : " are") + " not in the vocabulary (" + vocabulary_summary(tok) + ")";
 }
 
+bool TokenInput::encode(const Tokenizer& tok, int l_max) {
+  unknown = tok.unknown(text);
+  error.clear();
+  stale = true;
+  if (!unknown.empty()) {
+    error = unknown_input_message(tok, unknown) + ". Replace or remove the marked characters (special tokens are "
+            "written [MASK], [BOS], [EOS]); until then the trace is stale: it shows the last " + what +
+            " that could be encoded";
+    return false;
+  }
+  Tokens t = tok.encode_sequence(text, with_eos);
+  if (static_cast<int>(t.size()) > l_max) {
+    error = std::string("the ") + what + " is " + std::to_string(t.size()) + " tokens with <bos>" +
+            (with_eos ? " and <eos>" : "") + ", but ℓ_max = " + std::to_string(l_max) +
+            ": shorten it (until then the trace is stale: it shows the last " + what + " that fits)";
+    return false;
+  }
+  tokens = std::move(t);
+  stale = false;
+  return true;
+}
+
 }  // namespace sf

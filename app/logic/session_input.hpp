@@ -1,5 +1,6 @@
-// Plain words for a prompt or context the model cannot read: which characters are unknown and
-// what the vocabulary is, so a learner who typed a capital letter knows what to type instead.
+// A prompt or a context as typed and as the model reads it (TokenInput, the Session holds two),
+// and plain words for one the model cannot read: which characters are unknown and what the
+// vocabulary is, so a learner who typed a capital letter knows what to type instead.
 #pragma once
 #include <string>
 #include <vector>
@@ -17,5 +18,23 @@ std::string vocabulary_summary(const Tokenizer& tok);
 // "\"H\" at 1 and \"W\" at 7 are not in the vocabulary (lowercase a–z, =, space)": up to five
 // characters are named (1-based piece positions), then how many more.
 std::string unknown_input_message(const Tokenizer& tok, const std::vector<UnknownChar>& bad);
+
+// Text the model reads (the prompt x, or the context z of Algorithm 8's encoder) and its tokens.
+// When the text cannot be encoded, `tokens` stay those of the last text that could be (stale):
+// the trace shown is of them, and `error` says what to fix.
+struct TokenInput {
+  explicit TokenInput(const char* what = "prompt", bool with_eos = false) : what(what), with_eos(with_eos) {}
+  const char* what;             // "prompt" or "context", as messages name it
+  bool with_eos;                // [bos_token, pieces…, eos_token]; false: [bos_token, pieces…]
+  std::string text;             // as typed
+  Tokens tokens;                // of `text`, or of the last text that could be encoded (stale)
+  std::string error;            // why `text` could not be encoded (or why its run failed)
+  std::vector<UnknownChar> unknown;  // the characters of `text` not in the vocabulary
+  bool stale = false;           // `text` cannot be encoded: `tokens` are of an earlier text
+
+  // Encodes `text` with `tok`: true with `tokens` replaced and `error` empty; false (stale, the
+  // tokens kept) when a character is not in the vocabulary or the tokens are more than l_max.
+  bool encode(const Tokenizer& tok, int l_max);
+};
 
 }  // namespace sf

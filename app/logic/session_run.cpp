@@ -8,12 +8,12 @@ SessionRun current_run(const Session& s) {
     case RunKind::Forward: r.kind = "forward"; break;
     case RunKind::Generate:
       r.kind = "generate";
-      r.generate = static_cast<int>(s.generation().y.size());
+      r.generate = static_cast<int>(s.generation().result().y.size());
       break;
     case RunKind::Translate: {
       r.kind = "translate";
-      const int shown = s.translation_shown();
-      r.translate = shown == static_cast<int>(s.translation().steps.size()) ? 0 : shown;
+      const int shown = s.translation().shown();
+      r.translate = shown == static_cast<int>(s.translation().result().steps.size()) ? 0 : shown;
       break;
     }
     case RunKind::Training: r.kind = "training"; break;
@@ -63,7 +63,7 @@ bool trace_run(Session& s, const SessionRun& run, std::string& error) {
   }
   s.wait_for_trace();
   if (s.run_kind() != want) {  // the run failed and the session went back to the forward pass
-    error = s.prompt_error().empty() ? "the run \"" + run.kind + "\" failed" : s.prompt_error();
+    error = s.prompt_input().error.empty() ? "the run \"" + run.kind + "\" failed" : s.prompt_input().error;
     return false;
   }
   return true;

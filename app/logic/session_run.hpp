@@ -14,7 +14,7 @@ SessionRun current_run(const Session& s);
 
 // Traces `run` on s's model, prompt and context with s's settings, and waits for the trace.
 // "forward": the model's forward algorithm (10, 9 or 8); "generate": Algorithm 14 generating
-// run.generate tokens (a fresh run, seeded by s.sampling.seed); "translate": Algorithm 15, its
+// run.generate tokens (a fresh run, seeded by s.generation().settings.seed); "translate": Algorithm 15, its
 // first run.translate steps shown (0: all); "fill": the forward pass with the cursor on its last
 // line (what the fill reads). False with `error` (nothing traced) when the model has no such run
 // (generate needs a model that continues text, fill one that fills in [MASK], translate an

@@ -12,10 +12,10 @@ SessionState capture_session(const Session& s) {
   st.run = current_run(s);
   if (s.trace().size() > 0) st.cursor = cursor_ref(s.trace(), s.cursor());
   for (int key : s.breakpoints()) st.breakpoints.emplace_back(key / 1000, key % 1000);
-  const SamplingSettings& sa = s.sampling;
+  const SamplingSettings& sa = s.generation().settings;
   st.sampling = {sa.tau, sa.l_gen, sa.seed, sa.trim_context, sa.kv_cache, sa.stop_at_eos};
-  st.fill = {s.fill_settings.tau, s.fill_settings.seed, s.fill_settings.top_k};
-  const TranslationSettings& tr = s.translation_settings;
+  st.fill = {s.fill_in().settings.tau, s.fill_in().settings.seed, s.fill_in().settings.top_k};
+  const TranslationSettings& tr = s.translation().settings;
   st.translation = {tr.tau, tr.seed, tr.reuse_encoding, tr.kv_cache};
   return st;
 }
@@ -37,19 +37,19 @@ std::string describe(const CursorRef& c) {
 std::vector<std::string> restore_session(Session& s, const SessionState& st) {
   std::vector<std::string> notes;
   const SessionSampling& sa = st.sampling;
-  s.sampling = {sa.tau, sa.l_gen, sa.seed, sa.trim_context, sa.kv_cache, sa.stop_at_eos};
-  s.fill_settings = {st.fill.tau, st.fill.seed, st.fill.top_k};
-  s.translation_settings = {st.translation.tau, st.translation.seed, st.translation.reuse_encoding,
+  s.generation().settings = {sa.tau, sa.l_gen, sa.seed, sa.trim_context, sa.kv_cache, sa.stop_at_eos};
+  s.fill_in().settings = {st.fill.tau, st.fill.seed, st.fill.top_k};
+  s.translation().settings = {st.translation.tau, st.translation.seed, st.translation.reuse_encoding,
                             st.translation.kv_cache};
   for (int key : std::vector<int>(s.breakpoints())) s.toggle_breakpoint(key / 1000, key % 1000);
   for (const auto& [alg, line] : st.breakpoints)
     if (!s.has_breakpoint(alg, line)) s.toggle_breakpoint(alg, line);
   if (s.arch().has_context()) {
     s.set_context(st.context);
-    if (!s.context_error().empty()) notes.push_back("The saved context: " + s.context_error());
+    if (!s.context_input().error.empty()) notes.push_back("The saved context: " + s.context_input().error);
   }
   s.set_prompt(st.prompt);
-  if (!s.prompt_error().empty()) notes.push_back("The saved prompt: " + s.prompt_error());
+  if (!s.prompt_input().error.empty()) notes.push_back("The saved prompt: " + s.prompt_input().error);
   std::string error;
   SessionRun run = st.run;
   if (run.kind == "training") run.kind = "forward";  // the app traces the update (the Training tab)

@@ -40,7 +40,7 @@ bool text_button(const char* id, const std::string& text) {
 
 void FillInPanel::draw(App& app) {
   Session& s = app.session;
-  FillSettings& st = s.fill_settings;
+  FillSettings& st = s.fill_in().settings;
   const Tokenizer& tok = s.tokenizer();
   const bool dark = app.settings.dark;
   const float fs = ImGui::GetFontSize();

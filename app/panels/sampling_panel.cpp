@@ -47,7 +47,7 @@ int prompt_length(const Trace& tr) {
 
 // The steps of the traced Algorithm 14 run; 0 when the trace is the forward pass.
 size_t traced_steps(const Session& s) {
-  return s.run_kind() == RunKind::Generate ? s.generation().steps.size() : 0;
+  return s.run_kind() == RunKind::Generate ? s.generation().result().steps.size() : 0;
 }
 
 // τ as traced (Algorithm 14's input), to compare with τ as set now; nullptr when not traced.
@@ -91,7 +91,7 @@ void SamplingPanel::draw(App& app) {
   ImGui::Separator();
   heading_.clear();
   if (!draw_run_status(app) || sel < 0) return;
-  const InferenceStep& step = app.session.generation().steps[sel];
+  const InferenceStep& step = app.session.generation().result().steps[sel];
   const std::vector<int> order = by_decreasing_p(step);
   const int y_rank = static_cast<int>(std::find(order.begin(), order.end(), step.y - 1) - order.begin());
   draw_step_details(app, sel, y_rank);
@@ -100,7 +100,7 @@ void SamplingPanel::draw(App& app) {
 
 // The hyperparameters of Algorithm 14: τ, ℓ_gen, the seed, and the three choices not in the paper.
 void SamplingPanel::draw_controls(App& app) {
-  SamplingSettings& st = app.session.sampling;
+  SamplingSettings& st = app.session.generation().settings;
   const ModelConfig& c = app.session.model().config;
   const float fs = ImGui::GetFontSize();
   float tau = static_cast<float>(st.tau);
@@ -148,10 +148,10 @@ void SamplingPanel::draw_commands(App& app) {
     ran();
   }
   item_tooltip("Ctrl+G. Traces Algorithm 14 with ℓ_gen = 1, continuing the text generated so far.");
-  const std::string gen_all = "Generate ℓ_gen = " + std::to_string(s.sampling.l_gen) + " tokens";
+  const std::string gen_all = "Generate ℓ_gen = " + std::to_string(s.generation().settings.l_gen) + " tokens";
   same_line_if_fits(button_width(gen_all.c_str()));
   if (ImGui::Button(gen_all.c_str())) {
-    s.trace_generate(s.sampling.l_gen, false);
+    s.trace_generate(s.generation().settings.l_gen, false);
     ran();
   }
   item_tooltip("Starts again from the prompt and traces Algorithm 14 drawing ℓ_gen tokens.");
@@ -177,8 +177,8 @@ void SamplingPanel::draw_commands(App& app) {
 // one or the cursor is inside another. A new generation resets it to the last.
 int SamplingPanel::selected_step(const App& app) {
   const size_t n_steps = traced_steps(app.session);
-  if (app.session.generated().size() != generated_seen_) {
-    generated_seen_ = app.session.generated().size();
+  if (app.session.generation().generated().size() != generated_seen_) {
+    generated_seen_ = app.session.generation().generated().size();
     step_ = -1;
   }
   const size_t shown = app.shown_event();
@@ -198,7 +198,7 @@ void SamplingPanel::draw_generated_text(const App& app, int sel) {
   ImGui::Separator();
   ImGui::TextUnformatted("Text so far");
   aside(n_steps ? "(prompt dim; click a token generated in this trace to see its p and q)" : "(prompt dim)");
-  const Tokens& gtoks = s.generated();
+  const Tokens& gtoks = s.generation().generated();
   const size_t first_traced = gtoks.size() - n_steps;  // generated() ends with this run's tokens
   const float fs = ImGui::GetFontSize();
   ImGui::PushFont(app.fonts.mono);
@@ -269,13 +269,14 @@ bool SamplingPanel::draw_run_status(const App& app) const {
     return false;
   }
   const ImU32 accent = accent_color(app.settings.dark);
-  if (!s.generation().stopped.empty()) wrapped_colored(accent, "Generation " + s.generation().stopped + ".");
+  const std::string& stopped = s.generation().result().stopped;
+  if (!stopped.empty()) wrapped_colored(accent, "Generation " + stopped + ".");
   const Value* tau_v = traced_tau(s.trace());
-  if (tau_v && tau_v->m(0, 0) != static_cast<float>(s.sampling.tau)) {
+  if (tau_v && tau_v->m(0, 0) != static_cast<float>(s.generation().settings.tau)) {
     ImGui::PushTextWrapPos(0.0f);
     ImGui::TextColored(ImColor(accent), "τ is now %.3g, but this trace drew with τ = %.3g: q will change on the next "
                                         "generation.",
-                       s.sampling.tau, tau_v->m(0, 0));
+                       s.generation().settings.tau, tau_v->m(0, 0));
     ImGui::PopTextWrapPos();
   }
   return true;
@@ -285,7 +286,7 @@ bool SamplingPanel::draw_run_status(const App& app) const {
 void SamplingPanel::draw_step_details(App& app, int sel, int y_rank) {
   Session& s = app.session;
   const Trace& tr = s.trace();
-  const InferenceStep& step = s.generation().steps[sel];
+  const InferenceStep& step = s.generation().result().steps[sel];
   const ImU32 accent = accent_color(app.settings.dark);
   const int i = sel + 1;
   const int fed = tokens_fed(tr, step, i);

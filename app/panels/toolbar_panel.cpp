@@ -132,7 +132,7 @@ float ToolbarPanel::height(const App& app, float width) {
   const Session& s = app.session;
   const ImGuiStyle& style = ImGui::GetStyle();
   const int rows = toolbar_shape(s, width).timeline_row ? 3 : 2;  // the buttons, [the timeline,] the prompt
-  const int errors = !s.prompt_error().empty() + !s.context_error().empty();
+  const int errors = !s.prompt_input().error.empty() + !s.context_input().error.empty();
   return std::round(static_cast<float>(rows) * ImGui::GetFrameHeight() +
                     static_cast<float>(rows - 1) * style.ItemSpacing.y + 2 * style.WindowPadding.y +
                     ImGui::GetFontSize() * 1.4f * static_cast<float>(errors));
@@ -200,10 +200,10 @@ void ToolbarPanel::draw(App& app) {
     ImGui::SameLine();
     ImGui::SetNextItemWidth(field_w);
     if (ImGui::InputText("##context", &context_buf_)) s.set_context(context_buf_);
-    mark_unknown(s.unknown_context_chars(), context_buf_, ImGui::GetItemRectMin());
+    mark_unknown(s.context_input().unknown, context_buf_, ImGui::GetItemRectMin());
     item_tooltip("The encoder's input z, tokenized as [<bos>, its characters…, <eos>] as training pairs are. "
                  "Characters outside the model's vocabulary are underlined in red.");
-    if (!s.context_error().empty())
+    if (!s.context_input().error.empty())
       stale_badge("The trace is of the last context z that could be encoded, not of the one typed here: fix it "
                   "to trace again.");
     ImGui::SameLine();
@@ -225,14 +225,14 @@ void ToolbarPanel::draw(App& app) {
     app.ui.focus_prompt = false;
   }
   if (ImGui::InputText("##prompt", &prompt_buf_)) s.set_prompt(prompt_buf_);
-  mark_unknown(s.unknown_chars(), prompt_buf_, ImGui::GetItemRectMin());
+  mark_unknown(s.prompt_input().unknown, prompt_buf_, ImGui::GetItemRectMin());
   item_tooltip(ctx ? "The decoder's input x, tokenized as [<bos>, its characters…]: the forward pass reads it whole "
                      "(teacher forcing), as training does. Underlined in red: not in the vocabulary."
                    : "The prompt is tokenized as [<bos>, its pieces…] (the paper's §4), by the model's tokenizer. Write "
                      "[MASK], [BOS], [EOS] for the special tokens (or the model's own, e.g. <|endoftext|>). Pieces "
                      "outside the model's vocabulary are underlined in red.");
   const std::string traced = "“" + s.tokenizer().decode_text(s.tokens()) + "”";
-  if (s.trace_stale() && !s.prompt_error().empty())
+  if (s.trace_stale() && !s.prompt_input().error.empty())
     stale_badge("The trace is of " + traced + ", the last prompt that could be encoded, not of the one typed here: "
                 "fix the prompt to trace again.");
   if (training) {  // the update's own sequence, not the prompt re-encoded
@@ -261,8 +261,8 @@ void ToolbarPanel::draw(App& app) {
     ImGui::PopTextWrapPos();
     ImGui::PopStyleColor();
   };
-  show_error(ctx ? "x: " : "", s.prompt_error());
-  if (ctx) show_error("z: ", s.context_error());
+  show_error(ctx ? "x: " : "", s.prompt_input().error);
+  if (ctx) show_error("z: ", s.context_input().error);
 }
 
 }  // namespace sf

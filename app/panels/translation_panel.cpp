@@ -22,7 +22,7 @@ constexpr int kEdAlg = 8, kCrossLine = 16;
 
 void TranslationPanel::draw(App& app) {
   Session& s = app.session;
-  TranslationSettings& st = s.translation_settings;
+  TranslationSettings& st = s.translation().settings;
   const Tokenizer& tok = s.tokenizer();
   const bool dark = app.settings.dark;
   const float fs = ImGui::GetFontSize();
@@ -75,11 +75,11 @@ void TranslationPanel::draw(App& app) {
     ImGui::PopTextWrapPos();
     return;
   }
-  const EdInferenceResult& r = s.translation();
-  const int shown = s.translation_shown();
+  const EdInferenceResult& r = s.translation().result();
+  const int shown = s.translation().shown();
   const int n = static_cast<int>(r.steps.size());
   std::string xtext;
-  for (int id : s.translated()) xtext += token_label(tok, id) + " ";
+  for (int id : s.translation().translated()) xtext += token_label(tok, id) + " ";
   math_text(app.fonts, "x̂ = " + xtext, accent);
   if (shown >= n) ImGui::TextColored(ImColor(accent), "Stopped: %s.", r.stopped.c_str());
   else ImGui::TextDisabled("Step %d of the %d this run takes.", shown, n);

@@ -37,7 +37,7 @@ bool start_attention(App& app, std::string& error) {
   if (s.run_kind() != RunKind::Forward) s.trace_forward();
   s.wait_for_trace();
   if (!s.jump_to(4, 1, 1, 1, 0)) {
-    const std::string why = s.prompt_error().empty() ? "" : " (" + s.prompt_error() + ")";
+    const std::string why = s.prompt_input().error.empty() ? "" : " (" + s.prompt_input().error + ")";
     return error = "the forward pass has no Algorithm 4 for layer 1, head 1" + why +
                    ": type a prompt the model's vocabulary can read, then try again",
            false;

@@ -70,21 +70,21 @@ TEST(Session, UnknownCharactersAreReportedAndKeepTheLastTrace) {
   Session s;
   const size_t steps = s.trace().size();
   s.set_prompt("héllo~");
-  EXPECT_FALSE(s.prompt_error().empty());
-  ASSERT_EQ(s.unknown_chars().size(), 2u);
-  EXPECT_EQ(s.unknown_chars()[0].chr, "é");
-  EXPECT_EQ(s.unknown_chars()[0].position, 2u);
-  EXPECT_EQ(s.unknown_chars()[0].byte, 1u);
-  EXPECT_EQ(s.unknown_chars()[1].chr, "~");
+  EXPECT_FALSE(s.prompt_input().error.empty());
+  ASSERT_EQ(s.prompt_input().unknown.size(), 2u);
+  EXPECT_EQ(s.prompt_input().unknown[0].chr, "é");
+  EXPECT_EQ(s.prompt_input().unknown[0].position, 2u);
+  EXPECT_EQ(s.prompt_input().unknown[0].byte, 1u);
+  EXPECT_EQ(s.prompt_input().unknown[1].chr, "~");
   EXPECT_EQ(s.trace().size(), steps);  // the last good trace is kept
   s.set_prompt("hello");
-  EXPECT_TRUE(s.prompt_error().empty());
+  EXPECT_TRUE(s.prompt_input().error.empty());
 }
 
 TEST(Session, PromptLongerThanLmaxIsRefusedWithAMessage) {
   Session s;
   s.set_prompt(std::string(200, 'a'));
-  EXPECT_NE(s.prompt_error().find("ℓ_max"), std::string::npos);
+  EXPECT_NE(s.prompt_input().error.find("ℓ_max"), std::string::npos);
   EXPECT_EQ(s.tokens().size(), 7u);
 }
 
@@ -120,18 +120,18 @@ TEST(Session, ContinueStopsAtBreakpoints) {
 
 TEST(Session, GenerationOneTokenAtATimeIsTracedAndAppends) {
   Session s;
-  s.sampling.tau = 0;
+  s.generation().settings.tau = 0;
   s.trace_generate(1, true);
-  ASSERT_EQ(s.generated().size(), 1u);
+  ASSERT_EQ(s.generation().generated().size(), 1u);
   EXPECT_EQ(s.run_kind(), RunKind::Generate);
   EXPECT_EQ(s.trace().events[0].alg, 14);
   s.trace_generate(1, true);
-  ASSERT_EQ(s.generated().size(), 2u);
+  ASSERT_EQ(s.generation().generated().size(), 2u);
   // Argmax is deterministic: generating both at once gives the same two tokens.
   Session all;
-  all.sampling.tau = 0;
+  all.generation().settings.tau = 0;
   all.trace_generate(2, false);
-  EXPECT_EQ(all.generated(), s.generated());
+  EXPECT_EQ(all.generation().generated(), s.generation().generated());
   // Each generation step has its own DTransformer frame with its own x.
   ASSERT_TRUE(all.jump_to(10, 1));
   size_t second = SIZE_MAX;
@@ -152,17 +152,17 @@ TEST(Session, GenerationOneTokenAtATimeIsTracedAndAppends) {
 
 TEST(Session, EditingThePromptRestartsTheContinuation) {
   Session s;
-  s.sampling.tau = 0;
+  s.generation().settings.tau = 0;
   s.trace_generate(1, true);
   s.trace_generate(1, true);
-  ASSERT_EQ(s.generated().size(), 2u);
+  ASSERT_EQ(s.generation().generated().size(), 2u);
   s.set_prompt("abc");  // in generation mode: the trace generates again, from the new prompt
   EXPECT_EQ(s.run_kind(), RunKind::Generate);
-  EXPECT_EQ(s.generated().size(), 1u);
-  EXPECT_EQ(s.generated(), s.generation().y);
+  EXPECT_EQ(s.generation().generated().size(), 1u);
+  EXPECT_EQ(s.generation().generated(), s.generation().result().y);
   s.trace_forward();
   s.set_prompt("abcd");
-  EXPECT_TRUE(s.generated().empty());
+  EXPECT_TRUE(s.generation().generated().empty());
 }
 
 TEST(Session, AModelWhoseVocabularyLacksThePromptStillTraces) {
@@ -174,12 +174,12 @@ TEST(Session, AModelWhoseVocabularyLacksThePromptStillTraces) {
   c.d_mlp = 16;
   c.l_max = 8;
   s.set_model(Model::initialised(c, 3), "tiny");
-  EXPECT_FALSE(s.prompt_error().empty());  // "hello=" has no 0/1 characters
+  EXPECT_FALSE(s.prompt_input().error.empty());  // "hello=" has no 0/1 characters
   ASSERT_EQ(s.tokens().size(), 1u);
   EXPECT_EQ(s.tokens()[0], 4);  // bos_token = N_V − 1 with N_V = 5
   EXPECT_GT(s.trace().size(), 1u);
   s.set_prompt("0110");
-  EXPECT_TRUE(s.prompt_error().empty());
+  EXPECT_TRUE(s.prompt_input().error.empty());
   EXPECT_EQ(s.tokens().size(), 5u);
 }
 
@@ -296,7 +296,7 @@ TEST(SessionBert, MaskTogglesAndFillEqualsFillMasks) {
   EXPECT_EQ(ev(s).idx.h, 3);
   ASSERT_TRUE(s.toggle_mask(5, err)) << err;
   EXPECT_EQ(s.prompt(), "a[MASK]c[MASK]");
-  s.fill_settings = {0.0, 1, 5};
+  s.fill_in().settings = {0.0, 1, 5};
   const FillResult expect = fill_masks(s.tokens(), s.model(), 0.0, 1, 5);
   const FillResult& got = s.fill();
   ASSERT_EQ(got.positions.size(), 2u);
@@ -318,7 +318,7 @@ TEST(SessionBert, MaskTogglesAndFillEqualsFillMasks) {
   ASSERT_NE(P, nullptr);
   EXPECT_FLOAT_EQ(P->m(got.positions[0].chosen - 1, 2), got.positions[0].p(got.positions[0].chosen - 1));
   // A sampled fill (τ > 0) is fill_masks with that seed.
-  s.fill_settings = {1.0, 7, 3};
+  s.fill_in().settings = {1.0, 7, 3};
   EXPECT_EQ(s.fill().filled, fill_masks(s.tokens(), s.model(), 1.0, 7, 3).filled);
   // Unmasking restores the characters.
   ASSERT_TRUE(s.toggle_mask(3, err));
@@ -342,7 +342,7 @@ TEST(SessionEd, SetContextRetracesAndKeepsTheCursor) {
   ASSERT_TRUE(s.jump_to(4, 4, 1, 2));  // the first S: the encoder's layer 1, head 2
   ASSERT_EQ(s.trace().caller_key(s.cursor()) / 1000, 5);
   s.set_context("abcdefgh");
-  EXPECT_TRUE(s.context_error().empty());
+  EXPECT_TRUE(s.context_input().error.empty());
   EXPECT_EQ(s.tokens_z().size(), 10u);
   EXPECT_EQ(ev(s).alg, 4);
   EXPECT_EQ(ev(s).line, 4);
@@ -354,7 +354,7 @@ TEST(SessionEd, SetContextRetracesAndKeepsTheCursor) {
   EXPECT_EQ(S->m.cols(), 10);
   // An unknown character keeps the last good trace and says so.
   s.set_context("abc\x01");
-  EXPECT_FALSE(s.context_error().empty());
+  EXPECT_FALSE(s.context_input().error.empty());
   EXPECT_EQ(s.tokens_z().size(), 10u);
 }
 
@@ -398,29 +398,29 @@ TEST(SessionEd, TranslateOneAndAllEqualEdInference) {
   Session s;
   s.set_model(small_model("ed"), "ed test");
   s.set_context("abc");
-  s.translation_settings = {0.7, 3, false};
+  s.translation().settings = {0.7, 3, false};
   const EdInferenceResult expect = edinference(s.tokens_z(), s.model(), EdInferenceOptions{0.7, 3, false});
   ASSERT_GE(expect.steps.size(), 2u);
   s.trace_translate(true);
   EXPECT_EQ(s.run_kind(), RunKind::Translate);
-  EXPECT_EQ(s.translation_shown(), 1);
-  EXPECT_EQ(s.translated(), Tokens(expect.x_hat.begin(), expect.x_hat.begin() + 2));
+  EXPECT_EQ(s.translation().shown(), 1);
+  EXPECT_EQ(s.translation().translated(), Tokens(expect.x_hat.begin(), expect.x_hat.begin() + 2));
   EXPECT_EQ(ev(s).alg, 15);
   EXPECT_EQ(ev(s).line, 3);
   EXPECT_EQ(ev(s).idx.i, 1);
   s.step_into();  // into line 4's EDTransformer call
   EXPECT_EQ(ev(s).alg, 8);
   s.trace_translate(true);
-  EXPECT_EQ(s.translation_shown(), 2);
+  EXPECT_EQ(s.translation().shown(), 2);
   EXPECT_EQ(ev(s).idx.i, 2);
-  EXPECT_EQ(s.translated(), Tokens(expect.x_hat.begin(), expect.x_hat.begin() + 3));
+  EXPECT_EQ(s.translation().translated(), Tokens(expect.x_hat.begin(), expect.x_hat.begin() + 3));
   s.trace_translate(false);
-  EXPECT_EQ(s.translated(), expect.x_hat);
-  EXPECT_EQ(s.translation().stopped, expect.stopped);
-  ASSERT_EQ(s.translation().steps.size(), expect.steps.size());
+  EXPECT_EQ(s.translation().translated(), expect.x_hat);
+  EXPECT_EQ(s.translation().result().stopped, expect.stopped);
+  ASSERT_EQ(s.translation().result().steps.size(), expect.steps.size());
   for (size_t i = 0; i < expect.steps.size(); ++i) {
-    EXPECT_EQ(s.translation().steps[i].y, expect.steps[i].y);
-    EXPECT_TRUE(s.translation().steps[i].p.isApprox(expect.steps[i].p));
+    EXPECT_EQ(s.translation().result().steps[i].y, expect.steps[i].y);
+    EXPECT_TRUE(s.translation().result().steps[i].p.isApprox(expect.steps[i].p));
   }
   // The last step's cross-attention: rows z, columns the x̂ that step saw.
   const int n = static_cast<int>(expect.steps.size());
@@ -430,9 +430,9 @@ TEST(SessionEd, TranslateOneAndAllEqualEdInference) {
   EXPECT_EQ(cross->A->m.cols(), n);
   EXPECT_EQ(s.tokens_at(cross->line6, Axis::TokenX), Tokens(expect.x_hat.begin(), expect.x_hat.begin() + n));
   // Reusing the encoder's output gives the same x̂ (Algorithm 15's option, not in the paper).
-  s.translation_settings.reuse_encoding = true;
+  s.translation().settings.reuse_encoding = true;
   s.trace_translate(false);
-  EXPECT_EQ(s.translated(), expect.x_hat);
+  EXPECT_EQ(s.translation().translated(), expect.x_hat);
   // A new z returns to the forward pass (Algorithm 8).
   s.set_context("abd");
   EXPECT_EQ(s.run_kind(), RunKind::Forward);
@@ -527,17 +527,17 @@ TEST(SessionAsync, GenerationOffTheUiThreadEqualsTheSynchronousOne) {
   async.async_min_params = 0;
   for (Session* s : {&sync, &async}) {
     s->set_prompt("dcab=");
-    s->sampling.tau = 0;
+    s->generation().settings.tau = 0;
     s->trace_generate(3, false);
   }
   async.wait_for_trace();
   EXPECT_EQ(async.run_kind(), RunKind::Generate);
-  EXPECT_EQ(async.generated(), sync.generated());
-  ASSERT_EQ(async.generated().size(), 3u);
+  EXPECT_EQ(async.generation().generated(), sync.generation().generated());
+  ASSERT_EQ(async.generation().generated().size(), 3u);
   expect_same_trace(async.trace(), sync.trace());
   async.trace_generate(1, true);  // appends to what the async run generated
   async.wait_for_trace();
-  EXPECT_EQ(async.generated().size(), 4u);
+  EXPECT_EQ(async.generation().generated().size(), 4u);
 }
 
 TEST(SessionAsync, ANewModelSupersedesATraceOfTheOldOne) {
@@ -642,7 +642,7 @@ TEST(SessionOpen, AHuggingFaceGpt2FolderShowsItsPiecesAndWhereItsTensorsCameFrom
   EXPECT_EQ(s.tokenizer().mask_token(), 0);  // GPT-2 has no mask token
   s.set_prompt("Hello world");
   s.wait_for_trace();
-  ASSERT_TRUE(s.prompt_error().empty()) << s.prompt_error();
+  ASSERT_TRUE(s.prompt_input().error.empty()) << s.prompt_input().error;
   EXPECT_EQ(s.tokenizer().decode_text(Tokens(s.tokens().begin() + 1, s.tokens().end())), "Hello world");
   bool space_piece = false;  // GPT-2 writes " world" as "Ġworld": shown "␣world"
   for (int id : s.tokens()) space_piece |= s.tokenizer().label(id).rfind("␣", 0) == 0;
@@ -666,7 +666,7 @@ TEST(SessionOpen, AHuggingFaceBertFolderFillsItsOwnMask) {
   const std::string text = "the cat sat";
   s.set_prompt(text);
   s.wait_for_trace();
-  ASSERT_TRUE(s.prompt_error().empty()) << s.prompt_error();
+  ASSERT_TRUE(s.prompt_input().error.empty()) << s.prompt_input().error;
   // [CLS] the … [SEP]: t = 3 is the second piece; masking puts [MASK] in place of its text.
   const std::vector<TextPiece> pieces = s.tokenizer().tokenize(text);
   ASSERT_GE(pieces.size(), 2u);
@@ -680,7 +680,7 @@ TEST(SessionOpen, AHuggingFaceBertFolderFillsItsOwnMask) {
   ASSERT_TRUE(s.toggle_mask(3, err)) << err;
   EXPECT_EQ(s.prompt(), text);
   ASSERT_TRUE(s.toggle_mask(3, err)) << err;
-  s.fill_settings = {0.0, 1, 5};
+  s.fill_in().settings = {0.0, 1, 5};
   const FillResult expect = fill_masks(s.tokens(), s.model(), 0.0, 1, 5);
   ASSERT_EQ(s.fill().positions.size(), 1u) << s.fill_error();
   EXPECT_EQ(s.fill().filled, expect.filled);
@@ -753,4 +753,83 @@ TEST(Downsample, ZoomKeepsThePointUnderThePointerAndStaysInside) {
   EXPECT_EQ(zoom_window(in, 50257, 32, 1e9, 0, 0), all);  // zooming out ends at the whole matrix
   const MatWindow p = pan_window(MatWindow{100, 200, 0, 32}, 50257, 32, -500, 3);
   EXPECT_EQ(p, (MatWindow{0, 100, 0, 32}));  // clamped at the top; the columns cannot move
+}
+
+// TokenInput: the prompt x and the context z, as the Session holds them.
+namespace {
+
+// Ids 1 … 3 for a, b, c, then mask_token 4, bos_token 5, eos_token 6 (VocabTokenizer's order).
+std::unique_ptr<Tokenizer> abc_tokenizer() {
+  ModelConfig c;
+  c.vocab = {"a", "b", "c"};
+  return make_tokenizer(c);
+}
+
+}  // namespace
+
+TEST(TokenInput, EncodesWithAndWithoutEos) {
+  const auto tok = abc_tokenizer();
+  TokenInput x;
+  x.text = "abc";
+  ASSERT_TRUE(x.encode(*tok, 16));
+  EXPECT_EQ(x.tokens, (Tokens{5, 1, 2, 3}));
+  EXPECT_FALSE(x.stale);
+  EXPECT_TRUE(x.error.empty());
+  TokenInput z("context", true);
+  z.text = "ca";
+  ASSERT_TRUE(z.encode(*tok, 16));
+  EXPECT_EQ(z.tokens, (Tokens{5, 3, 1, 6}));
+}
+
+TEST(TokenInput, UnknownCharactersAreNamedAndTheLastTokensKept) {
+  const auto tok = abc_tokenizer();
+  TokenInput x;
+  x.text = "ab";
+  ASSERT_TRUE(x.encode(*tok, 16));
+  x.text = "aXb";
+  EXPECT_FALSE(x.encode(*tok, 16));
+  EXPECT_TRUE(x.stale);
+  EXPECT_EQ(x.tokens, (Tokens{5, 1, 2}));  // still "ab": the trace shown is of them
+  ASSERT_EQ(x.unknown.size(), 1u);
+  EXPECT_EQ(x.unknown[0].chr, "X");
+  EXPECT_EQ(x.unknown[0].position, 2u);
+  EXPECT_EQ(x.error, "\"X\" at 2 is not in the vocabulary (a–c). Replace or remove the marked characters (special "
+                     "tokens are written [MASK], [BOS], [EOS]); until then the trace is stale: it shows the last "
+                     "prompt that could be encoded");
+  x.text = "c";  // fixed: fresh tokens, no error, not stale
+  ASSERT_TRUE(x.encode(*tok, 16));
+  EXPECT_EQ(x.tokens, (Tokens{5, 3}));
+  EXPECT_FALSE(x.stale);
+  EXPECT_TRUE(x.error.empty());
+  EXPECT_TRUE(x.unknown.empty());
+}
+
+TEST(TokenInput, LongerThanLMaxIsStale) {
+  const auto tok = abc_tokenizer();
+  TokenInput x;
+  x.text = "ab";
+  ASSERT_TRUE(x.encode(*tok, 4));
+  x.text = "abca";  // 5 tokens with <bos>
+  EXPECT_FALSE(x.encode(*tok, 4));
+  EXPECT_TRUE(x.stale);
+  EXPECT_TRUE(x.unknown.empty());
+  EXPECT_EQ(x.tokens, (Tokens{5, 1, 2}));
+  EXPECT_EQ(x.error, "the prompt is 5 tokens with <bos>, but ℓ_max = 4: shorten it (until then the trace is stale: "
+                     "it shows the last prompt that fits)");
+  TokenInput z("context", true);
+  z.text = "abc";  // 5 tokens with <bos> and <eos>
+  EXPECT_FALSE(z.encode(*tok, 4));
+  EXPECT_TRUE(z.tokens.empty());  // nothing encoded yet: the Session then traces [bos_token, eos_token]
+  EXPECT_EQ(z.error, "the context is 5 tokens with <bos> and <eos>, but ℓ_max = 4: shorten it (until then the trace "
+                     "is stale: it shows the last context that fits)");
+}
+
+TEST(TokenInput, TheSessionHoldsThePromptAndTheContext) {
+  Session s;
+  EXPECT_STREQ(s.prompt_input().what, "prompt");
+  EXPECT_STREQ(s.context_input().what, "context");
+  EXPECT_TRUE(s.context_input().with_eos);   // z is [bos_token, characters…, eos_token]
+  EXPECT_FALSE(s.prompt_input().with_eos);   // the default model continues text: x has no eos_token
+  EXPECT_EQ(s.prompt_input().tokens.front(), s.tokenizer().bos_token());
+  EXPECT_EQ(s.prompt_input().tokens.size(), s.prompt().size() + 1);  // "hello=", one character a token
 }

@@ -55,11 +55,11 @@ TEST(PromptErrors, TheTraceIsStaleUntilThePromptCanBeEncoded) {  // bug h
   s.set_prompt("Hello=");
   EXPECT_TRUE(s.trace_stale());
   EXPECT_EQ(s.tokens(), before);  // the trace is still of the last prompt that could be encoded
-  EXPECT_NE(s.prompt_error().find("\"H\" at 1 is not in the vocabulary (lowercase a–z"), std::string::npos)
-      << s.prompt_error();
+  EXPECT_NE(s.prompt_input().error.find("\"H\" at 1 is not in the vocabulary (lowercase a–z"), std::string::npos)
+      << s.prompt_input().error;
   s.set_prompt("hello=");
   EXPECT_FALSE(s.trace_stale());
-  EXPECT_TRUE(s.prompt_error().empty());
+  EXPECT_TRUE(s.prompt_input().error.empty());
 }
 
 TEST(LineChart, TicksAreThinnedToTheRoomTheyNeed) {  // bug e: the accuracy chart's overlapping ticks

@@ -99,7 +99,7 @@ TEST(Lessons, EveryShippedLessonPlays) {
       if (!setup.prompt.empty()) {
         EXPECT_EQ(s.prompt(), setup.prompt);
       }
-      EXPECT_TRUE(s.prompt_error().empty()) << s.prompt_error();
+      EXPECT_TRUE(s.prompt_input().error.empty()) << s.prompt_input().error;
     }
   }
 }
@@ -153,14 +153,14 @@ TEST(Lessons, SamplingLessonChangesTemperature) {
   Session s;
   std::string error;
   ASSERT_TRUE(p.go(s, 3, nullptr, error)) << error;  // line 5 at τ = 0
-  EXPECT_EQ(s.sampling.tau, 0.0);
+  EXPECT_EQ(s.generation().settings.tau, 0.0);
   const Value* q = at_cursor(s, "q");
   ASSERT_NE(q, nullptr);
   EXPECT_FLOAT_EQ(q->m.maxCoeff(), 1.0f);
   ASSERT_TRUE(p.go(s, 4, nullptr, error)) << error;  // the answer: sorted letters
-  EXPECT_EQ(s.tokenizer().decode(s.generated()).substr(0, 5), "ehllo");
+  EXPECT_EQ(s.tokenizer().decode(s.generation().generated()).substr(0, 5), "ehllo");
   ASSERT_TRUE(p.go(s, 5, nullptr, error)) << error;  // line 5 at τ = 3
-  EXPECT_EQ(s.sampling.tau, 3.0);
+  EXPECT_EQ(s.generation().settings.tau, 3.0);
   q = at_cursor(s, "q");
   const Value* pv = in_scope(s, "p");
   ASSERT_TRUE(q && pv);
@@ -170,7 +170,7 @@ TEST(Lessons, SamplingLessonChangesTemperature) {
   EXPECT_LT(q->m.maxCoeff(), 0.9f);
   // Back to stop 4: τ = 0 again (the lesson's setup, not what stop 6 left).
   ASSERT_TRUE(p.go(s, 3, nullptr, error)) << error;
-  EXPECT_EQ(s.sampling.tau, 0.0);
+  EXPECT_EQ(s.generation().settings.tau, 0.0);
 }
 
 TEST(Lessons, StopThatDoesNotResolveSaysWhich) {

@@ -69,7 +69,7 @@ TEST(SessionQuiz, AttentionAndSignAnswersComeFromTheRevealedValues) {
 
 TEST(SessionQuiz, NextTokenIsTheSampledOrArgmaxToken) {
   Session s;
-  s.sampling.tau = 0;  // argmax
+  s.generation().settings.tau = 0;  // argmax
   s.trace_generate(3, false);
   const Trace& t = s.trace();
   const Quiz quiz(5, [&](int id) { return s.tokenizer().label(id); });

@@ -53,10 +53,10 @@ TEST(SessionState, ForwardRunDeepInAlgorithm4ComesBack) {
   a.jump(k);
   a.toggle_breakpoint(4, 6);
   a.toggle_breakpoint(10, 7);
-  a.sampling.tau = 0.3;
-  a.sampling.seed = 42;
-  a.sampling.stop_at_eos = false;  // on by default
-  a.fill_settings.top_k = 2;
+  a.generation().settings.tau = 0.3;
+  a.generation().settings.seed = 42;
+  a.generation().settings.stop_at_eos = false;  // on by default
+  a.fill_in().settings.top_k = 2;
   const SessionState st = through_json(capture_session(a));
   EXPECT_EQ(st.run.kind, "forward");
   EXPECT_EQ(st.cursor.event, k);
@@ -72,16 +72,16 @@ TEST(SessionState, ForwardRunDeepInAlgorithm4ComesBack) {
   EXPECT_EQ(b.current().idx.l, 2);
   EXPECT_EQ(b.current().idx.h, 2);
   EXPECT_EQ(b.breakpoints(), (std::vector<int>{4006, 10007}));
-  EXPECT_EQ(b.sampling.tau, 0.3);
-  EXPECT_EQ(b.sampling.seed, 42u);
-  EXPECT_FALSE(b.sampling.stop_at_eos);
-  EXPECT_EQ(b.fill_settings.top_k, 2);
+  EXPECT_EQ(b.generation().settings.tau, 0.3);
+  EXPECT_EQ(b.generation().settings.seed, 42u);
+  EXPECT_FALSE(b.generation().settings.stop_at_eos);
+  EXPECT_EQ(b.fill_in().settings.top_k, 2);
 }
 
 TEST(SessionState, GenerateRunComesBackWithTheSameTokens) {
   Session a;
-  a.sampling.seed = 7;
-  a.sampling.tau = 1.0;
+  a.generation().settings.seed = 7;
+  a.generation().settings.tau = 1.0;
   a.trace_generate(5, false);
   a.wait_for_trace();
   ASSERT_EQ(a.run_kind(), RunKind::Generate);
@@ -95,8 +95,8 @@ TEST(SessionState, GenerateRunComesBackWithTheSameTokens) {
   Session b;
   EXPECT_TRUE(restore_session(b, st).empty());
   EXPECT_EQ(b.run_kind(), RunKind::Generate);
-  EXPECT_EQ(b.generated(), a.generated());
-  ASSERT_EQ(b.generated().size(), 5u);
+  EXPECT_EQ(b.generation().generated(), a.generation().generated());
+  ASSERT_EQ(b.generation().generated().size(), 5u);
   expect_same_step(a, b);
   EXPECT_EQ(b.current().idx.i, 3);
 }
@@ -128,7 +128,7 @@ TEST(SessionState, EncoderDecoderTranslationComesBackWithTheStepsShown) {
   a.trace_translate(true);
   a.wait_for_trace();
   ASSERT_EQ(a.run_kind(), RunKind::Translate);
-  ASSERT_EQ(a.translation_shown(), 2);
+  ASSERT_EQ(a.translation().shown(), 2);
   const SessionState st = through_json(capture_session(a));
   EXPECT_EQ(st.run.kind, "translate");
   EXPECT_EQ(st.run.translate, 2);
@@ -138,8 +138,8 @@ TEST(SessionState, EncoderDecoderTranslationComesBackWithTheStepsShown) {
   ASSERT_TRUE(b.load_model(asset("ed.safetensors"), error)) << error;
   EXPECT_TRUE(restore_session(b, st).empty());
   EXPECT_EQ(b.run_kind(), RunKind::Translate);
-  EXPECT_EQ(b.translation_shown(), 2);
-  EXPECT_EQ(b.translated(), a.translated());
+  EXPECT_EQ(b.translation().shown(), 2);
+  EXPECT_EQ(b.translation().translated(), a.translation().translated());
   EXPECT_EQ(b.tokens_z(), a.tokens_z());
   expect_same_step(a, b);
 }
