@@ -27,8 +27,9 @@ inline MatD random_matrix(Rng& rng, Eigen::Index rows, Eigen::Index cols, double
 // Central differences (f(x + h) − f(x − h)) / 2h of f with respect to each of the n doubles at
 // x (each is restored after use). Their error, in double (u = 2⁻⁵³ ≈ 1.1e-16): truncation
 // h²·|f‴|/6 plus rounding u·|f|/h (central_difference_error: f(x + h) and f(x − h) are the same
-// operations on nearly the same values, so their rounding differs by about u·|f|). All of it is
-// computed in double, so no SIMD width or FMA contraction comes near it.
+// operations on nearly the same values, so their rounding differs by about u·|f|), and the step's
+// own rounding, u·|x|/h relative (step_rounding). All of it is computed in double, so no SIMD width
+// or FMA contraction comes near it.
 inline MatD numeric_gradient(double* x, Eigen::Index rows, Eigen::Index cols, const std::function<double()>& f,
                              double h = 1e-6) {
   MatD g(rows, cols);
@@ -49,10 +50,11 @@ inline MatD numeric_gradient(MatD& m, const std::function<double()>& f, double h
 
 // The relative error a gradient check allows. With h = 1e-5, |f| ≤ 10 (a few −log P of ≈ 2 each)
 // and |f‴| ≤ 10, each difference is off by central_difference_error(1e-5, 10, 10) ≈ 1.7e-10 +
-// 1.1e-10, a tensor of n ≤ 64 entries by √n times that, 2.2e-9: 1e-6 relative holds for every
-// tensor whose gradient norm is ≥ 2.2e-3 (those checked here are larger; a smaller one is checked
-// by size, as b_k's zeros are). A wrong backward (a missing term, a transposed index) is off by
-// O(1). Measured: 1e-9 – 1e-11 (RecordProperty "worst_relative_error").
+// 1.1e-10 (the step's rounding, 3e-11 relative for |θ| ≤ 3, is smaller), a tensor of n ≤ 64
+// entries by √n times that, 2.2e-9: 1e-6 relative holds for every tensor whose gradient norm is
+// ≥ 2.2e-3 (a smaller one is checked by size, as b_k's zeros are). A wrong backward (a missing
+// term, a transposed index) is off by O(1). Measured (issue 21's audit, -march=x86-64-v3): at most
+// 2.4e-7, on the tensors with the smallest gradients; 1e-9 – 1e-11 typically.
 inline const double kGradCheckRelative = 1e-6;
 
 // Two double computations of the same model that sum the same terms in other orders (batched
