@@ -107,7 +107,7 @@ TEST(SessionExperiments, PatchingLayer1sInputFromBGivesBsRunAndComparingAPromptW
   // order, so ΔP is 0 here and below; a patch that failed would leave hello='s P, a different prompt's.
   EXPECT_LT(compare_traces(b, s.trace()).max_abs_dP, 1e-6f);
   ASSERT_TRUE(exp.compare_prompt(s, "world=", error)) << error;
-  EXPECT_LT(exp.compare()->comparison.max_abs_dP, 1e-6f);
+  EXPECT_LT(exp.compare()->comparison.max_abs_dP, 1e-6f);  // as above
   exp.reset(s);
   ASSERT_TRUE(exp.compare_prompt(s, "hello=", error)) << error;
   EXPECT_EQ(exp.compare()->comparison.max_abs, 0.0f);

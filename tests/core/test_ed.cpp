@@ -215,6 +215,9 @@ TEST(EdProperties, ColumnTIgnoresXAfterTButNotAnyTokenOfZ) {
     Tokens x2 = x;
     for (size_t k = t; k < x2.size(); ++k) x2[k] = x2[k] % 4 + 1;
     const MatD P2 = edtransformer<double>(z, x2, s.c, s.W());
+    // Columns 1 … t: the same operations on the same values (the masked weights are exactly 0, 0·v = 0),
+    // so equal (0 measured at -march=native and x86-64-v3); 1e-14 (≈ 90u on p ≤ 1) only allows a
+    // kernel that adds those zero terms in another place.
     EXPECT_LT((P2.leftCols(t) - P.leftCols(t)).cwiseAbs().maxCoeff(), 1e-14) << "t = " << t;
     EXPECT_GT((P2.col(t) - P.col(t)).cwiseAbs().maxCoeff(), 1e-6) << "t = " << t;  // x[t+1] itself is seen
   }
@@ -222,7 +225,8 @@ TEST(EdProperties, ColumnTIgnoresXAfterTButNotAnyTokenOfZ) {
     Tokens z2 = z;
     z2[j] = z2[j] % 4 + 1;
     const MatD P2 = edtransformer<double>(z2, x, s.c, s.W());
-    for (int t = 0; t < 6; ++t) EXPECT_GT((P2.col(t) - P.col(t)).cwiseAbs().maxCoeff(), 1e-6) << "z[" << j + 1 << "]";
+    for (int t = 0; t < 6; ++t)  // a real change: 10⁸ times the rounding bound above
+      EXPECT_GT((P2.col(t) - P.col(t)).cwiseAbs().maxCoeff(), 1e-6) << "z[" << j + 1 << "]";
   }
   // A longer context changes P too (ℓ_z ≠ ℓ_x in general).
   EXPECT_GT((edtransformer<double>({6, 1, 2, 3, 3, 7}, x, s.c, s.W()) - P).cwiseAbs().maxCoeff(), 1e-6);
