@@ -742,7 +742,8 @@ TEST(Downsample, ZoomKeepsThePointUnderThePointerAndStaysInside) {
   EXPECT_NEAR(z.rows(), 25128, 1);
   EXPECT_EQ(z.cols(), 32);  // a side of 32 entries or fewer stays whole (P's ℓ columns)
   // The pointer's row keeps its place: 10000 was at 10000/50257 of the way down, and still is.
-  EXPECT_NEAR((10000.0 - z.r0) / z.rows(), 10000.0 / 50257, 1e-4);
+  // r0 and rows are whole rows, each rounded by ≤ ½: the ratio moves by ≤ 1/rows (4e-5).
+  EXPECT_NEAR((10000.0 - z.r0) / z.rows(), 10000.0 / 50257, 1.0 / z.rows());
   MatWindow in = all;
   for (int i = 0; i < 100; ++i) in = zoom_window(in, 50257, 32, 0.5, 50256.0, 31.0);
   EXPECT_EQ(in.rows(), 32);  // at least 32 entries

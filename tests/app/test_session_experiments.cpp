@@ -103,9 +103,11 @@ TEST(SessionExperiments, PatchingLayer1sInputFromBGivesBsRunAndComparingAPromptW
   ExperimentSession exp;
   std::string error;
   ASSERT_TRUE(exp.patch(s, s.cursor(), "world=", "X", 1, 0, error)) << error;
+  // Patched with B's own X, the run is B's: the same float operations on the same values in the same
+  // order, so ΔP is 0 here and below; a patch that failed would leave hello='s P, a different prompt's.
   EXPECT_LT(compare_traces(b, s.trace()).max_abs_dP, 1e-6f);
   ASSERT_TRUE(exp.compare_prompt(s, "world=", error)) << error;
-  EXPECT_LT(exp.compare()->comparison.max_abs_dP, 1e-6f);
+  EXPECT_LT(exp.compare()->comparison.max_abs_dP, 1e-6f);  // as above
   exp.reset(s);
   ASSERT_TRUE(exp.compare_prompt(s, "hello=", error)) << error;
   EXPECT_EQ(exp.compare()->comparison.max_abs, 0.0f);

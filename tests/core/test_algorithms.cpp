@@ -1,10 +1,8 @@
 // Algorithms 1–7 (and the pieces they use: softmax, GELU, masks, sampling, the tokenizer and
 // the configuration) against values worked out by hand on tiny inputs. Every expected number
 // below comes from the arithmetic written in the comment next to it, not from running the code.
-// Tolerances: a handful of operations on values ≤ 10, so in double (u = 2⁻⁵³ ≈ 1.1e-16) the result
-// is within ≈ 10·u·10 ≈ 1e-14 of exact: 1e-12 (1e-14 and 1e-15 where fewer operations act on values
-// ≤ 1); in float (u = 2⁻²⁴ ≈ 6e-8) within ≈ 10·u ≈ 6e-7 of values ≤ 1: 1e-6 (1e-7 for a single
-// rounding). The expected values typed with 7 significant digits are within 5e-8 of exact.
+// Tolerances count the roundings of what each test computes (float_bounds.hpp: γ_n, the softmax's
+// γ_{2k+n}, a double stored as float); the chains of the attention tests share kHandDouble.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -18,8 +16,10 @@
 #include "core/model/error.hpp"
 #include "core/algorithms/sampling.hpp"
 #include "core/tokenizers/tokenizer.hpp"
+#include "float_bounds.hpp"
 
 using namespace sf;
+using namespace sf::test;
 
 namespace {
 
@@ -53,6 +53,12 @@ struct HeadStore {
                                         MapV<const double>(b_v.data(), b_v.size())};
   }
 };
+
+// Hand-worked values in double (u = 2⁻⁵³): each is a chain of at most about 20 roundings (a softmax
+// of ≤ 3 is 2k + 3 = 11 of them with k = kFunctionRoundings, the scores' √2 and the weighted sums a
+// few more) on values ≤ 16, so within γ_20·16 ≈ 4e-14 of exact; the test's own formula for the
+// expected value rounds as much again.
+const double kHandDouble = 2 * 16 * double_gamma(20);
 
 MapM<const double> cmap(const MatD& m) { return MapM<const double>(m.data(), m.rows(), m.cols()); }
 MapV<const double> cvec(const VecD& v) { return MapV<const double>(v.data(), v.size()); }
@@ -153,12 +159,13 @@ TEST(BasicAttention, HandComputed) {
   //     α = (3e^{√2}, e^{√2}) / (4e^{√2}) = (3/4, 1/4)
   // L5: ṽ = 3/4·(2, 4) + 1/4·(3, 5) = (1.5 + 0.75, 3 + 1.25) = (2.25, 4.25)
   ASSERT_EQ(vt.size(), 2);
-  EXPECT_NEAR(vt(0), 2.25, 1e-12);
-  EXPECT_NEAR(vt(1), 4.25, 1e-12);
+  EXPECT_NEAR(vt(0), 2.25, kHandDouble);
+  EXPECT_NEAR(vt(1), 4.25, kHandDouble);
+  // The trace stores float: each traced value is the double one rounded once more.
   const Value* q = find_value(find_event(trace, EventKind::Line, 3, 1), "q");
   ASSERT_TRUE(q);
-  EXPECT_NEAR(q->m(0, 0), c, 1e-6);
-  EXPECT_NEAR(q->m(1, 0), 1.0, 1e-6);
+  EXPECT_NEAR(q->m(0, 0), c, double_to_float_error(c));
+  EXPECT_NEAR(q->m(1, 0), 1.0, double_to_float_error(1.0));
   const Value* k = find_value(find_event(trace, EventKind::Line, 3, 2), "k_t");
   ASSERT_TRUE(k);
   EXPECT_EQ(k->m, (MatF(2, 2) << 1, 0, 2, 2).finished());  // columns k_1 = (1,2), k_2 = (0,2)
@@ -167,8 +174,8 @@ TEST(BasicAttention, HandComputed) {
   EXPECT_EQ(v->m, (MatF(2, 2) << 2, 3, 4, 5).finished());  // columns v_1 = (2,4), v_2 = (3,5)
   const Value* a = find_value(find_event(trace, EventKind::Line, 3, 4), "α_t");
   ASSERT_TRUE(a);
-  EXPECT_NEAR(a->m(0, 0), 0.75, 1e-6);
-  EXPECT_NEAR(a->m(1, 0), 0.25, 1e-6);
+  EXPECT_NEAR(a->m(0, 0), 0.75, double_to_float_error(0.75));
+  EXPECT_NEAR(a->m(1, 0), 0.25, double_to_float_error(0.25));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -231,15 +238,15 @@ TEST(Attention, UnidirectionalHandComputed) {
   const MatD A = mat(3, 3, {1, a, w1,  //
                             0, b, w2,  //
                             0, 0, w3});
-  expect_mat_near(rec.A, A, 1e-12, "softmax(S/√d_attn)");
+  expect_mat_near(rec.A, A, kHandDouble, "softmax(S/√d_attn)");
   for (int tz = 0; tz < 3; ++tz)
     for (int tx = 0; tx < tz; ++tx) EXPECT_EQ(rec.A(tz, tx), 0.0) << "masked weight must be exactly 0";
   //   Ṽ = V·A: column 1 = v_1 = (2,1); column 2 = a·(2,1) + b·(0,2) = (2a, a + 2b);
   //   column 3 = w1·(2,1) + w2·(0,2) + w3·(2,2) = (2w1 + 2w3, w1 + 2w2 + 2w3)
   const MatD want = mat(2, 3, {2, 2 * a, 2 * w1 + 2 * w3,  //
                                1, a + 2 * b, w1 + 2 * w2 + 2 * w3});
-  expect_mat_near(Vt, want, 1e-12, "Ṽ");
-  expect_mat_near(rec.Vt, want, 1e-12, "rec.Vt");
+  expect_mat_near(Vt, want, kHandDouble, "Ṽ");
+  expect_mat_near(rec.Vt, want, kHandDouble, "rec.Vt");
 
   // The trace: line 4 binds the raw S, line 5 the masked S (exactly −∞ where Mask is 0).
   const Value* S4 = find_value(find_event(trace, EventKind::Line, 4, 4), "S");
@@ -251,7 +258,7 @@ TEST(Attention, UnidirectionalHandComputed) {
   const Value* A6 = find_value(find_event(trace, EventKind::Line, 4, 6), "softmax(S/√d_attn)");
   ASSERT_TRUE(A6);
   EXPECT_EQ(A6->m(1, 0), 0.0f);
-  EXPECT_NEAR(A6->m(1, 1), b, 1e-6);
+  EXPECT_NEAR(A6->m(1, 1), b, double_to_float_error(b));  // the trace's float of a double
 }
 
 TEST(Attention, BidirectionalCrossAttentionShapes) {
@@ -267,8 +274,8 @@ TEST(Attention, BidirectionalCrossAttentionShapes) {
   EXPECT_EQ(rec.S.rows(), 3);
   EXPECT_EQ(rec.S.cols(), 2);
   // V columns (2,1), (0,2), (2,2) (as above): mean = (4/3, 5/3)
-  expect_mat_near(Vt, mat(2, 2, {4.0 / 3, 4.0 / 3, 5.0 / 3, 5.0 / 3}), 1e-12, "Ṽ");
-  expect_mat_near(rec.A, MatD::Constant(3, 2, 1.0 / 3), 1e-12, "A");
+  expect_mat_near(Vt, mat(2, 2, {4.0 / 3, 4.0 / 3, 5.0 / 3, 5.0 / 3}), kHandDouble, "Ṽ");
+  expect_mat_near(rec.A, MatD::Constant(3, 2, 1.0 / 3), kHandDouble, "A");
 }
 
 TEST(Attention, WrongMaskShapeThrows) {
@@ -313,10 +320,10 @@ TEST(MHAttention, TwoHeadsConcatenationOrderAndOutputProjection) {
   // Y = [Y^1; Y^2] = [[1, 2], [−1, −1], [12, 14], [5, 5]]
   // W_o Y + b_o: row 1 = Y[1] + 2·Y[2] + 0.5 = (1 − 2 + 0.5, 2 − 2 + 0.5) = (−0.5, 0.5)
   //              row 2 = Y[3] − Y[4]         = (12 − 5, 14 − 5)         = (7, 9)
-  expect_mat_near(out, mat(2, 2, {-0.5, 0.5, 7, 9}), 1e-12, "MHAttention");
+  expect_mat_near(out, mat(2, 2, {-0.5, 0.5, 7, 9}), kHandDouble, "MHAttention");
   ASSERT_EQ(recs.size(), 2u);
-  expect_mat_near(recs[0].Vt, mat(2, 2, {1, 2, -1, -1}), 1e-12, "Y^1");
-  expect_mat_near(recs[1].Vt, mat(2, 2, {12, 14, 5, 5}), 1e-12, "Y^2");
+  expect_mat_near(recs[0].Vt, mat(2, 2, {1, 2, -1, -1}), kHandDouble, "Y^1");
+  expect_mat_near(recs[1].Vt, mat(2, 2, {12, 14, 5, 5}), kHandDouble, "Y^2");
   // Masked weight of head 2 (t_z = 2, t_x = 1) is exactly 0, S there exactly −∞.
   EXPECT_EQ(recs[1].A(1, 0), 0.0);
   EXPECT_TRUE(is_neg_inf(recs[1].S_masked(1, 0)));
@@ -342,6 +349,10 @@ TEST(MHAttention, TwoHeadsConcatenationOrderAndOutputProjection) {
 namespace {
 const VecD kGamma = vec({1, 2, 0.5, -1});
 const VecD kBeta = vec({0, 1, -1, 2});
+// m, e − m and v are exact (sums of small integers and halves, divided by 4), so is ⊙γ (powers of
+// 2): only √(v + ε), the division and + β round, on values ≤ 1.35, so γ_3·1.35; the constants
+// below are printed as repr (repr_rounding, ≤ u·1.35).
+const double kLayerNormError = (double_gamma(3) + kDoubleU) * 1.35;
 }  // namespace
 
 TEST(LayerNorm, EpsZero) {
@@ -353,10 +364,10 @@ TEST(LayerNorm, EpsZero) {
   Trace trace;
   Tracer tr(trace);
   const VecD out = layer_norm<double>(vec({1, 2, 3, 4}), cvec(kGamma), cvec(kBeta), 0.0, &tr);
-  EXPECT_NEAR(out(0), -1.3416407864998738, 1e-14);
-  EXPECT_NEAR(out(1), 0.1055728090000842, 1e-14);
-  EXPECT_NEAR(out(2), -0.7763932022500210, 1e-14);
-  EXPECT_NEAR(out(3), 0.6583592135001262, 1e-14);
+  EXPECT_NEAR(out(0), -1.3416407864998738, kLayerNormError);
+  EXPECT_NEAR(out(1), 0.1055728090000842, kLayerNormError);
+  EXPECT_NEAR(out(2), -0.7763932022500210, kLayerNormError);
+  EXPECT_NEAR(out(3), 0.6583592135001262, kLayerNormError);
   const Value* m = find_value(find_event(trace, EventKind::Line, 6, 1), "m");
   const Value* v = find_value(find_event(trace, EventKind::Line, 6, 2), "v");
   ASSERT_TRUE(m && v);
@@ -370,10 +381,10 @@ TEST(LayerNorm, EpsPositive) {
   //           −1.0606601717798212 + 2)
   //        = (−1.0606601717798212, 0.2928932188134524, −0.8232233047033631, 0.9393398282201788)
   const VecD out = layer_norm<double>(vec({1, 2, 3, 4}), cvec(kGamma), cvec(kBeta), 0.75);
-  EXPECT_NEAR(out(0), -1.0606601717798212, 1e-14);
-  EXPECT_NEAR(out(1), 0.2928932188134524, 1e-14);
-  EXPECT_NEAR(out(2), -0.8232233047033631, 1e-14);
-  EXPECT_NEAR(out(3), 0.9393398282201788, 1e-14);
+  EXPECT_NEAR(out(0), -1.0606601717798212, kLayerNormError);  // v + ε = 2 is exact too
+  EXPECT_NEAR(out(1), 0.2928932188134524, kLayerNormError);
+  EXPECT_NEAR(out(2), -0.8232233047033631, kLayerNormError);
+  EXPECT_NEAR(out(3), 0.9393398282201788, kLayerNormError);
 }
 
 TEST(LayerNorm, ConstantColumn) {
@@ -399,10 +410,12 @@ TEST(LayerNorm, ColumnsAreIndependentAndTraced) {
   Trace trace;
   Tracer tr(trace);
   const MatD out = layer_norm_columns<double>(X, cvec(kGamma), cvec(kBeta), 1e-30, &tr);
-  EXPECT_NEAR(out(0, 0), -1.3416407864998738, 1e-12);
-  EXPECT_NEAR(out(3, 0), 0.6583592135001262, 1e-12);
-  for (int i = 0; i < 4; ++i) EXPECT_NEAR(out(i, 1), kBeta(i), 1e-12);
-  for (int i = 0; i < 4; ++i) EXPECT_NEAR(out(i, 2), out(i, 0), 1e-12);
+  // Column 1: 1.25 + 1e-30 rounds to 1.25, so EpsZero's bound; column 2: e − m = 0, so β exactly;
+  // column 3: another √ and division (m = 25, v = 125 exact), each column within γ_3·1.35 of exact.
+  EXPECT_NEAR(out(0, 0), -1.3416407864998738, kLayerNormError);
+  EXPECT_NEAR(out(3, 0), 0.6583592135001262, kLayerNormError);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(out(i, 1), kBeta(i));
+  for (int i = 0; i < 4; ++i) EXPECT_NEAR(out(i, 2), out(i, 0), 2 * double_gamma(3) * 1.35);
   // One Enter + 3 lines per column, with t = 1, 2, 3 in force.
   ASSERT_EQ(trace.size(), 12u);
   for (int t = 1; t <= 3; ++t) {
@@ -419,9 +432,12 @@ TEST(Unembedding, HandComputed) {
   const MatD W_u = mat(3, 2, {1, 0, 0, 1, 1, 1});
   const VecD p = unembedding<double>(vec({std::log(2.0), 0}), cmap(W_u));
   ASSERT_EQ(p.size(), 3);
-  EXPECT_NEAR(p(0), 0.4, 1e-15);
-  EXPECT_NEAR(p(1), 0.2, 1e-15);
-  EXPECT_NEAR(p(2), 0.4, 1e-15);
+  // The softmax of 3 in double: γ_{2k+3} relative (float_softmax_error's count; ln 2's rounding, u/2
+  // of the exponent, is inside), plus 0.4's and 0.2's own rounding to double (u·p).
+  for (int i = 0; i < 3; ++i) {
+    const double want = i == 1 ? 0.2 : 0.4;
+    EXPECT_NEAR(p(i), want, (double_gamma(2 * kFunctionRoundings + 3) + kDoubleU) * want);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -438,22 +454,30 @@ TEST(Softmax, ColumnsHandComputed) {
       0, 0, ninf, 1000,               //
       ninf, ninf, ninf, 999 + std::log(2.0);
   const MatD P = softmax_columns<double>(A);
-  EXPECT_NEAR(P(0, 0), 0.5, 1e-15);
-  EXPECT_NEAR(P(1, 0), 0.5, 1e-15);
+  // Each p within γ_{2k+3}·p of exact (the softmax of 3, in double); column 2's ln 3 rounds (u·ln 3 on
+  // the exponent, so u·ln 3·p), column 4's 999 + ln 2 rounds at 1000's scale (u·1000 on the
+  // exponent, which moves p by ≤ 2·u·1000·p).
+  const double p_error = double_gamma(2 * kFunctionRoundings + 3);
+  EXPECT_NEAR(P(0, 0), 0.5, p_error * 0.5);
+  EXPECT_NEAR(P(1, 0), 0.5, p_error * 0.5);
   EXPECT_EQ(P(2, 0), 0.0);  // −∞ → exactly 0
-  EXPECT_NEAR(P(0, 1), 0.75, 1e-15);
-  EXPECT_NEAR(P(1, 1), 0.25, 1e-15);
+  EXPECT_NEAR(P(0, 1), 0.75, (p_error + 2 * kDoubleU * std::log(3.0)) * 0.75);
+  EXPECT_NEAR(P(1, 1), 0.25, (p_error + 2 * kDoubleU * std::log(3.0)) * 0.25);
   EXPECT_EQ(P(2, 1), 0.0);
   for (int i = 0; i < 3; ++i) EXPECT_EQ(P(i, 2), 0.0);
   const double z = 2 + 2 / std::exp(1.0);
-  EXPECT_NEAR(P(0, 3), 1 / z, 1e-12);
-  EXPECT_NEAR(P(2, 3), 2 / std::exp(1.0) / z, 1e-12);
-  for (int c : {0, 1, 3}) EXPECT_NEAR(P.col(c).sum(), 1.0, 1e-15);
+  const double big_exponent = 2 * kDoubleU * 1000;
+  // (z itself: a few roundings, inside p_error's γ_11.)
+  EXPECT_NEAR(P(0, 3), 1 / z, 2 * (p_error + big_exponent) / z);
+  EXPECT_NEAR(P(2, 3), 2 / std::exp(1.0) / z, 2 * (p_error + big_exponent) * 2 / std::exp(1.0) / z);
+  // Σ p: each p = e_i/S with S the rounded sum of the same e_i, so Σ_i e_i/S is 1 within γ_{n−1} + u;
+  // summing the n rounded p adds γ_{n−1}: γ_{2n−1}, whatever the exps' error.
+  for (int c : {0, 1, 3}) EXPECT_NEAR(P.col(c).sum(), 1.0, double_gamma(2 * 3 - 1));
 
   const MatF Pf = softmax_columns<float>(A.cast<float>());
   EXPECT_EQ(Pf(2, 0), 0.0f);
   for (int i = 0; i < 3; ++i) EXPECT_EQ(Pf(i, 2), 0.0f);
-  EXPECT_NEAR(Pf.col(3).sum(), 1.0f, 1e-6f);
+  EXPECT_NEAR(Pf.col(3).sum(), 1.0f, float_gamma(2 * 3 - 1));  // as in double, at float's u
 }
 
 TEST(Softmax, MaskedEntriesOfLongColumnsAreExactlyZero) {
@@ -469,8 +493,10 @@ TEST(Softmax, MaskedEntriesOfLongColumnsAreExactlyZero) {
   for (int c = 0; c < n; ++c) {
     double z = 0;
     for (int r = 0; r <= c; ++r) z += std::exp(r - c);
-    EXPECT_NEAR(P(c, c), 1 / z, 1e-14);
-    EXPECT_NEAR(P.col(c).sum(), 1.0, 1e-14);
+    // Core's softmax of n = c + 1 (γ_{2k+n}·p) against z summed here (n exps: γ_{k+n}·p).
+    const int n_c = c + 1;
+    EXPECT_NEAR(P(c, c), 1 / z, 2 * double_gamma(2 * kFunctionRoundings + n_c) / z);
+    EXPECT_NEAR(P.col(c).sum(), 1.0, double_gamma(2 * n_c - 1));  // Σ p: as in ColumnsHandComputed
     for (int r = c + 1; r < n; ++r) {
       EXPECT_EQ(P(r, c), 0.0) << "double [" << r + 1 << "," << c + 1 << "]";
       EXPECT_EQ(Pf(r, c), 0.0f) << "float [" << r + 1 << "," << c + 1 << "]";
@@ -483,17 +509,22 @@ TEST(Gelu, ExactErfValues) {
   // Φ(2) = 0.9772498680518208, Φ(−3) = 0.0013498980316301, Φ(0.5) = 0.6914624612740131.
   const MatD x = mat(1, 6, {1, -1, 2, -3, 0.5, 0});
   const MatD g = gelu<double>(x);
-  EXPECT_NEAR(g(0, 0), 0.8413447460685429, 1e-15);
-  EXPECT_NEAR(g(0, 1), -0.15865525393145707, 1e-15);
-  EXPECT_NEAR(g(0, 2), 1.9544997361036416, 1e-15);
-  EXPECT_NEAR(g(0, 3), -0.00404969409489031, 1e-15);
-  EXPECT_NEAR(g(0, 4), 0.34573123063700656, 1e-15);
+  // x·½(1 + erf(x/√2)): erf's error is absolute (1 + erf cancels for x < 0), so |x|·γ_{k+3} (as in
+  // test_trace.cpp), plus the printed constant's rounding (repr).
+  const auto gelu_error = [](double x, double printed) {
+    return std::abs(x) * double_gamma(kFunctionRoundings + 3) + repr_rounding(printed);
+  };
+  EXPECT_NEAR(g(0, 0), 0.8413447460685429, gelu_error(1, 0.8413447460685429));
+  EXPECT_NEAR(g(0, 1), -0.15865525393145707, gelu_error(-1, 0.15865525393145707));
+  EXPECT_NEAR(g(0, 2), 1.9544997361036416, gelu_error(2, 1.9544997361036416));
+  EXPECT_NEAR(g(0, 3), -0.00404969409489031, gelu_error(-3, 0.00404969409489031));
+  EXPECT_NEAR(g(0, 4), 0.34573123063700656, gelu_error(0.5, 0.34573123063700656));
   EXPECT_EQ(g(0, 5), 0.0);
   // Not the tanh approximation: 0.5·1·(1 + tanh(√(2/π)(1 + 0.044715))) = 0.8411919906082768.
   EXPECT_GT(std::abs(g(0, 0) - 0.8411919906082768), 1e-4);
   const MatF gf = gelu<float>(x.cast<float>());
-  EXPECT_NEAR(gf(0, 0), 0.8413447460685429, 1e-6);
-  EXPECT_NEAR(gf(0, 1), -0.15865525393145707, 1e-6);
+  EXPECT_NEAR(gf(0, 0), 0.8413447460685429, float_gamma(kFunctionRoundings + 3));  // |x| = 1
+  EXPECT_NEAR(gf(0, 1), -0.15865525393145707, float_gamma(kFunctionRoundings + 3));
 }
 
 TEST(Relu, Values) {
@@ -529,7 +560,8 @@ TEST(Masks, Bidirectional) {
 TEST(Sampling, TemperatureOneIsIdentity) {
   const VecF p = (VecF(4) << 0.1f, 0.2f, 0.3f, 0.4f).finished();
   const VecF q = temperature(p, 1.0);
-  for (int i = 0; i < 4; ++i) EXPECT_NEAR(q(i), p(i), 1e-7);
+  // q is computed in double from the float p and stored as float (exp(log p) rounds a few times in double).
+  for (int i = 0; i < 4; ++i) EXPECT_NEAR(q(i), p(i), double_to_float_error(p(i)));
 }
 
 TEST(Sampling, TemperatureZeroIsArgmaxOneHot) {
@@ -537,8 +569,9 @@ TEST(Sampling, TemperatureZeroIsArgmaxOneHot) {
   EXPECT_EQ(temperature(p, 0.0), (VecF(4) << 0, 0, 1, 0).finished());
   // The limit τ → 0: p₃/p₄ = 4/3, (3/4)^{1/0.001} underflows to 0.
   const VecF q = temperature(p, 1e-3);
-  EXPECT_NEAR(q(2), 1.0f, 1e-6);
-  EXPECT_NEAR(q(3), 0.0f, 1e-6);
+  // In double (3/4)^1000 ≈ 1e-125: 1 + 1e-125 is 1, and 1e-125 is 0 as a float (below 1.4e-45).
+  EXPECT_EQ(q(2), 1.0f);
+  EXPECT_EQ(q(3), 0.0f);
 }
 
 TEST(Sampling, TemperatureTwoFlattens) {
@@ -546,15 +579,16 @@ TEST(Sampling, TemperatureTwoFlattens) {
   // q = (4/9, 2/9, 2/9, 1/9)
   const VecF p = (VecF(4) << 0.64f, 0.16f, 0.16f, 0.04f).finished();
   const VecF q = temperature(p, 2.0);
-  EXPECT_NEAR(q(0), 4.0 / 9, 1e-6);
-  EXPECT_NEAR(q(1), 2.0 / 9, 1e-6);
-  EXPECT_NEAR(q(2), 2.0 / 9, 1e-6);
-  EXPECT_NEAR(q(3), 1.0 / 9, 1e-6);
+  // The float p (0.64f is u·0.64 from 0.64) moves √p by u/2 relative and the sum by as much: u·q;
+  // then the double's q stored as float.
+  const double want[] = {4.0 / 9, 2.0 / 9, 2.0 / 9, 1.0 / 9};
+  for (int i = 0; i < 4; ++i) EXPECT_NEAR(q(i), want[i], kFloatU * want[i] + double_to_float_error(want[i]));
   EXPECT_LT(q.maxCoeff(), p.maxCoeff());
   EXPECT_GT(q.minCoeff(), p.minCoeff());
   // τ → ∞: uniform.
   const VecF u = temperature(p, 1e6);
-  for (int i = 0; i < 4; ++i) EXPECT_NEAR(u(i), 0.25, 1e-5);
+  // w_i = exp((log p_i − max)/τ) = 1 − δ_i with 0 ≤ δ_i ≤ ln(0.64/0.04)/τ = 2.8e-6: q_i = ¼ within ¼·2.8e-6.
+  for (int i = 0; i < 4; ++i) EXPECT_NEAR(u(i), 0.25, 0.25 * std::log(16.0) / 1e6 + double_to_float_error(0.25));
 }
 
 TEST(Sampling, MultinomialWithGivenCoins) {

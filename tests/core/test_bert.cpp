@@ -16,6 +16,7 @@
 #include "core/arch/bert.hpp"
 #include "core/io/checkpoint.hpp"
 #include "core/model/error.hpp"
+#include "float_bounds.hpp"
 #include "test_bert_support.hpp"
 
 using namespace sf;
@@ -149,24 +150,43 @@ TEST(Bert, HandWorkedLines10To12) {
   ASSERT_EQ(X10.cols(), 3);
   ASSERT_EQ(P.rows(), 5);
   ASSERT_EQ(P.cols(), 3);
-  const double gelu[] = {0.9507673, 1.1741594};
+  const double pre[] = {1.1, 1.3};
+  const double gelu[] = {0.9507673, 1.1741594};  // 7 and 8 significant digits
   const double ln[] = {-1.9991989, 1.4997997};
-  const double p[] = {0.00995451, 0.32931815, 0.04460408, 0.54262773, 0.07349553};
+  const double p[] = {0.00995451, 0.32931815, 0.04460408, 0.54262773, 0.07349553};  // 6 and 8 digits
+  // Tolerances (u = 2⁻²⁴, k = kFunctionRoundings), each plus the printed constant's own rounding.
+  // Line 10's pre-activation: W_f X is exact (entries 0, ±0.5, ±1 on ±1); + b_f rounds b_f itself
+  // (u·|b_f| ≤ 0.2u) and the sum (u·1.3).
+  const double pre_error = kFloatU * (0.2 + 1.3);
+  // GELU: its slope (≤ 1.13 at 1.3) times pre_error, plus its own |x|·γ_{k+3} (test_trace.cpp).
+  const double gelu_error = 1.13 * pre_error + 1.3 * float_gamma(kFunctionRoundings + 3);
+  // Line 11: (e − m)/√(v + ε) of a 2-vector is ±(1 − ε/2v) whatever e's own error (that moves it by
+  // ε/(v + ε) ≈ 1e-3 of gelu_error/|d|, negligible); m's rounding moves e − m by u·|m|/|d| relative
+  // (|m|/|d| = 1.06/0.11 ≈ 10), then e − m, the square, the sum, /2, + ε, √ (k), the division: 6 + k
+  // roundings. ⊙ γ (≤ 2) and + β round once more (u·|X| ≤ 2u).
+  const double m_over_d = (gelu[0] + gelu[1]) / (gelu[1] - gelu[0]);
+  const double ln_error = 2 * float_gamma(m_over_d + 6 + kFunctionRoundings) + 2 * kFloatU;
+  // Line 12: each logit sums ≤ 2 entries of X (δ ≤ 2·ln_error + u·2), then the softmax over 5.
+  const double p_error = float_softmax_error(5, 2 * ln_error + 2 * kFloatU);
   for (int t = 0; t < 3; ++t) {
-    EXPECT_NEAR(X8(0, t), 1.0, 1e-6);
-    EXPECT_NEAR(X8(1, t), -1.0, 1e-6);
+    // Line 8: γ² = 0, so X = 0·(…) + β² exactly.
+    EXPECT_EQ(X8(0, t), 1.0f);
+    EXPECT_EQ(X8(1, t), -1.0f);
     for (int i = 0; i < 2; ++i) {
-      EXPECT_NEAR(X10(i, t), gelu[i], 1e-6) << "line 10, row " << i + 1 << ", column " << t + 1;
-      EXPECT_NEAR(X11(i, t), ln[i], 2e-5) << "line 11, row " << i + 1 << ", column " << t + 1;
+      EXPECT_NEAR(X10(i, t), gelu[i], gelu_error + print_rounding(gelu[i], i == 0 ? 7 : 8))
+          << "line 10, row " << i + 1 << ", column " << t + 1;
+      EXPECT_NEAR(X11(i, t), ln[i], ln_error + print_rounding(ln[i], 8)) << "line 11, row " << i + 1 << ", column " << t + 1;
     }
-    for (int v = 0; v < 5; ++v) EXPECT_NEAR(P(v, t), p[v], 1e-6) << "line 12, row " << v + 1 << ", column " << t + 1;
+    for (int v = 0; v < 5; ++v)
+      EXPECT_NEAR(P(v, t), p[v], p_error * p[v] + print_rounding(p[v], v == 0 ? 6 : 8))
+          << "line 12, row " << v + 1 << ", column " << t + 1;
   }
   // Line 10's sub-step binds the pre-activation W_f X + b_f 1ᵀ = (1.1, 1.3).
   for (const Event& e : trace.events)
     if (e.kind == EventKind::SubStep && e.alg == 9 && e.line == 10) {
       EXPECT_EQ(e.label, "W_f X + b_f 1ᵀ");
-      EXPECT_NEAR(e.values[0].m(0, 0), 1.1, 1e-6);
-      EXPECT_NEAR(e.values[0].m(1, 2), 1.3, 1e-6);
+      EXPECT_NEAR(e.values[0].m(0, 0), pre[0], pre_error);
+      EXPECT_NEAR(e.values[0].m(1, 2), pre[1], pre_error);
     }
 }
 

@@ -67,15 +67,16 @@ TEST(BertGrad, BatchedForwardEqualsTracedAlgorithm9ColumnByColumn) {
   for (size_t b = 0; b < kMasked.size(); ++b) {
     const MatD P = etransformer<double>(kMasked[b], c, W);  // (N_V, ℓ_b), unpadded
     const MatD got = cache.loss.P.middleCols(static_cast<Eigen::Index>(b) * c.l_max, kMasked[b].size());
-    EXPECT_LT((got - P).cwiseAbs().maxCoeff(), 1e-13) << "sequence " << b + 1;
+    EXPECT_LT((got - P).cwiseAbs().maxCoeff(), kReorderedDouble) << "sequence " << b + 1;
     want += summed_loss(kMasked[b], kTargets[b], c, W);
   }
-  EXPECT_NEAR(loss, want, 1e-12 * want);
+  EXPECT_NEAR(loss, want, kReorderedDouble * want);
   // Without key padding the short sequences would see their padding: the columns would differ.
   BertCache<double> unpadded;
   Batch no_keys = batch;
   no_keys.lengths.assign(batch.B, c.l_max);
   etransformer_forward<double>(c, W, no_keys, 1.0, unpadded);
+  // A real difference: 10⁵ times kReorderedDouble, the rounding two equal computations may differ by.
   EXPECT_GT((unpadded.loss.P.leftCols(6) - cache.loss.P.leftCols(6)).cwiseAbs().maxCoeff(), 1e-6);
 
   // Float, against the TRACED Algorithm 9.
@@ -109,7 +110,7 @@ void check_model_gradient(bool mean) {
     for (size_t b = 0; b < kMasked.size(); ++b) s += summed_loss(kMasked[b], kTargets[b], c, W);
     return w * s;
   };
-  EXPECT_NEAR(loss, f(), 1e-12 * std::abs(loss));
+  EXPECT_NEAR(loss, f(), kReorderedDouble * std::abs(loss));
   const double worst = check_every_tensor(table, theta.data(), g.grad.data(), f, 1e-300);
   char text[32];
   std::snprintf(text, sizeof text, "%.2e", worst);
@@ -132,7 +133,7 @@ TEST(BertGrad, OneSequenceAloneEqualsItsShareOfABatch) {
     for (size_t k = 0; k < sum.size(); ++k) sum[k] += one.grad[k];
   }
   const Eigen::Map<const Vec<double>> a(all.grad.data(), sum.size()), b(sum.data(), sum.size());
-  EXPECT_LT(relative_error(a, b), 1e-13);
+  EXPECT_LT(relative_error(a, b), kReorderedDouble);
   // Padded columns carry no gradient: two sequences of lengths 6 and 3 padded to ℓ_max = 9 leave
   // W_p[:, 7 … 9] with exactly zero gradient (a padded key seen by a real query would not).
   BertGradient<double> two(table);

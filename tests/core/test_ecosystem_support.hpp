@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <filesystem>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -16,6 +18,7 @@
 #include "core/io/fileio.hpp"
 #include "core/io/model_files.hpp"
 #include "core/model/error.hpp"
+#include "float_bounds.hpp"
 #include "reference_json.hpp"
 #include "safetensors_support.hpp"
 
@@ -38,6 +41,43 @@ inline std::vector<EcosystemCase> ecosystem_cases() {
       out.push_back({entry.path().filename().string(), load_test_json("ecosystem/" + entry.path().filename().string() + "/expected.json")});
   std::sort(out.begin(), out.end(), [](const EcosystemCase& a, const EcosystemCase& b) { return a.name < b.name; });
   return out;
+}
+
+// What a case's log P bounds are made of: D = 2·(2L + 1) + 2 sums deep, n ≤ max(d_e, d_mlp, ℓ_max)
+// terms each, logits spread as far as max |log P| (below).
+struct LogPChain {
+  double depth, terms, spread;
+};
+inline LogPChain log_p_chain(const EcosystemCase& k) {
+  const json& paper = k.doc.at("paper");
+  const double L = paper.at("L").get<double>();
+  const double n = std::max({paper.at("d_e").get<double>(), paper.at("d_mlp").get<double>(), paper.at("l_max").get<double>()});
+  double spread = 0;
+  for (const json& seq : k.doc.at("sequences"))
+    for (const json& row : seq.at("log_p"))
+      for (const json& v : row) spread = std::max(spread, std::abs(v.get<double>()));
+  return {2 * (2 * L + 1) + 2, n, spread};
+}
+
+// How far core's float log P may be from the case's float64 reference. The worst case (γ_n per sum)
+// is never approached: each addition rounds by ≤ u of its partial sum, independently and with either
+// sign (Higham & Mary 2019, as reference_json.hpp's kRefFloat), so a sum of n terms is off by σ ≈
+// u·√(n/3) relative to its terms, and a logit, D = 2·(2L + 1) + 2 sums deep (forward: attention and
+// MLP per layer, embedding, unembedding), by √D times that. n ≤ max(d_e, d_mlp, ℓ_max). A logit's
+// terms are about as large as the logits' spread, which max |log P| bounds (the logits of a
+// layer-normed X are centred, so their spread is their size), and log P moves by ≤ 2·max|δlogit|
+// (δlog p_i = δz_i − Σ_j p_j·δz_j). 6σ of that. The softmax's own rounding (u·√(N_V/3) relative)
+// is 10³ times smaller.
+inline double log_p_float_tolerance(const EcosystemCase& k) {
+  const LogPChain c = log_p_chain(k);
+  return 2 * 6 * std::sqrt(c.depth) * kFloatU * std::sqrt(c.terms / 3) * c.spread;
+}
+
+// The same in double, where both sides (core and PyTorch's float64, of the same θ and ε) round: the
+// worst case, γ_n·spread per sum on either side, D sums, and log P moves by ≤ 2·max|δlogit|.
+inline double log_p_double_tolerance(const EcosystemCase& k) {
+  const LogPChain c = log_p_chain(k);
+  return 2 * 2 * c.depth * double_gamma(c.terms) * c.spread;
 }
 
 // A temporary folder, removed with everything in it when the test ends.

@@ -20,6 +20,7 @@
 #include "core/algorithms/algorithms.hpp"
 #include "core/model/error.hpp"
 #include "core/training/pair_tasks.hpp"
+#include "float_bounds.hpp"
 #include "test_ed_support.hpp"
 
 using namespace sf;
@@ -167,26 +168,39 @@ TEST(EdHandWorked, CrossAttentionScoresWeightsAndP) {
   const double a = std::exp(2.0), b = std::exp(-2.0);
   MatD A(3, 2);
   A << a / (a + 2 * b), b / (b + 2 * a), b / (a + 2 * b), a / (b + 2 * a), b / (a + 2 * b), a / (b + 2 * a);
-  EXPECT_LT(gap(traced(trace, L, 4, 6, 1, 1, "softmax(S/√d_attn)", 2), A), 1e-6);
+  // Tolerances (gap is absolute on values ≤ 1, relative above): S is exact (small integers), so A
+  // carries only the softmax's own rounding over ℓ_z = 3 scores.
+  const double a_error = float_softmax_error(3);
+  EXPECT_LT(gap(traced(trace, L, 4, 6, 1, 1, "softmax(S/√d_attn)", 2), A), a_error);
   // Y = V A with V = W_v Z = [1 −1 −1]; line 16: X ← X + W_o Y, W_o = [−3 0]ᵀ
   const double y1 = (a - 2 * b) / (a + 2 * b), y2 = (b - 2 * a) / (b + 2 * a);
   MatD X16(2, 2);
   X16 << 1 - 3 * y1, -1 - 3 * y2, -1, 1;
-  EXPECT_LT(gap(traced(trace, L, 8, 16, 1, 0, "X"), X16), 1e-6);
+  // y = V A[:, t] sums 3 terms ±A (Σ A = 1): off by a_error + γ_2; ×3 (W_o), then + X (|X| = 1) rounds
+  // twice at ≤ 3: ≤ 3·(a_error + γ_2) + γ_2·3 absolute, on values ≈ 1.8 (gap divides by them; not counted).
+  EXPECT_LT(gap(traced(trace, L, 8, 16, 1, 0, "X"), X16), 3 * (a_error + float_gamma(2)) + 3 * float_gamma(2));
   // Lines 17–19: the cross-attention flipped both columns' signs: X = [[−1, 1], [1, −1]].
   MatD X19(2, 2);
   X19 << -1, 1, 1, -1;
-  EXPECT_LT(gap(traced(trace, L, 8, 19, 1, 0, "X"), X19), 1e-6);
+  // layer_norm of a 2-vector e is ±1 in exact arithmetic whatever e's own error: m's rounding (u·|m|)
+  // moves e − m by u·|m|/|d| relative (d = (e[1] − e[2])/2), the two subtractions, the squares, the
+  // sum, the sqrt (k) and the division add 4 + k roundings. Line 19's input is line 17's ±1 (line 18 adds
+  // exactly 0), so m ≈ 0 there: γ_{4+k+1} with a u for m's share.
+  const double ln_error = float_gamma(5 + kFunctionRoundings);
+  EXPECT_LT(gap(traced(trace, L, 8, 19, 1, 0, "X"), X19), ln_error);
   // Line 21: W_u X = [−1 1 0 0 0]ᵀ and [1 −1 0 0 0]ᵀ, P = softmax of each column.
   const double e = std::exp(1.0), n = 1 / e + e + 3;
   MatD P_want(5, 2);
   P_want << 1 / e / n, e / n, e / n, 1 / e / n, 1 / n, 1 / n, 1 / n, 1 / n, 1 / n, 1 / n;
-  EXPECT_LT(gap(P.cast<double>(), P_want), 1e-6);
-  EXPECT_LT(gap(traced(trace, L, 8, 21, 0, 0, "P"), P_want), 1e-6);
-  // In double, to rounding.
+  // W_u X has one term per entry (exact product): the logits carry X's ln_error; the softmax of 5.
+  const double p_error = float_softmax_error(5, ln_error);
+  EXPECT_LT(gap(P.cast<double>(), P_want), p_error);
+  EXPECT_LT(gap(traced(trace, L, 8, 21, 0, 0, "P"), P_want), p_error);
+  // In double, to rounding: p_error's count of roundings, 2·(5 + k) + 2k + 5 = 31 (k = 4), at double's
+  // u, on both sides (core's P and the formula for P_want): 2·γ_31 ≈ 7e-15. θ is float, exact in double.
   std::vector<double> theta(m.theta.begin(), m.theta.end());
   EXPECT_LT(gap(edtransformer<double>(kHandZ, kHandX, m.config, bind_ed<const double>(m.table, theta.data())), P_want),
-            1e-12);
+            2 * double_gamma(31));
 }
 
 // ---- Properties -----------------------------------------------------------------------------------
@@ -201,6 +215,9 @@ TEST(EdProperties, ColumnTIgnoresXAfterTButNotAnyTokenOfZ) {
     Tokens x2 = x;
     for (size_t k = t; k < x2.size(); ++k) x2[k] = x2[k] % 4 + 1;
     const MatD P2 = edtransformer<double>(z, x2, s.c, s.W());
+    // Columns 1 … t: the same operations on the same values (the masked weights are exactly 0, 0·v = 0),
+    // so equal (0 measured at -march=native and x86-64-v3); 1e-14 (≈ 90u on p ≤ 1) only allows a
+    // kernel that adds those zero terms in another place.
     EXPECT_LT((P2.leftCols(t) - P.leftCols(t)).cwiseAbs().maxCoeff(), 1e-14) << "t = " << t;
     EXPECT_GT((P2.col(t) - P.col(t)).cwiseAbs().maxCoeff(), 1e-6) << "t = " << t;  // x[t+1] itself is seen
   }
@@ -208,7 +225,8 @@ TEST(EdProperties, ColumnTIgnoresXAfterTButNotAnyTokenOfZ) {
     Tokens z2 = z;
     z2[j] = z2[j] % 4 + 1;
     const MatD P2 = edtransformer<double>(z2, x, s.c, s.W());
-    for (int t = 0; t < 6; ++t) EXPECT_GT((P2.col(t) - P.col(t)).cwiseAbs().maxCoeff(), 1e-6) << "z[" << j + 1 << "]";
+    for (int t = 0; t < 6; ++t)  // a real change: 10⁸ times the rounding bound above
+      EXPECT_GT((P2.col(t) - P.col(t)).cwiseAbs().maxCoeff(), 1e-6) << "z[" << j + 1 << "]";
   }
   // A longer context changes P too (ℓ_z ≠ ℓ_x in general).
   EXPECT_GT((edtransformer<double>({6, 1, 2, 3, 3, 7}, x, s.c, s.W()) - P).cwiseAbs().maxCoeff(), 1e-6);

@@ -51,16 +51,17 @@ TEST(EdGrad, BatchedForwardEqualsAlgorithm8ColumnByColumn) {
   for (size_t k = 0; k < kPairs.size(); ++k) {
     const MatD P = edtransformer<double>(kPairs[k].z, kPairs[k].x, s.c, s.W());  // (N_V, ℓ_x), unpadded
     const MatD got = cache.loss.P.middleCols(static_cast<Eigen::Index>(k) * b.l, P.cols());
-    EXPECT_LT((got - P).cwiseAbs().maxCoeff(), 1e-13) << "pair " << k + 1;
+    EXPECT_LT((got - P).cwiseAbs().maxCoeff(), kReorderedDouble) << "pair " << k + 1;
   }
-  EXPECT_NEAR(loss, summed_loss(kPairs, s.c, s.W()), 1e-12 * loss);
+  EXPECT_NEAR(loss, summed_loss(kPairs, s.c, s.W()), kReorderedDouble * loss);
   // Without the key padding, the short contexts' padding would be attended to: P would differ.
   Batch unmasked = b;
   unmasked.z_lengths.assign(b.B, b.l_z);
   EdCache<double> other;
   edtransformer_forward<double>(s.c, s.W(), unmasked, 1.0, other);
+  // A real difference: 10⁵ times kReorderedDouble, the rounding two equal computations may differ by.
   EXPECT_GT((other.loss.P.leftCols(4) - cache.loss.P.leftCols(4)).cwiseAbs().maxCoeff(), 1e-6);
-  EXPECT_LT((other.loss.P.middleCols(7, 3) - cache.loss.P.middleCols(7, 3)).cwiseAbs().maxCoeff(), 1e-13);  // ℓ_z = 7: no padding
+  EXPECT_LT((other.loss.P.middleCols(7, 3) - cache.loss.P.middleCols(7, 3)).cwiseAbs().maxCoeff(), kReorderedDouble);  // ℓ_z = 7: no padding
 }
 
 TEST(EdGrad, GradientMatchesFiniteDifferencesForEveryTensor) {
@@ -68,7 +69,7 @@ TEST(EdGrad, GradientMatchesFiniteDifferencesForEveryTensor) {
   const Batch b = pair_batch(kPairs);
   EdGradient<double> g(s.table);
   const double loss = g.loss_and_gradient(s.c, s.W(), b, 1.0);
-  EXPECT_NEAR(loss, summed_loss(kPairs, s.c, s.W()), 1e-12 * loss);
+  EXPECT_NEAR(loss, summed_loss(kPairs, s.c, s.W()), kReorderedDouble * loss);
   // the encoder's tensors too get a gradient of their own (min_share)
   const double worst =
       check_every_tensor(s.table, s.theta.data(), g.grad.data(), [&] { return summed_loss(kPairs, s.c, s.W()); }, 1e-4);
@@ -87,12 +88,12 @@ TEST(EdGrad, ABatchsGradientIsTheSumOfItsPairs) {
     losses += one.loss_and_gradient(s.c, s.W(), pair_batch({ex}), 1.0);
     sum += Eigen::Map<const Vec<double>>(one.grad.data(), sum.size());
   }
-  EXPECT_NEAR(loss, losses, 1e-12 * loss);
-  EXPECT_LT(relative_error(Eigen::Map<const Vec<double>>(batch.grad.data(), sum.size()), sum), 1e-12);
+  EXPECT_NEAR(loss, losses, kReorderedDouble * loss);
+  EXPECT_LT(relative_error(Eigen::Map<const Vec<double>>(batch.grad.data(), sum.size()), sum), kReorderedDouble);
   // The mean: each term weighs 1/#targets.
   const Batch b = pair_batch(kPairs);
   ASSERT_EQ(b.n_targets(), 3 + 2 + 5);
-  EXPECT_NEAR(batch.loss_and_gradient(s.c, s.W(), b, 0.1), losses / 10, 1e-12 * losses);
+  EXPECT_NEAR(batch.loss_and_gradient(s.c, s.W(), b, 0.1), losses / 10, kReorderedDouble * losses);
 }
 
 TEST(EdGrad, AnEarlierBatchOfTheSameShapeLeavesNothingBehind) {

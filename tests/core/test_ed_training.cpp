@@ -18,6 +18,8 @@
 #include "core/algorithms/algorithms.hpp"
 #include "core/model/error.hpp"
 #include "core/training/pair_tasks.hpp"
+#include "float_bounds.hpp"
+#include "reference_json.hpp"
 #include "test_ed_support.hpp"
 
 using namespace sf;
@@ -26,6 +28,15 @@ using namespace sf::test;
 namespace {
 
 ModelConfig small_config() { return ed_test_config(1, 1, 2, 8, 4, 4, 16, 8, {"a", "b", "c"}); }  // bos 5, eos 6
+
+// How far a loss Σ_t −log p_t can be from exact when each p_t is within p_error (absolute) of
+// exact: δlog p = δp/p. small_config's models are the size reference_json.hpp's bounds are derived
+// for, so p_error is kRefDouble in double and kRefFloat in float.
+double log_loss_error(const std::vector<double>& p, double p_error) {
+  double e = 0;
+  for (double pt : p) e += p_error / pt;
+  return e;
+}
 
 }  // namespace
 
@@ -50,17 +61,26 @@ TEST(EdTraining, OneUpdateIsThetaMinusEtaTimesTheGradient) {
   EdGradient<double> gd(m.table);
   const double loss = gd.loss_and_gradient(c, bind_ed<const double>(m.table, theta_d.data()), pair_batch({data[0]}), 1.0);
   const MatD P = edtransformer<double>(data[0].z, data[0].x, c, bind_ed<const double>(m.table, theta_d.data()));
-  EXPECT_NEAR(loss, -std::log(P(2 - 1, 0)) - std::log(P(1 - 1, 1)) - std::log(P(6 - 1, 2)), 1e-12);
-  EXPECT_NEAR(u.loss, loss, 1e-5);
+  const std::vector<double> p{P(2 - 1, 0), P(1 - 1, 1), P(6 - 1, 2)};
+  // Two double forwards of the same θ (the gradient's and Algorithm 8's), each P within kRefDouble.
+  EXPECT_NEAR(loss, -std::log(p[0]) - std::log(p[1]) - std::log(p[2]), 2 * log_loss_error(p, kRefDouble));
+  // The float forward's P within kRefFloat of exact (the double one's error is 10⁵ times smaller).
+  EXPECT_NEAR(u.loss, loss, log_loss_error(p, kRefFloat));
+  // The update in float: θ − η·g rounds η·g and the difference (u·(|θ'| + η|g|), an ulp of θ), and
+  // the float gradient is within kRefFloatGradient·‖g‖ of the double one (reference_json.hpp): each
+  // entry moves by η times that at most. A wrong gradient (O(0.1) relative) is 10³ times that.
+  const double grad_norm = Eigen::Map<const Vec<double>>(gd.grad.data(), static_cast<Eigen::Index>(gd.grad.size())).norm();
   double moved = 0, enc_moved = 0;
   for (const ParamEntry& e : m.table.entries())
     for (size_t k = e.offset; k < e.offset + e.size(); ++k) {
-      EXPECT_NEAR(m.theta[k], theta_d[k] - eta * gd.grad[k], 1e-6) << e.name;
+      const double want = theta_d[k] - eta * gd.grad[k];
+      const double rounding = kFloatU * (std::abs(want) + std::abs(eta * gd.grad[k]));
+      EXPECT_NEAR(m.theta[k], want, rounding + eta * kRefFloatGradient * grad_norm) << e.name;
       moved = std::max(moved, std::abs(double(m.theta[k]) - theta_d[k]));
       if (e.name.rfind("enc.", 0) == 0) enc_moved = std::max(enc_moved, std::abs(double(m.theta[k]) - theta_d[k]));
     }
-  EXPECT_GT(moved, 1e-3);
-  EXPECT_GT(enc_moved, 1e-6);  // the encoder learns (through the cross-attention)
+  EXPECT_GT(moved, 1e-3);  // the update did move θ: η·|g| of its largest entry, 10⁴ ulps of a θ ≈ 1
+  EXPECT_GT(enc_moved, 1e-6);  // the encoder learns (through the cross-attention): 10 ulps of a θ ≈ 1
   alg.step(data, m, eta, TrainOptions{}, *g, rng);
   EXPECT_TRUE(alg.done());
   EXPECT_EQ(alg.algorithm(), 11);
@@ -106,8 +126,15 @@ TEST(EdTraining, TraceOfOneUpdateNestsAlgorithm8UnderLine4) {
   ASSERT_NE(terms, nullptr);
   ASSERT_EQ(terms->m.rows(), 1);
   ASSERT_EQ(terms->m.cols(), 3);
-  for (int t = 0; t < 3; ++t) EXPECT_NEAR(terms->m(0, t), -std::log(P(data[0].x[t + 1] - 1, t)), 1e-5) << t;
-  EXPECT_NEAR(find_value(trace.events[at[5]], "loss")->m(0, 0), terms->m.sum(), 1e-5);
+  // The traced terms come from the gradient's forward, P from Algorithm 8's: both float, each P within
+  // kRefFloat of exact, so each −log P within 2·kRefFloat/P, plus the log's rounding (k·u·|log P|).
+  for (int t = 0; t < 3; ++t) {
+    const double p = P(data[0].x[t + 1] - 1, t);
+    EXPECT_NEAR(terms->m(0, t), -std::log(p), 2 * kRefFloat / p + kFunctionRoundings * kFloatU * std::abs(std::log(p)))
+        << t;
+  }
+  // The loss sums the same 3 positive floats, maybe in another order: 2·γ_3·Σ.
+  EXPECT_NEAR(find_value(trace.events[at[5]], "loss")->m(0, 0), terms->m.sum(), 2 * float_gamma(3) * terms->m.sum());
   // Line 6 binds η and the update of every tensor, the encoder's included.
   EXPECT_EQ(find_value(trace.events[at[6]], "η")->m(0, 0), 0.1f);
   EXPECT_NE(find_value(trace.events[at[6]], "∇enc.layer1.attn.W_v"), nullptr);
@@ -159,7 +186,8 @@ TEST(EdTraining, TrainerPaperModeRunsAlgorithm11) {
   const StepInfo s1 = trainer.step(&tr);
   EXPECT_TRUE(s1.finite);
   EXPECT_EQ(s1.tokens, 5);  // x_1 = [bos, a, b, c, eos]
-  EXPECT_NEAR(s1.token_loss, s1.loss / 4, 1e-6);
+  // The same loss over the 4 targets: one float division on either side, u·|loss/4| each.
+  EXPECT_NEAR(s1.token_loss, s1.loss / 4, 2 * kFloatU * std::abs(s1.loss / 4));
   ASSERT_FALSE(trace.events.empty());
   EXPECT_EQ(trace.events[0].alg, 11);
   trainer.step();

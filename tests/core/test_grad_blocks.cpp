@@ -1,6 +1,6 @@
 // Finite-difference checks, in double precision, of every forward/backward pair of
 // core/grad_*.cpp: for a random upstream gradient R, the scalar f = Σ R ⊙ output has
-// ∂f/∂input = backward(R); central differences must agree to a relative error < 1e-6 (typically
+// ∂f/∂input = backward(R); central differences must agree to kGradCheckRelative = 1e-6 (typically
 // 1e-9 – 1e-11; grad_check.hpp derives the differences' own error, ≈ 3e-11).
 #include <gtest/gtest.h>
 
@@ -13,7 +13,13 @@ using namespace sf::test;
 
 namespace {
 
-constexpr double kTol = 1e-6;
+const double kTol = kGradCheckRelative;  // grad_check.hpp: the differences' error, with its margin
+
+// A block's batched forward against core's Algorithm on one sequence, both in double: the same sums,
+// maybe in other orders, each within γ_n·Σ|terms| on either side. Here ≤ 3 sums deep (scores, the
+// weighted values, W_o; or the MLP's two products), n ≤ 16 terms, each a product of entries of
+// random_matrix (N(0, 1), so Σ|terms| ≲ 16·16): 2·3·γ_16·256 ≈ 1.7e-12.
+const double kBlockDouble = 2 * 3 * double_gamma(16) * 256;
 
 double dot(const MatD& a, const MatD& b) { return (a.array() * b.array()).sum(); }
 
@@ -69,12 +75,18 @@ TEST(GradBlocks, LayerNormWithEpsilon) {
   f();
   // The same values as Algorithm 6, column by column.
   const MapV<const double> g(gamma.data(), 8), be(beta.data(), 8);
-  EXPECT_LT((Y - layer_norm_columns<double>(X, g, be, eps)).cwiseAbs().maxCoeff(), 1e-14);
+  EXPECT_LT((Y - layer_norm_columns<double>(X, g, be, eps)).cwiseAbs().maxCoeff(), kBlockDouble);
   MatD dX = MatD::Constant(8, 6, 0.25), dgamma(8, 1), dbeta(8, 1);  // backward ADDS into dX
   layer_norm_backward<double>(R, gamma, cache, dX, dgamma, dbeta);
   dX.array() -= 0.25;
-  // The constant column's gradient is large (1/√ε); check its direction and the rest tightly.
-  EXPECT_LT(relative_error(dX, numeric_gradient(X, f, 1e-8)), 1e-5);
+  // The constant column's gradient is large (1/√ε); check its direction and the rest tightly. h = 1e-8,
+  // not 1e-5: that column's f‴ grows like |γ·R|·ε^{−3/2} ≈ 3e7·10, and h²·|f‴|/6 must stay small (5e-9
+  // here, 500 at h = 1e-5). At this h the step's own rounding dominates (step_rounding: u·|x|/h ≈
+  // 3e-8 relative); the differences' error adds √48 entries' central_difference_error against ‖dX‖,
+  // ×10 because f‴ is an estimate. (Measured: 8e-9.)
+  const double fd_error = std::sqrt(48.0) * central_difference_error(1e-8, f(), 10 * std::pow(eps, -1.5));
+  EXPECT_LT(relative_error(dX, numeric_gradient(X, f, 1e-8)),
+            step_rounding(X.cwiseAbs().maxCoeff(), 1e-8) + 10 * fd_error / dX.norm());
   X.col(2) = random_matrix(rng, 8, 1);
   f();
   dX.setZero();
@@ -103,7 +115,7 @@ TEST(GradBlocks, MaskedAttentionHeadGivesMaskedScoresZeroGradient) {
   // The weights are Algorithm 4's: softmax of the masked, scaled scores (masked: exactly 0).
   MatD S = K.transpose() * Q / std::sqrt(double(d_attn));
   S = (mask.array() != 0).select(S, neg_inf<double>());
-  EXPECT_LT((A - softmax_columns<double>(S)).cwiseAbs().maxCoeff(), 1e-15);
+  EXPECT_LT((A - softmax_columns<double>(S)).cwiseAbs().maxCoeff(), kBlockDouble);
   for (int tx = 0; tx < l_x; ++tx)
     for (int tz = 0; tz < l_z; ++tz)
       if (!mask(tz, tx)) {
@@ -163,8 +175,10 @@ struct AttentionLayer {
       const MatD num = numeric_gradient(theta.data() + e.offset, e.rows, e.cols * e.count, f);
       const Eigen::Map<const MatD> ana(grad.data() + e.offset, e.rows, e.cols * e.count);
       if (zero_by_softmax_shift(e.name)) {
-        EXPECT_LT(ana.norm(), 1e-12 * scale) << e.name;
-        EXPECT_LT(num.norm(), 1e-8 * scale) << e.name;
+        // As in check_every_tensor (grad_check.hpp), at this h = 1e-6: u·|f|/h ≈ 1.1e-9 per entry (|f| ≤ 10),
+        // ≤ 10 entries, against a scale ≳ 1.
+        EXPECT_LT(ana.norm(), 10 * double_gamma(1000) * scale) << e.name;
+        EXPECT_LT(num.norm(), 10 * central_difference_error(1e-6, 10, 0) * std::max(scale, 1.0)) << e.name;
       } else {
         EXPECT_LT(relative_error(ana, num), kTol) << e.name;
       }
@@ -181,7 +195,9 @@ void expect_padded_keys_get_zero_weight(const MatD& A, int B, int H, int l_x, co
       const int n = keys[b];
       EXPECT_EQ(A_h.bottomRows(A_h.rows() - n).norm(), 0.0) << "sequence " << b + 1 << ", head " << h + 1;
       const MatD sums = A_h.colwise().sum();
-      EXPECT_LT((sums.array() - (n > 0 ? 1.0 : 0.0)).abs().maxCoeff(), 1e-14) << "sequence " << b + 1;
+      // A softmax's column sums to 1 within γ_{2n−1} (test_algorithms.cpp, Softmax.ColumnsHandComputed).
+      EXPECT_LT((sums.array() - (n > 0 ? 1.0 : 0.0)).abs().maxCoeff(), double_gamma(2.0 * A_h.rows()))
+          << "sequence " << b + 1;
     }
 }
 
@@ -205,7 +221,7 @@ TEST(GradBlocks, MultiHeadAttentionWithOutputProjectionOverABatch) {
   for (int b = 0; b < B; ++b) {
     const MatD Xb = Xt.middleCols(b * l, l);
     const MatD want = X0.middleCols(b * l, l) + mh_attention<double>(Xb, Xb, p.attn(), mask);
-    EXPECT_LT((X.middleCols(b * l, l) - want).cwiseAbs().maxCoeff(), 1e-14) << "sequence " << b + 1;
+    EXPECT_LT((X.middleCols(b * l, l) - want).cwiseAbs().maxCoeff(), kBlockDouble) << "sequence " << b + 1;
   }
   MHAttentionWorkspace<double> ws;
   MatD dXt(c.d_e, B * l);
@@ -244,7 +260,7 @@ TEST(GradBlocks, SelfAttentionWithKeyPaddingOverABatch) {
     const int n = lengths[b];
     const MatD Xb = Xt.middleCols(b * l, n);
     const MatD want = X0.middleCols(b * l, n) + mh_attention<double>(Xb, Xb, p.attn(), bidirectional_mask(n, n));
-    EXPECT_LT((X.middleCols(b * l, n) - want).cwiseAbs().maxCoeff(), 1e-12) << "sequence " << b + 1;
+    EXPECT_LT((X.middleCols(b * l, n) - want).cwiseAbs().maxCoeff(), kBlockDouble) << "sequence " << b + 1;
   }
   expect_padded_keys_get_zero_weight(cache.A, B, c.H, l, lengths);
 
@@ -292,7 +308,7 @@ TEST(GradBlocks, CrossAttentionWithKeyPaddingOverABatch) {
     const MatD want = n > 0 ? MatD(X0.middleCols(b * l_x, l_x) +
                                    mh_attention<double>(Xb, Zb, p.attn(), bidirectional_mask(n, l_x)))
                             : MatD(X0.middleCols(b * l_x, l_x).colwise() + p.attn().b_o);
-    EXPECT_LT((X.middleCols(b * l_x, l_x) - want).cwiseAbs().maxCoeff(), 1e-12) << "pair " << b + 1;
+    EXPECT_LT((X.middleCols(b * l_x, l_x) - want).cwiseAbs().maxCoeff(), kBlockDouble) << "pair " << b + 1;
   }
   expect_padded_keys_get_zero_weight(cache.A, B, c.H, l_x, z_lengths);
 
@@ -316,7 +332,7 @@ TEST(GradBlocks, CrossAttentionOfOnePairIsAlgorithm5) {
   MatD X = MatD::Zero(p.config.d_e, l_x);
   mh_cross_attention_forward<double>(Xt, Z, p.attn(), 1, l_x, l_z, cache, X);
   const MatD want = mh_attention<double>(Xt, Z, p.attn(), bidirectional_mask(l_z, l_x));
-  EXPECT_LT((X - want).cwiseAbs().maxCoeff(), 1e-12);
+  EXPECT_LT((X - want).cwiseAbs().maxCoeff(), kBlockDouble);
 }
 
 void check_mlp(Activation act) {
@@ -336,7 +352,7 @@ void check_mlp(Activation act) {
   const MatD pre = (W1 * Xt).colwise() + b1.col(0);
   const MatD want =
       X0 + ((W2 * (act == Activation::GELU ? gelu<double>(pre) : relu<double>(pre))).colwise() + b2.col(0));
-  EXPECT_LT((X - want).cwiseAbs().maxCoeff(), 1e-14);
+  EXPECT_LT((X - want).cwiseAbs().maxCoeff(), kBlockDouble);
   MlpWorkspace<double> ws;
   MatD dW1(d_mlp, d_e), db1(d_mlp, 1), dW2(d_e, d_mlp), db2(d_e, 1), dXt(d_e, N);
   mlp_backward<double>(R, Xt, W1, W2, none, act, cache, ws, dW1, db1, dW2, db2, none, none, dXt);
@@ -361,7 +377,8 @@ TEST(GradBlocks, GeluDerivativeIsPhiPlusXTimesDensity) {
     MatD dW1(1, 1), db1(1, 1), dW2(1, 1), db2(1, 1), dXt(1, 1);
     mlp_backward<double>(one, Xt, one, one, none, Activation::GELU, cache, ws, dW1, db1, dW2, db2, none, none, dXt);
     const double Phi = 0.5 * (1 + std::erf(x / std::sqrt(2.0))), phi = std::exp(-x * x / 2) / std::sqrt(2 * M_PI);
-    EXPECT_NEAR(dXt(0, 0), Phi + x * phi, 1e-15) << "x = " << x;
+    // Φ + xφ on either side: erf or exp (k), a few products and sums (6): γ_{k+6}·(1 + |x|·φ ≤ 1.25).
+    EXPECT_NEAR(dXt(0, 0), Phi + x * phi, 2 * double_gamma(kFunctionRoundings + 6) * 1.25) << "x = " << x;
   }
 }
 
@@ -381,8 +398,13 @@ TEST(GradBlocks, UnembeddingSoftmaxAndLogLoss) {
   double want = 0;
   for (int t = 0; t < N; ++t)
     if (targets[t]) want -= weights(t) * std::log(P(targets[t] - 1, t));
-  EXPECT_NEAR(loss, want, 1e-13);
-  EXPECT_LT((cache.P - P).cwiseAbs().maxCoeff(), 1e-15);
+  // The logits W_u X of d_e = 4 terms, summed maybe in another order: δz ≤ 2γ_4·Σ|terms|; each p then
+  // moves by ≤ 2δz relative, plus the two softmaxes' own γ_{2k+N_V}; −log p by as much, plus the log's k·u.
+  const double dz = 2 * double_gamma(d_e) * (W_u.cwiseAbs() * X.cwiseAbs()).maxCoeff();
+  const double dp = 2 * dz + 2 * double_gamma(2 * kFunctionRoundings + N_V);
+  const double dlog = dp + kFunctionRoundings * kDoubleU * (-P.array().log()).maxCoeff();
+  EXPECT_NEAR(loss, want, weights.sum() * dlog);
+  EXPECT_LT((cache.P - P).cwiseAbs().maxCoeff(), dp);
   EXPECT_EQ(cache.losses(2), 0.0);
   MatD dlogits, dW_u(N_V, d_e), dX(d_e, N);
   loss_backward<double>(X, W_u, targets, weights, cache, dlogits, dW_u, no_bias, dX);

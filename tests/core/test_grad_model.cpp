@@ -54,10 +54,10 @@ TEST(GradModel, ForwardEqualsAlgorithm10ForEverySequenceOfAPaddedBatch) {
     const Tokens& x = kSequences[b];
     const MatD P = dtransformer<double>(x, c, W);  // (N_V, ℓ_b)
     const MatD got = cache.loss.P.middleCols(static_cast<Eigen::Index>(b) * c.l_max, x.size());
-    EXPECT_LT((got - P).cwiseAbs().maxCoeff(), 1e-13) << "sequence " << b + 1;
+    EXPECT_LT((got - P).cwiseAbs().maxCoeff(), kReorderedDouble) << "sequence " << b + 1;
     want += summed_loss(x, c, W);
   }
-  EXPECT_NEAR(loss, want, 1e-11);
+  EXPECT_NEAR(loss, want, kReorderedDouble * want);
 
   // Float: the same within float rounding.
   Model m(c);
@@ -115,7 +115,7 @@ void check_model_gradient(bool mean) {
     for (const Tokens& x : kSequences) s += summed_loss(x, c, W);
     return w * s;
   };
-  EXPECT_NEAR(loss, f(), 1e-12 * std::abs(loss));
+  EXPECT_NEAR(loss, f(), kReorderedDouble * std::abs(loss));
   const double worst = check_every_tensor(table, theta.data(), g.grad.data(), f);
   ::testing::Test::RecordProperty("worst_relative_error", std::to_string(worst));
   // Positions past ℓ_max of the batch (W_p[:, 10…]) and never-used tokens get exactly 0.
@@ -140,7 +140,7 @@ TEST(GradModel, OneSequenceAloneEqualsItsShareOfABatch) {
     for (size_t k = 0; k < sum.size(); ++k) sum[k] += one.grad[k];
   }
   const Eigen::Map<const Vec<double>> a(all.grad.data(), sum.size()), b(sum.data(), sum.size());
-  EXPECT_LT(relative_error(a, b), 1e-13);
+  EXPECT_LT(relative_error(a, b), kReorderedDouble);
 }
 
 TEST(GradModel, BatchesAreCheckedAgainstTheModel) {

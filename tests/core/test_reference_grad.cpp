@@ -56,7 +56,9 @@ void check(const std::string& name, double tol) {
     const Eigen::Map<const Vec<double>> want(c.grad.data() + e.offset, e.size());
     if (zero_by_softmax_shift(e.name)) {  // 0 in exact arithmetic: both are rounding noise
       EXPECT_LT(got.template cast<double>().norm(), tol * scale) << name << ": " << e.name;
-      EXPECT_LT(want.norm(), 1e-12 * scale) << name << ": " << e.name;
+      // PyTorch's double noise: sums of ≤ a few hundred terms, γ_1000 ≈ 1.1e-13 of their size, ×10 for
+      // terms larger than the gradient they cancel to (grad_check.hpp's check_every_tensor).
+      EXPECT_LT(want.norm(), 10 * double_gamma(1000) * scale) << name << ": " << e.name;
     } else {
       EXPECT_LT(relative_error(got.template cast<double>(), want), tol) << name << ": " << e.name;
     }
@@ -78,7 +80,7 @@ TEST(ReferenceGrad, EveryParameterHasAReferenceGradient) {
     for (const ParamEntry& e : table.entries()) {  // none is 0 but b_k's (see grad_check.hpp)
       const Eigen::Map<const Vec<double>> g(c.grad.data() + e.offset, e.size());
       if (!zero_by_softmax_shift(e.name)) {
-        EXPECT_GT(g.norm(), 1e-6 * scale) << name << ": " << e.name;
+        EXPECT_GT(g.norm(), 1e-6 * scale) << name << ": " << e.name;  // 10⁶ times the noise above: a real gradient
       }
     }
   }
