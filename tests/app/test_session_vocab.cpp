@@ -21,19 +21,19 @@ TEST(SessionVocab, APlainIdsModelTakesIdsInThePrompt) {
   for (const std::string& n : s.origin().notes) said |= n.find("no tokenizer files") != std::string::npos;
   EXPECT_TRUE(said);
   // The default prompt is text: refused with what to type, the trace on [bos_token] (a valid id).
-  EXPECT_NE(s.prompt_error().find("\"hello=\" at 1 is not in the vocabulary (plain ids #1 … #3 (no tokenizer files: type ids))"),
+  EXPECT_NE(s.prompt_input().error.find("\"hello=\" at 1 is not in the vocabulary (plain ids #1 … #3 (no tokenizer files: type ids))"),
             std::string::npos)
-      << s.prompt_error();
+      << s.prompt_input().error;
   EXPECT_EQ(s.tokens(), (Tokens{2}));  // the configuration's bos_token, N_V − 1
   s.set_prompt("1 2 3");
   s.wait_for_trace();
-  EXPECT_TRUE(s.prompt_error().empty()) << s.prompt_error();
+  EXPECT_TRUE(s.prompt_input().error.empty()) << s.prompt_input().error;
   EXPECT_EQ(s.tokens(), (Tokens{1, 2, 3}));  // the ids as typed, nothing added
   EXPECT_EQ(s.tokenizer().label(s.tokens()[2]), "#3");
   s.set_prompt("3, 1 x");
   s.wait_for_trace();
-  ASSERT_EQ(s.unknown_chars().size(), 1u);
-  EXPECT_EQ(s.unknown_chars()[0].chr, "x");
+  ASSERT_EQ(s.prompt_input().unknown.size(), 1u);
+  EXPECT_EQ(s.prompt_input().unknown[0].chr, "x");
   EXPECT_EQ(s.tokens(), (Tokens{1, 2, 3}));  // stale: the last prompt that could be encoded
 }
 
@@ -43,7 +43,7 @@ TEST(SessionVocab, ACharacterModelReadsItsMetaPkl) {
   ASSERT_TRUE(s.load_model(vocab_dir("nanogpt-char"), error)) << error;
   s.set_prompt("hello");
   s.wait_for_trace();
-  EXPECT_TRUE(s.prompt_error().empty()) << s.prompt_error();
+  EXPECT_TRUE(s.prompt_input().error.empty()) << s.prompt_input().error;
   EXPECT_EQ(s.tokens().size(), 5u);  // one token per character, nothing added
   EXPECT_EQ(s.tokenizer().decode_text(s.tokens()), "hello");
 }
