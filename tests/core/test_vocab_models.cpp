@@ -334,7 +334,7 @@ TEST(LenientShapes, MultiQueryWkAsTheTableWritesItLoadsIdentically) {
   const fs::path path = tmp.path() / "mq.safetensors";
   save_checkpoint(path.string(), m);
   // Stepformer writes the spec's form: a count of 1 has no count dimension.
-  EXPECT_EQ(split(read_file(path.string(), size_t{1} << 24)).header["layer1.attn.W_k"]["shape"], json::array({4, 8}));
+  EXPECT_EQ(split(read_file(path.string(), size_t{1} << 24)).header["layer1.attn.W_k"]["shape"].dump(), "[4,8]");
   EXPECT_EQ(load_checkpoint(path.string()).model.theta, m.theta);  // write → read
 
   for (const std::vector<int64_t>& shape : {std::vector<int64_t>{1, 4, 8}, std::vector<int64_t>{1, 1, 4, 8}}) {
