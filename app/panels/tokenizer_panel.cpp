@@ -99,11 +99,13 @@ void TokenizerPanel::draw_prompt_pieces(App& app) {
   const Tokenizer& tok = s.tokenizer();
   if (!ImGui::CollapsingHeader("The prompt's pieces", ImGuiTreeNodeFlags_DefaultOpen)) return;
   ImGui::PushTextWrapPos(0.0f);
-  ImGui::TextDisabled("%s. N_V = %d; bos_token = %d “%s”, eos_token = %d “%s”, mask_token = %s.", tok.describe().c_str(),
-                      tok.N_V(), tok.bos_token(), token_label(tok, tok.bos_token()).c_str(), tok.eos_token(),
-                      token_label(tok, tok.eos_token()).c_str(),
-                      tok.mask_token() ? (std::to_string(tok.mask_token()) + " “" + token_label(tok, tok.mask_token()) + "”").c_str()
-                                       : "none (nothing to fill in)");
+  // A special token as "id “label”", or `none` where the tokenizer has none (id 0: plain ids have no bos_token).
+  const auto special = [&tok](int id, const char* none) {
+    return id > 0 ? std::to_string(id) + " “" + token_label(tok, id) + "”" : std::string(none);
+  };
+  ImGui::TextDisabled("%s. N_V = %d; bos_token = %s, eos_token = %s, mask_token = %s.", tok.describe().c_str(), tok.N_V(),
+                      special(tok.bos_token(), "none").c_str(), special(tok.eos_token(), "none").c_str(),
+                      special(tok.mask_token(), "none (nothing to fill in)").c_str());
   ImGui::PopTextWrapPos();
   const Tokens& x = s.tokens();
   token_chips(app, x, ImGui::GetContentRegionAvail().x);
