@@ -7,6 +7,7 @@
 
 #include "app/mathtext.hpp"
 #include "app/panels/panel.hpp"
+#include "app/widgets/bar_table.hpp"
 #include "core/pseudocode/pseudocode.hpp"
 
 namespace sf {
@@ -262,15 +263,7 @@ void LayerNormPanel::draw_statistics(App& app, const LnGroup& g, const LnCall& s
   const float table_h = row_h * (static_cast<float>(std::min<size_t>(g.calls.size(), 8)) + 1.6f);
   const ImU32 m_col = dark ? IM_COL32(90, 160, 230, 255) : IM_COL32(40, 100, 190, 255);
   const ImU32 v_col = dark ? IM_COL32(120, 200, 120, 255) : IM_COL32(40, 140, 60, 255);
-  const ImGuiTableFlags tf = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_BordersOuter |
-                             ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingFixedFit;
-  if (!ImGui::BeginTable("stats", 4, tf, ImVec2(0, table_h))) return;
-  ImGui::TableSetupScrollFreeze(0, 1);
-  ImGui::TableSetupColumn("t", ImGuiTableColumnFlags_WidthFixed, fs * 1.8f);
-  ImGui::TableSetupColumn("x[t]", ImGuiTableColumnFlags_WidthFixed, fs * 3.2f);
-  ImGui::TableSetupColumn("m  (line 1)", ImGuiTableColumnFlags_WidthStretch);
-  ImGui::TableSetupColumn("v  (line 2)", ImGuiTableColumnFlags_WidthStretch);
-  ImGui::TableHeadersRow();
+  if (!begin_bar_table("stats", {"t", fs * 1.8f, "x[t]", fs * 3.2f, "m  (line 1)", "v  (line 2)"}, table_h)) return;
   for (const auto& c : g.calls) {
     ImGui::PushID(c.t);
     ImGui::TableNextRow();

@@ -7,6 +7,7 @@
 
 #include "app/mathtext.hpp"
 #include "app/panels/panel.hpp"
+#include "app/widgets/bar_table.hpp"
 #include "app/widgets/flow.hpp"
 #include "app/widgets/labelled.hpp"
 #include "app/widgets/wording.hpp"
@@ -330,15 +331,9 @@ void SamplingPanel::draw_p_and_q_bars(const App& app, const InferenceStep& step,
   draw_p_and_q_legend(app, N, shown_rows, colors);
   const float scale = std::max(step.p.maxCoeff(), step.q.maxCoeff());
   const float fs = ImGui::GetFontSize();
-  const ImGuiTableFlags tf = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_BordersOuter |
-                             ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingFixedFit;
-  if (!ImGui::BeginTable("pq", 4, tf, ImVec2(0, std::max(fs * 8.0f, ImGui::GetContentRegionAvail().y)))) return;
-  ImGui::TableSetupScrollFreeze(0, 1);
-  ImGui::TableSetupColumn("rank", ImGuiTableColumnFlags_WidthFixed, fs * 2.6f);
-  ImGui::TableSetupColumn("token", ImGuiTableColumnFlags_WidthFixed, fs * 4.2f);
-  ImGui::TableSetupColumn("p", ImGuiTableColumnFlags_WidthStretch);
-  ImGui::TableSetupColumn("q", ImGuiTableColumnFlags_WidthStretch);
-  ImGui::TableHeadersRow();
+  if (!begin_bar_table("pq", {"rank", fs * 2.6f, "token", fs * 4.2f, "p", "q"},
+                       std::max(fs * 8.0f, ImGui::GetContentRegionAvail().y)))
+    return;
   for (int r = 0; r < shown_rows; ++r) draw_p_and_q_row(app, step, order[r], r, scale, colors);
   if (y_rank >= shown_rows) {
     ImGui::TableNextRow();
