@@ -59,13 +59,13 @@ AttentionHook GpuAttentionBackend::hook() {
 #ifdef STEPFORMER_HAVE_GPU
   gpu::GpuAttention* g = impl_->gpu.get();
   if (!g) return {};
-  return [g](const MatF& X, const MatF& Z, const MHAttentionW<const float>& W, const Mask& mask, Tracer* tr,
-             std::vector<AttentionDispatch>& times) {
+  return [g](const MatF& X, const MatF& Z, const MHAttentionW<const float>& W, const Mask& mask,
+             const AttentionOptions& av, Tracer* tr, std::vector<AttentionDispatch>& times) {
     std::vector<gpu::DispatchTime> dt;
     std::vector<AttentionRecord<float>> recs;
-    MatF Vt = g->mh_attention(X, Z, W, mask, gpu::Form::Teaching, &dt, &recs);
+    MatF Vt = g->mh_attention(X, Z, W, mask, gpu::Form::Teaching, &dt, &recs, av);
     // Algorithm 5 and its heads' Algorithm 4, traced with the GPU's Q, K, V, S, A, Ṽ.
-    trace_mh_attention_replay<float>(tr, X, Z, W, mask, recs, Vt);
+    trace_mh_attention_replay<float>(tr, X, Z, W, mask, recs, Vt, av);
     for (const auto& d : dt) times.push_back(AttentionDispatch{0, d.what, d.gpu_ms, d.cpu_ms});
     return Vt;
   };

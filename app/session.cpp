@@ -72,8 +72,8 @@ void Session::TraceJob::run() {
         // core's traced mh_attention exactly as the forward pass would.
         MHAttentionFn<float> counted;
         if (layers_total > 0) {
-          const AttentionOptions av = attention_options(model->config, true);
-          counted = [&, av](const MatF& X, const MatF& Z, const MHAttentionW<const float>& W, const Mask& mask) {
+          counted = [&](const MatF& X, const MatF& Z, const MHAttentionW<const float>& W, const Mask& mask,
+                        const AttentionOptions& av) {
             if (cancel) throw Cancelled{};
             MatF Vt = mh_attention<float>(X, Z, W, mask, &tracer, nullptr, av);  // (d_out, ℓ_x)
             ++layers_done;
@@ -257,9 +257,9 @@ bool Session::run_hooked_trace() {
     int layer = 0;
     std::vector<AttentionDispatch> times;
     const MHAttentionFn<float> fn = [&](const MatF& X, const MatF& Z, const MHAttentionW<const float>& W,
-                                        const Mask& mask) {
+                                        const Mask& mask, const AttentionOptions& av) {
       const size_t first = times.size();
-      MatF Vt = attn_hook_(X, Z, W, mask, &tracer, times);
+      MatF Vt = attn_hook_(X, Z, W, mask, av, &tracer, times);
       ++layer;
       for (size_t i = first; i < times.size(); ++i) times[i].layer = layer;
       return Vt;

@@ -34,10 +34,12 @@ struct AttentionDispatch {
   double cpu_ms = 0;  // CPU clock around it
 };
 
-// Computes Algorithm 10 line 6's MHAttention elsewhere and emits, into `tr` (may be null), the
-// same trace events as core's mh_attention; appends its dispatch times to `times`.
-using AttentionHook = std::function<MatF(const MatF& X, const MatF& Z, const MHAttentionW<const float>& W,
-                                         const Mask& mask, Tracer* tr, std::vector<AttentionDispatch>& times)>;
+// Computes a forward algorithm's MHAttention (with its variant `av`) elsewhere and emits, into
+// `tr` (may be null), the same trace events as core's mh_attention; appends its dispatch times
+// to `times`.
+using AttentionHook =
+    std::function<MatF(const MatF& X, const MatF& Z, const MHAttentionW<const float>& W, const Mask& mask,
+                       const AttentionOptions& av, Tracer* tr, std::vector<AttentionDispatch>& times)>;
 
 // Where the open model came from (File › Open): its layout, the files read, and for an
 // ecosystem checkpoint where each paper tensor came from (OpenedModel's fields).

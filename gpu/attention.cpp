@@ -113,6 +113,15 @@ struct Binding {
 
 const char* to_string(Form f) { return f == Form::Teaching ? "teaching" : "fused"; }
 
+std::string describe_call(bool self, const Mask& mask, const AttentionOptions& av, int H) {
+  static const char* const kinds[] = {"bidirectional mask", "causal mask", "explicit mask"};
+  std::string s = std::string(self ? "self-attention" : "cross-attention") + " · " + kinds[classify(mask)];
+  if (av.rope_base > 0) s += " · RoPE";
+  if (av.alibi) s += " · ALiBi";
+  if (av.H_kv > 0 && av.H_kv < H) s += " · H_kv = " + std::to_string(av.H_kv) + " of H = " + std::to_string(H);
+  return s;
+}
+
 struct GpuAttention::Impl {
   std::unique_ptr<HeadlessGl> own;  // the headless context, when this object made it (destroyed last)
   DeviceInfo dev;
@@ -383,8 +392,11 @@ FusedResult GpuAttention::fused(const MatF& X, const MatF& Z, const AttentionHea
 
 MatF GpuAttention::mh_attention(const MatF& X, const MatF& Z, const MHAttentionW<const float>& W, const Mask& mask,
                                 Form form, std::vector<DispatchTime>* times,
-                                std::vector<AttentionRecord<float>>* recs) {
+                                std::vector<AttentionRecord<float>>* recs, const AttentionOptions& av) {
   impl_->make_current();
+  if (av.positional())
+    throw Error("MHAttention on the GPU: RoPE and ALiBi are not on the GPU yet (" +
+                describe_call(X.data() == Z.data(), mask, av, static_cast<int>(W.heads.size())) + ")");
   if (recs && form != Form::Teaching)
     throw Error(
         "MHAttention on the GPU: only the teaching form keeps the records of each line (the fused form "
@@ -403,6 +415,12 @@ MatF GpuAttention::mh_attention(const MatF& X, const MatF& Z, const MHAttentionW
   }
   if (times) *times = impl_->timer.finish();
   return Vt;
+}
+
+MatF GpuAttention::mh_attention_cached(const MatF&, const MHAttentionW<const float>&, std::vector<MatF>&,
+                                       std::vector<MatF>&, bool, const Mask&, Form, const AttentionOptions&,
+                                       std::vector<DispatchTime>*) {
+  throw Error("MHAttention on the GPU: the KV-cached step is not on the GPU yet");
 }
 
 }  // namespace sf::gpu

@@ -39,10 +39,20 @@ const char* to_string(Form f);  // "teaching", "fused"
 // Mesa's llvmpipe); cpu_ms is the CPU clock from a glFinish before to a glFinish after it, a
 // cross-check that includes the driver's overhead.
 struct DispatchTime {
-  std::string what;  // "Alg. 4 L4: S ← Kᵀ Q (8 heads)"
+  std::string what;    // "Alg. 4 L4: S ← Kᵀ Q (8 heads)"
+  int algorithm = 4;   // the paper's algorithm: 4 (a head's lines, all heads at once) or 5 (line 4, W_o)
+  int line_first = 0;  // the pseudocode lines it computes: 4 … 4 for one line, 4 … 6 for the fused form
+  int line_last = 0;
+  std::string heads;   // "1–8" (query heads), "1–2 (key/value)" under H_kv < H, "" for Algorithm 5 line 4
   double gpu_ms = 0;
   double cpu_ms = 0;
 };
+
+// What one MHAttention call is, in words for the GPU tab and the CLI: self- or cross-attention
+// (Z is X or not), the mask's kind (bidirectional, causal, or explicit: prefix-LM, padding, a
+// toggled cell) and the variant (RoPE, ALiBi, H_kv < H), e.g.
+// "self-attention · causal mask · RoPE · H_kv = 1 of H = 4".
+std::string describe_call(bool self, const Mask& mask, const AttentionOptions& av, int H);
 
 // Everything the teaching form computed for one head, read back, and the dispatch times.
 struct GpuAttentionResult {
@@ -84,9 +94,28 @@ class GpuAttention {
                     bool timed = false);
   // Algorithm 5, all heads in each dispatch, then W_o Y + b_o 1ᵀ on the GPU. Returns
   // Ṽ (d_out, ℓ_x). `times`, when given, receives the dispatch times (else no timing, no
-  // serialisation). `recs`, when given (teaching form only), receives each head's record.
+  // serialisation). `recs`, when given (teaching form only), receives each head's record, as
+  // core's mh_attention fills it (Q_pre, K_pre under RoPE; B, m under ALiBi).
+  // `av`: the call's variant as core's mh_attention takes it (av.patch is not read:
+  // experiments run on core). RoPE rotates Q and K after lines 1–2 (positions x_pos0 + t,
+  // z_pos0 + t); ALiBi adds m_h·B to S/√d_attn in line 6 (m_h = 2^{−8h/H}); with
+  // 0 < H_kv < H the query heads of key/value head g = ⌊(h−1)·H_kv/H⌋ + 1 read its K and V,
+  // computed once (W's heads of one group view the same W_k, W_v).
   MatF mh_attention(const MatF& X, const MatF& Z, const MHAttentionW<const float>& W, const Mask& mask, Form form,
-                    std::vector<DispatchTime>* times = nullptr, std::vector<AttentionRecord<float>>* recs = nullptr);
+                    std::vector<DispatchTime>* times = nullptr, std::vector<AttentionRecord<float>>* recs = nullptr,
+                    const AttentionOptions& av = {});
+  // The KV-cached step (not in the paper, seed 004): Algorithm 5 for n new query columns
+  // X (d_x, n) against keys and values kept from earlier steps, K[h] (d_attn, ℓ_c) and V[h]
+  // (d_mid, ℓ_c) for each query head h (core's GptKvCache / EdKvCache layout, after RoPE).
+  // append = true (a cached self-attention, Z = X): lines 2–3 run on the GPU for the new
+  // columns, RoPE at positions ℓ_c + 1 … ℓ_c + n, and their K, V are appended to K[h], V[h];
+  // L4–6 then run over all ℓ_c + n keys with `mask` (ℓ_c + n, n), the new columns' part.
+  // append = false (cross-attention over a cached Z): K, V are used as they are, mask (ℓ_c, n).
+  // Returns W_o Y + b_o 1ᵀ (d_out, n); equals core's cached attention (kv_cache.cpp) within
+  // float rounding.
+  MatF mh_attention_cached(const MatF& X, const MHAttentionW<const float>& W, std::vector<MatF>& K,
+                           std::vector<MatF>& V, bool append, const Mask& mask, Form form,
+                           const AttentionOptions& av = {}, std::vector<DispatchTime>* times = nullptr);
 
  private:
   struct Impl;

@@ -9,10 +9,10 @@ MatF dtransformer_gpu(const Tokens& x, const ModelConfig& c, const GptW<const fl
                       std::vector<DispatchTime>* times) {
   int layer = 0;  // line 6 runs once per layer, in order
   const MHAttentionFn<float> attention = [&](const MatF& X, const MatF& Z, const MHAttentionW<const float>& Wl,
-                                             const Mask& mask) {
+                                             const Mask& mask, const AttentionOptions& av) {
     ++layer;
     std::vector<DispatchTime> t;
-    MatF out = gpu.mh_attention(X, Z, Wl, mask, form, times ? &t : nullptr);
+    MatF out = gpu.mh_attention(X, Z, Wl, mask, form, times ? &t : nullptr, nullptr, av);
     if (times)
       for (DispatchTime& d : t) {
         d.what = "layer " + std::to_string(layer) + ": " + d.what;

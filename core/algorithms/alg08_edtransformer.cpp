@@ -42,9 +42,9 @@ Mat<T> embed_lines(const Tokens& s, const ModelConfig& c, const EdW<const T>& W,
 }
 
 // "X ← X + MHAttention(in, C | W, Mask)" (lines 5, 14, 16; pre-LN: in = X̃): self-attention when C
-// is null (`attn` may compute it unless RoPE or ALiBi is on), cross-attention over C = Z (no RoPE,
-// no ALiBi). Binds Mask and the new X. `site`: the patch points of this layer (experiments run on
-// core's MHAttention, never on `attn`).
+// is null, cross-attention over C = Z (no RoPE, no ALiBi); `attn`, when set, computes either.
+// Binds Mask and the new X. `site`: the patch points of this layer (experiments run on core's
+// MHAttention, never on `attn`).
 template <class T>
 void attention_line(Mat<T>& X, const Mat<T>& in, const Mat<T>* C, const MHAttentionW<const T>& W, const Mask& mask,
                     const ModelConfig& c, Tracer* tr, int line, const char* name, Axis mask_rows, Axis tokens,
@@ -52,8 +52,7 @@ void attention_line(Mat<T>& X, const Mat<T>& in, const Mat<T>* C, const MHAttent
   AttentionOptions av = attention_options(c, C == nullptr);
   av.patch = site.at(8000 + line, site.l, 0);  // Algorithm 4's patch points, called from this line
   const Mat<T>& context = C ? *C : in;  // (d_e, ℓ_z) or the input itself
-  X += !C && attn && !av.positional() && !site.patches ? attn(in, in, W, mask)
-                                                       : mh_attention<T>(in, context, W, mask, tr, nullptr, av);
+  X += attn && !site.patches ? attn(in, context, W, mask, av) : mh_attention<T>(in, context, W, mask, tr, nullptr, av);
   patch(site, 8, line, name, X);  // patch point: the residual stream after the attention line
   if (tr) tr->line(8, line, {tmask("Mask", mask, mask_rows, tokens), tv(name, X, Axis::Feature, tokens)});
 }

@@ -51,7 +51,6 @@ Mat<T> etransformer(const Tokens& x, const ModelConfig& c, const BertW<const T>&
   if (tr) tr->line(9, 3, {tv("X", X, Axis::Feature, Axis::TokenX)});
   const Mask mask = bidirectional_mask(l, l);  // (ℓ, ℓ) Mask ≡ 1
   const AttentionOptions av = attention_options(c, true);
-  const bool use_attn = attn && !av.positional();  // RoPE and ALiBi are core's only
   // Pre-LN (a variant, seed 004) runs lines 5–8 as X̃ ← norm(X | γ¹), X ← X + MHA(X̃), X̃ ← norm(X | γ²),
   // X ← X + MLP(X̃); post-LN (the paper) as printed: residual_line_pair writes either order.
   // L4: for l = 1, 2, …, L do
@@ -66,7 +65,7 @@ Mat<T> etransformer(const Tokens& x, const ModelConfig& c, const BertW<const T>&
                           [&](Mat<T>& Xr, const Mat<T>& in, const std::string&, int line) {
                             AttentionOptions a = av;  // Algorithm 4's patch points, called from this line (experiments
                             a.patch = run.at(9000 + line, layer, 0);  // run on core's MHAttention, never on `attn`)
-                            Xr += use_attn && !patches ? attn(in, in, Wl.attn, mask) : mh_attention<T>(in, in, Wl.attn, mask, tr, nullptr, a);
+                            Xr += attn && !patches ? attn(in, in, Wl.attn, mask, a) : mh_attention<T>(in, in, Wl.attn, mask, tr, nullptr, a);
                             patch(site, 9, line, "X", Xr);  // patch point: X after the attention line
                             if (tr) tr->line(9, line, {tmask("Mask", mask, Axis::TokenZ, Axis::TokenX), tv("X", Xr, Axis::Feature, Axis::TokenX)});
                           });

@@ -6,8 +6,8 @@
 //   Parameters: W_e, W_p; for l ∈ [L]: W_l (eq. 4), γ¹_l, β¹_l, γ²_l, β²_l ∈ ℝ^{d_e},
 //               W^l_mlp1, b^l_mlp1, W^l_mlp2, b^l_mlp2; γ, β ∈ ℝ^{d_e}; W_u ∈ ℝ^{N_V×d_e}.
 // This is pre-LN (GPT-2): layer_norm is applied before attention and before the MLP. Every variant of
-// docs/variants.md is computed from the configuration (variant_layers.hpp); `attn` (the GPU) is
-// used only where it computes the same thing (not under RoPE or ALiBi).
+// docs/variants.md is computed from the configuration (variant_layers.hpp); `attn` (the GPU)
+// receives each call's variant.
 #include "core/algorithms/algorithms.hpp"
 #include "core/algorithms/variant_layers.hpp"
 #include "core/model/error.hpp"
@@ -61,7 +61,6 @@ Mat<T> dtransformer(const Tokens& x, const ModelConfig& c, const GptW<const T>& 
   const int p = c.mask == MaskKind::Prefix ? prefix_position(x, c) : 0;
   const Mask mask = c.mask == MaskKind::Prefix ? prefix_mask(l, p) : unidirectional_mask(l, l);  // (ℓ, ℓ)
   const AttentionOptions av = attention_options(c, true);
-  const bool use_attn = attn && !av.positional();  // RoPE and ALiBi are core's only
   // Post-LN (GPT-1, a variant, seed 004) runs lines 5–8 as X ← X + MHA(X), norm γ¹, X ← X + MLP(X),
   // norm γ²; pre-LN (the paper) as printed: residual_line_pair writes either order.
   // L4: for l = 1, 2, …, L do
@@ -76,7 +75,7 @@ Mat<T> dtransformer(const Tokens& x, const ModelConfig& c, const GptW<const T>& 
                           [&](Mat<T>& Xr, const Mat<T>& in, const std::string&, int line) {
                             AttentionOptions a = av;  // Algorithm 4's patch points, called from this line (experiments
                             a.patch = run.at(10000 + line, layer, 0);  // run on core's MHAttention, never on `attn`)
-                            Xr += use_attn && !patches ? attn(in, in, Wl.attn, mask) : mh_attention<T>(in, in, Wl.attn, mask, tr, nullptr, a);
+                            Xr += attn && !patches ? attn(in, in, Wl.attn, mask, a) : mh_attention<T>(in, in, Wl.attn, mask, tr, nullptr, a);
                             patch(site, 10, line, "X", Xr);  // patch point: X after the attention line
                             if (!tr) return;
                             std::vector<Value> v{tmask("Mask", mask, Axis::TokenZ, Axis::TokenX), tv("X", Xr, Axis::Feature, Axis::TokenX)};

@@ -123,16 +123,18 @@ Mat<T> norm_columns(const Mat<T>& X, const MapV<const T>& gamma, const MapV<cons
 // Algorithm 7: p = softmax(W_u e).
 template <class T> Vec<T> unembedding(const Vec<T>& e, const MapM<const T>& W_u, Tracer* tr = nullptr);
 
-// Another implementation of MHAttention (Algorithm 5) for Algorithm 10's line 6, e.g. the GPU's
-// (gpu/): same arguments and result as mh_attention, untraced.
+// Another implementation of MHAttention (Algorithm 5) for the forward algorithms' attention lines
+// (8's lines 5, 14, 16; 9's line 5; 10's line 6), e.g. the GPU's (gpu/): same arguments and result
+// as mh_attention with the call's variant `av` (RoPE, ALiBi, H_kv, positions), untraced.
 template <class T>
-using MHAttentionFn =
-    std::function<Mat<T>(const Mat<T>& X, const Mat<T>& Z, const MHAttentionW<const T>& W, const Mask& mask)>;
+using MHAttentionFn = std::function<Mat<T>(const Mat<T>& X, const Mat<T>& Z, const MHAttentionW<const T>& W,
+                                           const Mask& mask, const AttentionOptions& av)>;
 
 // Algorithm 10: P ← DTransformer(x | θ). x holds 1-based ids, 1 ≤ length(x) ≤ ℓ_max.
 // Returns P ∈ (0,1)^{N_V×ℓ}. Throws sf::Error on an empty, too long or out-of-range x.
 // `attn`, when set, computes line 6's MHAttention instead of core's mh_attention (then the
-// trace, if any, has no events inside line 6).
+// trace, if any, has no events inside line 6), for every variant; never while `patches` are in
+// force (experiments run on core's MHAttention).
 // `patches`: experiments in force (core/experiments/), changing values at the patch points.
 template <class T>
 Mat<T> dtransformer(const Tokens& x, const ModelConfig& c, const GptW<const T>& W, Tracer* tr = nullptr,

@@ -248,10 +248,10 @@ TEST(Bert, AnotherMHAttentionForLine5) {
   const Tokens x{7, 1, 2, 3, 8};
   int calls = 0;
   const MHAttentionFn<float> attn = [&](const MatF& X, const MatF& Z, const MHAttentionW<const float>& W,
-                                        const Mask& mask) {
+                                        const Mask& mask, const AttentionOptions& av) {
     ++calls;
     EXPECT_TRUE((mask.array() == 1).all());
-    return mh_attention<float>(X, Z, W, mask);
+    return mh_attention<float>(X, Z, W, mask, nullptr, nullptr, av);
   };
   EXPECT_TRUE(etransformer<float>(x, c, W_of(m), nullptr, attn) == etransformer<float>(x, c, W_of(m)));
   EXPECT_EQ(calls, c.L);
