@@ -214,6 +214,33 @@ TEST_P(VariantCase, BothFormsMatchCore) {
 INSTANTIATE_TEST_SUITE_P(Variants, VariantCase, ::testing::ValuesIn(kVariants),
                          [](const ::testing::TestParamInfo<Variant>& i) { return std::string(i.param.name); });
 
+// Algorithm 4 alone (one head, ALiBi's slope av.m as core's attention takes it), RoPE and ALiBi
+// together on a cross-attention at ℓ_x = 80 with a padded mask: the teaching form's record, and the
+// fused form's Ṽ and log-normaliser L, whose implied softmax exp(S/√d_attn + m·B − L) must be
+// core's A.
+TEST(Variants, OneHeadRopeAndAlibiBothFormsWithL) {
+  SF_REQUIRE_GPU(gpu);
+  const Variant v{"one_head", 12, 16, 6, 5, 80, 37, false, MaskType::Padded, 1, 0, 10000, true, 9, 2};
+  const Inputs in(v, 37);
+  const Mask mask = make_mask(v.mask, v.l_z, v.l_x);
+  AttentionOptions av = options(v);
+  av.m = std::pow(2.0, -8.0 / 3);  // a slope of H = 3's first head
+  AttentionRecord<float> cpu;
+  attention<float>(in.X, in.Z, in.W.heads[0], mask, nullptr, &cpu, av);
+
+  const GpuAttentionResult t = gpu->teaching(in.X, in.Z, in.W.heads[0], mask, av);
+  const double e_record = compare_records({t.record}, {cpu}, mask);
+
+  const FusedResult r = gpu->fused(in.X, in.Z, in.W.heads[0], mask, false, av);
+  const MatF logits = cpu.S / std::sqrt(static_cast<float>(v.d_attn)) + cpu.m * cpu.B;
+  const MatF A = (mask.array() != 0).select((logits.rowwise() - r.L.row(0)).array().exp().matrix(), 0.0f);
+  const double e_Vt = max_abs_diff(r.Vt, cpu.Vt), e_A = max_abs_diff(A, cpu.A);
+  EXPECT_LE(e_Vt, kTol) << "fused Ṽ";
+  EXPECT_LE(e_A, kTol) << "exp(S/√d_attn + m·B − L)";
+  std::printf("[one head RoPE + ALiBi] max |Δ|: teaching record %.2e; fused Ṽ %.2e, softmax from L %.2e\n", e_record,
+              e_Vt, e_A);
+}
+
 // The checks above see a wrong variant: core without it differs from core with it by far more
 // than kTol on these inputs, so a GPU that skipped it would fail.
 TEST(Variants, EachVariantChangesTheResultFarBeyondTheTolerance) {
