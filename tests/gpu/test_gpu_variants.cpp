@@ -19,6 +19,7 @@
 #include <ostream>
 
 #include "core/model/error.hpp"
+#include "gpu/dtransformer_gpu.hpp"
 #include "gpu_test_support.hpp"
 
 namespace sf::gpu::test {
@@ -354,6 +355,36 @@ TEST(CachedStep, CrossAttentionOverACachedZ) {
     for (int h = 0; h < v.H; ++h) EXPECT_TRUE(K[h] == recs[h].K && V[h] == recs[h].V) << "the cache is not changed";
     EXPECT_EQ(times.size(), static_cast<size_t>(f == Form::Teaching ? 6 : 3)) << "L1, L4–L6, W_o: no lines 2–3";
     std::printf("[cached cross, %s] max |Δ| Ṽ %.2e\n", to_string(f), e);
+  }
+}
+
+// Algorithm 10 with every attention call on the GPU, on models whose parameter table shares W_k,
+// W_v among query heads (core's layout, which the runtime requires): RoPE + H_kv = 1 + the
+// prefix-LM mask, and ALiBi + H_kv = 2. P must equal the CPU's pass.
+TEST(Variants, DTransformerWithVariantsEqualsCpu) {
+  SF_REQUIRE_GPU(gpu);
+  ModelConfig rope;
+  rope.position = Position::Rope;
+  rope.H_kv = 1;
+  rope.mask = MaskKind::Prefix;
+  ModelConfig alibi;
+  alibi.position = Position::Alibi;
+  alibi.H_kv = 2;
+  for (const ModelConfig& c : {rope, alibi}) {
+    const Model m = Model::initialised(c, 5);
+    Rng rng(41);
+    Tokens x{m.config.bos_token()};
+    while (x.size() < 40) x.push_back(1 + static_cast<int>(rng.below(m.config.N_V() - 3)));
+    const MatF cpu = dtransformer<float>(x, m.config, m.weights());
+    for (Form f : {Form::Teaching, Form::Fused}) {
+      std::vector<DispatchTime> times;
+      const double e = max_abs_diff(dtransformer_gpu(x, m.config, m.weights(), *gpu, f, &times), cpu);
+      EXPECT_LE(e, kTol) << to_string(f) << (c.position == Position::Rope ? ", RoPE" : ", ALiBi");
+      EXPECT_EQ(times.size(), static_cast<size_t>(c.L) * ((f == Form::Teaching ? 8 : 5) + (c.position == Position::Rope ? 2 : 0)))
+          << "every layer's attention on the GPU";
+      std::printf("[DTransformer %s, H_kv = %d, %s] max |Δ| P %.2e\n",
+                  c.position == Position::Rope ? "RoPE, prefix mask" : "ALiBi", c.H_kv, to_string(f), e);
+    }
   }
 }
 
