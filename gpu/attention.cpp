@@ -356,7 +356,8 @@ struct GpuAttention::Impl {
     const Buffer& context = c.self ? X : Z;
     const Buffer& q_out = c.rope() ? Q_pre : Q;
     dispatch(linear, LinearParams{d_attn, d_x, l_x, d_attn * l_x, 0}, {{1, &W_q}, {2, &b_q}, {3, &X}, {4, &q_out}},
-             {groups(s.d_attn, kTile), groups(s.l_x, kTile), H}, {"Alg. 4 L1: Q ← W_q X + b_q 1ᵀ" + hn, 4, 1, 1, hq});
+             {groups(s.d_attn, kTile), groups(s.l_x, kTile), H},
+             {"Alg. 4 L1: Q ← W_q X + b_q 1ᵀ" + hn, 4, 1, 1, hq});
     if (c.rope())
       dispatch(rope, RopeParams{d_attn, l_x, d_attn * l_x, 0}, {{1, &Q_pre}, {2, &rope_x}, {3, &Q}},
                {groups(s.d_attn, kTile), groups(s.l_x, kTile), H},
@@ -389,7 +390,8 @@ struct GpuAttention::Impl {
     const uint32_t H = s.H, H_kv = s.H_kv, d_attn = s.d_attn, d_mid = s.d_mid, l_x = s.l_x, l_z = s.l_z;
     const uint32_t alibi = c.av.alibi ? 1 : 0;
     const std::string hq = heads_range(s.H), hn = heads_note(s.H);
-    const std::string shared = s.H_kv < s.H ? ", query head h reading K, V of key/value head ⌊(h−1)·H_kv/H⌋ + 1" : "";
+    const std::string shared =
+        s.H_kv < s.H ? ", query head h reading K, V of key/value head ⌊(h−1)·H_kv/H⌋ + 1" : "";
     if (c.form == Form::Teaching) {
       dispatch(scores, ScoresParams{d_attn, l_z, l_x, H, H_kv}, {{1, &K}, {2, &Q}, {3, &S}},
                {groups(s.l_z, kTile), groups(s.l_x, kTile), H}, {"Alg. 4 L4: S ← Kᵀ Q" + hn + shared, 4, 4, 4, hq});
