@@ -108,7 +108,7 @@ def verdict(t, kind, form):
             continue
         eigen = t.rows[(kind, l, EIGEN2)]["wall"]
         speedup = eigen / r["wall"]
-        judged.append(f"ℓ_x = {l} {'met' if speedup >= target else 'not met'} ({speedup:.2f}×)")
+        judged.append(f"ℓ_x = {l} {'met' if speedup >= target else 'not met'} ({speedup:.3f}×)")
     return "; ".join(judged) or f"not measured here (no GPU row at {where} in this run)"
 
 
