@@ -230,7 +230,6 @@ struct Call {
     const double per_head = 2.0 * l_x() * kDe * kD + 2.0 * l_z() * kDe * 2 * kD + 2.0 * kept() * 2 * kD;
     return kH * per_head + 2.0 * l_x() * kH * kD * kDe;
   }
-  double flops_lines_4_to_6() const { return kH * 2.0 * kept() * 2 * kD; }
 };
 
 // What a row shows; NaN: "—" (or "not measured" for the GPU clock).
