@@ -310,13 +310,7 @@ double time_eigen(const Call& c, const Layer& layer, int threads, double min_tim
 }
 
 // Lines 4–6 of Algorithm 4: the scores, the mask, the softmax and V·A, or the one fused dispatch.
-bool in_lines_4_to_6(const sf::gpu::DispatchTime& t) {
-  if (t.line_first > 0) return t.algorithm == 4 && t.line_first >= 4;
-  // A runtime that fills only `what` ("Alg. 4 L4: S ← Kᵀ Q (8 heads)", "Alg. 4 L4–L6 fused: …").
-  for (const char* line : {"Alg. 4 L4", "Alg. 4 L5", "Alg. 4 L6"})
-    if (t.what.rfind(line, 0) == 0) return true;
-  return false;
-}
+bool in_lines_4_to_6(const sf::gpu::DispatchTime& t) { return t.algorithm == 4 && t.line_first >= 4; }
 
 // One GPU form on one call: wall-clock (Ṽ kept for the check), then the dispatch times.
 Row time_gpu(sf::gpu::GpuAttention& gpu, const Call& c, const Layer& layer, sf::gpu::Form form, double min_time,
