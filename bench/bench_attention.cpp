@@ -62,6 +62,7 @@ using sf::MatF;
 using Clock = std::chrono::steady_clock;
 
 constexpr int kH = 8, kD = 64, kDe = 512;
+constexpr int kNoLimit = 1 << 30;  // --max-l's default on a real GPU
 
 // The GPU's Ṽ is right when max |Ṽ_gpu − Ṽ_Eigen| ≤ kTol: tests/gpu/gpu_test_support.hpp derives
 // 1e-4 for the same scaling (inputs O(1), weights N(0, 1/fan-in), d_attn = 64): a score's
@@ -150,6 +151,7 @@ Options parse(int argc, char** argv) {
   if (o.lengths.empty() || o.kinds.empty()) usage("--lengths and --kinds need at least one entry");
   for (int l : o.lengths)
     if (l < 2) usage("lengths must be at least 2 (cross-half attends to ℓ_x/2 keys)");
+  if (o.max_l < 0) usage("--max-l must be positive (or 0: every ℓ on a GPU, 256 on a software renderer)");
   return o;
 }
 
@@ -367,7 +369,10 @@ void print_preamble(const Options& opt, const sf::gpu::GpuAttention* gpu, const 
       "wall ms: the whole call (GPU: upload, dispatches, read-back); GPU ms: sum of GL_TIMESTAMP dispatch "
       "intervals; × Eigen-2: Eigen-2's ms / wall ms.\n");
   std::printf("max |ΔṼ|: max |Ṽ − Ṽ_Eigen| against core's mh_attention; correct when ≤ %.0e.\n", kTol);
-  std::printf("GPU rows up to ℓ_x = %d (--max-l).\n\n", max_l);
+  if (max_l < kNoLimit)
+    std::printf("GPU rows up to ℓ_x = %d (--max-l).\n\n", max_l);
+  else
+    std::printf("GPU rows at every ℓ_x.\n\n");
 }
 
 }  // namespace
@@ -376,7 +381,7 @@ int main(int argc, char** argv) {
   const Options opt = parse(argc, argv);
   std::string why_not;
   const auto gpu = sf::gpu::GpuAttention::create(why_not);
-  const int max_l = opt.max_l ? opt.max_l : (gpu && gpu->device().software() ? 256 : 1 << 30);
+  const int max_l = opt.max_l ? opt.max_l : (gpu && gpu->device().software() ? 256 : kNoLimit);
   print_preamble(opt, gpu.get(), why_not, max_l);
   print_header();
 
