@@ -31,13 +31,13 @@ nlohmann::ordered_json number_or_null(double x) {
 // its heads' Algorithm 4 frames, the first head's S (ℓ_z × ℓ_x), and the variant's sub-steps
 // (RoPE's "before RoPE" on lines 1 and 2, ALiBi's B on line 6).
 nlohmann::ordered_json traced_call(const Trace& t, size_t enter) {
-  if (enter >= t.size() || t.events[enter].kind != EventKind::Enter) return nullptr;
+  const size_t end = frame_end(t, enter);
+  if (end == enter) return nullptr;
   const Event& e = t.events[enter];
   int heads = 0, rope = 0, alibi = 0;
   nlohmann::ordered_json S = nullptr;
-  for (size_t k = enter + 1; k < t.size(); ++k) {
+  for (size_t k = enter + 1; k < end; ++k) {
     const Event& ev = t.events[k];
-    if (ev.depth < e.depth || (ev.depth == e.depth && ev.kind == EventKind::Enter)) break;  // the frame ended
     if (ev.depth != e.depth + 1 || ev.alg != 4) continue;
     if (ev.kind == EventKind::Enter) ++heads;
     if (ev.kind == EventKind::Line && ev.line == 4 && S.is_null())
@@ -65,7 +65,7 @@ void gpu_state(const Session& s, nlohmann::ordered_json& j) {
     const CallTimes ct = call_times(c);
     calls.push_back({{"alg", c.alg}, {"line", c.line}, {"l", c.layer}, {"site", call_site_text(c)}, {"kind", c.kind},
                      {"max_diff", number_or_null(c.max_diff)}, {"gpu", gpu_time_text(ct.gpu_ms)},
-                     {"cpu", gpu_time_text(ct.cpu_ms)}, {"enter", c.enter},
+                     {"cpu", gpu_time_text(ct.cpu_ms)}, {"enter", c.enter}, {"end", frame_end(s.trace(), c.enter)},
                      {"trace", traced_call(s.trace(), c.enter)}, {"dispatches", std::move(ds)}});
   }
   j["gpu_dispatches"] = times.size();

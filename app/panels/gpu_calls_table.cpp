@@ -9,57 +9,65 @@ namespace sf {
 
 namespace {
 
-// A clock's cell: "not measured" dimmed, so that it never reads as a time.
-void time_cell(double ms) {
-  ImGui::TableNextColumn();
-  if (measured(ms)) ImGui::TextUnformatted(gpu_time_text(ms).c_str());
-  else ImGui::TextDisabled("%s", gpu_time_text(ms).c_str());
+// One clock of a row: "CPU 1.234 ms", or "GPU not measured" dimmed, so that it never reads as a time.
+void clock_line(const char* clock, double ms) {
+  if (measured(ms)) ImGui::Text("%s %s", clock, gpu_time_text(ms).c_str());
+  else ImGui::TextDisabled("%s %s", clock, gpu_time_text(ms).c_str());
 }
 
-void wrapped_cell(const std::string& text) {
-  ImGui::TableNextColumn();
+// The last column: the CPU clock above the GPU clock (one column for both keeps the table
+// narrow enough for the inspector at 1280×720).
+void clocks_cell(double cpu_ms, double gpu_ms) {
+  ImGui::TableSetColumnIndex(3);
+  clock_line("CPU", cpu_ms);
+  clock_line("GPU", gpu_ms);
+}
+
+// Words under a tree node's label (dimmed when `dim`), aligned with it and wrapped at the
+// column's edge.
+void under_label(const std::string& text, bool dim) {
+  ImGui::Indent(ImGui::GetTreeNodeToLabelSpacing());
   ImGui::PushTextWrapPos(0.0f);
-  ImGui::TextUnformatted(text.c_str());
+  if (dim) ImGui::TextDisabled("%s", text.c_str());
+  else ImGui::TextUnformatted(text.c_str());
   ImGui::PopTextWrapPos();
+  ImGui::Unindent(ImGui::GetTreeNodeToLabelSpacing());
 }
 
-// A dispatch's row under its call: its algorithm and lines, heads, what it computes, its clocks.
+// A dispatch's row under its call: what it computes (its algorithm and lines), its heads, its clocks.
 void dispatch_row(const AttentionDispatch& d) {
   ImGui::TableNextRow();
-  ImGui::TableNextColumn();
-  ImGui::TreeNodeEx(dispatch_lines_text(d).c_str(),
-                    ImGuiTreeNodeFlags_Leaf | ImGuiTreeNodeFlags_NoTreePushOnOpen | ImGuiTreeNodeFlags_SpanFullWidth);
-  ImGui::TableNextColumn();
-  if (!d.heads.empty()) ImGui::Text("h %s", d.heads.c_str());
-  wrapped_cell(d.what);
-  ImGui::TableNextColumn();  // max |Ṽ_gpu − Ṽ_cpu| is the call's
-  time_cell(d.cpu_ms);
-  time_cell(d.gpu_ms);
+  ImGui::TableSetColumnIndex(0);
+  under_label(d.what, false);
+  if (!d.heads.empty()) under_label("heads " + d.heads, true);
+  clocks_cell(d.cpu_ms, d.gpu_ms);
 }
 
-// A call's row, open on its dispatches; clicking its name (not the arrow) goes to it.
+// A call's row, open on its dispatches (the arrow); clicking its name puts the cursor on the call,
+// and the row is highlighted while the cursor is inside it.
 void call_row(App& app, const AttentionCall& c, size_t i) {
+  Session& s = app.session;
   ImGui::TableNextRow();
-  ImGui::TableNextColumn();
+  if (s.cursor() >= c.enter && s.cursor() < frame_end(s.trace(), c.enter))
+    ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, ImGui::GetColorU32(ImGuiCol_Header));
+  ImGui::TableSetColumnIndex(0);
   ImGui::PushID(static_cast<int>(i));
-  const bool open = ImGui::TreeNodeEx(call_site_text(c).c_str(), ImGuiTreeNodeFlags_OpenOnArrow |
-                                                                     ImGuiTreeNodeFlags_SpanFullWidth);
+  const bool open = ImGui::TreeNodeEx(call_site_text(c).c_str(), ImGuiTreeNodeFlags_OpenOnArrow);
   ImGui::PopID();
   if (ImGui::IsItemClicked() && !ImGui::IsItemToggledOpen()) {
-    app.session.jump(c.enter);
+    s.jump(c.enter);
     app.ui.viewed_event = SIZE_MAX;
   }
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("Click: the cursor goes to this call (Algorithm 5). The arrow: its %zu dispatches.",
                       c.dispatches.size());
-  ImGui::TableNextColumn();
+  under_label(c.kind, true);
+  ImGui::TableSetColumnIndex(1);
   ImGui::Text("%d", c.layer);
-  wrapped_cell(c.kind);
-  ImGui::TableNextColumn();
+  ImGui::TableSetColumnIndex(2);
   ImGui::TextUnformatted(diff_text(c.max_diff).c_str());
   const CallTimes t = call_times(c);
-  time_cell(t.cpu_ms);
-  time_cell(t.gpu_ms);
+  clocks_cell(t.cpu_ms, t.gpu_ms);
   if (!open) return;
   for (const AttentionDispatch& d : c.dispatches) dispatch_row(d);
   ImGui::TreePop();
@@ -70,15 +78,13 @@ void call_row(App& app, const AttentionCall& c, size_t i) {
 void draw_gpu_calls_table(App& app) {
   const std::vector<AttentionCall>& calls = app.session.attention_calls();
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersOuter | ImGuiTableFlags_BordersV |
-                                ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_Resizable;
-  if (!ImGui::BeginTable("calls", 6, flags)) return;
+                                ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingFixedFit;
+  if (!ImGui::BeginTable("calls", 4, flags)) return;
   ImGui::TableSetupScrollFreeze(0, 1);
-  ImGui::TableSetupColumn("call");
+  ImGui::TableSetupColumn("call · kind", ImGuiTableColumnFlags_WidthStretch);
   ImGui::TableSetupColumn("l");
-  ImGui::TableSetupColumn("kind · dispatch", ImGuiTableColumnFlags_WidthStretch);
-  ImGui::TableSetupColumn("max |Ṽ_gpu − Ṽ_cpu|");
-  ImGui::TableSetupColumn("CPU clock");
-  ImGui::TableSetupColumn("GPU clock");
+  ImGui::TableSetupColumn("max |Ṽ_gpu\n − Ṽ_cpu|");  // two lines: the inspector is narrow at 1280×720
+  ImGui::TableSetupColumn("clocks");
   ImGui::TableHeadersRow();
   for (size_t i = 0; i < calls.size(); ++i) call_row(app, calls[i], i);
   ImGui::EndTable();

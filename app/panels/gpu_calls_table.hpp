@@ -5,7 +5,8 @@
 
 namespace sf {
 
-// Clicking a call's name puts the cursor on it (its Algorithm 5 in the stepper).
+// Clicking a call's name puts the cursor on it (its Algorithm 5 in the stepper); its row is
+// highlighted while the cursor is inside it.
 void draw_gpu_calls_table(App& app);
 
 }  // namespace sf

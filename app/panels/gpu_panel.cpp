@@ -53,10 +53,9 @@ void draw_summary(const Session& s) {
   ImGui::Text("GPU clock %s  ·  CPU clock %s  ·  max |P_gpu − P_cpu| = %s", gpu_time_text(t.gpu_ms).c_str(),
               gpu_time_text(t.cpu_ms).c_str(), diff_text(s.attention_max_diff()).c_str());
   if (!measured(t.gpu_ms))
-    ImGui::TextDisabled("Not measured: this OpenGL gives no GPU time for some dispatch: it has no GL_TIMESTAMP clock, "
-                        "or the two timestamps around the dispatch read the same time (Mesa's llvmpipe stamps both "
-                        "before the work runs). The CPU clock, from a glFinish before the dispatch to a glFinish "
-                        "after it, is the time to read.");
+    ImGui::TextDisabled("GPU clock not measured: this OpenGL has no GL_TIMESTAMP clock, or its two stamps around a "
+                        "dispatch read the same time (Mesa's llvmpipe stamps both before the work runs). Read the CPU "
+                        "clock: glFinish before and after each dispatch.");
   ImGui::PopTextWrapPos();
 }
 

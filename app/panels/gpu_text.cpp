@@ -57,4 +57,13 @@ std::string diff_text(double d) {
   return buf;
 }
 
+size_t frame_end(const Trace& t, size_t enter) {
+  if (enter >= t.size() || t.events[enter].kind != EventKind::Enter) return enter;
+  const int depth = t.events[enter].depth;
+  size_t k = enter + 1;
+  while (k < t.size() && (t.events[k].depth > depth || (t.events[k].depth == depth && t.events[k].kind != EventKind::Enter)))
+    ++k;
+  return k;
+}
+
 }  // namespace sf

@@ -29,4 +29,8 @@ std::string dispatch_lines_text(const AttentionDispatch& d);
 // "4.8e-07"; "—" for NaN (not compared).
 std::string diff_text(double d);
 
+// The first event after the frame entered at `enter` (its lines and the calls they made);
+// t.size() when the trace ends inside it; enter itself when it is not an Enter event.
+size_t frame_end(const Trace& t, size_t enter);
+
 }  // namespace sf
