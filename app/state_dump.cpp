@@ -38,7 +38,7 @@ nlohmann::ordered_json traced_call(const Trace& t, size_t enter) {
   nlohmann::ordered_json S = nullptr;
   for (size_t k = enter + 1; k < end; ++k) {
     const Event& ev = t.events[k];
-    if (ev.depth != e.depth + 1 || ev.alg != 4) continue;
+    if (ev.alg != 4) continue;  // inside Algorithm 5, Algorithm 4 is its heads' (sub-steps one level deeper)
     if (ev.kind == EventKind::Enter) ++heads;
     if (ev.kind == EventKind::Line && ev.line == 4 && S.is_null())
       S = {ev.values.at(0).m.rows(), ev.values.at(0).m.cols()};
