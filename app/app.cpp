@@ -65,9 +65,13 @@ void App::set_attention_gpu(bool on) {
     return;
   }
   session.set_attention_hook(gpu_->hook());
+  if (!notify_attention_failure()) notify("Attention: GPU (" + gpu_->device() + ")");
+}
+
+bool App::notify_attention_failure() {
   const std::string failed = session.take_attention_failure();
-  if (!failed.empty()) notify("GPU attention failed: " + failed + "; using the CPU", true);
-  else notify("Attention: GPU (" + gpu_->device() + ")");
+  if (!failed.empty()) notify("GPU attention failed at " + failed + "; the whole run was traced on the CPU", true);
+  return !failed.empty();
 }
 
 void App::release_gl() {
@@ -364,6 +368,7 @@ void App::handle_shortcuts() {
 
 void App::draw() {
   if (session.poll()) ui.viewed_event = SIZE_MAX;  // a trace made off the UI thread is ready
+  notify_attention_failure();  // a re-trace (a new model, prompt or context) the GPU refused
   set_heatmap_palette(settings.colorblind || ui.presentation ? Palette::ColorBlind : Palette::Standard);
   if (ui.sources_frame + 1 < ui.frame_index) {  // dependency tracing: no cell hovered since the last frame
     ui.sources_event = SIZE_MAX;

@@ -117,6 +117,8 @@ class App {
   // The attention of the traced Forward run: the GPU's compute shaders (true) or core's Eigen.
   // When the GPU cannot be had, says why in the status bar and stays on the CPU.
   void set_attention_gpu(bool on);
+  // Tells (a notice) which MHAttention call the GPU refused and why, once; true when there was one.
+  bool notify_attention_failure();
   const GpuAttentionBackend& gpu_backend() const { return *gpu_; }
   // Frees what lives on the window's GL context; call before the context goes.
   void release_gl();

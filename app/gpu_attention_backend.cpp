@@ -60,13 +60,16 @@ AttentionHook GpuAttentionBackend::hook() {
   gpu::GpuAttention* g = impl_->gpu.get();
   if (!g) return {};
   return [g](const MatF& X, const MatF& Z, const MHAttentionW<const float>& W, const Mask& mask,
-             const AttentionOptions& av, Tracer* tr, std::vector<AttentionDispatch>& times) {
+             const AttentionOptions& av, Tracer* tr, AttentionCall& call) {
+    call.kind = gpu::describe_call(X.data() == Z.data(), mask, av, static_cast<int>(W.heads.size()));
     std::vector<gpu::DispatchTime> dt;
     std::vector<AttentionRecord<float>> recs;
     MatF Vt = g->mh_attention(X, Z, W, mask, gpu::Form::Teaching, &dt, &recs, av);
-    // Algorithm 5 and its heads' Algorithm 4, traced with the GPU's Q, K, V, S, A, Ṽ.
+    // Algorithm 5 and its heads' Algorithm 4 (RoPE's Q_pre, K_pre and ALiBi's B among their
+    // sub-steps), traced with the GPU's Q, K, V, S, A, Ṽ.
     trace_mh_attention_replay<float>(tr, X, Z, W, mask, recs, Vt, av);
-    for (const auto& d : dt) times.push_back(AttentionDispatch{0, d.what, d.gpu_ms, d.cpu_ms});
+    for (const auto& d : dt)
+      call.dispatches.push_back(AttentionDispatch{d.what, d.algorithm, d.line_first, d.line_last, d.heads, d.gpu_ms, d.cpu_ms});
     return Vt;
   };
 #else

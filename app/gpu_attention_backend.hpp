@@ -1,5 +1,6 @@
-// The app's GPU attention backend: gpu::GpuAttention on the window's GL context, used as
-// Algorithm 10 line 6's MHAttention in the traced Forward run (Session::set_attention_hook).
+// The app's GPU attention backend: gpu::GpuAttention on the window's GL context, used as every
+// MHAttention call of the traced Forward run (Algorithm 10 line 6, 9 line 5, 8 lines 5, 14 and 16:
+// Session::set_attention_hook).
 // It runs the teaching form (one dispatch per pseudocode line) so that every intermediate
 // comes back, and replays them into the trace with core's events (trace_mh_attention_replay),
 // so the stepper and the heatmaps show the GPU's numbers.

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "core/about/data_dirs.hpp"
+#include "core/model/error.hpp"
 
 namespace sf {
 
@@ -217,7 +218,7 @@ void Session::run_trace(std::function<void()> then) {
     retired_.push_back(std::move(job_));
     then_ = {};
   }
-  attn_times_.clear();
+  attn_calls_.clear();
   attn_max_diff_ = std::numeric_limits<double>::quiet_NaN();
   if (run_kind_ == RunKind::Forward && attn_hook_ && run_hooked_trace()) {
     if (then) then();
@@ -249,29 +250,67 @@ void Session::run_trace(std::function<void()> then) {
   then_ = std::move(then);
 }
 
+std::string to_text(const AttentionFailure& f) {
+  if (f.alg == 0) return f.why;
+  return "Algorithm " + std::to_string(f.alg) + " line " + std::to_string(f.line) + ", l = " + std::to_string(f.layer) +
+         (f.kind.empty() ? "" : " (" + f.kind + ")") + ": " + f.why;
+}
+
+namespace {
+
+// Where the forward algorithm called MHAttention from: av.patch.call = 1000·alg + line, av.patch.l = l.
+AttentionCall call_site(const AttentionOptions& av) {
+  AttentionCall c;
+  c.alg = av.patch.call / 1000;
+  c.line = av.patch.call % 1000;
+  c.layer = av.patch.l;
+  return c;
+}
+
+// max |Ṽ − Ṽ_cpu|: core's mh_attention on the same inputs and variant (av.patch labels the call
+// site only: no experiments are in force on a hooked run). Throws when the shapes differ.
+double max_diff_to_core(const MatF& Vt, const MatF& X, const MatF& Z, const MHAttentionW<const float>& W,
+                        const Mask& mask, const AttentionOptions& av) {
+  AttentionOptions cpu = av;
+  cpu.patch = {};
+  const MatF Vt_cpu = mh_attention<float>(X, Z, W, mask, nullptr, nullptr, cpu);  // (d_out, ℓ_x)
+  if (Vt.rows() != Vt_cpu.rows() || Vt.cols() != Vt_cpu.cols())
+    throw Error("the other backend's Ṽ is " + std::to_string(Vt.rows()) + "×" + std::to_string(Vt.cols()) +
+                ", core's " + std::to_string(Vt_cpu.rows()) + "×" + std::to_string(Vt_cpu.cols()));
+  return Vt.size() ? static_cast<double>((Vt - Vt_cpu).cwiseAbs().maxCoeff()) : 0.0;
+}
+
+}  // namespace
+
 bool Session::run_hooked_trace() {
   const auto t0 = std::chrono::steady_clock::now();
   Trace fresh;
   Tracer tracer(fresh, ParamBinding::View);  // θ by reference, as in TraceJob::run
+  std::vector<AttentionCall> calls;
+  std::optional<AttentionFailure> failed;
   try {
-    int layer = 0;
-    std::vector<AttentionDispatch> times;
     const MHAttentionFn<float> fn = [&](const MatF& X, const MatF& Z, const MHAttentionW<const float>& W,
                                         const Mask& mask, const AttentionOptions& av) {
-      const size_t first = times.size();
-      MatF Vt = attn_hook_(X, Z, W, mask, av, &tracer, times);
-      ++layer;
-      for (size_t i = first; i < times.size(); ++i) times[i].layer = layer;
-      return Vt;
+      AttentionCall& call = calls.emplace_back(call_site(av));
+      call.enter = fresh.events.size();  // the replay's first event: Algorithm 5's Enter
+      try {
+        MatF Vt = attn_hook_(X, Z, W, mask, av, &tracer, call);
+        call.max_diff = max_diff_to_core(Vt, X, Z, W, mask, av);
+        return Vt;
+      } catch (const std::exception& e) {  // this call is the one refused
+        failed = AttentionFailure{call.alg, call.line, call.layer, call.kind, e.what()};
+        throw;
+      }
     };
     const MatF P = arch_->forward(*model_, context_.tokens, prompt_.tokens, &tracer, fn);
     const MatF P_cpu = arch_->forward(*model_, context_.tokens, prompt_.tokens);
     attn_max_diff_ = (P - P_cpu).cwiseAbs().maxCoeff();
-    attn_times_ = std::move(times);
-  } catch (const std::exception& e) {  // the other backend failed: the CPU traces the run
-    attn_failure_ = e.what();
+    attn_calls_ = std::move(calls);
+  } catch (const std::exception& e) {  // the other backend failed: the CPU traces the whole run
+    attn_failed_ = failed ? *failed : AttentionFailure{0, 0, 0, "", e.what()};
+    attn_failure_ = to_text(*attn_failed_);
     attn_hook_ = {};
-    attn_times_.clear();
+    attn_calls_.clear();
     attn_max_diff_ = std::numeric_limits<double>::quiet_NaN();
     return false;
   }
@@ -357,6 +396,7 @@ TraceProgress Session::trace_progress() const {
 }
 
 void Session::set_attention_hook(AttentionHook hook) {
+  if (hook) attn_failed_.reset();  // a new try: the last refusal no longer describes what runs
   attn_hook_ = std::move(hook);
   if (run_kind_ == RunKind::Forward) retrace_keep_cursor();
 }

@@ -4,8 +4,10 @@
 // drive it headless.
 #pragma once
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <string>
 #include <vector>
@@ -26,20 +28,44 @@ namespace sf {
 // Translate: Algorithm 15 writing x̂ for the context z (models whose output is a Translation).
 enum class RunKind { Forward, Generate, Training, Translate };
 
-// One compute dispatch of the last traced pass's attention on another backend (the GPU).
+// One compute dispatch of a traced MHAttention call on another backend (the GPU): what
+// gpu::DispatchTime says of it.
 struct AttentionDispatch {
-  int layer = 0;      // l of Algorithm 10's loop (1-based)
-  std::string what;   // the dispatch, e.g. "Alg. 4 L4: S ← Kᵀ Q (8 heads)"
-  double gpu_ms = 0;  // GPU clock (NaN where there is none)
-  double cpu_ms = 0;  // CPU clock around it
+  std::string what;                   // the dispatch, e.g. "Alg. 4 L4: S ← Kᵀ Q (8 heads)"
+  int algorithm = 4;                  // 4 (a head's lines, all heads at once) or 5 (line 4, W_o)
+  int line_first = 0, line_last = 0;  // the pseudocode lines it computes (4 … 6 for a fused one)
+  std::string heads;                  // "1–8", "1–2 (key/value)" under H_kv < H, "" for Algorithm 5
+  double gpu_ms = std::numeric_limits<double>::quiet_NaN();  // GPU clock (NaN: not measured)
+  double cpu_ms = std::numeric_limits<double>::quiet_NaN();  // CPU clock around it
 };
 
+// One MHAttention call of the traced Forward run computed by the hook: the forward algorithm's
+// line that called it (av.patch.call = 1000·alg + line, av.patch.l = l), what kind of attention it
+// is, how far its Ṽ is from core's, and its dispatches.
+struct AttentionCall {
+  int alg = 0, line = 0;  // e.g. Algorithm 8 line 16 (cross-attention)
+  int layer = 0;          // l, 1-based
+  std::string kind;       // the hook's words: "cross-attention · bidirectional mask", …
+  double max_diff = std::numeric_limits<double>::quiet_NaN();  // max |Ṽ_hook − Ṽ_cpu|
+  size_t enter = 0;       // its Algorithm 5 Enter event in the trace
+  std::vector<AttentionDispatch> dispatches;
+};
+
+// The call the hook could not compute (it threw there): the whole run was traced on the CPU.
+struct AttentionFailure {
+  int alg = 0, line = 0, layer = 0;  // 0: the failure was outside any call
+  std::string kind;
+  std::string why;  // the hook's message
+};
+// "Algorithm 9 line 5, l = 2 (self-attention · bidirectional mask · ALiBi): <why>".
+std::string to_text(const AttentionFailure& f);
+
 // Computes a forward algorithm's MHAttention (with its variant `av`) elsewhere and emits, into
-// `tr` (may be null), the same trace events as core's mh_attention; appends its dispatch times
-// to `times`.
-using AttentionHook =
-    std::function<MatF(const MatF& X, const MatF& Z, const MHAttentionW<const float>& W, const Mask& mask,
-                       const AttentionOptions& av, Tracer* tr, std::vector<AttentionDispatch>& times)>;
+// `tr` (may be null), the same trace events as core's mh_attention. Fills call.kind (first, so
+// that a refusal can name it) and appends its dispatches to call.dispatches; throws to refuse.
+using AttentionHook = std::function<MatF(const MatF& X, const MatF& Z, const MHAttentionW<const float>& W,
+                                         const Mask& mask, const AttentionOptions& av, Tracer* tr,
+                                         AttentionCall& call)>;
 
 // Where the open model came from (File › Open): its layout, the files read, and for an
 // ecosystem checkpoint where each paper tensor came from (OpenedModel's fields).
@@ -206,16 +232,19 @@ class Session {
   // frame's waiting line (k after the cursor), what that frame had bound before the call.
   std::vector<const Value*> scope_for_view(size_t k) const;
 
-  // --- the attention backend of the Forward run (Algorithm 10 line 6) ---
+  // --- the attention backend of the Forward run (every MHAttention call of Algorithm 10, 9 or 8) ---
   // Sets (or, with an empty hook, clears) another MHAttention and re-traces, keeping the
-  // cursor. When the hook throws, the session drops it, traces on the CPU and keeps the reason
-  // in attention_failure() until take_attention_failure().
+  // cursor. When the hook throws, the session drops it, traces the whole run on the CPU and
+  // keeps which call failed and why: attention_failed_call() until the next hook is set, and
+  // its text in take_attention_failure() until taken.
   void set_attention_hook(AttentionHook hook);
   bool attention_hooked() const { return static_cast<bool>(attn_hook_); }
-  // The dispatches of the last traced Forward run through the hook (empty on the CPU).
-  const std::vector<AttentionDispatch>& attention_dispatches() const { return attn_times_; }
+  // The MHAttention calls of the last traced Forward run through the hook, in trace order
+  // (empty on the CPU).
+  const std::vector<AttentionCall>& attention_calls() const { return attn_calls_; }
   // max |P_hook − P_cpu| over the last traced Forward run through the hook (NaN otherwise).
   double attention_max_diff() const { return attn_max_diff_; }
+  const AttentionFailure* attention_failed_call() const { return attn_failed_ ? &*attn_failed_ : nullptr; }
   std::string take_attention_failure() { return std::exchange(attn_failure_, std::string()); }
 
   // Milliseconds the last re-trace took (prompt edit → new trace).
@@ -262,9 +291,10 @@ class Session {
   Translation translation_;
   FillIn fill_;
   AttentionHook attn_hook_;
-  std::vector<AttentionDispatch> attn_times_;
+  std::vector<AttentionCall> attn_calls_;
   double attn_max_diff_ = 0;
-  std::string attn_failure_;
+  std::optional<AttentionFailure> attn_failed_;
+  std::string attn_failure_;  // to_text(*attn_failed_) until taken
 };
 
 // Where the built-in assets live (the default model, fonts fallback).

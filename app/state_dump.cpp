@@ -7,7 +7,7 @@
 #include "app/feature.hpp"
 #include "app/gui_support.hpp"
 #include "app/panels/all_panels.hpp"
-#include "app/panels/gpu_panel.hpp"
+#include "app/panels/gpu_text.hpp"
 #include "app/panels/panel.hpp"
 #include "app/panels/tensor_panel.hpp"
 #include "app/panels/tokenizer_panel.hpp"
@@ -20,6 +20,67 @@
 #include "imgui_internal.h"
 
 namespace sf {
+
+namespace {
+
+nlohmann::ordered_json number_or_null(double x) {
+  return std::isnan(x) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(x);
+}
+
+// What the trace holds inside a hooked call's Algorithm 5 frame (from its Enter event at `enter`):
+// its heads' Algorithm 4 frames, the first head's S (ℓ_z × ℓ_x), and the variant's sub-steps
+// (RoPE's "before RoPE" on lines 1 and 2, ALiBi's B on line 6).
+nlohmann::ordered_json traced_call(const Trace& t, size_t enter) {
+  const size_t end = frame_end(t, enter);
+  if (end == enter) return nullptr;
+  const Event& e = t.events[enter];
+  int heads = 0, rope = 0, alibi = 0;
+  nlohmann::ordered_json S = nullptr;
+  for (size_t k = enter + 1; k < end; ++k) {
+    const Event& ev = t.events[k];
+    if (ev.alg != 4) continue;  // inside Algorithm 5, Algorithm 4 is its heads' (sub-steps one level deeper)
+    if (ev.kind == EventKind::Enter) ++heads;
+    if (ev.kind == EventKind::Line && ev.line == 4 && S.is_null())
+      S = {ev.values.at(0).m.rows(), ev.values.at(0).m.cols()};
+    if (ev.kind == EventKind::SubStep && ev.label.find("before RoPE") != std::string::npos) ++rope;
+    if (ev.kind == EventKind::SubStep && ev.line == 6 && !ev.values.empty() && ev.values[0].name == "B") ++alibi;
+  }
+  return {{"alg", e.alg}, {"heads", heads}, {"S", S}, {"rope_substeps", rope}, {"alibi_substeps", alibi}};
+}
+
+// The GPU tab's figures: every hooked call with its dispatches (times as the tab writes them),
+// where it sits in the trace, max |P_gpu − P_cpu|, and the call the GPU refused.
+void gpu_state(const Session& s, nlohmann::ordered_json& j) {
+  nlohmann::ordered_json calls = nlohmann::ordered_json::array(), times = nlohmann::ordered_json::array();
+  for (const AttentionCall& c : s.attention_calls()) {
+    nlohmann::ordered_json ds = nlohmann::ordered_json::array();
+    for (const AttentionDispatch& d : c.dispatches) {
+      nlohmann::ordered_json dj = {{"algorithm", d.algorithm}, {"lines", dispatch_lines_text(d)}, {"heads", d.heads},
+                                   {"what", d.what},           {"gpu_ms", number_or_null(d.gpu_ms)},
+                                   {"cpu_ms", number_or_null(d.cpu_ms)},
+                                   {"gpu", gpu_time_text(d.gpu_ms)}, {"cpu", gpu_time_text(d.cpu_ms)}};
+      times.push_back(dj);
+      ds.push_back(std::move(dj));
+    }
+    const CallTimes ct = call_times(c);
+    calls.push_back({{"alg", c.alg}, {"line", c.line}, {"l", c.layer}, {"site", call_site_text(c)}, {"kind", c.kind},
+                     {"max_diff", number_or_null(c.max_diff)}, {"gpu", gpu_time_text(ct.gpu_ms)},
+                     {"cpu", gpu_time_text(ct.cpu_ms)}, {"enter", c.enter}, {"end", frame_end(s.trace(), c.enter)},
+                     {"trace", traced_call(s.trace(), c.enter)}, {"dispatches", std::move(ds)}});
+  }
+  j["gpu_dispatches"] = times.size();
+  j["gpu_times"] = std::move(times);
+  j["gpu_calls"] = std::move(calls);
+  const CallTimes rt = run_times(s.attention_calls());
+  j["gpu_total"] = {{"gpu", gpu_time_text(rt.gpu_ms)}, {"cpu", gpu_time_text(rt.cpu_ms)}};
+  j["gpu_max_diff_P"] = number_or_null(s.attention_max_diff());
+  const AttentionFailure* f = s.attention_failed_call();
+  j["gpu_failure"] = f ? nlohmann::ordered_json{{"alg", f->alg}, {"line", f->line}, {"l", f->layer}, {"kind", f->kind},
+                                                {"why", f->why}, {"text", to_text(*f)}}
+                       : nlohmann::ordered_json(nullptr);
+}
+
+}  // namespace
 
 bool App::write_state(const std::string& path, std::string& error) const {
   nlohmann::ordered_json j;
@@ -42,7 +103,7 @@ bool App::write_state(const std::string& path, std::string& error) const {
   j["dark"] = settings.dark;
   j["gl43"] = ui.gl43;
   j["attention_backend"] = session.attention_hooked() ? "gpu" : "cpu";
-  j["gpu_dispatches"] = session.attention_dispatches().size();
+  gpu_state(session, j);
   j["model"] = session.model_label();
   j["layout"] = to_string(session.origin().layout);
   j["tokenizer"] = session.tokenizer().describe();
@@ -168,13 +229,6 @@ bool App::write_state(const std::string& path, std::string& error) const {
     for (int id : session.generation().generated()) gen.push_back(token_label(session.tokenizer(), id));
     j["generated_labels"] = gen;
     j["generation_stopped"] = session.generation().result().stopped;
-    nlohmann::ordered_json times = nlohmann::ordered_json::array();
-    for (const AttentionDispatch& d : session.attention_dispatches())
-      times.push_back({{"gpu_ms", std::isnan(d.gpu_ms) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(d.gpu_ms)},
-                       {"cpu_ms", d.cpu_ms},
-                       {"gpu", gpu_time_text(d.gpu_ms)},
-                       {"cpu", gpu_time_text(d.cpu_ms)}});
-    j["gpu_times"] = times;
     j["notice_rect"] = ui.notice_rect;
     j["trace_stale"] = session.trace_stale();
     nlohmann::ordered_json stepped = nlohmann::ordered_json::array();

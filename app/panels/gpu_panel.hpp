@@ -1,16 +1,11 @@
 // Inspector › GPU: the attention backend switch (CPU: core's Eigen / GPU: the compute shaders of
-// gpu/), the device, why the GPU is unavailable when it is, and the time of each dispatch of the
-// last traced pass with max |P_gpu − P_cpu|.
+// gpu/), the device, why the GPU is unavailable or which call it refused, and every MHAttention
+// call of the last traced Forward run with its dispatches, clocks and max |Ṽ_gpu − Ṽ_cpu|
+// (gpu_calls_table.hpp; the words and figures: gpu_text.hpp).
 #pragma once
-#include <string>
-
 #include "app/app.hpp"
 
 namespace sf {
-
-// A dispatch time for people: "1.234 ms", "12.5 µs", "480 ns", "n/a" for NaN (no usable GPU
-// clock), never a bare 0.000 that looks measured.
-std::string gpu_time_text(double ms);
 
 struct GpuPanel {
   void draw(App& app);

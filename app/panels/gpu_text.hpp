@@ -1,0 +1,36 @@
+// The GPU tab's words and figures, without ImGui (tests/app checks them headless): times that
+// say "not measured" instead of a zero that looks measured, and the names of calls and dispatches.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "app/session.hpp"
+
+namespace sf {
+
+// Whether a clock measured this time: NaN (no GPU clock) and 0 (a timer pair that read the same
+// stamp, as Mesa's llvmpipe's does) were not measured; launching any dispatch takes longer.
+bool measured(double ms);
+// A time for people: "1.234 ms", "12.5 µs", "480 ns"; "not measured" when !measured(ms).
+std::string gpu_time_text(double ms);
+
+// A call's or a run's times: the sum of its dispatches' times, NaN when any of them was not
+// measured (a sum over some would read as the whole).
+struct CallTimes {
+  double gpu_ms = 0, cpu_ms = 0;
+};
+CallTimes call_times(const AttentionCall& c);
+CallTimes run_times(const std::vector<AttentionCall>& calls);
+
+// "Alg. 8 L16": the forward algorithm's line that made the call.
+std::string call_site_text(const AttentionCall& c);
+// "Alg. 4 L4", "Alg. 4 L4–6" (a fused dispatch), "Alg. 5 L4".
+std::string dispatch_lines_text(const AttentionDispatch& d);
+// "4.8e-07"; "—" for NaN (not compared).
+std::string diff_text(double d);
+
+// The first event after the frame entered at `enter` (its lines and the calls they made);
+// t.size() when the trace ends inside it; enter itself when it is not an Enter event.
+size_t frame_end(const Trace& t, size_t enter);
+
+}  // namespace sf
