@@ -19,10 +19,13 @@ namespace {
 // The parameter blocks of shaders/*.comp (std140). They hold 4-byte scalars only, which
 // std140 packs one after another; alignas(16) rounds the size up as std140 rounds a block.
 struct alignas(16) LinearParams {
-  uint32_t rows, inner, cols;
+  uint32_t rows, inner, cols, out_stride, out_offset;
+};
+struct alignas(16) RopeParams {
+  uint32_t d_attn, cols, out_stride, out_offset;
 };
 struct alignas(16) ScoresParams {
-  uint32_t d_attn, l_z, l_x;
+  uint32_t d_attn, l_z, l_x, H, H_kv;
 };
 struct alignas(16) MaskParams {
   uint32_t l_z, l_x, mask_kind;
@@ -30,19 +33,23 @@ struct alignas(16) MaskParams {
 struct alignas(16) SoftmaxParams {
   uint32_t l_z, l_x;
   float sqrt_d_attn;
+  uint32_t alibi;
+  int32_t x_pos0, z_pos0;
 };
 struct alignas(16) ApplyValuesParams {
-  uint32_t d_mid, l_z, l_x, y_rows;
+  uint32_t d_mid, l_z, l_x, y_rows, H, H_kv;
 };
 struct alignas(16) FlashParams {
   uint32_t l_z, l_x, mask_kind, y_rows;
   float inv_sqrt_d_attn;
+  uint32_t H, H_kv, alibi;
+  int32_t x_pos0, z_pos0;
 };
 
 // As MASK_* in mask.comp and flash_attention.comp.
 enum MaskKind : uint32_t { kBidirectional = 0, kUnidirectional = 1, kExplicit = 2 };
 
-constexpr uint32_t kTile = 16;     // work groups of 16×16 in linear, scores, mask, apply_values
+constexpr uint32_t kTile = 16;     // work groups of 16×16 in linear, rope, scores, mask, apply_values
 constexpr uint32_t kFlashBR = 64;  // queries per work group in flash_attention.comp
 constexpr int kFlashMaxBC = 32;    // keys per shared-memory tile, fewer when shared memory is short
 
@@ -60,24 +67,36 @@ MaskKind classify(const Mask& mask) {
 
 std::string dims(Eigen::Index r, Eigen::Index c) { return std::to_string(r) + "×" + std::to_string(c); }
 
-// The sizes of one call, checked against each other.
+// The key/value heads of a call: H_kv < H shares each among ⌈H/H_kv⌉ query heads (core's rule).
+int kv_heads(const AttentionOptions& av, int H) { return av.H_kv > 0 && av.H_kv < H ? av.H_kv : H; }
+// The key/value head g (0-based) of query head h (0-based): ⌊(h−1)·H_kv/H⌋ + 1 in 1-based terms.
+int group_of(int h, int H_kv, int H) { return h * H_kv / H; }
+// The first query head of key/value head g: the one whose W_k, W_v (and cached K, V) are uploaded.
+int first_of_group(int g, int H_kv, int H) { return (g * H + H_kv - 1) / H_kv; }
+
+// The sizes of one call, checked against each other. K and V hold ℓ_z = ℓ_c + ℓ_new columns per
+// key/value head: ℓ_c cached (uploaded; 0 outside the KV-cached step), ℓ_new computed from Z.
 struct Shapes {
-  int H = 0, d_x = 0, d_z = 0, d_attn = 0, d_mid = 0, l_x = 0, l_z = 0;
+  int H = 0, H_kv = 0, d_x = 0, d_z = 0, d_attn = 0, d_mid = 0, l_x = 0, l_z = 0, l_c = 0;
+  int l_new() const { return l_z - l_c; }
 };
 
-Shapes check_shapes(const MatF& X, const MatF& Z, const std::vector<AttentionHeadW<const float>>& heads,
-                    const Mask& mask) {
+// X (d_x, ℓ_x) and the heads' W_q, b_q; with `kv_weights` (lines 2–3 run) also W_k, b_k, W_v, b_v
+// against d_z, and that the query heads of one key/value head view the same W_k, b_k, W_v, b_v.
+Shapes check_shapes(const MatF& X, int d_z, int l_z, const std::vector<AttentionHeadW<const float>>& heads,
+                    const Mask& mask, const AttentionOptions& av, bool kv_weights) {
   if (heads.empty()) throw Error("MHAttention on the GPU: W has no heads");
   Shapes s;
   s.H = static_cast<int>(heads.size());
+  s.H_kv = kv_heads(av, s.H);
   s.d_x = static_cast<int>(X.rows());
-  s.d_z = static_cast<int>(Z.rows());
+  s.d_z = d_z;
   s.l_x = static_cast<int>(X.cols());
-  s.l_z = static_cast<int>(Z.cols());
+  s.l_z = l_z;
   s.d_attn = static_cast<int>(heads[0].W_q.rows());
   s.d_mid = static_cast<int>(heads[0].W_v.rows());
   if (s.l_x < 1 || s.l_z < 1 || s.d_x < 1 || s.d_z < 1 || s.d_attn < 1 || s.d_mid < 1)
-    throw Error("Attention on the GPU: X is " + dims(X.rows(), X.cols()) + ", Z " + dims(Z.rows(), Z.cols()) +
+    throw Error("Attention on the GPU: X is " + dims(X.rows(), X.cols()) + ", Z " + dims(s.d_z, s.l_z) +
                 ", d_attn = " + std::to_string(s.d_attn) + ", d_mid = " + std::to_string(s.d_mid) +
                 ": every size must be at least 1");
   if (mask.rows() != s.l_z || mask.cols() != s.l_x)
@@ -90,6 +109,7 @@ Shapes check_shapes(const MatF& X, const MatF& Z, const std::vector<AttentionHea
       throw Error("Attention on the GPU, " + head + "W_q must be d_attn×d_x = " + dims(s.d_attn, s.d_x) +
                   " and b_q of size d_attn, not " + dims(W.W_q.rows(), W.W_q.cols()) + " and " +
                   std::to_string(W.b_q.size()));
+    if (!kv_weights) continue;
     if (W.W_k.rows() != s.d_attn || W.W_k.cols() != s.d_z || W.b_k.size() != s.d_attn)
       throw Error("Attention on the GPU, " + head + "W_k must be d_attn×d_z = " + dims(s.d_attn, s.d_z) +
                   " and b_k of size d_attn, not " + dims(W.W_k.rows(), W.W_k.cols()) + " and " +
@@ -98,15 +118,63 @@ Shapes check_shapes(const MatF& X, const MatF& Z, const std::vector<AttentionHea
       throw Error("Attention on the GPU, " + head + "W_v must be d_mid×d_z = " + dims(s.d_mid, s.d_z) +
                   " and b_v of size d_mid, not " + dims(W.W_v.rows(), W.W_v.cols()) + " and " +
                   std::to_string(W.b_v.size()));
+    // The GPU computes K and V once per key/value head, from the group's first query head.
+    const AttentionHeadW<const float>& first = heads[first_of_group(group_of(h, s.H_kv, s.H), s.H_kv, s.H)];
+    if (W.W_k.data() != first.W_k.data() || W.b_k.data() != first.b_k.data() || W.W_v.data() != first.W_v.data() ||
+        W.b_v.data() != first.b_v.data())
+      throw Error("MHAttention on the GPU with H_kv = " + std::to_string(s.H_kv) + " of H = " + std::to_string(s.H) +
+                  ": query " + head + "shares key/value head " + std::to_string(group_of(h, s.H_kv, s.H) + 1) +
+                  ", so its W_k, b_k, W_v, b_v must view that head's (as core's parameter table gives them); "
+                  "they are other matrices");
   }
   return s;
 }
 
 std::string heads_note(int H) { return " (" + std::to_string(H) + (H == 1 ? " head)" : " heads)"); }
+// DispatchTime::heads: "1–8", or "1" for one head.
+std::string heads_range(int n) { return n == 1 ? "1" : "1–" + std::to_string(n); }
 
 struct Binding {
   GLuint index;  // the shader's binding = N
   const Buffer* buffer;
+};
+
+// (cos tθ_i, sin tθ_i) for the columns t = pos0 + 1 … pos0 + cols and the pairs i = 1 … ⌊d_attn/2⌋,
+// as rope.comp reads them: computed in double and rounded to float exactly as core's rope_rotate.
+std::vector<float> rope_table(int d_attn, int cols, int pos0, double rope_base) {
+  const int pairs = d_attn / 2;
+  std::vector<float> cs(2 * static_cast<size_t>(pairs) * cols);
+  for (int j = 0; j < cols; ++j) {
+    const double t = pos0 + static_cast<double>(j) + 1;
+    for (int i = 1; i <= pairs; ++i) {
+      const double theta = std::pow(rope_base, -2.0 * static_cast<double>(i - 1) / static_cast<double>(d_attn));
+      const size_t at = 2 * (static_cast<size_t>(j) * pairs + (i - 1));
+      cs[at] = static_cast<float>(std::cos(t * theta));
+      cs[at + 1] = static_cast<float>(std::sin(t * theta));
+    }
+  }
+  return cs;
+}
+
+// ALiBi's slopes m_h = 2^{−8h/H}, h = 1 … H, in double and cast to float as core's mh_attention does.
+std::vector<float> alibi_slopes(int H) {
+  std::vector<float> m(H);
+  for (int h = 1; h <= H; ++h) m[h - 1] = static_cast<float>(std::pow(2.0, -8.0 * h / H));
+  return m;
+}
+
+// One call of Algorithm 5 as the runtime plans it.
+struct Call {
+  Shapes s;
+  Form form = Form::Teaching;
+  MaskKind kind = kBidirectional;
+  bool self = false;  // Z is X: uploaded once
+  // The variant; x_pos0, z_pos0: positions before X's and before K's first column (cached or not).
+  AttentionOptions av;
+  const MHAttentionW<const float>* W = nullptr;  // W_o, b_o: Algorithm 5's line 4 runs when set
+  const std::vector<MatF>* K_cached = nullptr;   // ℓ_c columns of each query head (the KV-cached step)
+  const std::vector<MatF>* V_cached = nullptr;
+  bool rope() const { return av.rope_base > 0; }
 };
 
 }  // namespace
@@ -128,6 +196,7 @@ struct GpuAttention::Impl {
   std::string dir = shader_dir();
   // The teaching form's shaders, one per pseudocode line (linear also serves the fused form and W_o).
   Program linear{dir, "linear", {}};
+  Program rope{dir, "rope", {}};
   Program scores{dir, "scores", {}};
   Program mask{dir, "mask", {}};
   Program softmax{dir, "softmax_columns", {}};
@@ -135,6 +204,8 @@ struct GpuAttention::Impl {
   std::map<std::array<int, 3>, std::unique_ptr<Program>> flash;  // by (d_attn, d_mid, BC)
   Buffer params;                                                 // the parameter block (uniform buffer, binding 0)
   Buffer X, Z, W_q, b_q, W_k, b_k, W_v, b_v, W_o, b_o;           // inputs
+  Buffer rope_x, rope_z, slopes;                                 // RoPE's cos/sin of Q's and K's columns, ALiBi's m_h
+  Buffer Q_pre, K_pre;                                           // RoPE: lines 1–2 before the rotation
   Buffer Q, K, V, S, S_masked, A, Y, L, out;                     // results
   Buffer mask_bytes;
   Buffer loop_guard;  // {loops_cut_short, two}: see LoopGuard in the shaders
@@ -163,19 +234,20 @@ struct GpuAttention::Impl {
     return *p;
   }
 
+  // `meta`: what the dispatch computes and where it is in the paper (its times are filled in).
   template <class P>
   void dispatch(const Program& program, const P& p, std::initializer_list<Binding> bindings,
-                std::array<GLuint, 3> count, std::string what) {
+                std::array<GLuint, 3> count, DispatchTime meta) {
     for (int i = 0; i < 3; ++i)
       if (count[i] > static_cast<GLuint>(dev.max_groups[i]))
-        throw Error(what + " needs " + std::to_string(count[i]) + " work groups along " + "xyz"[i] +
+        throw Error(meta.what + " needs " + std::to_string(count[i]) + " work groups along " + "xyz"[i] +
                     ", more than this GL's GL_MAX_COMPUTE_WORK_GROUP_COUNT of " + std::to_string(dev.max_groups[i]) +
                     ": use shorter sequences or fewer heads");
     params.set(&p, sizeof p);
     glUseProgram(program.id());
     glBindBufferBase(GL_UNIFORM_BUFFER, 0, params.id());
     for (const Binding& b : bindings) glBindBufferBase(GL_SHADER_STORAGE_BUFFER, b.index, b.buffer->id());
-    timer.before(std::move(what));
+    timer.before(std::move(meta));
     glDispatchCompute(count[0], count[1], count[2]);
     timer.after();
     glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
@@ -183,21 +255,32 @@ struct GpuAttention::Impl {
 
   // Room for everything one call needs, before anything is uploaded or run: a size the
   // device cannot take fails first, naming the buffer.
-  void reserve(const Shapes& s, Form form, MaskKind kind, bool self, const MHAttentionW<const float>* W) {
-    const size_t f = sizeof(float), H = s.H, d_attn = s.d_attn, d_mid = s.d_mid, l_x = s.l_x, l_z = s.l_z;
-    const std::string hn = heads_note(s.H);
+  void reserve(const Call& c) {
+    const Shapes& s = c.s;
+    const size_t f = sizeof(float), H = s.H, H_kv = s.H_kv, d_attn = s.d_attn, d_mid = s.d_mid, l_x = s.l_x,
+                 l_z = s.l_z, l_new = s.l_new();
+    const std::string hn = heads_note(s.H), kvn = heads_note(s.H_kv);
     X.reserve(f * s.d_x * l_x, "X", dev);
-    if (!self) Z.reserve(f * s.d_z * l_z, "Z", dev);
+    if (!c.self && l_new > 0) Z.reserve(f * s.d_z * l_new, "Z", dev);
     W_q.reserve(f * H * d_attn * s.d_x, "W_q" + hn, dev);
     b_q.reserve(f * H * d_attn, "b_q" + hn, dev);
-    W_k.reserve(f * H * d_attn * s.d_z, "W_k" + hn, dev);
-    b_k.reserve(f * H * d_attn, "b_k" + hn, dev);
-    W_v.reserve(f * H * d_mid * s.d_z, "W_v" + hn, dev);
-    b_v.reserve(f * H * d_mid, "b_v" + hn, dev);
+    if (l_new > 0) {
+      W_k.reserve(f * H_kv * d_attn * s.d_z, "W_k" + kvn, dev);
+      b_k.reserve(f * H_kv * d_attn, "b_k" + kvn, dev);
+      W_v.reserve(f * H_kv * d_mid * s.d_z, "W_v" + kvn, dev);
+      b_v.reserve(f * H_kv * d_mid, "b_v" + kvn, dev);
+    }
     Q.reserve(f * H * d_attn * l_x, "Q" + hn, dev);
-    K.reserve(f * H * d_attn * l_z, "K" + hn, dev);
-    V.reserve(f * H * d_mid * l_z, "V" + hn, dev);
-    if (form == Form::Teaching) {
+    K.reserve(f * H_kv * d_attn * l_z, "K" + kvn, dev);
+    V.reserve(f * H_kv * d_mid * l_z, "V" + kvn, dev);
+    if (c.rope()) {
+      Q_pre.reserve(f * H * d_attn * l_x, "Q before RoPE" + hn, dev);
+      K_pre.reserve(f * H_kv * d_attn * std::max<size_t>(l_new, 1), "K before RoPE" + kvn, dev);
+      rope_x.reserve(f * (d_attn / 2 * 2) * l_x + f, "RoPE's angles of X", dev);
+      rope_z.reserve(f * (d_attn / 2 * 2) * std::max<size_t>(l_new, 1) + f, "RoPE's angles of Z", dev);
+    }
+    slopes.reserve(f * H, "ALiBi's slopes", dev);
+    if (c.form == Form::Teaching) {
       const std::string what = hn + " of ℓ_z×ℓ_x = " + dims(s.l_z, s.l_x) + " (teaching form)";
       S.reserve(f * H * l_z * l_x, "S" + what, dev);
       S_masked.reserve(f * H * l_z * l_x, "masked S" + what, dev);
@@ -206,85 +289,163 @@ struct GpuAttention::Impl {
       L.reserve(f * H * l_x, "L" + hn, dev);
     }
     Y.reserve(f * H * d_mid * l_x, "Y = [Y¹; …; Yᴴ]", dev);
-    mask_bytes.reserve(kind == kExplicit ? (l_z * l_x + 3) / 4 * 4 : 4, "Mask", dev);
+    mask_bytes.reserve(c.kind == kExplicit ? (l_z * l_x + 3) / 4 * 4 : 4, "Mask", dev);
     loop_guard.reserve(2 * sizeof(uint32_t), "the loop guard", dev);
-    if (W) {
-      W_o.reserve(f * W->W_o.size(), "W_o", dev);
-      b_o.reserve(f * W->b_o.size(), "b_o", dev);
-      out.reserve(f * W->W_o.rows() * l_x, "Ṽ", dev);
+    if (c.W) {
+      W_o.reserve(f * c.W->W_o.size(), "W_o", dev);
+      b_o.reserve(f * c.W->b_o.size(), "b_o", dev);
+      out.reserve(f * c.W->W_o.rows() * l_x, "Ṽ", dev);
     }
   }
 
-  // Algorithm 4, lines 1–6, for every head (Algorithm 5, lines 1–3): leaves
-  // Y = [Y¹; …; Yᴴ] (H·d_mid, ℓ_x) in buffer Y, and, with W, Ṽ = W_o Y + b_o 1ᵀ in `out`.
-  void run(const MatF& Xh, const MatF& Zh, const std::vector<AttentionHeadW<const float>>& heads, const Mask& m,
-           const Shapes& s, Form form, bool timed, const MHAttentionW<const float>* W) {
-    const MaskKind kind = classify(m);
-    const bool self = Xh.data() == Zh.data();  // self-attention: Z is X, uploaded once
-    reserve(s, form, kind, self, W);
-
+  void upload(const MatF& Xh, const MatF* Zh, const std::vector<AttentionHeadW<const float>>& heads, const Mask& m,
+              const Call& c) {
+    const Shapes& s = c.s;
     const size_t f = sizeof(float);
     X.upload(Xh.data(), f * Xh.size());
-    if (!self) Z.upload(Zh.data(), f * Zh.size());
+    if (!c.self && s.l_new() > 0) Z.upload(Zh->data(), f * Zh->size());
     for (int h = 0; h < s.H; ++h) {
       const AttentionHeadW<const float>& w = heads[h];
       W_q.upload(w.W_q.data(), f * w.W_q.size(), f * h * w.W_q.size());
       b_q.upload(w.b_q.data(), f * w.b_q.size(), f * h * w.b_q.size());
-      W_k.upload(w.W_k.data(), f * w.W_k.size(), f * h * w.W_k.size());
-      b_k.upload(w.b_k.data(), f * w.b_k.size(), f * h * w.b_k.size());
-      W_v.upload(w.W_v.data(), f * w.W_v.size(), f * h * w.W_v.size());
-      b_v.upload(w.b_v.data(), f * w.b_v.size(), f * h * w.b_v.size());
     }
-    if (kind == kExplicit) mask_bytes.upload(m.data(), static_cast<size_t>(m.size()));
+    for (int g = 0; g < s.H_kv; ++g) {
+      const int h = first_of_group(g, s.H_kv, s.H);
+      if (s.l_new() > 0) {
+        const AttentionHeadW<const float>& w = heads[h];
+        W_k.upload(w.W_k.data(), f * w.W_k.size(), f * g * w.W_k.size());
+        b_k.upload(w.b_k.data(), f * w.b_k.size(), f * g * w.b_k.size());
+        W_v.upload(w.W_v.data(), f * w.W_v.size(), f * g * w.W_v.size());
+        b_v.upload(w.b_v.data(), f * w.b_v.size(), f * g * w.b_v.size());
+      }
+      if (s.l_c > 0) {  // the cached columns, first in each key/value head's slice
+        K.upload((*c.K_cached)[h].data(), f * s.d_attn * s.l_c, f * g * s.d_attn * s.l_z);
+        V.upload((*c.V_cached)[h].data(), f * s.d_mid * s.l_c, f * g * s.d_mid * s.l_z);
+      }
+    }
+    if (c.rope()) {
+      const std::vector<float> tx = rope_table(s.d_attn, s.l_x, c.av.x_pos0, c.av.rope_base);
+      const std::vector<float> tz = rope_table(s.d_attn, s.l_new(), c.av.z_pos0 + s.l_c, c.av.rope_base);
+      rope_x.upload(tx.data(), f * tx.size());
+      rope_z.upload(tz.data(), f * tz.size());
+    }
+    if (c.av.alibi) {
+      const std::vector<float> m_h = alibi_slopes(s.H);
+      slopes.upload(m_h.data(), f * m_h.size());
+    }
+    if (c.kind == kExplicit) mask_bytes.upload(m.data(), static_cast<size_t>(m.size()));
     const uint32_t guard[2] = {0, 2};  // no loop cut short yet; the guard loop's 2 steps
     loop_guard.upload(guard, sizeof guard);
-    if (W) {
-      W_o.upload(W->W_o.data(), f * W->W_o.size());
-      b_o.upload(W->b_o.data(), f * W->b_o.size());
+    if (c.W) {
+      W_o.upload(c.W->W_o.data(), f * c.W->W_o.size());
+      b_o.upload(c.W->b_o.data(), f * c.W->b_o.size());
     }
-    const Buffer& context = self ? X : Z;
+  }
 
-    const uint32_t H = s.H, d_attn = s.d_attn, d_mid = s.d_mid, d_x = s.d_x, d_z = s.d_z, l_x = s.l_x, l_z = s.l_z;
+  // Lines 1–3 for every head (and key/value head): Q, and K, V for Z's ℓ_new columns after the
+  // ℓ_c cached ones; under RoPE, lines 1–2 write Q_pre, K_pre and rope.comp rotates them into Q, K.
+  void lines_1_to_3(const Call& c) {
+    const Shapes& s = c.s;
+    const uint32_t H = s.H, H_kv = s.H_kv, d_x = s.d_x, d_z = s.d_z, d_attn = s.d_attn, d_mid = s.d_mid,
+                   l_x = s.l_x, l_z = s.l_z, l_c = s.l_c, l_new = s.l_new();
+    const std::string hq = heads_range(s.H);
+    const std::string hkv = s.H_kv < s.H ? heads_range(s.H_kv) + " (key/value)" : hq;
     const std::string hn = heads_note(s.H);
-    timer.start(timed, dev);
-    dispatch(linear, LinearParams{d_attn, d_x, l_x}, {{1, &W_q}, {2, &b_q}, {3, &X}, {4, &Q}},
-             {groups(s.d_attn, kTile), groups(s.l_x, kTile), H}, "Alg. 4 L1: Q ← W_q X + b_q 1ᵀ" + hn);
-    dispatch(linear, LinearParams{d_attn, d_z, l_z}, {{1, &W_k}, {2, &b_k}, {3, &context}, {4, &K}},
-             {groups(s.d_attn, kTile), groups(s.l_z, kTile), H}, "Alg. 4 L2: K ← W_k Z + b_k 1ᵀ" + hn);
-    dispatch(linear, LinearParams{d_mid, d_z, l_z}, {{1, &W_v}, {2, &b_v}, {3, &context}, {4, &V}},
-             {groups(s.d_mid, kTile), groups(s.l_z, kTile), H}, "Alg. 4 L3: V ← W_v Z + b_v 1ᵀ" + hn);
-    if (form == Form::Teaching) {
-      dispatch(scores, ScoresParams{d_attn, l_z, l_x}, {{1, &K}, {2, &Q}, {3, &S}},
-               {groups(s.l_z, kTile), groups(s.l_x, kTile), H}, "Alg. 4 L4: S ← Kᵀ Q" + hn);
-      dispatch(mask, MaskParams{l_z, l_x, kind}, {{1, &S}, {2, &mask_bytes}, {3, &S_masked}},
-               {groups(s.l_z, kTile), groups(s.l_x, kTile), H}, "Alg. 4 L5: S[t_z, t_x] ← −∞ where ¬Mask" + hn);
-      dispatch(softmax, SoftmaxParams{l_z, l_x, std::sqrt(static_cast<float>(d_attn))},
-               {{1, &S_masked}, {2, &A}, {7, &loop_guard}}, {l_x, H, 1},
-               "Alg. 4 L6: A ← softmax(S / √d_attn), by columns" + hn);
-      dispatch(apply_values, ApplyValuesParams{d_mid, l_z, l_x, H * d_mid},
+    const std::string kvn = s.H_kv < s.H ? " (" + std::to_string(s.H_kv) + " key/value heads of H = " +
+                                               std::to_string(s.H) + ")"
+                                         : hn;
+    const std::string cached = l_c > 0 ? ", after the " + std::to_string(l_c) + " cached columns" : "";
+    const Buffer& context = c.self ? X : Z;
+    const Buffer& q_out = c.rope() ? Q_pre : Q;
+    dispatch(linear, LinearParams{d_attn, d_x, l_x, d_attn * l_x, 0}, {{1, &W_q}, {2, &b_q}, {3, &X}, {4, &q_out}},
+             {groups(s.d_attn, kTile), groups(s.l_x, kTile), H}, {"Alg. 4 L1: Q ← W_q X + b_q 1ᵀ" + hn, 4, 1, 1, hq});
+    if (c.rope())
+      dispatch(rope, RopeParams{d_attn, l_x, d_attn * l_x, 0}, {{1, &Q_pre}, {2, &rope_x}, {3, &Q}},
+               {groups(s.d_attn, kTile), groups(s.l_x, kTile), H},
+               {"Alg. 4 L1: Q rotated by RoPE (positions " + std::to_string(c.av.x_pos0 + 1) + " … " +
+                    std::to_string(c.av.x_pos0 + s.l_x) + ")" + hn,
+                4, 1, 1, hq});
+    if (l_new == 0) return;  // the KV-cached cross-attention: K and V are all cached
+    // K^g and V^g are ℓ_z columns long; the new ones start after the ℓ_c cached ones.
+    const Buffer& k_out = c.rope() ? K_pre : K;
+    const LinearParams k_params = c.rope() ? LinearParams{d_attn, d_z, l_new, d_attn * l_new, 0}
+                                           : LinearParams{d_attn, d_z, l_new, d_attn * l_z, d_attn * l_c};
+    dispatch(linear, k_params, {{1, &W_k}, {2, &b_k}, {3, &context}, {4, &k_out}},
+             {groups(s.d_attn, kTile), groups(static_cast<int>(l_new), kTile), H_kv},
+             {"Alg. 4 L2: K ← W_k Z + b_k 1ᵀ" + kvn + cached, 4, 2, 2, hkv});
+    if (c.rope())
+      dispatch(rope, RopeParams{d_attn, l_new, d_attn * l_z, d_attn * l_c}, {{1, &K_pre}, {2, &rope_z}, {3, &K}},
+               {groups(s.d_attn, kTile), groups(static_cast<int>(l_new), kTile), H_kv},
+               {"Alg. 4 L2: K rotated by RoPE (positions " + std::to_string(c.av.z_pos0 + s.l_c + 1) + " … " +
+                    std::to_string(c.av.z_pos0 + s.l_z) + ")" + kvn,
+                4, 2, 2, hkv});
+    dispatch(linear, LinearParams{d_mid, d_z, l_new, d_mid * l_z, d_mid * l_c},
+             {{1, &W_v}, {2, &b_v}, {3, &context}, {4, &V}},
+             {groups(s.d_mid, kTile), groups(static_cast<int>(l_new), kTile), H_kv},
+             {"Alg. 4 L3: V ← W_v Z + b_v 1ᵀ" + kvn + cached, 4, 3, 3, hkv});
+  }
+
+  // Lines 4–6 for every query head, into Y = [Y¹; …; Yᴴ]: one dispatch per line, or fused.
+  void lines_4_to_6(const Call& c) {
+    const Shapes& s = c.s;
+    const uint32_t H = s.H, H_kv = s.H_kv, d_attn = s.d_attn, d_mid = s.d_mid, l_x = s.l_x, l_z = s.l_z;
+    const uint32_t alibi = c.av.alibi ? 1 : 0;
+    const std::string hq = heads_range(s.H), hn = heads_note(s.H);
+    const std::string shared = s.H_kv < s.H ? ", query head h reading K, V of key/value head ⌊(h−1)·H_kv/H⌋ + 1" : "";
+    if (c.form == Form::Teaching) {
+      dispatch(scores, ScoresParams{d_attn, l_z, l_x, H, H_kv}, {{1, &K}, {2, &Q}, {3, &S}},
+               {groups(s.l_z, kTile), groups(s.l_x, kTile), H}, {"Alg. 4 L4: S ← Kᵀ Q" + hn + shared, 4, 4, 4, hq});
+      dispatch(mask, MaskParams{l_z, l_x, c.kind}, {{1, &S}, {2, &mask_bytes}, {3, &S_masked}},
+               {groups(s.l_z, kTile), groups(s.l_x, kTile), H},
+               {"Alg. 4 L5: S[t_z, t_x] ← −∞ where ¬Mask" + hn, 4, 5, 5, hq});
+      dispatch(softmax,
+               SoftmaxParams{l_z, l_x, std::sqrt(static_cast<float>(d_attn)), alibi, c.av.x_pos0, c.av.z_pos0},
+               {{1, &S_masked}, {2, &A}, {3, &slopes}, {7, &loop_guard}}, {l_x, H, 1},
+               {c.av.alibi ? "Alg. 4 L6: A ← softmax(S / √d_attn + m_h·B), by columns (ALiBi)" + hn
+                           : "Alg. 4 L6: A ← softmax(S / √d_attn), by columns" + hn,
+                4, 6, 6, hq});
+      dispatch(apply_values, ApplyValuesParams{d_mid, l_z, l_x, H * d_mid, H, H_kv},
                {{1, &V}, {2, &A}, {3, &Y}, {7, &loop_guard}}, {groups(s.d_mid, kTile), groups(s.l_x, kTile), H},
-               "Alg. 4 L6: Ṽ = V · A, into Y" + hn);
+               {"Alg. 4 L6: Ṽ = V · A, into Y" + hn + shared, 4, 6, 6, hq});
     } else {
       dispatch(flash_program(s.d_attn, s.d_mid),
-               FlashParams{l_z, l_x, kind, H * d_mid, 1.0f / std::sqrt(static_cast<float>(d_attn))},
-               {{1, &Q}, {2, &K}, {3, &V}, {4, &mask_bytes}, {5, &Y}, {6, &L}, {7, &loop_guard}},
-               {groups(s.l_x, kFlashBR), H, 1}, "Alg. 4 L4–L6 fused: Ṽ = V · softmax(Kᵀ Q / √d_attn), into Y" + hn);
+               FlashParams{l_z, l_x, c.kind, H * d_mid, 1.0f / std::sqrt(static_cast<float>(d_attn)), H, H_kv, alibi,
+                           c.av.x_pos0, c.av.z_pos0},
+               {{1, &Q}, {2, &K}, {3, &V}, {4, &mask_bytes}, {5, &Y}, {6, &L}, {7, &loop_guard}, {8, &slopes}},
+               {groups(s.l_x, kFlashBR), H, 1},
+               {std::string(c.av.alibi ? "Alg. 4 L4–L6 fused: Ṽ = V · softmax(Kᵀ Q / √d_attn + m_h·B) (ALiBi)"
+                                       : "Alg. 4 L4–L6 fused: Ṽ = V · softmax(Kᵀ Q / √d_attn)") +
+                    ", into Y" + hn + shared,
+                4, 4, 6, hq});
     }
-    if (W) {
-      const uint32_t d_out = static_cast<uint32_t>(W->W_o.rows());
-      dispatch(linear, LinearParams{d_out, H * d_mid, l_x}, {{1, &W_o}, {2, &b_o}, {3, &Y}, {4, &out}},
-               {groups(static_cast<int>(d_out), kTile), groups(s.l_x, kTile), 1}, "Alg. 5 L4: Ṽ ← W_o Y + b_o 1ᵀ");
+  }
+
+  // Algorithm 4, lines 1–6, for every head (Algorithm 5, lines 1–3): leaves
+  // Y = [Y¹; …; Yᴴ] (H·d_mid, ℓ_x) in buffer Y, and, with c.W, Ṽ = W_o Y + b_o 1ᵀ in `out`.
+  // Zh: the ℓ_new context columns lines 2–3 read (ignored when c.self or ℓ_new = 0).
+  void run(const MatF& Xh, const MatF* Zh, const std::vector<AttentionHeadW<const float>>& heads, const Mask& m,
+           const Call& c, bool timed) {
+    reserve(c);
+    upload(Xh, Zh, heads, m, c);
+    timer.start(timed, dev);
+    lines_1_to_3(c);
+    lines_4_to_6(c);
+    if (c.W) {
+      const uint32_t d_out = static_cast<uint32_t>(c.W->W_o.rows()), l_x = c.s.l_x, Hd = c.s.H * c.s.d_mid;
+      dispatch(linear, LinearParams{d_out, Hd, l_x, d_out * l_x, 0}, {{1, &W_o}, {2, &b_o}, {3, &Y}, {4, &out}},
+               {groups(static_cast<int>(d_out), kTile), groups(c.s.l_x, kTile), 1},
+               {"Alg. 5 L4: Ṽ ← W_o Y + b_o 1ᵀ", 5, 4, 4, ""});
     }
     glUseProgram(0);
     glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT);  // the read-backs see the shaders' writes
     uint32_t cut_short = 0;
     loop_guard.download(&cut_short, sizeof cut_short);
     if (cut_short)
-      throw Error(dev.renderer + " cut the " + to_string(form) +
+      throw Error(dev.renderer + " cut the " + to_string(c.form) +
                   " form's shader loops short, so its results would be wrong: Mesa's llvmpipe ends every loop of a "
                   "shader invocation once its loops have run 65535 iterations in all (LP_MAX_TGSI_LOOP_ITERATIONS), "
                   "and ℓ_z = " +
-                  std::to_string(s.l_z) + " needs more: use shorter sequences, or a GPU");
+                  std::to_string(c.s.l_z) + " needs more: use shorter sequences, or a GPU");
   }
 
   MatF read(const Buffer& b, Eigen::Index rows, Eigen::Index cols, size_t offset_elements = 0) const {
@@ -294,15 +455,43 @@ struct GpuAttention::Impl {
   }
 
   // Head h's record of the teaching form, from the buffers of the last run; Y is read once.
-  void read_record(const Shapes& s, int h, const MatF& Yall, AttentionRecord<float>& r) const {
-    const size_t H_at = static_cast<size_t>(h);
-    r.Q = read(Q, s.d_attn, s.l_x, H_at * s.d_attn * s.l_x);
-    r.K = read(K, s.d_attn, s.l_z, H_at * s.d_attn * s.l_z);
-    r.V = read(V, s.d_mid, s.l_z, H_at * s.d_mid * s.l_z);
-    r.S = read(S, s.l_z, s.l_x, H_at * s.l_z * s.l_x);
-    r.S_masked = read(S_masked, s.l_z, s.l_x, H_at * s.l_z * s.l_x);
-    r.A = read(A, s.l_z, s.l_x, H_at * s.l_z * s.l_x);
+  // K, V (and K_pre) are those of h's key/value head; B and m as core's Algorithm 4 keeps them.
+  void read_record(const Call& c, int h, const MatF& Yall, AttentionRecord<float>& r) const {
+    const Shapes& s = c.s;
+    const size_t q_at = static_cast<size_t>(h), g = static_cast<size_t>(group_of(h, s.H_kv, s.H));
+    r.Q = read(Q, s.d_attn, s.l_x, q_at * s.d_attn * s.l_x);
+    r.K = read(K, s.d_attn, s.l_z, g * s.d_attn * s.l_z);
+    r.V = read(V, s.d_mid, s.l_z, g * s.d_mid * s.l_z);
+    r.S = read(S, s.l_z, s.l_x, q_at * s.l_z * s.l_x);
+    r.S_masked = read(S_masked, s.l_z, s.l_x, q_at * s.l_z * s.l_x);
+    r.A = read(A, s.l_z, s.l_x, q_at * s.l_z * s.l_x);
     r.Vt = Yall.middleRows(static_cast<Eigen::Index>(h) * s.d_mid, s.d_mid);
+    if (c.rope()) {
+      r.Q_pre = read(Q_pre, s.d_attn, s.l_x, q_at * s.d_attn * s.l_x);
+      r.K_pre = read(K_pre, s.d_attn, s.l_new(), g * s.d_attn * s.l_new());
+    }
+    if (c.av.alibi) {
+      r.B = alibi_bias<float>(s.l_z, s.l_x, c.av.z_pos0, c.av.x_pos0);
+      r.m = alibi_slopes(s.H)[h];
+    }
+  }
+
+  // The KV-cached step's new columns of K and V (after the ℓ_c cached ones in each key/value
+  // head's slice), appended to the cache of every query head of the group.
+  void append_new_columns(const Call& c, std::vector<MatF>& K_cache, std::vector<MatF>& V_cache) const {
+    const Shapes& s = c.s;
+    const int n = s.l_new();
+    for (int g = 0; g < s.H_kv; ++g) {
+      const MatF K_new = read(K, s.d_attn, n, static_cast<size_t>(g) * s.d_attn * s.l_z + s.d_attn * s.l_c);
+      const MatF V_new = read(V, s.d_mid, n, static_cast<size_t>(g) * s.d_mid * s.l_z + s.d_mid * s.l_c);
+      for (int h = 0; h < s.H; ++h) {
+        if (group_of(h, s.H_kv, s.H) != g) continue;
+        K_cache[h].conservativeResize(s.d_attn, s.l_z);
+        K_cache[h].rightCols(n) = K_new;
+        V_cache[h].conservativeResize(s.d_mid, s.l_z);
+        V_cache[h].rightCols(n) = V_new;
+      }
+    }
   }
 };
 
@@ -365,14 +554,44 @@ std::unique_ptr<GpuAttention> GpuAttention::create_on_current_context(GlLoader l
 
 const DeviceInfo& GpuAttention::device() const { return impl_->dev; }
 
+namespace {
+
+void check_w_o(const MHAttentionW<const float>& W, const Shapes& s) {
+  if (W.W_o.cols() != static_cast<Eigen::Index>(s.H) * s.d_mid || W.b_o.size() != W.W_o.rows() || W.W_o.rows() < 1)
+    throw Error("MHAttention on the GPU: W_o must be d_out×H·d_mid = d_out×" + std::to_string(s.H * s.d_mid) +
+                " and b_o of size d_out, not " + dims(W.W_o.rows(), W.W_o.cols()) + " and " +
+                std::to_string(W.b_o.size()));
+}
+
+// The cache of the KV-cached step: H matrices K[h] (d_attn, ℓ_c) and V[h] (d_mid, ℓ_c). Returns ℓ_c.
+int check_cache(const std::vector<MatF>& K, const std::vector<MatF>& V, const Shapes& s) {
+  if (static_cast<int>(K.size()) != s.H || static_cast<int>(V.size()) != s.H)
+    throw Error("MHAttention's KV-cached step on the GPU: the cache holds K, V for " + std::to_string(K.size()) + ", " +
+                std::to_string(V.size()) + " heads, W for " + std::to_string(s.H) +
+                ": rebuild the cache for this model");
+  const Eigen::Index l_c = K[0].cols();
+  for (int h = 0; h < s.H; ++h)
+    if (K[h].rows() != s.d_attn || V[h].rows() != s.d_mid || K[h].cols() != l_c || V[h].cols() != l_c)
+      throw Error("MHAttention's KV-cached step on the GPU: head " + std::to_string(h + 1) + "'s cached K is " +
+                  dims(K[h].rows(), K[h].cols()) + " and V " + dims(V[h].rows(), V[h].cols()) +
+                  "; every head's must be d_attn×ℓ_c = " + dims(s.d_attn, l_c) + " and d_mid×ℓ_c = " +
+                  dims(s.d_mid, l_c) + ": rebuild the cache");
+  return static_cast<int>(l_c);
+}
+
+}  // namespace
+
 GpuAttentionResult GpuAttention::teaching(const MatF& X, const MatF& Z, const AttentionHeadW<const float>& W,
                                           const Mask& mask) {
   impl_->make_current();
   const std::vector<AttentionHeadW<const float>> heads{W};
-  const Shapes s = check_shapes(X, Z, heads, mask);
-  impl_->run(X, Z, heads, mask, s, Form::Teaching, true, nullptr);
+  Call c;
+  c.s = check_shapes(X, static_cast<int>(Z.rows()), static_cast<int>(Z.cols()), heads, mask, {}, true);
+  c.kind = classify(mask);
+  c.self = X.data() == Z.data();
+  impl_->run(X, &Z, heads, mask, c, true);
   GpuAttentionResult r;
-  impl_->read_record(s, 0, impl_->read(impl_->Y, s.d_mid, s.l_x), r.record);
+  impl_->read_record(c, 0, impl_->read(impl_->Y, c.s.d_mid, c.s.l_x), r.record);
   r.times = impl_->timer.finish();
   return r;
 }
@@ -381,11 +600,15 @@ FusedResult GpuAttention::fused(const MatF& X, const MatF& Z, const AttentionHea
                                 bool timed) {
   impl_->make_current();
   const std::vector<AttentionHeadW<const float>> heads{W};
-  const Shapes s = check_shapes(X, Z, heads, mask);
-  impl_->run(X, Z, heads, mask, s, Form::Fused, timed, nullptr);
+  Call c;
+  c.s = check_shapes(X, static_cast<int>(Z.rows()), static_cast<int>(Z.cols()), heads, mask, {}, true);
+  c.form = Form::Fused;
+  c.kind = classify(mask);
+  c.self = X.data() == Z.data();
+  impl_->run(X, &Z, heads, mask, c, timed);
   FusedResult r;
-  r.Vt = impl_->read(impl_->Y, s.d_mid, s.l_x);
-  r.L = impl_->read(impl_->L, 1, s.l_x);
+  r.Vt = impl_->read(impl_->Y, c.s.d_mid, c.s.l_x);
+  r.L = impl_->read(impl_->L, 1, c.s.l_x);
   r.times = impl_->timer.finish();
   return r;
 }
@@ -394,33 +617,66 @@ MatF GpuAttention::mh_attention(const MatF& X, const MatF& Z, const MHAttentionW
                                 Form form, std::vector<DispatchTime>* times,
                                 std::vector<AttentionRecord<float>>* recs, const AttentionOptions& av) {
   impl_->make_current();
-  if (av.positional())
-    throw Error("MHAttention on the GPU: RoPE and ALiBi are not on the GPU yet (" +
-                describe_call(X.data() == Z.data(), mask, av, static_cast<int>(W.heads.size())) + ")");
   if (recs && form != Form::Teaching)
     throw Error(
         "MHAttention on the GPU: only the teaching form keeps the records of each line (the fused form "
         "never stores S)");
-  const Shapes s = check_shapes(X, Z, W.heads, mask);
-  if (W.W_o.cols() != static_cast<Eigen::Index>(s.H) * s.d_mid || W.b_o.size() != W.W_o.rows() || W.W_o.rows() < 1)
-    throw Error("MHAttention on the GPU: W_o must be d_out×H·d_mid = d_out×" + std::to_string(s.H * s.d_mid) +
-                " and b_o of size d_out, not " + dims(W.W_o.rows(), W.W_o.cols()) + " and " +
-                std::to_string(W.b_o.size()));
-  impl_->run(X, Z, W.heads, mask, s, form, times != nullptr, &W);
-  MatF Vt = impl_->read(impl_->out, W.W_o.rows(), s.l_x);
+  Call c;
+  c.s = check_shapes(X, static_cast<int>(Z.rows()), static_cast<int>(Z.cols()), W.heads, mask, av, true);
+  check_w_o(W, c.s);
+  c.form = form;
+  c.kind = classify(mask);
+  c.self = X.data() == Z.data();
+  c.av = av;
+  c.W = &W;
+  impl_->run(X, &Z, W.heads, mask, c, times != nullptr);
+  MatF Vt = impl_->read(impl_->out, W.W_o.rows(), c.s.l_x);
   if (recs) {
-    const MatF Y = impl_->read(impl_->Y, static_cast<Eigen::Index>(s.H) * s.d_mid, s.l_x);
-    recs->assign(s.H, AttentionRecord<float>{});
-    for (int h = 0; h < s.H; ++h) impl_->read_record(s, h, Y, (*recs)[h]);
+    const MatF Y = impl_->read(impl_->Y, static_cast<Eigen::Index>(c.s.H) * c.s.d_mid, c.s.l_x);
+    recs->assign(c.s.H, AttentionRecord<float>{});
+    for (int h = 0; h < c.s.H; ++h) impl_->read_record(c, h, Y, (*recs)[h]);
   }
   if (times) *times = impl_->timer.finish();
   return Vt;
 }
 
-MatF GpuAttention::mh_attention_cached(const MatF&, const MHAttentionW<const float>&, std::vector<MatF>&,
-                                       std::vector<MatF>&, bool, const Mask&, Form, const AttentionOptions&,
-                                       std::vector<DispatchTime>*) {
-  throw Error("MHAttention on the GPU: the KV-cached step is not on the GPU yet");
+MatF GpuAttention::mh_attention_cached(const MatF& X, const MHAttentionW<const float>& W, std::vector<MatF>& K,
+                                       std::vector<MatF>& V, bool append, const Mask& mask, Form form,
+                                       const AttentionOptions& av, std::vector<DispatchTime>* times) {
+  impl_->make_current();
+  if (W.heads.empty()) throw Error("MHAttention on the GPU: W has no heads");
+  if (!append && av.positional())
+    throw Error("MHAttention's KV-cached cross-attention on the GPU: RoPE and ALiBi act on self-attention only "
+                "(core's attention_options gives a cross-attention neither); call it with the cross-attention's "
+                "options");
+  const int n = static_cast<int>(X.cols());
+  Shapes probe;  // the cache's sizes, checked before the mask is (its ℓ_z depends on ℓ_c)
+  probe.H = static_cast<int>(W.heads.size());
+  probe.d_attn = static_cast<int>(W.heads[0].W_q.rows());
+  probe.d_mid = static_cast<int>(W.heads[0].W_v.rows());
+  const int l_c = check_cache(K, V, probe);
+  Call c;
+  // Cached self-attention: lines 2–3 run for the n new columns of Z = X, after the ℓ_c cached ones.
+  // Cached cross-attention: K, V are all cached (ℓ_z = ℓ_c).
+  c.s = check_shapes(X, static_cast<int>(X.rows()), append ? l_c + n : l_c, W.heads, mask, av, append);
+  c.s.l_c = l_c;
+  check_w_o(W, c.s);
+  c.form = form;
+  c.kind = classify(mask);
+  c.self = true;
+  c.av = av;
+  // Core's cached_attention: Q and the new K at positions ℓ_c + 1 … (RoPE), and ALiBi's B over
+  // keys 1 … ℓ_c + n against queries ℓ_c + 1 …
+  c.av.x_pos0 = l_c;
+  c.av.z_pos0 = 0;
+  c.W = &W;
+  c.K_cached = &K;
+  c.V_cached = &V;
+  impl_->run(X, nullptr, W.heads, mask, c, times != nullptr);
+  MatF Vt = impl_->read(impl_->out, W.W_o.rows(), n);
+  if (append) impl_->append_new_columns(c, K, V);
+  if (times) *times = impl_->timer.finish();
+  return Vt;
 }
 
 }  // namespace sf::gpu

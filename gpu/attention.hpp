@@ -11,6 +11,10 @@
 //                   stored, and key tiles the unidirectional mask hides are skipped.
 //
 // Algorithm 5's line 4, Ṽ ← W_o Y + b_o 1ᵀ, is a further dispatch (linear.comp) on the GPU.
+// The variants (AttentionOptions, seed 004) run on the GPU in both forms: RoPE rotates Q and K
+// after lines 1–2 (rope.comp, cos/sin of t·θ_i computed in double on the CPU as core does);
+// ALiBi adds m_h·B in line 6 (softmax_columns.comp, flash_attention.comp); with H_kv < H,
+// lines 2–3 compute K, V once per key/value head and lines 4–6 of query head h read its group's.
 // Matrices keep the paper's column convention (tokens are columns, column-major like core's
 // MatF), so upload and read-back are plain copies. The mask is looked at once per call:
 // all ones runs as bidirectional, [[t_z ≤ t_x]] as unidirectional (causal), anything else is
@@ -39,7 +43,7 @@ const char* to_string(Form f);  // "teaching", "fused"
 // Mesa's llvmpipe); cpu_ms is the CPU clock from a glFinish before to a glFinish after it, a
 // cross-check that includes the driver's overhead.
 struct DispatchTime {
-  std::string what;    // "Alg. 4 L4: S ← Kᵀ Q (8 heads)"
+  std::string what;    // "Alg. 4 L4: S ← Kᵀ Q (8 heads)"; names the variant where it acts ("… RoPE …", "… m_h·B … (ALiBi)")
   int algorithm = 4;   // the paper's algorithm: 4 (a head's lines, all heads at once) or 5 (line 4, W_o)
   int line_first = 0;  // the pseudocode lines it computes: 4 … 4 for one line, 4 … 6 for the fused form
   int line_last = 0;
@@ -111,6 +115,10 @@ class GpuAttention {
   // columns, RoPE at positions ℓ_c + 1 … ℓ_c + n, and their K, V are appended to K[h], V[h];
   // L4–6 then run over all ℓ_c + n keys with `mask` (ℓ_c + n, n), the new columns' part.
   // append = false (cross-attention over a cached Z): K, V are used as they are, mask (ℓ_c, n).
+  // With H_kv < H the cache holds each query head's K, V as core's does (equal within a group):
+  // the group's first query head's are uploaded, and the new columns appended to every head's.
+  // ALiBi's B is taken over keys 1 … ℓ_c + n and queries ℓ_c + 1 …; the cross-attention takes
+  // no RoPE or ALiBi (it throws, as a cross-attention has neither in core).
   // Returns W_o Y + b_o 1ᵀ (d_out, n); equals core's cached attention (kv_cache.cpp) within
   // float rounding.
   MatF mh_attention_cached(const MatF& X, const MHAttentionW<const float>& W, std::vector<MatF>& K,

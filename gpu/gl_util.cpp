@@ -173,14 +173,14 @@ void DispatchTimer::start(bool on, const DeviceInfo& dev) {
   times_.clear();
 }
 
-void DispatchTimer::before(std::string what) {
+void DispatchTimer::before(DispatchTime what) {
   if (!on_) return;
   const size_t q = 2 * times_.size();
   if (gpu_clock_ && queries_.size() < q + 2) {
     queries_.resize(q + 2);
     glGenQueries(2, &queries_[q]);
   }
-  times_.push_back({std::move(what), 0, 0});
+  times_.push_back(std::move(what));
   glFinish();
   t0_ = std::chrono::steady_clock::now();
   if (gpu_clock_) glQueryCounter(queries_[q], GL_TIMESTAMP);

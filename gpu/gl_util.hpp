@@ -74,7 +74,7 @@ class DispatchTimer {
   DispatchTimer& operator=(const DispatchTimer&) = delete;
 
   void start(bool on, const DeviceInfo& dev);
-  void before(std::string what);
+  void before(DispatchTime what);  // what and where (gpu_ms, cpu_ms are filled in)
   void after();
   // The times of the dispatches since start(); waits for the GPU's answers.
   std::vector<DispatchTime> finish();

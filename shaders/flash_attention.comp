@@ -8,6 +8,9 @@
 // a score exceeds m (rarely, after the first keys).
 // At the end Ṽ[:, t_x] = o / l. For the unidirectional mask, key tiles after the block's last
 // query are masked for every query of the block and are skipped.
+// With H_kv < H key/value heads, query head h reads the K and V of its group g = ⌊h·H_kv/H⌋
+// (0-based): the heads of a group load the same tiles. ALiBi (variant, seed 004) adds m_h·B[t_z, t_x]
+// = −m_h·|(z_pos0 + t_z) − (x_pos0 + t_x)| to each score/√d_attn (m_h from the CPU).
 //
 // Compiled with D_ATTN, D_MID (the head sizes), BR and BC defined by the runtime (gpu/).
 // Columns are held as vec4s (zero-padded): the loops over a column then have D/4 steps, few
@@ -29,11 +32,16 @@ layout(std140, binding = 0) uniform Params {
   uint mask_kind;         // MASK_BIDIRECTIONAL, MASK_UNIDIRECTIONAL or MASK_EXPLICIT
   uint y_rows;            // rows of Y: H·d_mid
   float inv_sqrt_d_attn;  // 1/√d_attn
+  uint H;                 // query heads
+  uint H_kv;              // key/value heads (H when every query head has its own)
+  uint alibi;             // 1: add m_h·B (ALiBi)
+  int x_pos0;             // positions before X's first column
+  int z_pos0;             // positions before Z's first column
 } p;
 
 layout(std430, binding = 1) readonly buffer Queries { float Q[]; };           // (H, d_attn, ℓ_x)
-layout(std430, binding = 2) readonly buffer Keys { float K[]; };              // (H, d_attn, ℓ_z)
-layout(std430, binding = 3) readonly buffer Values { float V[]; };            // (H, d_mid, ℓ_z)
+layout(std430, binding = 2) readonly buffer Keys { float K[]; };              // (H_kv, d_attn, ℓ_z)
+layout(std430, binding = 3) readonly buffer Values { float V[]; };            // (H_kv, d_mid, ℓ_z)
 layout(std430, binding = 4) readonly buffer MaskBytes { uint mask_bytes[]; }; // (ℓ_z, ℓ_x) bytes
 layout(std430, binding = 5) writeonly buffer Heads { float Y[]; };            // (H·d_mid, ℓ_x)
 // L[t_x] = m + log l = log Σ_t_z exp(S[t_z, t_x]/√d_attn): softmax(S/√d_attn)[t_z, t_x] =
@@ -42,10 +50,11 @@ layout(std430, binding = 6) writeonly buffer LogSumExp { float L[]; };        //
 // Mesa's llvmpipe silently ends every loop of an invocation once all its loops together have
 // run 65535 iterations (LP_MAX_TGSI_LOOP_ITERATIONS). A loop of guard.two = 2 steps at the end
 // then runs once: the invocation flags it and the runtime reports the results as wrong.
+layout(std430, binding = 8) readonly buffer Slopes { float slope[]; };        // ALiBi's m_h: (H)
 layout(std430, binding = 7) buffer LoopGuard { uint loops_cut_short; uint two; } guard;
 
-shared vec4 K_tile[BC][D_ATTN4];  // K_tile[j] = K^h[:, t_z0 + j]
-shared vec4 V_tile[BC][D_MID4];   // V_tile[j] = V^h[:, t_z0 + j]
+shared vec4 K_tile[BC][D_ATTN4];  // K_tile[j] = K^g[:, t_z0 + j]
+shared vec4 V_tile[BC][D_MID4];   // V_tile[j] = V^g[:, t_z0 + j]
 
 bool visible(uint t_z, uint t_x) {
   if (p.mask_kind == MASK_BIDIRECTIONAL) return true;
@@ -56,6 +65,7 @@ bool visible(uint t_z, uint t_x) {
 
 void main() {
   const uint h = gl_WorkGroupID.y, lid = gl_LocalInvocationID.x;
+  const uint g = h * p.H_kv / p.H;  // the key/value head
   const uint t_x0 = gl_WorkGroupID.x * BR, t_x = t_x0 + lid;
   const bool owns_query = t_x < p.l_x;  // the others still help load the tiles
   const float NEG_INF = uintBitsToFloat(0xff800000u);
@@ -69,6 +79,7 @@ void main() {
   vec4 o[D_MID4];
   for (uint i = 0u; i < D_MID4; ++i) o[i] = vec4(0.0);
   float m = NEG_INF, l = 0.0;
+  const float m_h = p.alibi != 0u ? slope[h] : 0.0;
 
   uint t_z_end = p.l_z;
   if (p.mask_kind == MASK_UNIDIRECTIONAL) t_z_end = min(p.l_z, t_x0 + BR);  // later keys: masked for all
@@ -78,14 +89,14 @@ void main() {
       const uint j = e / D_ATTN4, i = e % D_ATTN4, t_z = t_z0 + j;
       vec4 k = vec4(0.0);
       for (uint c = 0u; c < 4u; ++c)
-        if (t_z < p.l_z && 4u * i + c < D_ATTN) k[c] = K[(h * p.l_z + t_z) * D_ATTN + 4u * i + c];
+        if (t_z < p.l_z && 4u * i + c < D_ATTN) k[c] = K[(g * p.l_z + t_z) * D_ATTN + 4u * i + c];
       K_tile[j][i] = k;
     }
     for (uint e = lid; e < BC * D_MID4; e += BR) {
       const uint j = e / D_MID4, i = e % D_MID4, t_z = t_z0 + j;
       vec4 v = vec4(0.0);
       for (uint c = 0u; c < 4u; ++c)
-        if (t_z < p.l_z && 4u * i + c < D_MID) v[c] = V[(h * p.l_z + t_z) * D_MID + 4u * i + c];
+        if (t_z < p.l_z && 4u * i + c < D_MID) v[c] = V[(g * p.l_z + t_z) * D_MID + 4u * i + c];
       V_tile[j][i] = v;
     }
     memoryBarrierShared();
@@ -99,6 +110,7 @@ void main() {
         if (!visible(t_z0 + j, t_x)) continue;  // L5: −∞, weight exactly 0
         float s = 0.0;                          // L4: S[t_z0 + j, t_x] / √d_attn
         for (uint i = 0u; i < D_ATTN4; ++i) s += dot(K_tile[j][i], q[i]);
+        if (p.alibi != 0u) s -= m_h * float(abs((p.z_pos0 + int(t_z0 + j)) - (p.x_pos0 + int(t_x))));
         // L6, online: a new maximum rescales what was summed so far (to 0 on the first key)
         if (s > m) {
           const float rescale = floatBitsToUint(m) == 0xff800000u ? 0.0 : exp(m - s);

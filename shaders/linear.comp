@@ -7,19 +7,23 @@
 // (no shared-memory tiles: their barriers make Mesa's llvmpipe many times slower).
 //
 // Storage: column-major with tokens as columns, as in the paper and core's Eigen matrices:
-// element (r, c) of a rows×cols matrix is at c·rows + r. Per-head matrices lie one after another.
+// element (r, c) of a rows×cols matrix is at c·rows + r. Per-head matrices lie one after another;
+// Out^h starts at h·out_stride + out_offset, so that the KV-cached step can write its new columns
+// after the cached ones (out_stride = rows·(ℓ_c + n), out_offset = rows·ℓ_c).
 layout(local_size_x = 16, local_size_y = 16) in;
 
 layout(std140, binding = 0) uniform Params {
   uint rows;   // rows of W^h and of Out^h: d_attn (Q, K), d_mid (V) or d_out (W_o)
   uint inner;  // columns of W^h = rows of In: d_x, d_z or H·d_mid
   uint cols;   // columns of In and of Out^h: tokens, ℓ_x or ℓ_z
+  uint out_stride;  // floats from Out^h to Out^{h+1} (rows·cols unless the output has more columns)
+  uint out_offset;  // where column 0 of Out^h starts, after its head's start
 } p;
 
 layout(std430, binding = 1) readonly buffer Weights { float W[]; };   // (H, rows, inner)
 layout(std430, binding = 2) readonly buffer Biases { float b[]; };    // (H, rows)
 layout(std430, binding = 3) readonly buffer Input { float In[]; };    // (inner, cols), shared by the heads
-layout(std430, binding = 4) writeonly buffer Output { float Out[]; }; // (H, rows, cols)
+layout(std430, binding = 4) writeonly buffer Output { float Out[]; }; // (H, rows, ≥ cols)
 
 void main() {
   const uint h = gl_WorkGroupID.z;
@@ -30,5 +34,5 @@ void main() {
   const uint x = c * p.inner;               // In[k, c] at x + k
   float acc = 0.0;
   for (uint k = 0u; k < p.inner; ++k) acc += W[w + k * p.rows] * In[x + k];
-  Out[h * p.rows * p.cols + c * p.rows + r] = acc + b[h * p.rows + r];
+  Out[h * p.out_stride + p.out_offset + c * p.rows + r] = acc + b[h * p.rows + r];
 }

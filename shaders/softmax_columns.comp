@@ -4,6 +4,9 @@
 // with m the column's largest unmasked entry (subtracting it changes nothing but keeps exp finite).
 // Masked (−∞) entries get weight exactly 0; a column masked everywhere has no distribution
 // and comes out as zeros, as in core.
+// ALiBi (variant, seed 004): the logits are S/√d_attn + m_h·B instead, B[t_z, t_x] =
+// −|(z_pos0 + t_z) − (x_pos0 + t_x)| (1-based positions), m_h = 2^{−8h/H} computed on the CPU;
+// a masked (−∞) entry stays −∞.
 // One work group per column (x = t_x, y = head h): 64 invocations stride over t_z and reduce.
 layout(local_size_x = 64) in;
 
@@ -11,10 +14,14 @@ layout(std140, binding = 0) uniform Params {
   uint l_z;
   uint l_x;
   float sqrt_d_attn;  // √d_attn
+  uint alibi;         // 1: add m_h·B (ALiBi)
+  int x_pos0;         // positions before X's first column
+  int z_pos0;         // positions before Z's first column
 } p;
 
 layout(std430, binding = 1) readonly buffer MaskedScores { float S_masked[]; };  // (H, ℓ_z, ℓ_x)
 layout(std430, binding = 2) writeonly buffer Softmax { float A[]; };             // (H, ℓ_z, ℓ_x)
+layout(std430, binding = 3) readonly buffer Slopes { float m[]; };               // ALiBi's m_h: (H)
 // Mesa's llvmpipe silently ends every loop of an invocation once all its loops together have
 // run 65535 iterations (LP_MAX_TGSI_LOOP_ITERATIONS); this shader loops over ℓ_z. A loop of
 // guard.two = 2 steps at the end then runs once: the invocation flags it, and the runtime
@@ -25,18 +32,25 @@ shared float partial[64];
 
 bool is_masked(float s) { return floatBitsToUint(s) == 0xff800000u; }  // −∞, by its bits
 
+// The softmax's argument for an unmasked score s = S[t_z, t_x] of head h.
+float logit(float s, uint t_z, uint t_x, uint h) {
+  if (p.alibi == 0u) return s / p.sqrt_d_attn;
+  const float B = -float(abs((p.z_pos0 + int(t_z)) - (p.x_pos0 + int(t_x))));
+  return s / p.sqrt_d_attn + m[h] * B;
+}
+
 void main() {
   const uint t_x = gl_WorkGroupID.x, h = gl_WorkGroupID.y, lid = gl_LocalInvocationID.x;
   const uint column = (h * p.l_x + t_x) * p.l_z;
   const float NEG_INF = uintBitsToFloat(0xff800000u);
 
-  // m = max over unmasked t_z of S[t_z, t_x]/√d_attn (−∞ when all are masked)
-  float m = NEG_INF;
+  // m_max = max over unmasked t_z of the logits (−∞ when all are masked)
+  float m_max = NEG_INF;
   for (uint t_z = lid; t_z < p.l_z; t_z += 64u) {
     const float s = S_masked[column + t_z];
-    if (!is_masked(s)) m = max(m, s / p.sqrt_d_attn);
+    if (!is_masked(s)) m_max = max(m_max, logit(s, t_z, t_x, h));
   }
-  partial[lid] = m;
+  partial[lid] = m_max;
   memoryBarrierShared();
   barrier();
   for (uint n = 32u; n > 0u; n >>= 1u) {
@@ -44,15 +58,15 @@ void main() {
     memoryBarrierShared();
     barrier();
   }
-  m = partial[0];
+  m_max = partial[0];
   barrier();
 
-  // Σ_t exp(S[t, t_x]/√d_attn − m) over unmasked t
+  // Σ_t exp(logit − m_max) over unmasked t
   float sum = 0.0;
-  if (!is_masked(m))
+  if (!is_masked(m_max))
     for (uint t_z = lid; t_z < p.l_z; t_z += 64u) {
       const float s = S_masked[column + t_z];
-      if (!is_masked(s)) sum += exp(s / p.sqrt_d_attn - m);
+      if (!is_masked(s)) sum += exp(logit(s, t_z, t_x, h) - m_max);
     }
   partial[lid] = sum;
   memoryBarrierShared();
@@ -66,7 +80,7 @@ void main() {
 
   for (uint t_z = lid; t_z < p.l_z; t_z += 64u) {
     const float s = S_masked[column + t_z];
-    A[column + t_z] = is_masked(s) ? 0.0 : exp(s / p.sqrt_d_attn - m) / sum;
+    A[column + t_z] = is_masked(s) ? 0.0 : exp(logit(s, t_z, t_x, h) - m_max) / sum;
   }
 
   uint steps = 0u;
