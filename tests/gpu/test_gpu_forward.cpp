@@ -290,6 +290,32 @@ TEST(GpuForwardCli, BertAndEncoderDecoderForwardPrintEveryCallAndAgreeWithTheCpu
     EXPECT_LE(number_after(out, "max |P − P_cpu| = "), kForwardTol) << out;
   }
 }
+
+// The line "y: …" (the generated ids) of sample's output.
+std::string y_line(const std::string& out) {
+  const size_t at = out.find("\ny: ");
+  return at == std::string::npos ? "" : out.substr(at + 1, out.find('\n', at + 1) - at - 1);
+}
+
+TEST(GpuForwardCli, SampleWithAndWithoutKvCacheRunsOnTheGpuAndGivesTheCpusTokens) {
+  SF_REQUIRE_GPU(gpu);
+  const std::string args = "sample --model " + std::string(STEPFORMER_ASSETS) + "/default.safetensors --prompt 'the' "
+                           "--tau 0 --gen 3";
+  int status = 0;
+  const std::string cpu = cli_output(args, status);
+  ASSERT_EQ(status, 0) << cpu;
+  ASSERT_NE(y_line(cpu), "") << cpu;
+  for (const std::string cache : {"", " --kv-cache"}) {
+    const std::string out = cli_output(args + cache + " --attention gpu", status);
+    ASSERT_EQ(status, 0) << out;
+    EXPECT_EQ(y_line(out), y_line(cpu)) << out;
+    const std::string site = cache.empty() ? "  Alg. 10 L6, layer 2: self-attention · causal mask — GPU"
+                                           : "  Alg. 10 L6 (KV cache), layer 2: self-attention · causal mask · KV cache";
+    EXPECT_NE(out.find(site), std::string::npos) << out;
+    EXPECT_NE(out.find("MHAttention calls (6):"), std::string::npos) << out;  // L = 2 calls per step, 3 steps
+    EXPECT_NE(out.find("every call ran on the GPU"), std::string::npos) << out;
+  }
+}
 #endif
 
 }  // namespace
