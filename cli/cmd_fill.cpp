@@ -75,14 +75,17 @@ int run_fill(const Args& args) {
   if (attention.gpu) gpu = std::make_unique<CliGpu>(attention.form);
   const FillResult r = fill_masks(x, model, tau, seed, top_k, args.has("trace") ? &tracer : nullptr,
                                   gpu ? gpu->attention() : MHAttentionFn<float>{});
-  if (gpu) {  // the report goes to stderr with --json, whose stdout is one JSON object
-    std::ostream& os = args.has("json") ? std::cerr : std::cout;
+  // With --attention gpu: the GPU's report, after the command's own output (stderr with --json,
+  // whose stdout is one JSON object).
+  const auto report_gpu = [&](std::ostream& os) {
+    if (!gpu) return;
     gpu->report(os);
     os << "max |p − p_cpu| at the [MASK] positions = " << max_p_diff(r, fill_masks(x, model, tau, seed, top_k))
        << " (p_cpu: the same pass with core's attention)\n";
-  }
+  };
   if (args.has("json")) {
     print_json(r, tok);
+    report_gpu(std::cerr);
     return 0;
   }
   std::cout << "model: " << args.get("model") << " (" << config_summary(model.config) << ")\n";
@@ -99,6 +102,7 @@ int run_fill(const Args& args) {
       std::cout << (i ? ", " : " ") << show_token(tok, f.top[i].id) << " " << fixed(f.top[i].p, 4);
     std::cout << "\n";
   }
+  report_gpu(std::cout);
   return 0;
 }
 
