@@ -110,7 +110,8 @@ Tokens some_tokens(const ModelConfig& c, int length, uint64_t seed) {
 TEST(GpuForward, PlainGptBertAndEncoderDecoderEqualTheCpu) {
   SF_REQUIRE_GPU(gpu);
   const Model gpt = asset_model("default"), bert = asset_model("bert"), ed = asset_model("ed");
-  for (const int length : {17, 1}) expect_forward_equal(*gpu, gpt, {}, some_tokens(gpt.config, length, length), "gpt");
+  for (const int length : {64, 17, 1})  // ℓ = ℓ_max = 64: more than one 16×16 work group per side
+    expect_forward_equal(*gpu, gpt, {}, some_tokens(gpt.config, length, length), "gpt, ℓ = " + std::to_string(length));
   expect_forward_equal(*gpu, bert, {}, some_tokens(bert.config, 9, 2), "bert");
   // ℓ_z ≠ ℓ_x both ways: the cross-attention's keys outnumber its queries, then the reverse.
   expect_forward_equal(*gpu, ed, some_tokens(ed.config, 11, 3), some_tokens(ed.config, 5, 4), "ed, ℓ_z > ℓ_x");
