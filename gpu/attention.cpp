@@ -174,6 +174,7 @@ struct Call {
   const MHAttentionW<const float>* W = nullptr;  // W_o, b_o: Algorithm 5's line 4 runs when set
   const std::vector<MatF>* K_cached = nullptr;   // ℓ_c columns of each query head (the KV-cached step)
   const std::vector<MatF>* V_cached = nullptr;
+  std::vector<float> slopes;  // ALiBi's m_h of each query head (empty without ALiBi)
   bool rope() const { return av.rope_base > 0; }
 };
 
@@ -329,10 +330,7 @@ struct GpuAttention::Impl {
       rope_x.upload(tx.data(), f * tx.size());
       rope_z.upload(tz.data(), f * tz.size());
     }
-    if (c.av.alibi) {
-      const std::vector<float> m_h = alibi_slopes(s.H);
-      slopes.upload(m_h.data(), f * m_h.size());
-    }
+    if (c.av.alibi) slopes.upload(c.slopes.data(), f * c.slopes.size());
     if (c.kind == kExplicit) mask_bytes.upload(m.data(), static_cast<size_t>(m.size()));
     const uint32_t guard[2] = {0, 2};  // no loop cut short yet; the guard loop's 2 steps
     loop_guard.upload(guard, sizeof guard);
@@ -358,7 +356,8 @@ struct GpuAttention::Impl {
     const Buffer& context = c.self ? X : Z;
     const Buffer& q_out = c.rope() ? Q_pre : Q;
     dispatch(linear, LinearParams{d_attn, d_x, l_x, d_attn * l_x, 0}, {{1, &W_q}, {2, &b_q}, {3, &X}, {4, &q_out}},
-             {groups(s.d_attn, kTile), groups(s.l_x, kTile), H}, {"Alg. 4 L1: Q ← W_q X + b_q 1ᵀ" + hn, 4, 1, 1, hq});
+             {groups(s.d_attn, kTile), groups(s.l_x, kTile), H},
+             {"Alg. 4 L1: Q ← W_q X + b_q 1ᵀ" + hn, 4, 1, 1, hq});
     if (c.rope())
       dispatch(rope, RopeParams{d_attn, l_x, d_attn * l_x, 0}, {{1, &Q_pre}, {2, &rope_x}, {3, &Q}},
                {groups(s.d_attn, kTile), groups(s.l_x, kTile), H},
@@ -391,7 +390,8 @@ struct GpuAttention::Impl {
     const uint32_t H = s.H, H_kv = s.H_kv, d_attn = s.d_attn, d_mid = s.d_mid, l_x = s.l_x, l_z = s.l_z;
     const uint32_t alibi = c.av.alibi ? 1 : 0;
     const std::string hq = heads_range(s.H), hn = heads_note(s.H);
-    const std::string shared = s.H_kv < s.H ? ", query head h reading K, V of key/value head ⌊(h−1)·H_kv/H⌋ + 1" : "";
+    const std::string shared =
+        s.H_kv < s.H ? ", query head h reading K, V of key/value head ⌊(h−1)·H_kv/H⌋ + 1" : "";
     if (c.form == Form::Teaching) {
       dispatch(scores, ScoresParams{d_attn, l_z, l_x, H, H_kv}, {{1, &K}, {2, &Q}, {3, &S}},
                {groups(s.l_z, kTile), groups(s.l_x, kTile), H}, {"Alg. 4 L4: S ← Kᵀ Q" + hn + shared, 4, 4, 4, hq});
@@ -472,7 +472,7 @@ struct GpuAttention::Impl {
     }
     if (c.av.alibi) {
       r.B = alibi_bias<float>(s.l_z, s.l_x, c.av.z_pos0, c.av.x_pos0);
-      r.m = alibi_slopes(s.H)[h];
+      r.m = c.slopes[h];
     }
   }
 
@@ -579,16 +579,26 @@ int check_cache(const std::vector<MatF>& K, const std::vector<MatF>& V, const Sh
   return static_cast<int>(l_c);
 }
 
+// Algorithm 4 for one head, as core's attention takes `av` (ALiBi's slope is av.m).
+Call one_head_call(const MatF& X, const MatF& Z, const std::vector<AttentionHeadW<const float>>& heads,
+                   const Mask& mask, Form form, const AttentionOptions& av) {
+  Call c;
+  c.s = check_shapes(X, static_cast<int>(Z.rows()), static_cast<int>(Z.cols()), heads, mask, av, true);
+  c.form = form;
+  c.kind = classify(mask);
+  c.self = X.data() == Z.data();
+  c.av = av;
+  if (av.alibi) c.slopes = {static_cast<float>(av.m)};
+  return c;
+}
+
 }  // namespace
 
 GpuAttentionResult GpuAttention::teaching(const MatF& X, const MatF& Z, const AttentionHeadW<const float>& W,
-                                          const Mask& mask) {
+                                          const Mask& mask, const AttentionOptions& av) {
   impl_->make_current();
   const std::vector<AttentionHeadW<const float>> heads{W};
-  Call c;
-  c.s = check_shapes(X, static_cast<int>(Z.rows()), static_cast<int>(Z.cols()), heads, mask, {}, true);
-  c.kind = classify(mask);
-  c.self = X.data() == Z.data();
+  const Call c = one_head_call(X, Z, heads, mask, Form::Teaching, av);
   impl_->run(X, &Z, heads, mask, c, true);
   GpuAttentionResult r;
   impl_->read_record(c, 0, impl_->read(impl_->Y, c.s.d_mid, c.s.l_x), r.record);
@@ -597,14 +607,10 @@ GpuAttentionResult GpuAttention::teaching(const MatF& X, const MatF& Z, const At
 }
 
 FusedResult GpuAttention::fused(const MatF& X, const MatF& Z, const AttentionHeadW<const float>& W, const Mask& mask,
-                                bool timed) {
+                                bool timed, const AttentionOptions& av) {
   impl_->make_current();
   const std::vector<AttentionHeadW<const float>> heads{W};
-  Call c;
-  c.s = check_shapes(X, static_cast<int>(Z.rows()), static_cast<int>(Z.cols()), heads, mask, {}, true);
-  c.form = Form::Fused;
-  c.kind = classify(mask);
-  c.self = X.data() == Z.data();
+  const Call c = one_head_call(X, Z, heads, mask, Form::Fused, av);
   impl_->run(X, &Z, heads, mask, c, timed);
   FusedResult r;
   r.Vt = impl_->read(impl_->Y, c.s.d_mid, c.s.l_x);
@@ -628,6 +634,7 @@ MatF GpuAttention::mh_attention(const MatF& X, const MatF& Z, const MHAttentionW
   c.kind = classify(mask);
   c.self = X.data() == Z.data();
   c.av = av;
+  if (av.alibi) c.slopes = alibi_slopes(c.s.H);
   c.W = &W;
   impl_->run(X, &Z, W.heads, mask, c, times != nullptr);
   MatF Vt = impl_->read(impl_->out, W.W_o.rows(), c.s.l_x);
@@ -669,6 +676,7 @@ MatF GpuAttention::mh_attention_cached(const MatF& X, const MHAttentionW<const f
   // keys 1 … ℓ_c + n against queries ℓ_c + 1 …
   c.av.x_pos0 = l_c;
   c.av.z_pos0 = 0;
+  if (av.alibi) c.slopes = alibi_slopes(c.s.H);
   c.W = &W;
   c.K_cached = &K;
   c.V_cached = &V;

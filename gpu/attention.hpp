@@ -91,11 +91,13 @@ class GpuAttention {
 
   // Algorithm 4 for one head in the teaching form: every intermediate comes back.
   // X (d_x, ℓ_x), Z (d_z, ℓ_z), mask (ℓ_z, ℓ_x). Throws sf::Error on mismatched shapes or
-  // when the device cannot hold S (it names the limit and what to do).
-  GpuAttentionResult teaching(const MatF& X, const MatF& Z, const AttentionHeadW<const float>& W, const Mask& mask);
+  // when the device cannot hold S (it names the limit and what to do). `av` as core's
+  // attention takes it: RoPE at x_pos0 + 1 …, z_pos0 + 1 …; ALiBi with the slope av.m.
+  GpuAttentionResult teaching(const MatF& X, const MatF& Z, const AttentionHeadW<const float>& W, const Mask& mask,
+                              const AttentionOptions& av = {});
   // Algorithm 4 for one head in the fused form; times are kept when `timed`.
   FusedResult fused(const MatF& X, const MatF& Z, const AttentionHeadW<const float>& W, const Mask& mask,
-                    bool timed = false);
+                    bool timed = false, const AttentionOptions& av = {});
   // Algorithm 5, all heads in each dispatch, then W_o Y + b_o 1ᵀ on the GPU. Returns
   // Ṽ (d_out, ℓ_x). `times`, when given, receives the dispatch times (else no timing, no
   // serialisation). `recs`, when given (teaching form only), receives each head's record, as

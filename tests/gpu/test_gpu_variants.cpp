@@ -19,6 +19,7 @@
 #include <ostream>
 
 #include "core/model/error.hpp"
+#include "gpu/dtransformer_gpu.hpp"
 #include "gpu_test_support.hpp"
 
 namespace sf::gpu::test {
@@ -147,8 +148,8 @@ double compare_records(const std::vector<AttentionRecord<float>>& gpu, const std
     if (g.S_masked.rows() != mask.rows() || g.S_masked.cols() != mask.cols()) continue;
     EXPECT_TRUE(((g.S_masked.array() == -kInf) == (mask.array() == 0)).all()) << head << "−∞ exactly where ¬Mask";
     EXPECT_TRUE(((g.A.array() == 0) || (mask.array() != 0)).all()) << head << "weight exactly 0 where ¬Mask";
-    const MatF unmasked = (mask.array() != 0).select(g.S_masked, 0.0f), unmasked_cpu = (mask.array() != 0).select(c.S_masked, 0.0f);
-    field(unmasked, unmasked_cpu, "masked S");
+    const MatF unmasked = (mask.array() != 0).select(g.S_masked, 0.0f);
+    field(unmasked, (mask.array() != 0).select(c.S_masked, 0.0f).eval(), "masked S");
   }
   return worst;
 }
@@ -213,6 +214,33 @@ TEST_P(VariantCase, BothFormsMatchCore) {
 
 INSTANTIATE_TEST_SUITE_P(Variants, VariantCase, ::testing::ValuesIn(kVariants),
                          [](const ::testing::TestParamInfo<Variant>& i) { return std::string(i.param.name); });
+
+// Algorithm 4 alone (one head, ALiBi's slope av.m as core's attention takes it), RoPE and ALiBi
+// together on a cross-attention at ℓ_x = 80 with a padded mask: the teaching form's record, and the
+// fused form's Ṽ and log-normaliser L, whose implied softmax exp(S/√d_attn + m·B − L) must be
+// core's A.
+TEST(Variants, OneHeadRopeAndAlibiBothFormsWithL) {
+  SF_REQUIRE_GPU(gpu);
+  const Variant v{"one_head", 12, 16, 6, 5, 80, 37, false, MaskType::Padded, 1, 0, 10000, true, 9, 2};
+  const Inputs in(v, 37);
+  const Mask mask = make_mask(v.mask, v.l_z, v.l_x);
+  AttentionOptions av = options(v);
+  av.m = std::pow(2.0, -8.0 / 3);  // a slope of H = 3's first head
+  AttentionRecord<float> cpu;
+  attention<float>(in.X, in.Z, in.W.heads[0], mask, nullptr, &cpu, av);
+
+  const GpuAttentionResult t = gpu->teaching(in.X, in.Z, in.W.heads[0], mask, av);
+  const double e_record = compare_records({t.record}, {cpu}, mask);
+
+  const FusedResult r = gpu->fused(in.X, in.Z, in.W.heads[0], mask, false, av);
+  const MatF logits = cpu.S / std::sqrt(static_cast<float>(v.d_attn)) + cpu.m * cpu.B;
+  const MatF A = (mask.array() != 0).select((logits.rowwise() - r.L.row(0)).array().exp().matrix(), 0.0f);
+  const double e_Vt = max_abs_diff(r.Vt, cpu.Vt), e_A = max_abs_diff(A, cpu.A);
+  EXPECT_LE(e_Vt, kTol) << "fused Ṽ";
+  EXPECT_LE(e_A, kTol) << "exp(S/√d_attn + m·B − L)";
+  std::printf("[one head RoPE + ALiBi] max |Δ|: teaching record %.2e; fused Ṽ %.2e, softmax from L %.2e\n", e_record,
+              e_Vt, e_A);
+}
 
 // The checks above see a wrong variant: core without it differs from core with it by far more
 // than kTol on these inputs, so a GPU that skipped it would fail.
@@ -327,6 +355,36 @@ TEST(CachedStep, CrossAttentionOverACachedZ) {
     for (int h = 0; h < v.H; ++h) EXPECT_TRUE(K[h] == recs[h].K && V[h] == recs[h].V) << "the cache is not changed";
     EXPECT_EQ(times.size(), static_cast<size_t>(f == Form::Teaching ? 6 : 3)) << "L1, L4–L6, W_o: no lines 2–3";
     std::printf("[cached cross, %s] max |Δ| Ṽ %.2e\n", to_string(f), e);
+  }
+}
+
+// Algorithm 10 with every attention call on the GPU, on models whose parameter table shares W_k,
+// W_v among query heads (core's layout, which the runtime requires): RoPE + H_kv = 1 + the
+// prefix-LM mask, and ALiBi + H_kv = 2. P must equal the CPU's pass.
+TEST(Variants, DTransformerWithVariantsEqualsCpu) {
+  SF_REQUIRE_GPU(gpu);
+  ModelConfig rope;
+  rope.position = Position::Rope;
+  rope.H_kv = 1;
+  rope.mask = MaskKind::Prefix;
+  ModelConfig alibi;
+  alibi.position = Position::Alibi;
+  alibi.H_kv = 2;
+  for (const ModelConfig& c : {rope, alibi}) {
+    const Model m = Model::initialised(c, 5);
+    Rng rng(41);
+    Tokens x{m.config.bos_token()};
+    while (x.size() < 40) x.push_back(1 + static_cast<int>(rng.below(m.config.N_V() - 3)));
+    const MatF cpu = dtransformer<float>(x, m.config, m.weights());
+    for (Form f : {Form::Teaching, Form::Fused}) {
+      std::vector<DispatchTime> times;
+      const double e = max_abs_diff(dtransformer_gpu(x, m.config, m.weights(), *gpu, f, &times), cpu);
+      EXPECT_LE(e, kTol) << to_string(f) << (c.position == Position::Rope ? ", RoPE" : ", ALiBi");
+      const int per_layer = (f == Form::Teaching ? 8 : 5) + (c.position == Position::Rope ? 2 : 0);  // + RoPE's 2
+      EXPECT_EQ(times.size(), static_cast<size_t>(c.L * per_layer)) << "every layer's attention on the GPU";
+      std::printf("[DTransformer %s, H_kv = %d, %s] max |Δ| P %.2e\n",
+                  c.position == Position::Rope ? "RoPE, prefix mask" : "ALiBi", c.H_kv, to_string(f), e);
+    }
   }
 }
 
