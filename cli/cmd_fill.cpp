@@ -3,10 +3,12 @@
 // algorithm for this; core/algorithms/fill_in.hpp).
 #include <algorithm>
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "cli/gpu_attention.hpp"
 #include "cli/trace_print.hpp"
 #include "core/algorithms/fill_in.hpp"
 #include "core/model/error.hpp"
@@ -34,6 +36,14 @@ void print_json(const FillResult& r, const Tokenizer& tok) {
   std::cout << j.dump() << "\n";
 }
 
+// The largest |p − p_cpu| over the [MASK] positions of two fills of the same prompt.
+float max_p_diff(const FillResult& a, const FillResult& b) {
+  float e = 0;
+  for (size_t i = 0; i < a.positions.size(); ++i)
+    e = std::max(e, (a.positions[i].p - b.positions[i].p).cwiseAbs().maxCoeff());
+  return e;
+}
+
 int run_fill(const Args& args) {
   // Usage mistakes before any file is read.
   args.require_one_of({"prompt", "tokens"});
@@ -41,6 +51,7 @@ int run_fill(const Args& args) {
   const uint64_t seed = args.get_u64("seed", 1);
   const int top_k = static_cast<int>(args.get_int("top", 5, 1, 1'000'000));
   if (args.has("trace") && args.has("json")) throw UsageError("--json prints one JSON object: leave out --trace");
+  const AttentionChoice attention = attention_choice(args);
   const OpenedModel opened = load_model(args.get("model"));
   const Model& model = opened.checkpoint.model;
   const Architecture& arch = architecture(model.config);
@@ -60,9 +71,21 @@ int run_fill(const Args& args) {
 
   Trace trace;
   Tracer tracer(trace);
-  const FillResult r = fill_masks(x, model, tau, seed, top_k, args.has("trace") ? &tracer : nullptr);
+  std::unique_ptr<CliGpu> gpu;
+  if (attention.gpu) gpu = std::make_unique<CliGpu>(attention.form);
+  const FillResult r = fill_masks(x, model, tau, seed, top_k, args.has("trace") ? &tracer : nullptr,
+                                  gpu ? gpu->attention() : MHAttentionFn<float>{});
+  // With --attention gpu: the GPU's report, after the command's own output (stderr with --json,
+  // whose stdout is one JSON object).
+  const auto report_gpu = [&](std::ostream& os) {
+    if (!gpu) return;
+    gpu->report(os);
+    os << "max |p − p_cpu| at the [MASK] positions = " << max_p_diff(r, fill_masks(x, model, tau, seed, top_k))
+       << " (p_cpu: the same pass with core's attention)\n";
+  };
   if (args.has("json")) {
     print_json(r, tok);
+    report_gpu(std::cerr);
     return 0;
   }
   std::cout << "model: " << args.get("model") << " (" << config_summary(model.config) << ")\n";
@@ -79,6 +102,7 @@ int run_fill(const Args& args) {
       std::cout << (i ? ", " : " ") << show_token(tok, f.top[i].id) << " " << fixed(f.top[i].p, 4);
     std::cout << "\n";
   }
+  report_gpu(std::cout);
   return 0;
 }
 
@@ -88,7 +112,9 @@ Command fill_command() {
   CommandSpec s;
   s.name = "fill";
   s.summary = "BERT: fill in each [MASK] of a prompt from P ← ETransformer(x | θ) (Algorithm 9).";
-  s.synopsis = "--model BERT (--prompt TEXT | --tokens IDS) [--tau T] [--seed S] [--top K] [--trace] [--json]";
+  s.synopsis =
+      "--model BERT (--prompt TEXT | --tokens IDS) [--tau T] [--seed S] [--top K] [--trace] [--json] "
+      "[--attention cpu|gpu] [--gpu-form teaching|fused]";
   s.description =
       "Runs Algorithm 9 once on x and, at each position t holding mask_token, takes P[:, t], the model's "
       "distribution for x[t], as a masked language model is trained to (Algorithm 12): the most likely token when "
@@ -111,11 +137,14 @@ Command fill_command() {
       {"json", "",
        "Print only one JSON object: {\"filled_tokens\": […], \"text\": \"…\", \"positions\": [{\"t\": 3, "
        "\"chosen\": id, \"chosen_text\": \"e\", \"top\": [{\"id\": …, \"token\": \"…\", \"p\": …}, …]}, …]} "
-       "(t and ids 1-based)."},
+       "(t and ids 1-based). With --attention gpu the GPU's report goes to stderr."},
+      attention_option(),
+      gpu_form_option(),
   };
   s.examples =
       "  stepformer-cli fill --model bert.safetensors --prompt \"h[MASK]llo\"\n"
-      "  stepformer-cli fill --model bert.safetensors --prompt \"s[MASK]rt=[MASK]bc\" --tau 0.8 --seed 3 --json\n";
+      "  stepformer-cli fill --model bert.safetensors --prompt \"s[MASK]rt=[MASK]bc\" --tau 0.8 --seed 3 --json\n"
+      "  stepformer-cli fill --model bert.safetensors --prompt \"h[MASK]llo\" --attention gpu --gpu-form teaching\n";
   return {s, run_fill};
 }
 

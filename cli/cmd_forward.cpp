@@ -1,82 +1,40 @@
 // stepformer-cli forward: one pass of the model's forward algorithm, optionally traced:
 // Algorithm 10 P ← DTransformer(x | θ), 9 P ← ETransformer(x | θ) or 8 P ← EDTransformer(z, x | θ).
-#include <cmath>
-#include <cstdio>
 #include <string>
 #include <iostream>
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "cli/gpu_attention.hpp"
 #include "cli/trace_print.hpp"
 #include "core/algorithms/algorithms.hpp"
 #include "core/model/error.hpp"
 #include "core/io/npy.hpp"
-#ifdef STEPFORMER_HAVE_GPU
-#include "gpu/dtransformer_gpu.hpp"
-#endif
 
 namespace sf::cli {
 
 namespace {
 
-// P with line 6's MHAttention as compute shaders on a headless GL context (EGL), printing the
-// device, the time of every dispatch and how far P is from the CPU's.
-MatF forward_on_gpu(std::ostream& os, const Model& model, const Tokens& x, const std::string& form_name) {
-#ifdef STEPFORMER_HAVE_GPU
-  const gpu::Form form = form_name == "teaching" ? gpu::Form::Teaching : gpu::Form::Fused;
-  std::string why_not;
-  const auto gpu_attention = gpu::GpuAttention::create(why_not);
-  if (!gpu_attention) throw Error("--attention gpu: " + why_not);
-  std::vector<gpu::DispatchTime> times;
-  MatF P = gpu::dtransformer_gpu(x, model.config, model.weights(), *gpu_attention, form, &times);
-  const MatF P_cpu = dtransformer<float>(x, model.config, model.weights());
-
-  os << "\nline 6 (MHAttention) on the GPU, " << gpu::to_string(form) << " form: " << gpu_attention->device().summary()
-     << "\n  GPU ms (GL_TIMESTAMP)  CPU ms (glFinish to glFinish)  dispatch\n";
-  // A GPU time is NaN where the GL's clock did not time the dispatch (gpu/attention.hpp): "n/a",
-  // and then no GPU total either.
-  auto ms = [](double v) {
-    char buf[32];
-    if (std::isnan(v)) std::snprintf(buf, sizeof buf, "%20s", "n/a");
-    else std::snprintf(buf, sizeof buf, "%20.3f", v);
-    return std::string(buf);
-  };
-  double gpu_total = 0, cpu_total = 0;
-  char line[64];
-  for (const gpu::DispatchTime& t : times) {
-    std::snprintf(line, sizeof line, "  %29.3f  ", t.cpu_ms);
-    os << "  " << ms(t.gpu_ms) << line << t.what << "\n";
-    gpu_total += t.gpu_ms;
-    cpu_total += t.cpu_ms;
-  }
-  std::snprintf(line, sizeof line, "  %29.3f  ", cpu_total);
-  os << "  " << ms(gpu_total) << line << "total, " << times.size() << " dispatches\n";
+// P with every MHAttention call as compute shaders on a headless GL context (EGL), printing the
+// device, each call, the time of every dispatch and how far P is from the CPU's.
+MatF forward_on_gpu(std::ostream& os, const Architecture& arch, const Model& model, const Tokens& z, const Tokens& x,
+                    const std::string& form) {
+  CliGpu gpu(form);
+  const MatF P = arch.forward(model, z, x, nullptr, gpu.attention());
+  const MatF P_cpu = arch.forward(model, z, x);
+  gpu.report(os);
   os << "max |P − P_cpu| = " << (P - P_cpu).cwiseAbs().maxCoeff() << " (P_cpu: the same pass with core's attention)\n";
   return P;
-#else
-  throw Error("this stepformer-cli was built without the GPU attention (configure with -DSTEPFORMER_GPU=ON)");
-#endif
 }
 
 int run_forward(const Args& args) {
   args.require_one_of({"prompt", "tokens"});  // usage mistakes before any file is read
   if (args.has("context") && args.has("context-tokens")) args.require_one_of({"context", "context-tokens"});
-  const std::string attention = args.get_or("attention", "cpu");
-  if (attention != "cpu" && attention != "gpu")
-    throw UsageError("--attention must be cpu or gpu, not \"" + attention + "\"");
-  const std::string form = args.get_or("gpu-form", "fused");
-  if (form != "teaching" && form != "fused")
-    throw UsageError("--gpu-form must be teaching or fused, not \"" + form + "\"");
-  if (args.has("gpu-form") && attention != "gpu") throw UsageError("--gpu-form goes with --attention gpu");
-  if (args.has("trace") && attention == "gpu")
-    throw UsageError("--trace records the lines inside Algorithms 5 and 4 as core runs them: leave out --attention gpu");
+  const AttentionChoice attention = attention_choice(args);
   const OpenedModel opened = load_model(args.get("model"));
   const Model& model = opened.checkpoint.model;
   const Architecture& arch = architecture(model.config);
   const int alg = arch.forward_algorithm();
-  if (attention == "gpu" && alg != 10)
-    throw UsageError("--attention gpu: the GPU path covers Algorithm 10 (DTransformer) today; this model runs " +
-                     algorithm_title(alg) + " on the CPU: leave out --attention gpu");
   const Tokenizer& tok = *opened.tokenizer;
   const Tokens z = context_tokens(args, model.config, tok);
   const Tokens x = input_tokens(args, model.config, tok, prompt_with_eos(arch));
@@ -90,8 +48,8 @@ int run_forward(const Args& args) {
 
   Trace trace;
   Tracer tracer(trace);
-  const MatF P = attention == "gpu" ? forward_on_gpu(std::cout, model, x, form)
-                                    : arch.forward(model, z, x, args.has("trace") ? &tracer : nullptr);
+  const MatF P = attention.gpu ? forward_on_gpu(std::cout, arch, model, z, x, attention.form)
+                                : arch.forward(model, z, x, args.has("trace") ? &tracer : nullptr);
 
   if (args.has("trace")) print_algorithm_trace(std::cout, alg, trace);
   std::cout << "\n";
@@ -147,20 +105,14 @@ Command forward_command() {
       {"context-tokens", "IDS", "Encoder-decoder models: the context z as 1-based token ids (instead of --context)."},
       {"out", "P.npy", "Also write P ∈ ℝ^{N_V×ℓ_x} as a float32 NumPy file of shape (N_V, ℓ_x) (column t is P[:, t])."},
       {"trace", "", "Print the trace: every executed pseudocode line with the values it bound."},
-      {"attention", "cpu|gpu",
-       "Where the self-attention lines' MHAttention (Algorithms 5 and 4) runs: cpu (core, Eigen; the default) or "
-       "gpu (OpenGL 4.3 compute shaders on a headless context through EGL: a GPU's driver, or Mesa's llvmpipe on "
-       "the CPU). With gpu it prints the device, the time of every dispatch (GPU clock and CPU clock) and the "
-       "largest difference from the CPU's P. The GPU path covers Algorithm 10 (GPT) today. Not with --trace."},
-      {"gpu-form", "teaching|fused",
-       "With --attention gpu: teaching runs one shader per pseudocode line (S, masked S and the softmax are stored); "
-       "fused (the default) runs lines 4-6 as one flash-attention shader that never stores S."},
+      attention_option(),
+      gpu_form_option(),
   };
   s.examples =
       "  stepformer-cli forward --model model.safetensors --prompt \"hello\"\n"
       "  stepformer-cli forward --model model.safetensors --tokens 63,8,5,12 --out P.npy --trace\n"
       "  stepformer-cli forward --model model.safetensors --prompt \"hello\" --attention gpu --gpu-form teaching\n"
-      "  stepformer-cli forward --model bert.safetensors --prompt \"h[MASK]llo\"\n"
+      "  stepformer-cli forward --model bert.safetensors --prompt \"h[MASK]llo\" --attention gpu\n"
       "  stepformer-cli forward --model ed.safetensors --context \"dcab\" --prompt \"abc\" --out P.npy\n";
   return {s, run_forward};
 }

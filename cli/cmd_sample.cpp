@@ -2,10 +2,12 @@
 // continues a prompt (GPT); Algorithm 15, x̂ ← EDInference(z, θ̂), writes x̂ for a context z (the
 // encoder-decoder). A fill-in model (BERT) has no such algorithm: `fill` is its command.
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "cli/gpu_attention.hpp"
 #include "core/algorithms/algorithms.hpp"
 #include "core/parallel/parallel.hpp"
 
@@ -23,8 +25,15 @@ void print_json(const Tokens& tokens, const Tokenizer& tok, const std::string& s
   std::cout << j.dump() << "\n";
 }
 
-// Algorithm 14 on --prompt / --tokens.
-int continue_prompt(const Args& args, const Model& model, const Tokenizer& tok) {
+// With --attention gpu: the GPU's report, after the command's own output (stderr with --json,
+// whose stdout is one JSON object).
+void report_gpu(const Args& args, const CliGpu* gpu) {
+  if (gpu) gpu->report(args.has("json") ? std::cerr : std::cout);
+}
+
+// Algorithm 14 on --prompt / --tokens; `gpu`, when set, runs every MHAttention call (with
+// --kv-cache, the cached steps' too).
+int continue_prompt(const Args& args, const Model& model, const Tokenizer& tok, CliGpu* gpu) {
   refuse_option(args, "reuse-encoding", "it reuses Algorithm 15's encoder, and this model has none");
   context_tokens(args, model.config, tok);  // refuses --context: Algorithm 14 reads x alone
   InferenceOptions opt;
@@ -34,6 +43,10 @@ int continue_prompt(const Args& args, const Model& model, const Tokenizer& tok) 
   opt.trim_context = !args.has("no-trim");
   opt.stop_at_eos = args.has("stop-at-eos");
   opt.kv_cache = args.has("kv-cache");
+  if (gpu) {
+    opt.attn = gpu->attention();
+    opt.cached_attn = gpu->cached_attention();
+  }
   const Tokens x = input_tokens(args, model.config, tok);
 
   const InferenceResult r = dinference(x, model, opt);
@@ -41,6 +54,7 @@ int continue_prompt(const Args& args, const Model& model, const Tokenizer& tok) 
     Tokens all = x;  // Algorithm 14's x after line 6: the prompt with y appended
     all.insert(all.end(), r.y.begin(), r.y.end());
     print_json(all, tok, r.stopped);
+    report_gpu(args, gpu);
     return 0;
   }
   std::cout << "model: " << args.get("model") << " (" << config_summary(model.config) << ")\n";
@@ -56,11 +70,12 @@ int continue_prompt(const Args& args, const Model& model, const Tokenizer& tok) 
       break;
     }
   if (!r.stopped.empty()) std::cout << "note: " << r.stopped << "\n";
+  report_gpu(args, gpu);
   return 0;
 }
 
-// Algorithm 15 on --context / --context-tokens.
-int translate(const Args& args, const Model& model, const Tokenizer& tok) {
+// Algorithm 15 on --context / --context-tokens; `gpu` as for continue_prompt.
+int translate(const Args& args, const Model& model, const Tokenizer& tok, CliGpu* gpu) {
   const char* why = "Algorithm 15 starts x̂ at [bos_token] and runs until eos_token (or ℓ_max)";
   for (const char* o : {"prompt", "tokens", "gen", "no-trim", "stop-at-eos"}) refuse_option(args, o, why);
   EdInferenceOptions opt;
@@ -68,11 +83,16 @@ int translate(const Args& args, const Model& model, const Tokenizer& tok) {
   opt.seed = args.get_u64("seed", 1);
   opt.reuse_encoding = args.has("reuse-encoding");
   opt.kv_cache = args.has("kv-cache");
+  if (gpu) {
+    opt.attn = gpu->attention();
+    opt.cached_attn = gpu->cached_attention();
+  }
   const Tokens z = context_tokens(args, model.config, tok);
 
   const EdInferenceResult r = edinference(z, model, opt);
   if (args.has("json")) {
     print_json(r.x_hat, tok, r.stopped);
+    report_gpu(args, gpu);
     return 0;
   }
   std::cout << "model: " << args.get("model") << " (" << config_summary(model.config) << ")\n";
@@ -84,6 +104,7 @@ int translate(const Args& args, const Model& model, const Tokenizer& tok) {
   std::cout << "x̂:      \"" << tok.decode(r.x_hat) << "\"  (" << r.steps.size() << " tokens drawn)\n";
   std::cout << "ids: " << id_list(r.x_hat, ",") << "\n";
   std::cout << "stopped: " << (r.stopped.empty() ? "eos_token" : r.stopped) << "\n";
+  report_gpu(args, gpu);
   return 0;
 }
 
@@ -94,14 +115,16 @@ int run_sample(const Args& args) {
   args.get_u64("seed", 1);
   if (args.has("prompt") && args.has("tokens")) args.require_one_of({"prompt", "tokens"});
   if (args.has("context") && args.has("context-tokens")) args.require_one_of({"context", "context-tokens"});
+  const AttentionChoice attention = attention_choice(args);
   const OpenedModel opened = load_model(args.get("model"));
   const Model& model = opened.checkpoint.model;
   set_compute_threads(static_cast<int>(args.get_int("threads", compute_threads(), 1, 64)));
   const Architecture& arch = architecture(model.config);
   const Tokenizer& tok = *opened.tokenizer;
+  const auto gpu = [&] { return attention.gpu ? std::make_unique<CliGpu>(attention.form) : nullptr; };
   switch (arch.output()) {
-    case OutputKind::Continuation: return continue_prompt(args, model, tok);
-    case OutputKind::Translation: return translate(args, model, tok);
+    case OutputKind::Continuation: return continue_prompt(args, model, tok, gpu().get());
+    case OutputKind::Translation: return translate(args, model, tok, gpu().get());
     case OutputKind::FillIn: break;
   }
   throw UsageError("this model (" + arch.title() + ", Algorithm " + std::to_string(arch.forward_algorithm()) +
@@ -117,7 +140,8 @@ Command sample_command() {
   s.summary = "Generate text: Algorithm 14 (GPT, continue a prompt) or 15 (encoder-decoder, x̂ for a context z).";
   s.synopsis =
       "--model MODEL ((--prompt TEXT | --tokens IDS) [--gen N] [--no-trim] [--stop-at-eos] [--kv-cache] | (--context TEXT | "
-      "--context-tokens IDS) [--reuse-encoding] [--kv-cache]) [--tau T] [--seed S] [--threads N] [--json]";
+      "--context-tokens IDS) [--reuse-encoding] [--kv-cache]) [--tau T] [--seed S] [--threads N] [--json] "
+      "[--attention cpu|gpu] [--gpu-form teaching|fused]";
   s.description =
       "GPT: Algorithm 14, y ← DInference(x, θ̂). Each step runs DTransformer on x, takes p = P[:, last], draws y "
       "from q ∝ p^{1/τ} and appends it to x. Prints the prompt, the continuation (special tokens as <bos>, <eos>, "
@@ -162,12 +186,16 @@ Command sample_command() {
       {"json", "",
        "Print only one JSON object {\"tokens\": […], \"text\": \"…\", \"stopped\": \"…\"}: the 1-based ids of the "
        "whole output sequence as the algorithm returns it (Algorithm 14: the prompt with y appended; Algorithm 15: "
-       "x̂ with its bos_token), its ordinary characters, and \"\", \"eos_token\" or why generation stopped."},
+       "x̂ with its bos_token), its ordinary characters, and \"\", \"eos_token\" or why generation stopped. With "
+       "--attention gpu the GPU's report goes to stderr."},
+      attention_option(),
+      gpu_form_option(),
   };
   s.examples =
       "  stepformer-cli sample --model model.safetensors --prompt \"hello\" --tau 0.8 --gen 20 --seed 1\n"
       "  stepformer-cli sample --model model.safetensors --prompt \"hello\" --tau 0 --gen 20 --json\n"
-      "  stepformer-cli sample --model ed.safetensors --context \"dcab\" --tau 0 --reuse-encoding\n";
+      "  stepformer-cli sample --model ed.safetensors --context \"dcab\" --tau 0 --reuse-encoding\n"
+      "  stepformer-cli sample --model model.safetensors --prompt \"hello\" --tau 0 --kv-cache --attention gpu\n";
   return {s, run_sample};
 }
 

@@ -54,7 +54,7 @@ InferenceResult dinference(const Tokens& x_in, const Model& model, const Inferen
                                                 std::to_string(start + 1) + "), as Carpenter's COMPLETE_TEXT does."
                                           : "";
     if (opt.kv_cache) {  // not in the paper: only the new column, over the cached K, V
-      step.p = dtransformer_cached(input, c, W, cache, &step.cache_rebuilt);  // (N_V)
+      step.p = dtransformer_cached(input, c, W, cache, &step.cache_rebuilt, opt.cached_attn);  // (N_V)
       if (tr)
         tr->line(14, 3, {with_note(tv("P[:, ℓ + i − 1]", step.p, Axis::Vocab),
                                    "KV cache (not in the paper; encyclopedia article 004): only the new column is "
@@ -67,7 +67,7 @@ InferenceResult dinference(const Tokens& x_in, const Model& model, const Inferen
                                    "Last layer, head 1: the keys of every column so far (ℓ_z = " +
                                        std::to_string(input.size()) + ").")});
     } else {
-      const MatF P = dtransformer<float>(input, c, W, tr);  // (N_V, length(input))
+      const MatF P = dtransformer<float>(input, c, W, tr, opt.attn);  // (N_V, length(input))
       if (tr) tr->line(14, 3, {with_note(tv("P", P, Axis::Vocab, Axis::TokenX), trimmed)});
       step.p = P.col(P.cols() - 1);  // (N_V)
     }

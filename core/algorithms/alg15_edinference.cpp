@@ -50,7 +50,7 @@ EdInferenceResult edinference(const Tokens& z, const Model& model, const EdInfer
     // L4: P ← EDTransformer(z, x̂ | θ̂)
     InferenceStep step;
     if (opt.kv_cache) {  // not in the paper: z encoded once, only x̂'s new column through the decoder
-      step.p = edtransformer_cached(z, x_hat, c, W, cache, &step.cache_rebuilt);  // (N_V)
+      step.p = edtransformer_cached(z, x_hat, c, W, cache, &step.cache_rebuilt, opt.attn, opt.cached_attn);  // (N_V)
       if (tr)
         tr->line(15, 4, {with_note(tv("P[:, length(x̂)]", step.p, Axis::Vocab),
                                    "KV cache (not in the paper; encyclopedia article 004): z was encoded once and only "
@@ -63,7 +63,7 @@ EdInferenceResult edinference(const Tokens& z, const Model& model, const EdInfer
     } else {
       const bool reuse = opt.reuse_encoding && i > 1;
       const MatF P = edtransformer_parts<float>(z, x_hat, c, W, tr, reuse ? &Z : nullptr,
-                                                opt.reuse_encoding && i == 1 ? &Z : nullptr);  // (N_V, length(x̂))
+                                                opt.reuse_encoding && i == 1 ? &Z : nullptr, opt.attn);  // (N_V, length(x̂))
       if (tr)
         tr->line(15, 4, {with_note(tv("P", P, Axis::Vocab, Axis::TokenX),
                                    opt.reuse_encoding ? "Not in the paper: the encoder ran once (first pass) and Z is "

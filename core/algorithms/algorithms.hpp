@@ -130,6 +130,18 @@ template <class T>
 using MHAttentionFn = std::function<Mat<T>(const Mat<T>& X, const Mat<T>& Z, const MHAttentionW<const T>& W,
                                            const Mask& mask, const AttentionOptions& av)>;
 
+// Not in the paper (seed 004; kv_cache.hpp): another implementation of the KV-cached step's
+// MHAttention (Algorithm 5 for n new query columns X (d_x, n) over cached keys and values), e.g. the
+// GPU's. K[h], V[h]: query head h's cached K (d_attn, ℓ_c) and V (d_mid, ℓ_c), after RoPE.
+// append = true (a cached self-attention, Z = X): lines 2–3 for the new columns (RoPE at positions
+// ℓ_c + 1 … ℓ_c + n) are appended to K[h], V[h], then lines 4–6 run over all ℓ_c + n keys with
+// `mask` (ℓ_c + n, n), the new columns' part of the layer's mask. append = false (cross-attention
+// over a cached Z): K, V as they are, mask (ℓ_c, n). Returns W_o Y + b_o 1ᵀ (d_out, n), untraced.
+// av: the call's variant and, in av.patch.call / av.patch.l, the calling line and layer.
+using CachedMHAttentionFn =
+    std::function<MatF(const MatF& X, const MHAttentionW<const float>& W, std::vector<MatF>& K,
+                       std::vector<MatF>& V, bool append, const Mask& mask, const AttentionOptions& av)>;
+
 // Algorithm 10: P ← DTransformer(x | θ). x holds 1-based ids, 1 ≤ length(x) ≤ ℓ_max.
 // Returns P ∈ (0,1)^{N_V×ℓ}. Throws sf::Error on an empty, too long or out-of-range x.
 // `attn`, when set, computes line 6's MHAttention instead of core's mh_attention (then the
@@ -168,6 +180,11 @@ struct InferenceOptions {
   // Not in the paper (seed 004): keep each self-attention's K, V between steps and compute only the
   // new column (kv_cache.hpp). The same p, q and y up to float rounding.
   bool kv_cache = false;
+  // Not in the paper: another implementation of Algorithm 5 (e.g. the GPU's) for line 3's
+  // DTransformer (`attn`, as dtransformer takes it) and for the KV-cached step (`cached_attn`).
+  // Unset: core's mh_attention. Untraced when set.
+  MHAttentionFn<float> attn;
+  CachedMHAttentionFn cached_attn;
 };
 struct InferenceStep {  // one pass of lines 3–6, kept for the sampling panel
   VecF p;               // P[:, ℓ+i−1]
@@ -193,6 +210,11 @@ struct EdInferenceOptions {
   // Not in the paper (seed 004): encode z once, keep each decoder self-attention's K, V and each
   // cross-attention's K, V of Z between steps, compute only x̂'s new column (kv_cache.hpp).
   bool kv_cache = false;
+  // Not in the paper: another implementation of Algorithm 5 (e.g. the GPU's) for line 4's
+  // EDTransformer (`attn`: the encoder's and decoder's self-attention and the cross-attention)
+  // and for the KV-cached step (`cached_attn`). Unset: core's mh_attention. Untraced when set.
+  MHAttentionFn<float> attn;
+  CachedMHAttentionFn cached_attn;
 };
 struct EdInferenceResult {
   Tokens x_hat;                       // [bos_token, …] as the algorithm returns it

@@ -10,7 +10,8 @@
 
 namespace sf {
 
-FillResult fill_masks(const Tokens& x, const Model& m, double tau, uint64_t seed, int top_k, Tracer* tr) {
+FillResult fill_masks(const Tokens& x, const Model& m, double tau, uint64_t seed, int top_k, Tracer* tr,
+                      const MHAttentionFn<float>& attn) {
   const ModelConfig& c = m.config;
   const Architecture& arch = architecture(c);
   if (arch.output() != OutputKind::FillIn)
@@ -23,7 +24,7 @@ FillResult fill_masks(const Tokens& x, const Model& m, double tau, uint64_t seed
     throw Error("this model has no mask token (its configuration sets mask_id = -1), so it has no [MASK] to fill in");
   if (std::find(x.begin(), x.end(), mask_token) == x.end()) throw Error("the prompt has no [MASK] to fill");
   // P ← ETransformer(x | θ̂): one pass, every column sees the whole prompt
-  const MatF P = arch.forward(m, {}, x, tr);  // (N_V, ℓ)
+  const MatF P = arch.forward(m, {}, x, tr, attn);  // (N_V, ℓ)
   Rng rng(seed);
   FillResult out;
   out.filled = x;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/algorithms/algorithms.hpp"
 #include "core/model/params.hpp"
 #include "core/trace/trace.hpp"
 
@@ -34,6 +35,9 @@ struct FillResult {
 // a checkpoint's [MASK] wherever its vocabulary puts it). Throws sf::Error when the model has no
 // mask token, when the prompt has none ("the prompt has no [MASK] to fill"), when the model is not
 // an encoder-only one, on a bad τ or top_k, and on a prompt the model cannot take.
-FillResult fill_masks(const Tokens& x, const Model& m, double tau, uint64_t seed, int top_k, Tracer* tr = nullptr);
+// `attn`, when set, is another implementation of Algorithm 5 (e.g. the GPU's) for the pass's
+// attention lines (Architecture::forward's hook; then those lines are untraced).
+FillResult fill_masks(const Tokens& x, const Model& m, double tau, uint64_t seed, int top_k, Tracer* tr = nullptr,
+                      const MHAttentionFn<float>& attn = {});
 
 }  // namespace sf

@@ -14,58 +14,46 @@ namespace sf {
 
 namespace {
 
-// Lines 1–6 of Algorithm 4 for head h's new columns: K, V appended to the cache, the new queries
-// attending over all ℓ cached keys with the mask's last n columns. Returns Ṽ (d_mid, n).
-MatF cached_attention(const MatF& in, const AttentionHeadW<const float>& W, MatF& K, MatF& V, const Mask& mask,
-                      const AttentionOptions& av) {
-  const int n = static_cast<int>(in.cols()), pos0 = static_cast<int>(K.cols());
-  MatF Q = (W.W_q * in).colwise() + W.b_q;      // (d_attn, n)   L1
-  MatF K_new = (W.W_k * in).colwise() + W.b_k;  // (d_attn, n)   L2
-  if (av.rope_base > 0) {
-    rope_rotate<float>(Q, pos0, av.rope_base);
-    rope_rotate<float>(K_new, pos0, av.rope_base);
+// Lines 1–6 of Algorithm 4 for head h's new columns `in` (d_x, n) over its cached K, V. When
+// `append` (self-attention), lines 2–3 for the new columns first extend K and V, RoPE rotating Q
+// and the new keys at their absolute positions ℓ_c + 1 … ℓ_c + n. mask (ℓ, n): the new columns'
+// part. Returns Ṽ (d_mid, n).
+MatF cached_attention(const MatF& in, const AttentionHeadW<const float>& W, MatF& K, MatF& V, bool append,
+                      const Mask& mask, const AttentionOptions& av) {
+  const int n = static_cast<int>(in.cols());
+  MatF Q = (W.W_q * in).colwise() + W.b_q;  // (d_attn, n)   L1
+  if (append) {
+    const int pos0 = static_cast<int>(K.cols());
+    MatF K_new = (W.W_k * in).colwise() + W.b_k;  // (d_attn, n)   L2
+    if (av.rope_base > 0) {
+      rope_rotate<float>(Q, pos0, av.rope_base);
+      rope_rotate<float>(K_new, pos0, av.rope_base);
+    }
+    K.conservativeResize(K_new.rows(), pos0 + n);
+    K.rightCols(n) = K_new;                             // (d_attn, ℓ) K (cached)
+    const MatF V_new = (W.W_v * in).colwise() + W.b_v;  // (d_mid, n)    L3
+    V.conservativeResize(V_new.rows(), pos0 + n);
+    V.rightCols(n) = V_new;  // (d_mid, ℓ) V (cached)
   }
-  K.conservativeResize(K_new.rows(), pos0 + n);
-  K.rightCols(n) = K_new;                                       // (d_attn, ℓ) K (cached)
-  const MatF V_new = (W.W_v * in).colwise() + W.b_v;            // (d_mid, n)    L3
-  V.conservativeResize(V_new.rows(), pos0 + n);
-  V.rightCols(n) = V_new;                                       // (d_mid, ℓ) V (cached)
-  const MatF S = K.transpose() * Q;                             // (ℓ, n)        L4
-  const int l = pos0 + n;
-  MatF S_masked = (mask.rightCols(n).array() != 0).select(S, neg_inf<float>());  // (ℓ, n)  L5
+  const int l = static_cast<int>(K.cols());
+  const MatF S = K.transpose() * Q;                                                // (ℓ, n)   L4
+  MatF S_masked = (mask.array() != 0).select(S, neg_inf<float>());                 // (ℓ, n)   L5
   S_masked /= std::sqrt(static_cast<float>(W.W_q.rows()));
-  if (av.alibi) S_masked += static_cast<float>(av.m) * alibi_bias<float>(l, n, 0, pos0);
+  if (av.alibi) S_masked += static_cast<float>(av.m) * alibi_bias<float>(l, n, 0, l - n);
   return V * softmax_columns<float>(S_masked);  // (d_mid, n)   L6
 }
 
-// Algorithm 5 over head h's cached K, V for the new columns `in` (d_e, n): self-attention (K, V
-// extended by the new columns, `mask` (ℓ, ℓ)) when Kz is null, else cross-attention over the
-// cached Kz, Vz of Z (Mask ≡ 1). Returns W_o Y + b_o 1ᵀ (d_e, n).
-MatF cached_mh_attention(const MatF& in, const MHAttentionW<const float>& W, std::vector<MatF>& K,
-                         std::vector<MatF>& V, const Mask& mask, const AttentionOptions& av, int d_mid) {
-  const int H = static_cast<int>(W.heads.size()), n = static_cast<int>(in.cols());
-  MatF Y(H * d_mid, n);  // (H·d_mid, n)
-  parallel_for(H, [&](int k) {  // the heads on the compute threads: each writes its own rows and cache
-    const int h = k + 1;
-    AttentionOptions head = av;
-    head.m = av.alibi ? std::pow(2.0, -8.0 * h / H) : 0.0;
-    Y.middleRows((h - 1) * d_mid, d_mid) = cached_attention(in, W.heads[h - 1], K[h - 1], V[h - 1], mask, head);
-  }, static_cast<double>(H) * (W.heads[0].W_q.size() + W.heads[0].W_k.size() + W.heads[0].W_v.size()) * n);  // lines 1–3
-  return product<float>(W.W_o, Y).colwise() + W.b_o;
+// The cached MHAttention with `attn` when set, else core's.
+MatF cached_mha(const CachedMHAttentionFn& attn, const MatF& in, const MHAttentionW<const float>& W,
+                std::vector<MatF>& K, std::vector<MatF>& V, bool append, const Mask& mask, const AttentionOptions& av) {
+  return attn ? attn(in, W, K, V, append, mask, av) : kv_cached_mh_attention(in, W, K, V, append, mask, av);
 }
 
-// Cross-attention of the new columns (queries) over Z's cached keys and values (Mask ≡ 1).
-MatF cached_cross_attention(const MatF& in, const MHAttentionW<const float>& W, const std::vector<MatF>& Kz,
-                            const std::vector<MatF>& Vz, int d_mid) {
-  const int H = static_cast<int>(W.heads.size()), n = static_cast<int>(in.cols());
-  MatF Y(H * d_mid, n);  // (H·d_mid, n)
-  for (int h = 0; h < H; ++h) {
-    const AttentionHeadW<const float>& w = W.heads[h];
-    const MatF Q = (w.W_q * in).colwise() + w.b_q;  // (d_attn, n)   L1
-    const MatF S = Kz[h].transpose() * Q / std::sqrt(static_cast<float>(w.W_q.rows()));  // (ℓ_z, n)  L4, L6
-    Y.middleRows(h * d_mid, d_mid) = Vz[h] * softmax_columns<float>(S);  // (d_mid, n)  L6
-  }
-  return product<float>(W.W_o, Y).colwise() + W.b_o;
+// av labelled with the forward algorithm's calling line and the layer (1-based), as Algorithms 8
+// and 10 label their MHAttention calls (no experiments: the cached step has no patch points).
+AttentionOptions at_line(AttentionOptions av, int call, int layer) {
+  av.patch = PatchSite{}.at(call, layer, 0);
+  return av;
 }
 
 // e_t = W_e[:, x[t]] + W_p[:, t] (W_p as the position variant gives it, or none) for the columns
@@ -86,15 +74,30 @@ MatF embed_new_columns(const Tokens& x, int pos0, const ModelConfig& c, const Ma
 
 }  // namespace
 
+MatF kv_cached_mh_attention(const MatF& X, const MHAttentionW<const float>& W, std::vector<MatF>& K,
+                            std::vector<MatF>& V, bool append, const Mask& mask, const AttentionOptions& av) {
+  const int H = static_cast<int>(W.heads.size()), n = static_cast<int>(X.cols());
+  const int d_mid = static_cast<int>(W.heads[0].W_v.rows());
+  MatF Y(H * d_mid, n);  // (H·d_mid, n)
+  parallel_for(H, [&](int k) {  // the heads on the compute threads: each writes its own rows and cache
+    const int h = k + 1;
+    AttentionOptions head = av;
+    head.m = av.alibi ? std::pow(2.0, -8.0 * h / H) : 0.0;
+    Y.middleRows((h - 1) * d_mid, d_mid) = cached_attention(X, W.heads[h - 1], K[h - 1], V[h - 1], append, mask, head);
+  }, static_cast<double>(H) * (W.heads[0].W_q.size() + W.heads[0].W_k.size() + W.heads[0].W_v.size()) * n);  // lines 1–3
+  return product<float>(W.W_o, Y).colwise() + W.b_o;
+}
+
 VecF edtransformer_cached(const Tokens& z, const Tokens& x, const ModelConfig& c, const EdW<const float>& W,
-                          EdKvCache& cache, bool* rebuilt) {
+                          EdKvCache& cache, bool* rebuilt, const MHAttentionFn<float>& attn,
+                          const CachedMHAttentionFn& cached_attn) {
   using namespace variant_layers;
   const int l = static_cast<int>(x.size());
   const bool extends = !cache.K.empty() && cache.z == z && static_cast<int>(cache.x.size()) == l - 1 &&
                        std::equal(cache.x.begin(), cache.x.end(), x.begin());
   if (!extends) {  // rebuild: encode z (lines 1–9) and keep the cross-attention's K, V of Z
     MatF Z;
-    edtransformer_parts<float>(z, x, c, W, nullptr, nullptr, &Z);  // checks z and x
+    edtransformer_parts<float>(z, x, c, W, nullptr, nullptr, &Z, attn);  // checks z and x
     cache = EdKvCache{z, Z, {}, {}, {}, {}, {}};
     cache.K.assign(c.L_dec, std::vector<MatF>(c.H, MatF(c.d_attn, 0)));
     cache.V.assign(c.L_dec, std::vector<MatF>(c.H, MatF(c.d_mid, 0)));
@@ -112,21 +115,22 @@ VecF edtransformer_cached(const Tokens& z, const Tokens& x, const ModelConfig& c
   // L11–12: the new columns' e_t = W_e[:, x[t]] + W_p[:, t] at their absolute positions t
   MatF X = embed_new_columns(x, pos0, c, W.W_e, W.W_p);  // (d_e, n)
   embedding_extras<float>(X, c, W.extras, nullptr, 8, 11, Axis::TokenX);  // not in the paper: BERT checkpoints' extras
-  const Mask causal = unidirectional_mask(l, l);  // (ℓ_x, ℓ_x)
-  const AttentionOptions av = attention_options(c, true);
+  const Mask causal = unidirectional_mask(l, l).rightCols(n);         // (ℓ_x, n): the new columns'
+  const Mask ones = bidirectional_mask(static_cast<int>(cache.Z.cols()), n);  // (ℓ_z, n)
+  const AttentionOptions av = attention_options(c, true), av_cross = attention_options(c, false);
   for (int layer = 0; layer < c.L_dec; ++layer) {  // L13
     const DecoderLayerW<const float>& Wl = W.dec[layer];
     // L14–15: cached causal self-attention
     residual_line_pair<float>(X, c, Wl.gamma3, Wl.beta3, nullptr, 8, 14, "X", "X̃", Axis::TokenX,
-                              [&](MatF& Xr, const MatF& in, const std::string&, int) {
-                                Xr += cached_mh_attention(in, Wl.self_attn, cache.K[layer], cache.V[layer], causal,
-                                                          av, c.d_mid);
+                              [&](MatF& Xr, const MatF& in, const std::string&, int line) {
+                                Xr += cached_mha(cached_attn, in, Wl.self_attn, cache.K[layer], cache.V[layer], true,
+                                                 causal, at_line(av, 8000 + line, layer + 1));
                               });
     // L16–17: cross-attention over Z's cached K, V
     residual_line_pair<float>(X, c, Wl.gamma4, Wl.beta4, nullptr, 8, 16, "X", "X̃", Axis::TokenX,
-                              [&](MatF& Xr, const MatF& in, const std::string&, int) {
-                                Xr += cached_cross_attention(in, Wl.cross_attn, cache.Kz[layer], cache.Vz[layer],
-                                                             c.d_mid);
+                              [&](MatF& Xr, const MatF& in, const std::string&, int line) {
+                                Xr += cached_mha(cached_attn, in, Wl.cross_attn, cache.Kz[layer], cache.Vz[layer],
+                                                 false, ones, at_line(av_cross, 8000 + line, layer + 1));
                               });
     // L18–19: the MLP
     residual_line_pair<float>(X, c, Wl.gamma5, Wl.beta5, nullptr, 8, 18, "X", "X̃", Axis::TokenX,
@@ -143,7 +147,7 @@ VecF edtransformer_cached(const Tokens& z, const Tokens& x, const ModelConfig& c
 }
 
 VecF dtransformer_cached(const Tokens& x, const ModelConfig& c, const GptW<const float>& W, GptKvCache& cache,
-                         bool* rebuilt) {
+                         bool* rebuilt, const CachedMHAttentionFn& attn) {
   using namespace variant_layers;
   check_tokens(x, c);
   const int l = static_cast<int>(x.size());
@@ -161,14 +165,14 @@ VecF dtransformer_cached(const Tokens& x, const ModelConfig& c, const GptW<const
   // L2–3: the new columns' e_t = W_e[:, x[t]] + W_p[:, t] at their absolute positions t
   MatF X = embed_new_columns(x, pos0, c, W.W_e, W.W_p);  // (d_e, n)
   embedding_extras<float>(X, c, W.extras, nullptr, 10, 2, Axis::TokenX);  // not in the paper: BERT checkpoints' extras
-  const Mask mask = c.mask == MaskKind::Prefix ? prefix_mask(l, p) : unidirectional_mask(l, l);  // (ℓ, ℓ)
+  const Mask mask = (c.mask == MaskKind::Prefix ? prefix_mask(l, p) : unidirectional_mask(l, l)).rightCols(n);  // (ℓ, n)
   const AttentionOptions av = attention_options(c, true);
   for (int layer = 0; layer < c.L; ++layer) {  // L4
     const LayerW<const float>& Wl = W.layers[layer];
     residual_line_pair<float>(X, c, Wl.gamma1, Wl.beta1, nullptr, 10, 5, "X", "X̃", Axis::TokenX,
-                              [&](MatF& Xr, const MatF& in, const std::string&, int) {
-                                Xr += cached_mh_attention(in, Wl.attn, cache.K[layer], cache.V[layer], mask, av,
-                                                          c.d_mid);
+                              [&](MatF& Xr, const MatF& in, const std::string&, int line) {
+                                Xr += cached_mha(attn, in, Wl.attn, cache.K[layer], cache.V[layer], true, mask,
+                                                 at_line(av, 10000 + line, layer + 1));
                               });
     residual_line_pair<float>(X, c, Wl.gamma2, Wl.beta2, nullptr, 10, 7, "X", "X̃", Axis::TokenX,
                               [&](MatF& Xr, const MatF& in, const std::string& in_name, int line) {

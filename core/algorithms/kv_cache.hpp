@@ -19,8 +19,10 @@ struct GptKvCache {
 // when the cache holds x without its last token (same prefix p), only column ℓ is computed;
 // otherwise (first step, context trimmed, the prefix changed) the cache is rebuilt from all of x
 // and *rebuilt is set. Equals dtransformer(x, …).col(ℓ − 1) up to rounding, for every variant.
+// `attn`, when set, computes each cached MHAttention instead of core's kv_cached_mh_attention
+// (av.patch.call = 10000 + the calling line, av.patch.l = the layer, as Algorithm 10 labels them).
 VecF dtransformer_cached(const Tokens& x, const ModelConfig& c, const GptW<const float>& W, GptKvCache& cache,
-                         bool* rebuilt = nullptr);
+                         bool* rebuilt = nullptr, const CachedMHAttentionFn& attn = {});
 
 // The same for Algorithm 15: the decoder's self-attention K, V per layer and head, and the
 // cross-attention's K, V of the encoder output Z (computed once: z does not change).
@@ -36,7 +38,16 @@ struct EdKvCache {
 // without its last token, only column ℓ_x runs through the decoder; otherwise the cache is rebuilt
 // (z encoded, every column of x) and *rebuilt is set. Equals edtransformer(z, x, …).col(ℓ_x − 1)
 // up to rounding, for every variant.
+// `attn`, when set, is the MHAttention of the rebuild's full pass (the encoder, lines 1–9, runs
+// through edtransformer_parts); `cached_attn`, when set, computes each cached MHAttention of the
+// decoder, self (append) and cross (over Z's cached K, V), labelled 8000 + line and the layer.
 VecF edtransformer_cached(const Tokens& z, const Tokens& x, const ModelConfig& c, const EdW<const float>& W,
-                          EdKvCache& cache, bool* rebuilt = nullptr);
+                          EdKvCache& cache, bool* rebuilt = nullptr, const MHAttentionFn<float>& attn = {},
+                          const CachedMHAttentionFn& cached_attn = {});
+
+// Core's cached MHAttention, a CachedMHAttentionFn (algorithms.hpp): Algorithm 5 for the new
+// columns X over K[h], V[h] (appended to first when `append`), with the new columns' `mask`.
+MatF kv_cached_mh_attention(const MatF& X, const MHAttentionW<const float>& W, std::vector<MatF>& K,
+                            std::vector<MatF>& V, bool append, const Mask& mask, const AttentionOptions& av);
 
 }  // namespace sf

@@ -160,8 +160,9 @@ TEST_F(CliArch, AMissingOrMisplacedContextIsOneLineAndWritesNothing) {
   error_of({"forward", "--model", gpt, "--prompt", "abc", "--context", "x", "--out", out}, 2);
   error_of({"forward", "--model", ed, "--prompt", "a", "--context", "abcdefghijk", "--out", out}, 1);  // 13 > ℓ_max
   error_of({"forward", "--model", ed, "--prompt", "a", "--context", "a", "--context-tokens", "1", "--out", out}, 2);
-  const std::string gpu = error_of({"forward", "--model", bert, "--prompt", "ab", "--attention", "gpu"}, 2);
-  EXPECT_NE(gpu.find("Algorithm 10"), std::string::npos) << gpu;
+  // --attention gpu runs BERT too (tests/gpu/test_gpu_forward.cpp); --gpu-form alone is a usage mistake.
+  const std::string gpu = error_of({"forward", "--model", bert, "--prompt", "ab", "--gpu-form", "fused"}, 2);
+  EXPECT_NE(gpu.find("--gpu-form goes with --attention gpu"), std::string::npos) << gpu;
   EXPECT_FALSE(fs::exists(out));
 }
 

@@ -1,7 +1,7 @@
 // The compute shaders against core's Eigen attention (the ground truth), on random inputs:
 // Algorithm 4 in both forms (every intermediate of the teaching form; Ṽ and the softmax the
-// fused form implies), Algorithm 5 with all heads, and a whole Algorithm 10 forward pass with
-// line 6 on the GPU. Threshold: max |GPU − CPU| ≤ kTol = 1e-4 on every compared matrix (derived in
+// fused form implies) and Algorithm 5 with all heads (whole forward passes: test_gpu_forward.cpp).
+// Threshold: max |GPU − CPU| ≤ kTol = 1e-4 on every compared matrix (derived in
 // gpu_test_support.hpp: inputs and weights are scaled so that entries are O(1) and scores
 // O(√d_attn)); masked scores must be exactly −∞ and their softmax weights exactly 0.
 #include <cmath>
@@ -9,7 +9,6 @@
 #include <limits>
 #include <ostream>
 
-#include "gpu/dtransformer_gpu.hpp"
 #include "gpu_test_support.hpp"
 
 namespace sf::gpu::test {
@@ -202,27 +201,6 @@ TEST(MHAttention, CrossAttentionWithExplicitMask) {
     const double e = max_abs_diff(gpu->mh_attention(in.X, in.Z, W, in.mask, f), cpu);
     EXPECT_LE(e, kTol) << to_string(f);
     std::printf("[mh cross, %s] max |Δ| Ṽ %.2e\n", to_string(f), e);
-  }
-}
-
-// Algorithm 10 with line 6 on the GPU equals the CPU's pass.
-TEST(DTransformer, GpuAttentionForwardEqualsCpu) {
-  SF_REQUIRE_GPU(gpu);
-  for (const int length : {64, 17, 1}) {
-    const Model m = Model::initialised(ModelConfig{}, 3);
-    Rng rng(length);
-    Tokens x{m.config.bos_token()};
-    while (static_cast<int>(x.size()) < length) x.push_back(1 + static_cast<int>(rng.below(m.config.N_V() - 3)));
-    const MatF cpu = dtransformer<float>(x, m.config, m.weights());
-    for (Form f : {Form::Teaching, Form::Fused}) {
-      std::vector<DispatchTime> times;
-      const MatF P = dtransformer_gpu(x, m.config, m.weights(), *gpu, f, &times);
-      const double e = max_abs_diff(P, cpu);
-      EXPECT_LE(e, kTol) << to_string(f) << ", ℓ = " << length;
-      EXPECT_EQ(times.size(), static_cast<size_t>(m.config.L) * (f == Form::Teaching ? 8 : 5));
-      EXPECT_EQ(times.front().what.rfind("layer 1: Alg. 4 L1", 0), 0u) << times.front().what;
-      std::printf("[DTransformer ℓ = %d, %s] max |Δ| P %.2e\n", length, to_string(f), e);
-    }
   }
 }
 

@@ -19,7 +19,7 @@
 #include <ostream>
 
 #include "core/model/error.hpp"
-#include "gpu/dtransformer_gpu.hpp"
+#include "gpu/forward_gpu.hpp"
 #include "gpu_test_support.hpp"
 
 namespace sf::gpu::test {
@@ -377,8 +377,10 @@ TEST(Variants, DTransformerWithVariantsEqualsCpu) {
     while (x.size() < 40) x.push_back(1 + static_cast<int>(rng.below(m.config.N_V() - 3)));
     const MatF cpu = dtransformer<float>(x, m.config, m.weights());
     for (Form f : {Form::Teaching, Form::Fused}) {
+      GpuForward fw(*gpu, {f, true, false});  // gpu/forward_gpu.hpp: timed, no per-call CPU check
+      const double e = max_abs_diff(dtransformer<float>(x, m.config, m.weights(), nullptr, fw.attention()), cpu);
       std::vector<DispatchTime> times;
-      const double e = max_abs_diff(dtransformer_gpu(x, m.config, m.weights(), *gpu, f, &times), cpu);
+      for (const CallRecord& r : fw.calls()) times.insert(times.end(), r.times.begin(), r.times.end());
       EXPECT_LE(e, kTol) << to_string(f) << (c.position == Position::Rope ? ", RoPE" : ", ALiBi");
       const int per_layer = (f == Form::Teaching ? 8 : 5) + (c.position == Position::Rope ? 2 : 0);  // + RoPE's 2
       EXPECT_EQ(times.size(), static_cast<size_t>(c.L * per_layer)) << "every layer's attention on the GPU";
