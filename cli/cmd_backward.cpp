@@ -3,6 +3,7 @@
 // implementation (tests/reference/test_backward_command.py does, with torch autograd).
 #include <cmath>
 #include <filesystem>
+#include <iomanip>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -98,12 +99,13 @@ int run_backward(const Args& args) {
   const Batch batch = loss_batch(args, arch, tok, z, x);
 
   std::cout << "model: " << args.get("model") << " (" << config_summary(model.config) << ")\n";
-  std::cout << "loss: " << algorithm_name(arch.training_algorithm()) << "'s for this one sequence, summed over its "
+  std::cout << "loss(θ) of " << algorithm_name(arch.training_algorithm()) << " for this one sequence: the sum of its "
             << batch.n_targets() << " terms; P from " << algorithm_title(arch.forward_algorithm()) << "\n";
   if (arch.has_context()) std::cout << "context z = [" << id_list(z) << "]  (ℓ_z = " << z.size() << ")\n";
   print_tokens(std::cout, x, tok);
   if (arch.output() == OutputKind::FillIn) std::cout << "x̃ = [" << id_list(batch.tokens) << "]  (the model's input)\n";
 
+  if (batch.n_targets() == 0) std::cout << "(no position has a target: the loss is 0 and so is every gradient)\n";
   const SequenceGradient g = sequence_gradient(model, batch);
 
   std::error_code ec;
@@ -111,7 +113,7 @@ int run_backward(const Args& args) {
   if (!std::filesystem::is_directory(dir))
     throw Error("--out-dir " + dir.string() + " is not a folder and cannot be made one" +
                 (ec ? " (" + ec.message() + ")" : "") + ": give another path");
-  std::cout << "\nloss = " << g.loss << "\nwrote to " << dir.string() << " (float64 .npy, C order):\n";
+  std::cout << "\nloss = " << std::setprecision(17) << g.loss << std::setprecision(6) << "\nwrote to " << dir.string() << " (float64 .npy, C order):\n";
   write_array(dir, "loss", {}, {g.loss});
   for (const ParamEntry& e : model.table.entries())
     write_array(dir, "grad_" + e.name, e.shape(), row_major(g.grad.data() + e.offset, e.count, e.rows, e.cols));
@@ -135,16 +137,16 @@ Command backward_command() {
       "gradient as a NumPy file, so that another implementation can be checked against it entry by entry.\n"
       "The loss is the paper's for one sequence, SUMMED over its terms (not divided by their number, as the "
       "minibatch training of stepformer-cli train does: its gradients are these divided by the number of terms):\n"
-      "  GPT (Algorithm 13): loss = −Σ_{t=1}^{ℓ−1} log P[x[t+1], t] (every position, a prefix-LM model too);\n"
-      "  BERT (Algorithm 12): x̃ is x with the --masks positions replaced by mask_token, P = ETransformer(x̃), and "
+      "GPT (Algorithm 13): loss = −Σ_{t=1}^{ℓ−1} log P[x[t+1], t] (every position, a prefix-LM model too);\n"
+      "BERT (Algorithm 12): x̃ is x with the --masks positions replaced by mask_token, P = ETransformer(x̃), and "
       "loss = −Σ_{t∈masks} log P[x[t], t];\n"
-      "  encoder-decoder (Algorithm 11): loss = −Σ_{t=1}^{ℓ_x−1} log P[x[t+1], t] with P = EDTransformer(z, x).\n"
-      "Files in DIR (float64, C order, so numpy.load gives the paper's shapes):\n"
-      "  loss.npy             the loss, a 0-d array;\n"
-      "  grad_<tensor>.npy    ∂loss/∂<tensor> for every tensor of θ, named and shaped as in a Stepformer "
+      "Encoder-decoder (Algorithm 11): loss = −Σ_{t=1}^{ℓ_x−1} log P[x[t+1], t] with P = EDTransformer(z, x).\n"
+      "Files in DIR, float64 in C order (numpy.load gives the paper's shapes):\n"
+      "loss.npy: the loss, a 0-d array.\n"
+      "grad_<tensor>.npy: ∂loss/∂<tensor> for every tensor of θ, named and shaped as in a Stepformer "
       "checkpoint (e.g. grad_layer1.attn.W_q.npy, (H, d_attn, d_e); stepformer-cli info lists them). A tied W_u = "
-      "W_eᵀ has no file: grad_W_e holds both uses;\n"
-      "  grad_X_<l>.npy       ∂loss/∂X (d_e, ℓ), tokens as columns, as the residual stream X enters layer l = 1 … "
+      "W_eᵀ has no file: grad_W_e holds both uses.\n"
+      "grad_X_<l>.npy: ∂loss/∂X (d_e, ℓ), tokens as columns, as the residual stream X enters layer l = 1 … "
       "L; grad_X_<L+1> is after the last layer: for a pre-LN model before the final layer norm, for a post-LN "
       "model after layer L's last layer norm. The encoder-decoder writes its decoder's X (l = 1 … L_dec+1) and "
       "its encoder's grad_Z_<l>.npy (d_e, ℓ_z) (l = 1 … L_enc+1; Z after the encoder sums the gradient of every "
