@@ -32,7 +32,8 @@ std::vector<int> parse_masks(const std::string& list) {
 
 // The batch of one whose loss the command differentiates: BERT's x̃ with its masked positions, or
 // x (and z) with next-token targets.
-Batch loss_batch(const Args& args, const Architecture& arch, const Tokenizer& tok, const Tokens& z, const Tokens& x) {
+Batch loss_batch(const Args& args, const ModelConfig& c, const Tokens& z, const Tokens& x) {
+  const Architecture& arch = architecture(c);
   if (arch.output() != OutputKind::FillIn) {
     refuse_option(args, "masks",
                   "its loss (Algorithm " + std::to_string(arch.training_algorithm()) +
@@ -42,10 +43,12 @@ Batch loss_batch(const Args& args, const Architecture& arch, const Tokenizer& to
   if (!args.has("masks"))
     throw UsageError("a masked language model's loss (Algorithm 12) is over the masked positions: give --masks "
                      "POSITIONS, the 1-based positions of x to replace by mask_token, e.g. --masks 2,4");
-  if (tok.mask_token() == 0)
-    throw Error("this model has no mask_token, so --masks cannot mask x: use a model whose vocabulary has one");
+  // The configuration's mask_token, as Algorithm 12's training draws it (its mask_id, or N_V − 2).
+  if (c.mask_token() == 0)
+    throw Error("this model has no mask_token (its configuration's mask_id is −1), so --masks cannot mask x: use "
+                "a model that has one");
   try {
-    return masked_batch(x, parse_masks(args.get("masks")), tok.mask_token());
+    return masked_batch(x, parse_masks(args.get("masks")), c.mask_token());
   } catch (const Error& e) {
     throw UsageError(std::string("--masks: ") + e.what());
   }
@@ -96,7 +99,7 @@ int run_backward(const Args& args) {
   const Tokenizer& tok = *opened.tokenizer;
   const Tokens z = context_tokens(args, model.config, tok);
   const Tokens x = input_tokens(args, model.config, tok, prompt_with_eos(arch));
-  const Batch batch = loss_batch(args, arch, tok, z, x);
+  const Batch batch = loss_batch(args, model.config, z, x);
 
   std::cout << "model: " << args.get("model") << " (" << config_summary(model.config) << ")\n";
   std::cout << "loss(θ) of " << algorithm_name(arch.training_algorithm()) << " for this one sequence: the sum of its "

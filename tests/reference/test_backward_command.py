@@ -198,6 +198,10 @@ def refused(cli, args, status, words):
 
 def check_refusals(cli, root, gpt, bert):
     out = ["--out-dir", os.path.join(root, "never")]
+    cfg = {"arch": "bert", **vr.SIZES, **vr.ARCH_SIZES["bert"], "mask_id": -1}  # a BERT without mask_token
+    unmaskable = os.path.join(root, "no-mask.safetensors")
+    write_checkpoint(unmaskable, cfg, vr.make_params(cfg, vr.Variant(cfg), torch.Generator().manual_seed(1)))
+    refused(cli, ["--model", unmaskable, "--tokens", "8,1,2,9", "--masks", "2", *out], 1, ["no mask_token"])
     refused(cli, ["--model", bert, "--tokens", "8,1,2,9", *out], 2, ["--masks POSITIONS", "e.g. --masks 2,4"])
     refused(cli, ["--model", bert, "--tokens", "8,1,2,9", "--masks", "5", *out], 2, ["--masks", "outside", "1 … 4"])
     refused(cli, ["--model", bert, "--tokens", "8,1,2,9", "--masks", "2,2", *out], 2, ["--masks", "twice"])
