@@ -116,7 +116,8 @@ int run_backward(const Args& args) {
   if (!std::filesystem::is_directory(dir))
     throw Error("--out-dir " + dir.string() + " is not a folder and cannot be made one" +
                 (ec ? " (" + ec.message() + ")" : "") + ": give another path");
-  std::cout << "\nloss = " << std::setprecision(17) << g.loss << std::setprecision(6) << "\nwrote to " << dir.string() << " (float64 .npy, C order):\n";
+  std::cout << "\nloss = " << std::setprecision(17) << g.loss << std::setprecision(6) << "\nwrote to " << dir.string()
+            << " (float64 .npy, C order):\n";
   write_array(dir, "loss", {}, {g.loss});
   for (const ParamEntry& e : model.table.entries())
     write_array(dir, "grad_" + e.name, e.shape(), row_major(g.grad.data() + e.offset, e.count, e.rows, e.cols));
