@@ -57,6 +57,8 @@ CASES = [
      {"norm_position": "post", "position": "alibi", "activation": "gelu_tanh", "L": 2}),
     ("bert (paper: post-LN)", "bert", {"L": 2}),
     ("bert pre-LN", "bert", {"L": 2, "norm_position": "pre"}),
+    ("bert with BERT checkpoints' extras (W_s, embedding layer norm, b_u; not in the paper)", "bert",
+     {"L": 1, "embedding_norm": True, "token_types": 2, "unembedding_bias": True}),
     ("ed (paper: post-LN, ReLU)", "ed", {"L_enc": 2, "L_dec": 2}),
     ("ed pre-LN + RoPE", "ed", {"L_enc": 1, "L_dec": 2, "norm_position": "pre", "position": "rope"}),
 ]
