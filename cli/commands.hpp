@@ -24,5 +24,6 @@ Command demo_command();     // cli/cmd_demo.cpp
 Command train_command();    // cli/cmd_train.cpp
 Command tokenize_command(); // cli/cmd_tokenize.cpp
 Command info_command();     // cli/cmd_info.cpp
+Command backward_command(); // cli/cmd_backward.cpp
 
 }  // namespace sf::cli

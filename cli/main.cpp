@@ -19,7 +19,8 @@ const std::vector<Command>& commands() {
   static const std::vector<Command> list{sf::cli::init_command(), sf::cli::forward_command(),
                                          sf::cli::sample_command(), sf::cli::fill_command(),
                                          sf::cli::train_command(),  sf::cli::demo_command(),
-                                         sf::cli::info_command(), sf::cli::tokenize_command()};
+                                         sf::cli::info_command(), sf::cli::tokenize_command(),
+                                         sf::cli::backward_command()};
   return list;
 }
 

@@ -385,6 +385,16 @@ struct GptCache {
   LossCache<T> loss;                  // line 11 and the loss
 };
 
+// ∂loss/∂X of the residual stream as it enters each layer, kept by a backward when asked (for
+// inspection: stepformer-cli backward): X[l − 1] as X enters layer l = 1 … L, and X[L] after the last
+// layer: pre-LN, before the stack's final norm; post-LN, after the last layer's last norm. The
+// encoder-decoder keeps its decoder's stream in X (L_dec + 1) and its encoder's in Z (L_enc + 1).
+template <class T>
+struct ResidualGradients {
+  std::vector<Mat<T>> X;
+  std::vector<Mat<T>> Z;
+};
+
 template <class T>
 struct GptWorkspace {
   StreamGrad<T> s;  // the residual stream's gradient
@@ -404,10 +414,11 @@ struct GptWorkspace {
 template <class T>
 T dtransformer_forward(const ModelConfig& c, const GptW<const T>& W, const Batch& batch, T loss_weight,
                        GptCache<T>& cache);
-// ∇loss(θ) into dW (views of a gradient buffer with θ's table): every tensor assigned.
+// ∇loss(θ) into dW (views of a gradient buffer with θ's table): every tensor assigned. With `kept`,
+// also ∂loss/∂X entering each layer (ResidualGradients::X, L + 1 matrices (d_e, N)).
 template <class T>
 void dtransformer_backward(const ModelConfig& c, const GptW<const T>& W, const GptCache<T>& cache,
-                           GptWorkspace<T>& ws, GptW<T>& dW);
+                           GptWorkspace<T>& ws, GptW<T>& dW, ResidualGradients<T>* kept = nullptr);
 
 // Everything one evaluation of loss(θ) and ∇loss(θ) needs, allocated once and reused.
 // Not copyable or movable: dW views `grad`.

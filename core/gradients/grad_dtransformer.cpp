@@ -133,7 +133,7 @@ T dtransformer_forward(const ModelConfig& c, const GptW<const T>& W, const Batch
 
 template <class T>
 void dtransformer_backward(const ModelConfig& c, const GptW<const T>& W, const GptCache<T>& cache,
-                           GptWorkspace<T>& ws, GptW<T>& dW) {
+                           GptWorkspace<T>& ws, GptW<T>& dW, ResidualGradients<T>* kept) {
   const LayerSpec spec = layer_spec(c);
   const Eigen::Index d_e = cache.X_f.rows(), N = cache.X_f.cols();
   ws.dX_f.resize(d_e, N);  // (d_e, N)
@@ -148,10 +148,15 @@ void dtransformer_backward(const ModelConfig& c, const GptW<const T>& W, const G
   } else {
     ws.s.dX = ws.dX_f;  // post-LN: no line 10
   }
+  const int L = static_cast<int>(cache.layers.size());
+  if (kept) kept->X.assign(L + 1, Mat<T>());
+  if (kept) kept->X[L] = ws.s.dX;  // after layer L
   // ∂ of L4's loop body, for l = L, …, 1
-  for (int layer = static_cast<int>(cache.layers.size()) - 1; layer >= 0; --layer)
+  for (int layer = L - 1; layer >= 0; --layer) {
     layer_backward<T>(spec, W.layers[layer], cache.B, cache.l, cache.layers[layer], ws.s, ws.mlp, ws.attn,
                       dW.layers[layer]);
+    if (kept) kept->X[layer] = ws.s.dX;  // as X enters layer `layer` + 1
+  }
   // ∂ of line 2's extras (not in the paper): layer_norm(e_t | γ_emb, β_emb), e_t + W_s[:, 1]
   embedding_extras_backward<T>(c, W.extras, cache.extras, ws.s.dX, ws.dE, dW.extras.emb_gamma, dW.extras.emb_beta,
                                dW.extras.W_s);
@@ -177,8 +182,8 @@ template float dtransformer_forward<float>(const ModelConfig&, const GptW<const 
 template double dtransformer_forward<double>(const ModelConfig&, const GptW<const double>&, const Batch&, double,
                                              GptCache<double>&);
 template void dtransformer_backward<float>(const ModelConfig&, const GptW<const float>&, const GptCache<float>&,
-                                           GptWorkspace<float>&, GptW<float>&);
+                                           GptWorkspace<float>&, GptW<float>&, ResidualGradients<float>*);
 template void dtransformer_backward<double>(const ModelConfig&, const GptW<const double>&, const GptCache<double>&,
-                                            GptWorkspace<double>&, GptW<double>&);
+                                            GptWorkspace<double>&, GptW<double>&, ResidualGradients<double>*);
 
 }  // namespace sf

@@ -113,7 +113,7 @@ T edtransformer_forward(const ModelConfig& c, const EdW<const T>& W, const Batch
 
 template <class T>
 void edtransformer_backward(const ModelConfig& c, const EdW<const T>& W, const EdCache<T>& cache, EdWorkspace<T>& ws,
-                            EdW<T>& dW) {
+                            EdW<T>& dW, ResidualGradients<T>* kept) {
   const LayerSpec spec = layer_spec(c);
   const int B = cache.B, l = cache.l, l_z = cache.l_z;
   const Eigen::Index d_e = cache.X.rows(), N = cache.X.cols(), N_z = cache.Z.cols();
@@ -126,8 +126,12 @@ void edtransformer_backward(const ModelConfig& c, const EdW<const T>& W, const E
   // ∂ of the pre-LN decoder's final norm (variant)
   if (spec.position == NormPosition::Pre)
     stack_norm_backward<T>(ws.dec.dX, W.dec_gamma, cache.ln_dec, ws.dX_out, dW.dec_gamma, dW.dec_beta);
+  const int L_dec = static_cast<int>(cache.dec.size()), L_enc = static_cast<int>(cache.enc.size());
+  if (kept) kept->X.assign(L_dec + 1, Mat<T>());
+  if (kept) kept->Z.assign(L_enc + 1, Mat<T>());
+  if (kept) kept->X[L_dec] = ws.dec.dX;  // after decoder layer L_dec
   // ∂ of L13's loop body, for l = L_dec, …, 1
-  for (int layer = static_cast<int>(cache.dec.size()) - 1; layer >= 0; --layer) {
+  for (int layer = L_dec - 1; layer >= 0; --layer) {
     const DecoderLayerW<const T>& Wl = W.dec[layer];
     DecoderLayerW<T>& dWl = dW.dec[layer];
     const EdDecoderLayerCache<T>& lc = cache.dec[layer];
@@ -149,6 +153,7 @@ void edtransformer_backward(const ModelConfig& c, const EdW<const T>& W, const E
     sublayer_backward<T>(ws.dec, Wl.gamma3, lc.self_ln, dWl.gamma3, dWl.beta3, [&](const Mat<T>& dY, Mat<T>& dF) {
       mh_attention_backward<T>(dY, lc.self_ln.input(), Wl.self_attn, B, l, lc.self_attn, ws.attn, dWl.self_attn, dF);
     });
+    if (kept) kept->X[layer] = ws.dec.dX;  // as X enters decoder layer `layer` + 1
   }
   // ∂ of line 11's extras (not in the paper): layer_norm(e_t | γ_emb, β_emb), e_t + W_s[:, 1]
   embedding_extras_backward<T>(c, W.extras, cache.x_extras, ws.dec.dX, ws.dE, dW.extras.emb_gamma, dW.extras.emb_beta,
@@ -158,9 +163,12 @@ void edtransformer_backward(const ModelConfig& c, const EdW<const T>& W, const E
   // ∂ of the pre-LN encoder's final norm (variant); ws.enc.dX: ∂loss/∂Z from every cross-attention
   if (spec.position == NormPosition::Pre)
     stack_norm_backward<T>(ws.enc.dX, W.enc_gamma, cache.ln_enc, ws.enc.dR, dW.enc_gamma, dW.enc_beta);
+  if (kept) kept->Z[L_enc] = ws.enc.dX;  // after encoder layer L_enc
   // ∂ of L4's loop body, for l = L_enc, …, 1
-  for (int layer = static_cast<int>(cache.enc.size()) - 1; layer >= 0; --layer)
+  for (int layer = L_enc - 1; layer >= 0; --layer) {
     layer_backward<T>(spec, W.enc[layer], B, l_z, cache.enc[layer], ws.enc, ws.mlp, ws.attn, dW.enc[layer]);
+    if (kept) kept->Z[layer] = ws.enc.dX;  // as Z enters encoder layer `layer` + 1
+  }
   // ∂ of line 2's extras (not in the paper), z's share added to x's (one γ_emb, β_emb, W_s for both)
   ws.dgamma_emb_z.resize(dW.extras.emb_gamma.size(), 1);  // (d_e) or empty
   ws.dbeta_emb_z.resize(dW.extras.emb_beta.size(), 1);    // (d_e) or empty
@@ -193,7 +201,7 @@ T EdGradient<T>::loss_and_gradient(const ModelConfig& c, const EdW<const T>& W, 
   template struct EdGradient<T>;                                                                                 \
   template T edtransformer_forward<T>(const ModelConfig&, const EdW<const T>&, const Batch&, T, EdCache<T>&); \
   template void edtransformer_backward<T>(const ModelConfig&, const EdW<const T>&, const EdCache<T>&, EdWorkspace<T>&, \
-                                          EdW<T>&);
+                                          EdW<T>&, ResidualGradients<T>*);
 SF_INSTANTIATE_ED_GRADIENT(float)
 SF_INSTANTIATE_ED_GRADIENT(double)
 #undef SF_INSTANTIATE_ED_GRADIENT

@@ -76,10 +76,13 @@ struct EdWorkspace {
 template <class T>
 T edtransformer_forward(const ModelConfig& c, const EdW<const T>& W, const Batch& batch, T loss_weight,
                         EdCache<T>& cache);
-// ∇loss(θ) into dW (views of a gradient buffer with θ's table): every tensor assigned.
+// ∇loss(θ) into dW (views of a gradient buffer with θ's table): every tensor assigned. With `kept`,
+// also ∂loss/∂X entering each decoder layer (ResidualGradients::X, L_dec + 1 matrices (d_e, B·ℓ)) and
+// ∂loss/∂Z entering each encoder layer (ResidualGradients::Z, L_enc + 1 matrices (d_e, B·ℓ_z)); Z's
+// after the last encoder layer is the sum over every decoder layer's cross-attention (line 16).
 template <class T>
 void edtransformer_backward(const ModelConfig& c, const EdW<const T>& W, const EdCache<T>& cache, EdWorkspace<T>& ws,
-                            EdW<T>& dW);
+                            EdW<T>& dW, ResidualGradients<T>* kept = nullptr);
 
 // Everything one evaluation of loss(θ) and ∇loss(θ) needs, allocated once and reused (as
 // GptGradient). Not copyable or movable: dW views `grad`.

@@ -92,7 +92,7 @@ T etransformer_forward(const ModelConfig& c, const BertW<const T>& W, const Batc
 
 template <class T>
 void etransformer_backward(const ModelConfig& c, const BertW<const T>& W, const BertCache<T>& cache,
-                           BertWorkspace<T>& ws, BertW<T>& dW) {
+                           BertWorkspace<T>& ws, BertW<T>& dW, ResidualGradients<T>* kept) {
   const LayerSpec spec = layer_spec(c);
   const Eigen::Index d_e = cache.X.rows(), d_f = cache.X_f.rows(), N = cache.X_f.cols();
   ws.dX_f.resize(d_f, N);  // (d_f, N)
@@ -109,10 +109,15 @@ void etransformer_backward(const ModelConfig& c, const BertW<const T>& W, const 
   // ∂ of the pre-LN stack's final norm (variant)
   if (spec.position == NormPosition::Pre)
     stack_norm_backward<T>(ws.s.dX, W.enc_gamma, cache.ln_enc, ws.s.dR, dW.enc_gamma, dW.enc_beta);
+  const int L = static_cast<int>(cache.layers.size());
+  if (kept) kept->X.assign(L + 1, Mat<T>());
+  if (kept) kept->X[L] = ws.s.dX;  // after layer L
   // ∂ of L4's loop body, for l = L, …, 1; ws.s.dX is ∂loss/∂X after line 8
-  for (int layer = static_cast<int>(cache.layers.size()) - 1; layer >= 0; --layer)
+  for (int layer = L - 1; layer >= 0; --layer) {
     layer_backward<T>(spec, W.layers[layer], cache.B, cache.l, cache.layers[layer], ws.s, ws.mlp, ws.attn,
                       dW.layers[layer]);
+    if (kept) kept->X[layer] = ws.s.dX;  // as X enters layer `layer` + 1
+  }
   // ∂ of line 2's extras (not in the paper): layer_norm(e_t | γ_emb, β_emb), e_t + W_s[:, 1]
   embedding_extras_backward<T>(c, W.extras, cache.extras, ws.s.dX, ws.dE, dW.extras.emb_gamma, dW.extras.emb_beta,
                                dW.extras.W_s);
@@ -139,8 +144,8 @@ template float etransformer_forward<float>(const ModelConfig&, const BertW<const
 template double etransformer_forward<double>(const ModelConfig&, const BertW<const double>&, const Batch&, double,
                                              BertCache<double>&);
 template void etransformer_backward<float>(const ModelConfig&, const BertW<const float>&, const BertCache<float>&,
-                                           BertWorkspace<float>&, BertW<float>&);
+                                           BertWorkspace<float>&, BertW<float>&, ResidualGradients<float>*);
 template void etransformer_backward<double>(const ModelConfig&, const BertW<const double>&, const BertCache<double>&,
-                                            BertWorkspace<double>&, BertW<double>&);
+                                            BertWorkspace<double>&, BertW<double>&, ResidualGradients<double>*);
 
 }  // namespace sf

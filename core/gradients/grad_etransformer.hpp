@@ -55,10 +55,11 @@ struct BertWorkspace {
 template <class T>
 T etransformer_forward(const ModelConfig& c, const BertW<const T>& W, const Batch& batch, T loss_weight,
                        BertCache<T>& cache);
-// ∇loss(θ) into dW (views of a gradient buffer with θ's table): every tensor assigned.
+// ∇loss(θ) into dW (views of a gradient buffer with θ's table): every tensor assigned. With `kept`,
+// also ∂loss/∂X entering each layer (ResidualGradients::X, L + 1 matrices (d_e, N)).
 template <class T>
 void etransformer_backward(const ModelConfig& c, const BertW<const T>& W, const BertCache<T>& cache,
-                           BertWorkspace<T>& ws, BertW<T>& dW);
+                           BertWorkspace<T>& ws, BertW<T>& dW, ResidualGradients<T>* kept = nullptr);
 
 // Everything one evaluation of loss(θ) and ∇loss(θ) needs, allocated once and reused (as
 // GptGradient). Not copyable or movable: dW views `grad`.

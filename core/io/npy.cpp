@@ -7,9 +7,12 @@
 
 namespace sf {
 
-void write_npy(const std::string& path, const ConstMatRef& m) {
-  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + std::to_string(m.rows()) + ", " +
-                       std::to_string(m.cols()) + "), }";
+namespace {
+
+// The magic, version 1.0 and the header dict of a little-endian C-order array, padded so that the
+// data starts at a multiple of 64 bytes. `shape` is the Python tuple's inside: "3, 4", "5," or "".
+std::string npy_header(const char* descr, const std::string& shape) {
+  std::string header = std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': (" + shape + "), }";
   const size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header += '\n';
@@ -19,7 +22,28 @@ void write_npy(const std::string& path, const ConstMatRef& m) {
   const uint16_t hl = static_cast<uint16_t>(header.size());
   out += static_cast<char>(hl & 0xFF);
   out += static_cast<char>(hl >> 8);
-  out += header;
+  return out + header;
+}
+
+}  // namespace
+
+void write_npy(const std::string& path, const std::vector<int64_t>& shape, const std::vector<double>& data) {
+  std::string dims;
+  int64_t n = 1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    dims += (i ? ", " : "") + std::to_string(shape[i]);
+    n *= shape[i];
+  }
+  if (shape.size() == 1) dims += ',';  // (5,): a one-element tuple
+  if (n != static_cast<int64_t>(data.size()))
+    throw Error(path + ": " + std::to_string(data.size()) + " values do not fill the shape");
+  std::string out = npy_header("<f8", dims);
+  out.append(reinterpret_cast<const char*>(data.data()), sizeof(double) * data.size());  // little-endian hosts
+  write_file_atomic(path, out);
+}
+
+void write_npy(const std::string& path, const ConstMatRef& m) {
+  std::string out = npy_header("<f4", std::to_string(m.rows()) + ", " + std::to_string(m.cols()));
   out.reserve(out.size() + sizeof(float) * static_cast<size_t>(m.size()));
   for (Eigen::Index i = 0; i < m.rows(); ++i)  // C order, read through any strides
     for (Eigen::Index j = 0; j < m.cols(); ++j) {
