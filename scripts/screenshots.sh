@@ -6,16 +6,17 @@ cd "$(dirname "$0")/.."
 # The pointer is parked in a corner (mouse:) so that no tooltip covers the view.
 declare -A SIZE=(
   [presentation-1280x720]=1280x720 [translation]=1600x1000 [ed-attention]=1600x1000
-  [tensor-light]=1600x1000 [layernorm]=1600x1000 [training]=1600x1000)
+  [tensor-light]=1600x1000 [layernorm]=1600x1000 [training]=1600x1000 [gpu-calls]=1366x768)
 declare -A ARGS=(
   [presentation-1280x720]='--actions lesson-open:02-one-attention-head,lesson-go:5,presentation:on,mouse:1275:715'
   [translation]='--model assets/ed.safetensors --actions context:12 march 2024,translate-all,wait,open:translation,mouse:1590:990'
   [ed-attention]='--model assets/ed.safetensors --actions context:12 march 2024,goto:4:6:2:2,open:attention,mouse:1590:990'
   [tensor-light]='--actions theme:light,goto:10:8:1,step-back,open:tensor,mouse:1590:990'
   [layernorm]='--actions goto:6:2:1:0:3,open:layernorm,mouse:1590:990'
-  [training]='--actions open:training,train-step:300,wait,mouse:1590:990')
+  [training]='--actions open:training,train-step:300,wait,mouse:1590:990'
+  [gpu-calls]='--model assets/ed.safetensors --actions context:12 march 2024,attention:gpu,goto:5:4,open:gpu,mouse:1360:760')
 names=("$@")
-[ ${#names[@]} -eq 0 ] && names=(presentation-1280x720 translation ed-attention tensor-light layernorm training)
+[ ${#names[@]} -eq 0 ] && names=(presentation-1280x720 translation ed-attention tensor-light layernorm training gpu-calls)
 for n in "${names[@]}"; do
   [ -n "${SIZE[$n]:-}" ] || { echo "screenshots: no scene \"$n\" (known: ${!SIZE[*]})" >&2; exit 1; }
   args=${ARGS[$n]}
