@@ -247,26 +247,12 @@ TEST(Gui, WithoutOpenGL43GpuAttentionFallsBackToTheCpuAndSaysWhy) {
 // --- BERT and the encoder-decoder ---
 
 #include "core/io/checkpoint.hpp"
+#include "tests/app/gui_models.hpp"
 
 namespace {
 
-// A small untrained model of `arch` saved to a temporary checkpoint (the bundled BERT and ED
-// models may not be built yet).
-std::string small_checkpoint(const std::string& arch) {
-  sf::ModelConfig c;
-  c.arch = arch;
-  c.L = c.L_enc = c.L_dec = 2;
-  c.H = 4;
-  c.d_e = 64;
-  c.d_attn = c.d_mid = 16;
-  c.d_mlp = 256;
-  c.d_f = 64;
-  c.l_max = 16;
-  const std::string path = (fs::temp_directory_path() / ("stepformer-gui-" + arch + "-" +
-                                                         std::to_string(::getpid()) + ".safetensors")).string();
-  if (!fs::exists(path)) sf::save_checkpoint(path, sf::Model::initialised(c, 1));
-  return path;
-}
+// A small untrained model of `arch` saved to a temporary checkpoint.
+std::string small_checkpoint(const std::string& arch) { return gui::temp_checkpoint(gui::small_config(arch), arch, 1); }
 
 bool has_tab(const AppRun& r, const std::string& name) {
   for (const auto& t : r.state["tabs_shown"])

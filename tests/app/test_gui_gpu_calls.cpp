@@ -16,8 +16,8 @@
 #include "app/session.hpp"
 #include "core/io/checkpoint.hpp"
 #include "tests/app/gui_harness.hpp"
+#include "tests/app/gui_models.hpp"
 
-namespace fs = std::filesystem;
 using json = nlohmann::json;
 using gui::AppRun;
 using gui::run_app;
@@ -30,18 +30,7 @@ namespace {
 // head's K, V moves Ṽ by ≳ 1e-2 on these random models.
 constexpr double kTol = 1e-4;
 
-sf::ModelConfig small(const std::string& arch) {
-  sf::ModelConfig c;
-  c.arch = arch;
-  c.L = c.L_enc = c.L_dec = 2;
-  c.H = 4;
-  c.d_e = 64;
-  c.d_attn = c.d_mid = 16;
-  c.d_mlp = 128;
-  c.d_f = 64;
-  c.l_max = 16;
-  return c;
-}
+sf::ModelConfig small(const std::string& arch) { return gui::small_config(arch, 128); }
 
 // The reference tests' first mix: RMSNorm + RoPE + SwiGLU + tied + H_kv = 1.
 sf::ModelConfig gpt_rope_mqa() {
@@ -55,11 +44,7 @@ sf::ModelConfig gpt_rope_mqa() {
 }
 
 std::string checkpoint(const sf::ModelConfig& c, const std::string& name) {
-  const std::string path =
-      (fs::temp_directory_path() / ("stepformer-gpu-calls-" + name + "-" + std::to_string(::getpid()) + ".safetensors"))
-          .string();
-  if (!fs::exists(path)) sf::save_checkpoint(path, sf::Model::initialised(c, 5));
-  return path;
+  return gui::temp_checkpoint(c, "gpu-calls-" + name, 5);
 }
 
 using Site = std::tuple<int, int, int>;  // (algorithm, line, l)
