@@ -138,7 +138,7 @@ std::optional<Question> Quiz::question_for(const Trace& trace, size_t k) const {
   }
 
   // Which token comes next?
-  const bool sample_line = (e.alg == 14 && e.line == 5) || (e.alg == 15 && e.line == 6);
+  const bool sample_line = e.ref() == lines::d_inference::sample || e.ref() == lines::ed_inference::sample;
   const Value* P = (e.alg == 8 || e.alg == 10) && e.kind == EventKind::Line ? find(e, "P") : nullptr;
   if (sample_line || P) {
     VecF p;

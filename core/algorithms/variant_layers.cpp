@@ -127,7 +127,7 @@ void mlp_line(Mat<T>& X, const Mat<T>& in, const std::string& in_name, const Mlp
   }
   X += product<T>(W.W_b, H_act);  // (d_e, ℓ)
   X.colwise() += W.b_b;
-  patch(site, alg, line, name, X);  // patch point: the residual stream after the MLP's line
+  patch(site, LineRef{alg, line}, name, X);  // patch point: the residual stream after the MLP's line
   if (tr) tr->line(alg, line, {tv(name, X, Axis::Feature, tokens)});
 }
 

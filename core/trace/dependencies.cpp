@@ -187,7 +187,7 @@ void attention_rules(Rule& R) {
   if (n == "Q" || n == "W_q X + b_q 1ᵀ") return affine("W_q", "X", "b_q");
   if (n == "K" || n == "W_k Z + b_k 1ᵀ") return affine("W_k", "Z", "b_k");
   if (n == "V") return affine("W_v", "Z", "b_v");
-  if (n == "S" && R.e.line == 4) {
+  if (n == "S" && R.e.ref() == lines::attention::S) {
     R.add("K", col_of(r));
     R.add("Q", col_of(c));
     return R.ok("S[" + I(r) + ", " + I(c) + "] = K[:, " + I(r) + "] · Q[:, " + I(c) + "]");
@@ -247,7 +247,7 @@ void basic_attention_rules(Rule& R) {
 void mh_attention_rules(Rule& R) {
   const std::string& n = R.v.name;
   const int r = R.r, c = R.c;
-  if (R.e.line == 2 && n.rfind("Y^", 0) == 0) {
+  if (R.e.ref() == lines::mh_attention::Y_h && n.rfind("Y^", 0) == 0) {
     const Value* mask = R.find("Mask");
     if (!mask) return;
     R.add("X", col_of(c));
@@ -297,7 +297,7 @@ void forward_rules(Rule& R) {
   const int r = R.r, c = R.c;
   if (n == "Mask") return R.ok("Mask is a hyperparameter (eq. 3): it is computed from no value");
   if (n == "e_t") {
-    const std::string s = e.alg == 8 && e.line == 2 ? "z" : "x";
+    const std::string s = e.ref() == lines::ed_transformer::enc_embed ? "z" : "x";
     const Value* toks = R.find(s);
     if (!toks || c >= static_cast<int>(toks->tokens.size())) return;
     const int id = toks->tokens[c];
@@ -327,7 +327,7 @@ void forward_rules(Rule& R) {
     R.add("b_u", cell_of(r, 0));
     return R.ok(R.cell() + " = W_u[" + I(r) + ", :] · X[:, " + I(c) + "]");
   }
-  if (e.alg == 9 && e.line == 10 && ((n == "X" && e.kind == EventKind::Line) || n == "W_f X + b_f 1ᵀ")) {
+  if (e.ref() == lines::e_transformer::final_gelu && ((n == "X" && e.kind == EventKind::Line) || n == "W_f X + b_f 1ᵀ")) {
     R.add("W_f", row_of(r)), R.add("X", col_of(c)), R.add("b_f", cell_of(r, 0));
     return R.ok(R.cell() + " = " + (n == "X" ? "GELU(" : "(") + "W_f[" + I(r) + ", :] · X[:, " + I(c) + "] + b_f[" +
                 I(r) + "])");
@@ -362,7 +362,7 @@ void forward_rules(Rule& R) {
   const std::string in = prev != SIZE_MAX && binds(tr.events[prev], tilde) && n == base ? tilde : base;
   if (binds(e, "Mask")) {  // X ← X + MHAttention(in, C | W, Mask)
     const Value* mask = R.find("Mask");
-    const bool cross = e.alg == 8 && e.line == 16;
+    const bool cross = e.ref() == lines::ed_transformer::cross_attention;
     if (cross || in != n) R.add(n, col_of(c));  // the residual (self-attention on X itself: among the keys)
     if (cross) {
       if (in != n) R.add(in, col_of(c));
@@ -378,7 +378,7 @@ void forward_rules(Rule& R) {
   const bool norm = R.k > 0 && tr.events[R.k - 1].depth > e.depth && tr.events[R.k - 1].alg == 6;
   if (norm) {  // for t ∈ [ℓ]: out[:, t] ← layer_norm(in[:, t] | γ, β)
     R.add(base, col_of(c));
-    const bool final_norm = (e.alg == 10 && e.line == 10) || (e.alg == 9 && e.line == 11);
+    const bool final_norm = e.ref() == lines::d_transformer::final_norm || e.ref() == lines::e_transformer::final_norm;
     if (final_norm) R.add("γ", cell_of(r, 0)), R.add("β", cell_of(r, 0));  // the forward frame's own γ, β
     return R.ok(n + "[:, " + I(c) + "] = layer_norm(" + base + "[:, " + I(c) + "] | γ, β): column " + I(c) + " only");
   }
