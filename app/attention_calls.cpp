@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "core/pseudocode/pseudocode.hpp"
+#include "core/trace/value_keys.hpp"
 
 namespace sf {
 
@@ -31,7 +32,7 @@ std::vector<HeadCall> head_calls(const Trace& t) {
       if (x.depth != e.depth || x.kind != EventKind::Line) continue;
       if (x.ref() == lines::attention::S) c.line4 = j, c.S = event_value(x, "S");
       if (x.ref() == lines::attention::mask) c.line5 = j, c.S_masked = event_value(x, "S");
-      if (x.ref() == lines::attention::V_tilde) c.line6 = j, c.A = event_value(x, "softmax(S/√d_attn)");
+      if (x.ref() == lines::attention::V_tilde) c.line6 = j, c.A = event_value(x, keys::attention_weights);
     }
     out.push_back(c);
   }

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "core/model/rng.hpp"
+#include "core/trace/value_keys.hpp"
 
 namespace sf {
 
@@ -178,7 +179,7 @@ std::optional<Question> Quiz::question_for(const Trace& trace, size_t k) const {
 
   // Which key gets the most attention?
   for (const Value* v : fresh) {
-    if (v->name != "softmax(S/√d_attn)" && v->name != "α_t") continue;
+    if (!keys::attention_weights.names(*v) && v->name != "α_t") continue;
     const Value* mask = v->name == "α_t" ? nullptr : in_scope(trace, k, "Mask");
     auto keys_of = [&](int t_x) {
       std::vector<int> keys;

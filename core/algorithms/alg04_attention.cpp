@@ -9,6 +9,7 @@
 
 #include "core/algorithms/algorithms.hpp"
 #include "core/model/error.hpp"
+#include "core/trace/value_keys.hpp"
 
 namespace sf {
 
@@ -55,9 +56,9 @@ void trace_attention_record(Tracer* tr, const Mat<T>& X, const Mat<T>& Z, const 
                 {tv("B", r.B, Axis::TokenZ, Axis::TokenX), tscalar("m_h", r.m),
                  with_note(tv("S/√d_attn + m_h·B", Mat<T>(S_scaled + r.m * r.B), Axis::TokenZ, Axis::TokenX), kAlibiNote)});
   tr->substep(4, 6, "softmax(S / √d_attn), column by column",
-              {tv("softmax(S/√d_attn)", r.A, Axis::TokenZ, Axis::TokenX)});
+              {tv(keys::attention_weights, r.A)});
   tr->substep(4, 6, "Ṽ = V · softmax(S / √d_attn)", {tv("Ṽ", r.Vt, Axis::Feature, Axis::TokenX)});
-  tr->line(4, 6, {tv("softmax(S/√d_attn)", r.A, Axis::TokenZ, Axis::TokenX), tv("Ṽ", r.Vt, Axis::Feature, Axis::TokenX)});
+  tr->line(4, 6, {tv(keys::attention_weights, r.A), tv("Ṽ", r.Vt, Axis::Feature, Axis::TokenX)});
 }
 
 template <class T>
@@ -103,7 +104,7 @@ Mat<T> attention(const Mat<T>& X, const Mat<T>& Z, const AttentionHeadW<const T>
   } else {
     r.A = softmax_columns<T>(Mat<T>(r.S_masked / std::sqrt(d_attn)));  // (ℓ_z, ℓ_x), each column sums to 1
   }
-  patch(at, lines::attention::V_tilde, "softmax(S/√d_attn)", r.A);  // patch point: the attention weights of line 6
+  patch(at, lines::attention::V_tilde, keys::attention_weights.symbol, r.A);  // patch point: the attention weights of line 6
   r.Vt.noalias() = r.V * r.A;  // (d_out, ℓ_x)
   patch(at, lines::attention::V_tilde, "Ṽ", r.Vt);  // patch point: Ṽ of line 6 (ablating head h zeroes it: Algorithm 5's Y^h)
   trace_attention_record<T>(tr, X, Z, W, M, r);  // the events of lines 1–6, in order

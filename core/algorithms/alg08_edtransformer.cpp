@@ -17,6 +17,7 @@
 #include "core/algorithms/variant_layers.hpp"
 #include "core/arch/ed.hpp"
 #include "core/model/error.hpp"
+#include "core/trace/value_keys.hpp"
 
 namespace sf {
 
@@ -181,7 +182,7 @@ Mat<T> edtransformer_parts(const Tokens& z, const Tokens& x, const ModelConfig& 
   std::vector<Value> inputs;
   if (tr) {
     inputs = {ttokens("z", z), ttokens("x", x), tparam<T>(tr, "W_e", W.W_e, Axis::Feature, Axis::Vocab), tparam<T>(tr, "W_p", W.W_p),
-              W.W_u.size() == 0 ? tparam<T>(tr, "W_u = W_eᵀ", W.W_e, Axis::Vocab, Axis::Feature, true)
+              W.W_u.size() == 0 ? tparam<T>(tr, keys::tied_unembedding, W.W_e, true)
                                 : tparam<T>(tr, "W_u", W.W_u, Axis::Vocab, Axis::Feature)};
     if (Z_given) inputs.push_back(with_note(tv("Z", *Z_given, Axis::Feature, Axis::TokenZ), kReusedZ));
   }

@@ -12,6 +12,7 @@
 // Every variant of docs/variants.md is computed from the configuration (variant_layers.hpp).
 #include "core/algorithms/algorithms.hpp"
 #include "core/algorithms/variant_layers.hpp"
+#include "core/trace/value_keys.hpp"
 
 namespace sf {
 
@@ -34,7 +35,7 @@ Mat<T> etransformer(const Tokens& x, const ModelConfig& c, const BertW<const T>&
       tr, 9,
       tr ? std::vector<Value>{ttokens("x", x), tparam<T>(tr, "W_e", W.W_e, Axis::Feature, Axis::Vocab), tparam<T>(tr, "W_p", W.W_p),
                               tparam<T>(tr, "W_f", W.W_f), tparam<T>(tr, "b_f", W.b_f), tparam<T>(tr, "γ", W.gamma), tparam<T>(tr, "β", W.beta),
-                              tied ? tparam<T>(tr, "W_u = W_eᵀ", W.W_e, Axis::Vocab, Axis::Feature, true)
+                              tied ? tparam<T>(tr, keys::tied_unembedding, W.W_e, true)
                                    : with_note(tparam<T>(tr, "W_u", W.W_u, Axis::Vocab, Axis::Feature), kWuNote)}
          : std::vector<Value>{});
   if (tr) tr->trace().tokens_x = x;

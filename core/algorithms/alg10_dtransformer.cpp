@@ -11,6 +11,7 @@
 #include "core/algorithms/algorithms.hpp"
 #include "core/algorithms/variant_layers.hpp"
 #include "core/model/error.hpp"
+#include "core/trace/value_keys.hpp"
 
 namespace sf {
 
@@ -42,7 +43,7 @@ Mat<T> dtransformer(const Tokens& x, const ModelConfig& c, const GptW<const T>& 
   TraceFrame frame(tr, 10,
                    tr ? std::vector<Value>{ttokens("x", x), tparam<T>(tr, "W_e", W.W_e, Axis::Feature, Axis::Vocab), tparam<T>(tr, "W_p", W.W_p),
                                            tparam<T>(tr, "γ", W.gamma), tparam<T>(tr, "β", W.beta),
-                                           tied ? tparam<T>(tr, "W_u = W_eᵀ", W.W_e, Axis::Vocab, Axis::Feature, true)
+                                           tied ? tparam<T>(tr, keys::tied_unembedding, W.W_e, true)
                                                 : tparam<T>(tr, "W_u", W.W_u, Axis::Vocab, Axis::Feature)}
                       : std::vector<Value>{});
   if (tr) tr->trace().tokens_x = x;

@@ -1,6 +1,7 @@
 // Dependency tracing (dependencies.hpp): one rule per pseudocode line that binds a matrix, read
 // off the paper's text. Each rule names the cells of earlier values that one cell reads.
 #include "core/trace/dependencies.hpp"
+#include "core/trace/value_keys.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -202,7 +203,7 @@ void attention_rules(Rule& R) {
     return R.ok(n == "S" ? "Mask[" + I(r) + ", " + I(c) + "] = 1: S[" + I(r) + ", " + I(c) + "] keeps line 4's value"
                          : R.cell() + " = S[" + I(r) + ", " + I(c) + "] / √d_attn");
   }
-  if (n == "softmax(S/√d_attn)" && mask) {
+  if (n == keys::attention_weights.symbol && mask) {
     if (masked) {
       R.add("Mask", cell_of(r, c));
       return R.ok("Mask[" + I(r) + ", " + I(c) + "] = 0: the weight is exp(−∞) = 0");
@@ -214,7 +215,7 @@ void attention_rules(Rule& R) {
   }
   if (n == "Ṽ" && mask) {
     R.add_unmasked_cols("V", *mask, r);
-    R.add("softmax(S/√d_attn)", rows_in_col(*mask, c));
+    R.add(keys::attention_weights.symbol, rows_in_col(*mask, c));
     return R.ok("Ṽ[" + I(r) + ", " + I(c) + "] = Σ_{t_z: Mask[t_z, " + I(c) + "] = 1} V[" + I(r) +
                 ", t_z] · softmax(S/√d_attn)[t_z, " + I(c) + "]");
   }
@@ -312,17 +313,17 @@ void forward_rules(Rule& R) {
     R.add("W_u", all_of());
     return R.ok("W_u, the parameter of θ, shown again at this line");
   }
-  if (n == "W_u = W_eᵀ") {
+  if (n == keys::tied_unembedding.symbol) {
     R.add("W_e", cell_of(c, r));
     return R.ok("tied: W_u[" + I(r) + ", " + I(c) + "] = W_e[" + I(c) + ", " + I(r) + "]");
   }
   if (n == "P") {
-    R.add_any({"W_u", "W_u = W_eᵀ"}, all_of());
+    R.add_any({"W_u", keys::tied_unembedding.symbol}, all_of());
     R.add("X", col_of(c));
     return R.ok("P[:, " + I(c) + "] = softmax(W_u X[:, " + I(c) + "]): every entry of the column shares one denominator");
   }
   if (n.rfind("W_u X", 0) == 0) {
-    R.add_any({"W_u", "W_u = W_eᵀ"}, row_of(r));
+    R.add_any({"W_u", keys::tied_unembedding.symbol}, row_of(r));
     R.add("X", col_of(c));
     R.add("b_u", cell_of(r, 0));
     return R.ok(R.cell() + " = W_u[" + I(r) + ", :] · X[:, " + I(c) + "]");
@@ -443,25 +444,28 @@ void outer_rules(Rule& R) {
     for (const char* t : {"−log P[x_n[t+1], t]", "−log P[x_n[t], t]"}) R.add(t, all_of());
     return R.ok("loss = the sum of the terms −log P");
   }
-  if (n.size() > 9 && n.compare(n.size() - 9, 9, " (before)") == 0)
-    return R.ok(n + " is θ as the update found it: computed from no value of this step");
-  if (n.size() > 8 && n.compare(n.size() - 8, 8, " (after)") == 0) {
-    const std::string W = n.substr(0, n.size() - 8);
-    R.add(W + " (before)", cell_of(r, c)), R.add("∇" + W, cell_of(r, c)), R.add("η", all_of());
-    return R.ok(R.cell() + " = " + W + "[" + I(r) + ", " + I(c) + "] − η · ∇" + W + "[" + I(r) + ", " + I(c) + "]");
+  if (const std::optional<UpdateValueKey> u = parse_update_value(n)) {
+    const std::string& W = u->tensor;
+    switch (u->which) {
+      case UpdateValue::Before: return R.ok(n + " is θ as the update found it: computed from no value of this step");
+      case UpdateValue::After:
+        R.add(update_value_name(W, UpdateValue::Before), cell_of(r, c));
+        R.add(update_value_name(W, UpdateValue::Gradient), cell_of(r, c)), R.add("η", all_of());
+        return R.ok(R.cell() + " = " + W + "[" + I(r) + ", " + I(c) + "] − η · ∇" + W + "[" + I(r) + ", " + I(c) + "]");
+      case UpdateValue::Gradient:
+        R.add("loss", all_of());
+        return R.ok(R.cell() + " = ∂loss/∂" + W + ", by reverse mode through the whole forward pass");
+    }
   }
-  if (n.rfind("∇", 0) == 0 && n != "‖∇loss(θ)‖ per tensor") {
-    R.add("loss", all_of());
-    return R.ok(R.cell() + " = ∂loss/∂" + n.substr(std::string("∇").size()) +
-                ", by reverse mode through the whole forward pass");
-  }
-  if (n == "‖∇loss(θ)‖ per tensor") {
+  if (n == keys::tensor_grad_norms.symbol) {
     int i = 0;
-    for (const Value& v : e.values)
-      if (v.name.rfind("∇", 0) == 0 && i++ == r) {
+    for (const Value& v : e.values) {
+      const std::optional<UpdateValueKey> u = parse_update_value(v.name);
+      if (u && u->which == UpdateValue::Gradient && i++ == r) {
         R.add(v.name, all_of());
         return R.ok("row " + I(r) + " = ‖" + v.name + "‖");
       }
+    }
     return;
   }
   if (n == "p") {
