@@ -540,7 +540,7 @@ void Session::reveal_translation(bool one) {
   }
   for (size_t k = 0; k < trace_.size(); ++k) {
     const Event& e = trace_.events[k];
-    if (e.alg == 15 && e.line == 3 && e.kind == EventKind::Line && e.idx.i == shown) {
+    if (e.ref() == lines::ed_inference::loop && e.kind == EventKind::Line && e.idx.i == shown) {
       cursor_ = k;
       return;
     }

@@ -193,7 +193,7 @@ void attention_rules(Rule& R) {
     R.add("Q", col_of(c));
     return R.ok("S[" + I(r) + ", " + I(c) + "] = K[:, " + I(r) + "] · Q[:, " + I(c) + "]");
   }
-  if ((n == "S" && R.e.line == 5) || n == "S/√d_attn") {
+  if ((n == "S" && R.e.ref() == lines::attention::mask) || n == "S/√d_attn") {
     if (masked) {
       R.add("Mask", cell_of(r, c));
       return R.ok("Mask[" + I(r) + ", " + I(c) + "] = 0, so " + R.cell() + " = −∞ whatever line 4 computed");
