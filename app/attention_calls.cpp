@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "core/pseudocode/pseudocode.hpp"
+#include "core/trace/value_keys.hpp"
 
 namespace sf {
 
@@ -28,10 +29,10 @@ std::vector<HeadCall> head_calls(const Trace& t) {
     if (up < t.size()) c.caller_alg = t.events[up].alg, c.caller_line = t.events[up].line;
     for (size_t j = k + 1; j < t.size() && t.events[j].depth >= e.depth; ++j) {
       const Event& x = t.events[j];
-      if (x.depth != e.depth || x.kind != EventKind::Line || x.alg != 4) continue;
-      if (x.line == 4) c.line4 = j, c.S = event_value(x, "S");
-      if (x.line == 5) c.line5 = j, c.S_masked = event_value(x, "S");
-      if (x.line == 6) c.line6 = j, c.A = event_value(x, "softmax(S/√d_attn)");
+      if (x.depth != e.depth || x.kind != EventKind::Line) continue;
+      if (x.ref() == lines::attention::S) c.line4 = j, c.S = event_value(x, "S");
+      if (x.ref() == lines::attention::mask) c.line5 = j, c.S_masked = event_value(x, "S");
+      if (x.ref() == lines::attention::V_tilde) c.line6 = j, c.A = event_value(x, keys::attention_weights);
     }
     out.push_back(c);
   }

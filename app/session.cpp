@@ -208,7 +208,7 @@ void Session::retrace_keep_cursor() {
     const Event& e = trace_.events[cursor_];
     old.kind = e.kind, old.alg = e.alg, old.line = e.line, old.depth = e.depth, old.idx = e.idx, old.label = e.label;
   }
-  const int caller = had ? trace_.caller_key(cursor_) : 0;
+  const LineRef caller = had ? trace_.caller_ref(cursor_) : LineRef{};
   run_trace([this, had, old, caller] { cursor_ = had ? trace_.find_matching(old, caller) : 0; });
 }
 
@@ -258,11 +258,11 @@ std::string to_text(const AttentionFailure& f) {
 
 namespace {
 
-// Where the forward algorithm called MHAttention from: av.patch.call = 1000·alg + line, av.patch.l = l.
+// Where the forward algorithm called MHAttention from: its line av.patch.call, av.patch.l = l.
 AttentionCall call_site(const AttentionOptions& av) {
   AttentionCall c;
-  c.alg = av.patch.call / 1000;
-  c.line = av.patch.call % 1000;
+  c.alg = av.patch.call.alg;
+  c.line = av.patch.call.line;
   c.layer = av.patch.l;
   return c;
 }
@@ -466,11 +466,11 @@ bool Session::jump_to(int alg, int line, int l, int h, int t) {
 }
 
 bool Session::has_breakpoint(int alg, int line) const {
-  return std::find(breakpoints_.begin(), breakpoints_.end(), alg * 1000 + line) != breakpoints_.end();
+  return std::find(breakpoints_.begin(), breakpoints_.end(), LineRef{alg, line}) != breakpoints_.end();
 }
 
 void Session::toggle_breakpoint(int alg, int line) {
-  const int key = alg * 1000 + line;
+  const LineRef key{alg, line};
   auto it = std::find(breakpoints_.begin(), breakpoints_.end(), key);
   if (it == breakpoints_.end()) breakpoints_.push_back(key);
   else breakpoints_.erase(it);
@@ -540,7 +540,7 @@ void Session::reveal_translation(bool one) {
   }
   for (size_t k = 0; k < trace_.size(); ++k) {
     const Event& e = trace_.events[k];
-    if (e.alg == 15 && e.line == 3 && e.kind == EventKind::Line && e.idx.i == shown) {
+    if (e.ref() == lines::ed_inference::loop && e.kind == EventKind::Line && e.idx.i == shown) {
       cursor_ = k;
       return;
     }

@@ -40,7 +40,7 @@ struct AttentionDispatch {
 };
 
 // One MHAttention call of the traced Forward run computed by the hook: the forward algorithm's
-// line that called it (av.patch.call = 1000·alg + line, av.patch.l = l), what kind of attention it
+// line that called it (av.patch.call, av.patch.l = l), what kind of attention it
 // is, how far its Ṽ is from core's, and its dispatches.
 struct AttentionCall {
   int alg = 0, line = 0;  // e.g. Algorithm 8 line 16 (cross-attention)
@@ -220,7 +220,7 @@ class Session {
   // Breakpoints on (algorithm, line).
   bool has_breakpoint(int alg, int line) const;
   void toggle_breakpoint(int alg, int line);
-  const std::vector<int>& breakpoints() const { return breakpoints_; }
+  const std::vector<LineRef>& breakpoints() const { return breakpoints_; }
 
   // Token labels for the TokenX (or TokenZ) axes of values at event k: the sequence the trace
   // says is in force there (each generation step has its own; Algorithm 8's encoder labels
@@ -285,7 +285,7 @@ class Session {
   Trace trace_;
   std::string trace_label_;  // show_trace's label (empty for the session's own runs)
   size_t cursor_ = 0;
-  std::vector<int> breakpoints_;
+  std::vector<LineRef> breakpoints_;
   double last_trace_ms_ = 0;
   Generation generation_;
   Translation translation_;

@@ -40,10 +40,10 @@ nlohmann::ordered_json traced_call(const Trace& t, size_t enter) {
     const Event& ev = t.events[k];
     if (ev.alg != 4) continue;  // inside Algorithm 5, Algorithm 4 is its heads' (sub-steps one level deeper)
     if (ev.kind == EventKind::Enter) ++heads;
-    if (ev.kind == EventKind::Line && ev.line == 4 && S.is_null())
+    if (ev.kind == EventKind::Line && ev.ref() == lines::attention::S && S.is_null())
       S = {ev.values.at(0).m.rows(), ev.values.at(0).m.cols()};
     if (ev.kind == EventKind::SubStep && ev.label.find("before RoPE") != std::string::npos) ++rope;
-    if (ev.kind == EventKind::SubStep && ev.line == 6 && !ev.values.empty() && ev.values[0].name == "B") ++alibi;
+    if (ev.kind == EventKind::SubStep && ev.ref() == lines::attention::V_tilde && !ev.values.empty() && ev.values[0].name == "B") ++alibi;
   }
   return {{"alg", e.alg}, {"heads", heads}, {"S", S}, {"rope_substeps", rope}, {"alibi_substeps", alibi}};
 }

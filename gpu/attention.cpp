@@ -10,6 +10,7 @@
 #include <map>
 
 #include "core/model/error.hpp"
+#include "core/trace/value_keys.hpp"
 #include "gpu/gl_util.hpp"
 
 namespace sf::gpu {
@@ -285,7 +286,7 @@ struct GpuAttention::Impl {
       const std::string what = hn + " of ℓ_z×ℓ_x = " + dims(s.l_z, s.l_x) + " (teaching form)";
       S.reserve(f * H * l_z * l_x, "S" + what, dev);
       S_masked.reserve(f * H * l_z * l_x, "masked S" + what, dev);
-      A.reserve(f * H * l_z * l_x, "softmax(S/√d_attn)" + what, dev);
+      A.reserve(f * H * l_z * l_x, keys::attention_weights.symbol + what, dev);
     } else {
       L.reserve(f * H * l_x, "L" + hn, dev);
     }

@@ -21,11 +21,11 @@ double max_abs_diff(const MatF& a, const MatF& b) {
   return a.size() == 0 ? 0.0 : static_cast<double>((a - b).cwiseAbs().maxCoeff());
 }
 
-// The record of a call before it runs: its site (av.patch.call = 1000·algorithm + line, av.patch.l).
+// The record of a call before it runs: its site (the calling line av.patch.call, av.patch.l).
 CallRecord site_of(const AttentionOptions& av, bool cached, int l_x, int l_z) {
   CallRecord r;
-  r.algorithm = av.patch.call / 1000;
-  r.line = av.patch.call % 1000;
+  r.algorithm = av.patch.call.alg;
+  r.line = av.patch.call.line;
   r.layer = av.patch.l;
   r.cached = cached;
   r.l_x = l_x;

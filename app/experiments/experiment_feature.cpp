@@ -386,7 +386,7 @@ class ExperimentFeature : public Feature {
     const Trace& a = app.session.trace();
     ImGui::Text("Compare with %s: %zu values differ, max |ΔP| = %s", c.what.c_str(), c.comparison.diffs.size(),
                 exact_number(c.comparison.max_abs_dP).c_str());
-    const size_t j = c.trace.find_matching(a.events[k], a.caller_key(k));
+    const size_t j = c.trace.find_matching(a.events[k], a.caller_ref(k));
     const Value* va = in_scope(a, k, name);
     const Value* vb = in_scope(c.trace, j, name);
     if (!va || !vb) return;

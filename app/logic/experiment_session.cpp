@@ -10,20 +10,18 @@ namespace sf {
 namespace {
 
 // The forward algorithm's own line of event k's frame stack (its outermost caller line), e.g.
-// Algorithm 10 line 6 for an Algorithm 4 event; 0 at the top level.
-int outer_call(const Trace& t, size_t k) {
-  const std::vector<size_t> stack = t.call_stack(k);
-  return stack.size() > 1 ? t.events[stack[0]].alg * 1000 + t.events[stack[0]].line : 0;
-}
+// Algorithm 10 line 6 for an Algorithm 4 event; none at the top level or without a step shown.
+LineRef outer_call(const Trace& t, size_t k) { return k < t.size() ? t.outer_caller_ref(k) : LineRef{}; }
 
-// The table's prefix of the MHAttention called from `call` (Algorithm 8 has three per layer).
-std::string attention_part(int call) {
-  switch (call) {
-    case 8005: case 8006: return "enc.";
-    case 8014: case 8015: return "self_attn.";
-    case 8016: case 8017: return "cross_attn.";
-    default: return "";
-  }
+// The table's prefix of the MHAttention called from `call` (Algorithm 8 has three per layer). The
+// pre-LN variant calls each one line later than the paper's (post-LN) listing prints it.
+std::string attention_part(LineRef call) {
+  namespace ed = lines::ed_transformer;
+  const auto from = [&](LineRef paper) { return call == paper || call == LineRef{paper.alg, paper.line + 1}; };
+  if (from(ed::enc_attention)) return "enc.";
+  if (from(ed::self_attention)) return "self_attn.";
+  if (from(ed::cross_attention)) return "cross_attn.";
+  return "";
 }
 
 bool ends_with(const std::string& s, const std::string& tail) {
@@ -118,8 +116,8 @@ bool ExperimentSession::edit_weight(Session& s, size_t k, const std::string& nam
 
 bool ExperimentSession::ablate(Session& s, size_t k, int l, int h, std::string& error) {
   const Trace& t = active() ? original_ : s.trace();
-  const int call = attention_call(t, l, h, k < t.size() ? outer_call(t, k) : 0);
-  if (!call) {
+  const LineRef call = attention_call(t, l, h, outer_call(t, k));
+  if (call.none()) {
     error = "this run has no head " + std::to_string(h) + " in layer " + std::to_string(l) + " (H = " +
             std::to_string(s.model().config.H) + ")";
     return false;
@@ -131,8 +129,8 @@ bool ExperimentSession::ablate(Session& s, size_t k, int l, int h, std::string& 
 
 bool ExperimentSession::toggle_mask(Session& s, size_t k, int l, int h, int t_z, int t_x, std::string& error) {
   const Trace& t = active() ? original_ : s.trace();
-  const int call = attention_call(t, l, h, k < t.size() ? outer_call(t, k) : 0);
-  if (!call) {
+  const LineRef call = attention_call(t, l, h, outer_call(t, k));
+  if (call.none()) {
     error = "this run has no head " + std::to_string(h) + " in layer " + std::to_string(l);
     return false;
   }
@@ -162,9 +160,10 @@ bool ExperimentSession::patch(Session& s, size_t k, const std::string& prompt_b,
             if (v.name == "X") points.push_back(point_of(orig, j, "X"));
       if (points.empty()) throw Error("no residual stream X before layer " + std::to_string(l) + " in this run");
     } else if (what == "Vt" || what == "Ṽ") {
-      const int call = attention_call(orig, l, 1, k < orig.size() ? outer_call(orig, k) : 0);
-      if (!call) throw Error("this run has no layer " + std::to_string(l));
-      for (int h = 1; h <= s.model().config.H; ++h) points.push_back({call, 4, 6, l, h, "Ṽ"});
+      const LineRef call = attention_call(orig, l, 1, outer_call(orig, k));
+      if (call.none()) throw Error("this run has no layer " + std::to_string(l));
+      constexpr LineRef v_tilde = lines::attention::V_tilde;
+      for (int h = 1; h <= s.model().config.H; ++h) points.push_back({call, v_tilde.alg, v_tilde.line, l, h, "Ṽ"});
     } else {
       throw Error("patch what? \"" + what + "\": X (layer l's input) or Vt (every head's Ṽ of layer l)");
     }

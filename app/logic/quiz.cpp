@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "core/model/rng.hpp"
+#include "core/trace/value_keys.hpp"
 
 namespace sf {
 
@@ -138,7 +139,7 @@ std::optional<Question> Quiz::question_for(const Trace& trace, size_t k) const {
   }
 
   // Which token comes next?
-  const bool sample_line = (e.alg == 14 && e.line == 5) || (e.alg == 15 && e.line == 6);
+  const bool sample_line = e.ref() == lines::d_inference::sample || e.ref() == lines::ed_inference::sample;
   const Value* P = (e.alg == 8 || e.alg == 10) && e.kind == EventKind::Line ? find(e, "P") : nullptr;
   if (sample_line || P) {
     VecF p;
@@ -178,7 +179,7 @@ std::optional<Question> Quiz::question_for(const Trace& trace, size_t k) const {
 
   // Which key gets the most attention?
   for (const Value* v : fresh) {
-    if (v->name != "softmax(S/√d_attn)" && v->name != "α_t") continue;
+    if (!keys::attention_weights.names(*v) && v->name != "α_t") continue;
     const Value* mask = v->name == "α_t" ? nullptr : in_scope(trace, k, "Mask");
     auto keys_of = [&](int t_x) {
       std::vector<int> keys;

@@ -11,7 +11,7 @@ SessionState capture_session(const Session& s) {
   st.context = s.context();
   st.run = current_run(s);
   if (s.trace().size() > 0) st.cursor = cursor_ref(s.trace(), s.cursor());
-  for (int key : s.breakpoints()) st.breakpoints.emplace_back(key / 1000, key % 1000);
+  st.breakpoints = s.breakpoints();
   const SamplingSettings& sa = s.generation().settings;
   st.sampling = {sa.tau, sa.l_gen, sa.seed, sa.trim_context, sa.kv_cache, sa.stop_at_eos};
   st.fill = {s.fill_in().settings.tau, s.fill_in().settings.seed, s.fill_in().settings.top_k};
@@ -41,9 +41,9 @@ std::vector<std::string> restore_session(Session& s, const SessionState& st) {
   s.fill_in().settings = {st.fill.tau, st.fill.seed, st.fill.top_k};
   s.translation().settings = {st.translation.tau, st.translation.seed, st.translation.reuse_encoding,
                             st.translation.kv_cache};
-  for (int key : std::vector<int>(s.breakpoints())) s.toggle_breakpoint(key / 1000, key % 1000);
-  for (const auto& [alg, line] : st.breakpoints)
-    if (!s.has_breakpoint(alg, line)) s.toggle_breakpoint(alg, line);
+  for (const LineRef b : std::vector<LineRef>(s.breakpoints())) s.toggle_breakpoint(b.alg, b.line);
+  for (const LineRef b : st.breakpoints)
+    if (!s.has_breakpoint(b.alg, b.line)) s.toggle_breakpoint(b.alg, b.line);
   if (s.arch().has_context()) {
     s.set_context(st.context);
     if (!s.context_input().error.empty()) notes.push_back("The saved context: " + s.context_input().error);

@@ -9,6 +9,7 @@
 #include "app/mathtext.hpp"
 #include "app/panels/panel.hpp"
 #include "app/widgets/labelled.hpp"
+#include "core/trace/value_keys.hpp"
 
 namespace sf {
 
@@ -149,7 +150,7 @@ void AttentionPanel::draw_views(App& app, const HeadCall& call, const AttentionG
     ImGui::TableNextColumn();
     view("masked", "S after masking, line 5", call.line5, *call.S_masked);
     ImGui::TableNextColumn();
-    view("softmax", "softmax(S/√d_attn), line 6", call.line6, *call.A);
+    view("softmax", call.A->name + ", line 6", call.line6, *call.A);
     ImGui::EndTable();
   }
   hover_ = hovered;
@@ -173,7 +174,7 @@ void AttentionPanel::draw_head_grid(App& app, const std::vector<HeadCall>& calls
   for (size_t gi = 0; gi < groups.size(); ++gi) {
     const AttentionGroup& g = groups[gi];
     ImGui::Separator();
-    ImGui::TextUnformatted((g.title + ": softmax(S/√d_attn), 0 to 1").c_str());
+    ImGui::TextUnformatted((g.title + ": " + keys::attention_weights.symbol + ", 0 to 1").c_str());
     item_tooltip(g.mask_text);
     // At most kHeadsPerTable heads side by side (ImGui tables take up to 64 columns; H may be 64),
     // the next ones in another table below.

@@ -12,6 +12,7 @@
 #include "app/widgets/wording.hpp"
 #include "core/model/error.hpp"
 #include "core/training/pair_tasks.hpp"
+#include "core/trace/value_keys.hpp"
 
 namespace sf {
 
@@ -618,10 +619,11 @@ void TrainingPanel::draw_traced_update(App& app, const PaperTraining& paper) {
   }
   const std::string alg = "Algorithm " + std::to_string(paper.algorithm());
   const std::string U = std::to_string(paper.update_line());
-  for (const char* what : {"∇", "before", "after"}) {
+  const std::pair<const char*, UpdateValue> buttons[] = {
+      {"∇", UpdateValue::Gradient}, {"before", UpdateValue::Before}, {"after", UpdateValue::After}};
+  for (const auto& [what, which] : buttons) {
     ImGui::SameLine();
-    const std::string& nm = entries[param_].name;
-    const std::string value = std::string(what) == "∇" ? "∇" + nm : nm + " (" + what + ")";
+    const std::string value = update_value_name(entries[param_].name, which);
     if (ImGui::SmallButton(what)) {
       app.session.jump_to(paper.algorithm(), paper.update_line());
       app.ui.selected_value = value;

@@ -54,7 +54,7 @@ const Value* scores_before_masking(const Trace& t, size_t k) {
     const Event& e = t.events[j];
     if (e.alg != 4) continue;
     if (e.kind == EventKind::Enter) return nullptr;
-    if (e.kind == EventKind::Line && e.line == 4) return event_value(e, "S");
+    if (e.kind == EventKind::Line && e.ref() == lines::attention::S) return event_value(e, "S");
   }
   return nullptr;
 }

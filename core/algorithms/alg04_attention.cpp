@@ -9,6 +9,7 @@
 
 #include "core/algorithms/algorithms.hpp"
 #include "core/model/error.hpp"
+#include "core/trace/value_keys.hpp"
 
 namespace sf {
 
@@ -55,9 +56,9 @@ void trace_attention_record(Tracer* tr, const Mat<T>& X, const Mat<T>& Z, const 
                 {tv("B", r.B, Axis::TokenZ, Axis::TokenX), tscalar("m_h", r.m),
                  with_note(tv("S/√d_attn + m_h·B", Mat<T>(S_scaled + r.m * r.B), Axis::TokenZ, Axis::TokenX), kAlibiNote)});
   tr->substep(4, 6, "softmax(S / √d_attn), column by column",
-              {tv("softmax(S/√d_attn)", r.A, Axis::TokenZ, Axis::TokenX)});
+              {tv(keys::attention_weights, r.A)});
   tr->substep(4, 6, "Ṽ = V · softmax(S / √d_attn)", {tv("Ṽ", r.Vt, Axis::Feature, Axis::TokenX)});
-  tr->line(4, 6, {tv("softmax(S/√d_attn)", r.A, Axis::TokenZ, Axis::TokenX), tv("Ṽ", r.Vt, Axis::Feature, Axis::TokenX)});
+  tr->line(4, 6, {tv(keys::attention_weights, r.A), tv("Ṽ", r.Vt, Axis::Feature, Axis::TokenX)});
 }
 
 template <class T>
@@ -80,21 +81,21 @@ Mat<T> attention(const Mat<T>& X, const Mat<T>& Z, const AttentionHeadW<const T>
     rope_rotate<T>(r.Q, av.x_pos0, av.rope_base);
     rope_rotate<T>(r.K, av.z_pos0, av.rope_base);
   }
-  patch(at, 4, 1, "Q", r.Q);  // patch point: Q of line 1
-  patch(at, 4, 2, "K", r.K);  // patch point: K of line 2
+  patch(at, lines::attention::Q, "Q", r.Q);  // patch point: Q of line 1
+  patch(at, lines::attention::K, "K", r.K);  // patch point: K of line 2
   // L3: V ← W_v Z + b_v 1ᵀ
   r.V = (W.W_v * Z).colwise() + W.b_v;  // (d_out, ℓ_z)
-  patch(at, 4, 3, "V", r.V);  // patch point: V of line 3
+  patch(at, lines::attention::V, "V", r.V);  // patch point: V of line 3
   // L4: S ← Kᵀ Q
   r.S.noalias() = r.K.transpose() * r.Q;  // (ℓ_z, ℓ_x)
-  patch(at, 4, 4, "S", r.S);  // patch point: S of line 4, before masking
+  patch(at, lines::attention::S, "S", r.S);  // patch point: S of line 4, before masking
   // The hyperparameter Mask, as line 5 reads it (patch point: a toggled cell, a custom mask).
   Mask patched_mask;
-  if (at.patches) patch(at, 4, 5, "Mask", patched_mask = mask);
+  if (at.patches) patch(at, lines::attention::mask, "Mask", patched_mask = mask);
   const Mask& M = at.patches ? patched_mask : mask;  // (ℓ_z, ℓ_x)
   // L5: ∀t_z, t_x, if ¬Mask[t_z, t_x] then S[t_z, t_x] ← −∞
   r.S_masked = (M.array() != 0).select(r.S, neg_inf<T>());  // (ℓ_z, ℓ_x)
-  patch(at, 4, 5, "S", r.S_masked);  // patch point: S of line 5, masked
+  patch(at, lines::attention::mask, "S", r.S_masked);  // patch point: S of line 5, masked
   // L6: return Ṽ = V · softmax(S / √d_attn)
   if (av.alibi) {  // ALiBi (variant): softmax(S/√d_attn + m_h·B), −∞ + m_h·B stays −∞
     r.B = alibi_bias<T>(static_cast<int>(Z.cols()), static_cast<int>(X.cols()), av.z_pos0, av.x_pos0);  // (ℓ_z, ℓ_x)
@@ -103,9 +104,9 @@ Mat<T> attention(const Mat<T>& X, const Mat<T>& Z, const AttentionHeadW<const T>
   } else {
     r.A = softmax_columns<T>(Mat<T>(r.S_masked / std::sqrt(d_attn)));  // (ℓ_z, ℓ_x), each column sums to 1
   }
-  patch(at, 4, 6, "softmax(S/√d_attn)", r.A);  // patch point: the attention weights of line 6
+  patch(at, lines::attention::V_tilde, keys::attention_weights.symbol, r.A);  // patch point: the attention weights of line 6
   r.Vt.noalias() = r.V * r.A;  // (d_out, ℓ_x)
-  patch(at, 4, 6, "Ṽ", r.Vt);  // patch point: Ṽ of line 6 (ablating head h zeroes it: Algorithm 5's Y^h)
+  patch(at, lines::attention::V_tilde, "Ṽ", r.Vt);  // patch point: Ṽ of line 6 (ablating head h zeroes it: Algorithm 5's Y^h)
   trace_attention_record<T>(tr, X, Z, W, M, r);  // the events of lines 1–6, in order
   return r.Vt;
 }

@@ -17,6 +17,7 @@
 #include "core/algorithms/variant_layers.hpp"
 #include "core/arch/ed.hpp"
 #include "core/model/error.hpp"
+#include "core/trace/value_keys.hpp"
 
 namespace sf {
 
@@ -36,7 +37,7 @@ Mat<T> embed_lines(const Tokens& s, const ModelConfig& c, const EdW<const T>& W,
                    Axis tokens, const PatchSite& run) {
   // (not in the paper, BERT checkpoints' extras when configured: + W_s[:, 1], then layer_norm(e_t | γ_emb, β_emb))
   Mat<T> E = variant_layers::embed_line<T>(s, c, W.W_e, W.W_p, W.extras, tr, 8, line, tokens);  // (d_e, ℓ)
-  patch(run, 8, line + 1, name, E);  // patch point: Z of line 3, X of line 12 (layer 1's input)
+  patch(run, LineRef{8, line + 1}, name, E);  // patch point: Z of line 3, X of line 12 (layer 1's input)
   if (tr) tr->line(8, line + 1, {tv(name, E, Axis::Feature, tokens)});
   return E;
 }
@@ -50,10 +51,10 @@ void attention_line(Mat<T>& X, const Mat<T>& in, const Mat<T>* C, const MHAttent
                     const ModelConfig& c, Tracer* tr, int line, const char* name, Axis mask_rows, Axis tokens,
                     const MHAttentionFn<T>& attn, const PatchSite& site) {
   AttentionOptions av = attention_options(c, C == nullptr);
-  av.patch = site.at(8000 + line, site.l, 0);  // Algorithm 4's patch points, called from this line
+  av.patch = site.at(LineRef{8, line}, site.l, 0);  // Algorithm 4's patch points, called from this line
   const Mat<T>& context = C ? *C : in;  // (d_e, ℓ_z) or the input itself
   X += attn && !site.patches ? attn(in, context, W, mask, av) : mh_attention<T>(in, context, W, mask, tr, nullptr, av);
-  patch(site, 8, line, name, X);  // patch point: the residual stream after the attention line
+  patch(site, LineRef{8, line}, name, X);  // patch point: the residual stream after the attention line
   if (tr) tr->line(8, line, {tmask("Mask", mask, mask_rows, tokens), tv(name, X, Axis::Feature, tokens)});
 }
 
@@ -64,7 +65,7 @@ void final_norm_line(Mat<T>& X, const MapV<const T>& gamma, const MapV<const T>&
                      int line, const char* name, Axis tokens, const PatchSite& run) {
   if (c.norm_pos() != NormPosition::Pre) return;
   X = norm_columns<T>(X, gamma, beta, c, tr);  // (d_e, ℓ)
-  patch(run, 8, line, name, X);  // patch point: the stack's final norm
+  patch(run, LineRef{8, line}, name, X);  // patch point: the stack's final norm
   if (tr) tr->line(8, line, {tv(name, X, Axis::Feature, tokens)});
 }
 
@@ -85,7 +86,7 @@ Mat<T> encode(const Tokens& z, const ModelConfig& c, const EdW<const T>& W, Trac
   for (int layer = 1; layer <= c.L_enc; ++layer) {
     TraceIndex il(tr, &Indices::l, layer);
     const LayerW<const T>& Wl = W.enc[layer - 1];
-    const PatchSite site = run.at(0, layer, 0);  // patch points of the lines of layer l
+    const PatchSite site = run.at({}, layer, 0);  // patch points of the lines of layer l
     if (tr) tr->line(8, 4, {tscalar("l", layer)});
     // L5: Z ← Z + MHAttention(Z | W^enc_l, Mask ≡ 1)
     // L6: for t ∈ [ℓ_z]: Z[:, t] ← layer_norm(Z[:, t] | γ¹_l, β¹_l)   (pre-LN: lines 5, 6 swap, Z̃)
@@ -124,7 +125,7 @@ Mat<T> decode(const Tokens& x, const Mat<T>& Z, const ModelConfig& c, const EdW<
   for (int layer = 1; layer <= c.L_dec; ++layer) {
     TraceIndex il(tr, &Indices::l, layer);
     const DecoderLayerW<const T>& Wl = W.dec[layer - 1];
-    const PatchSite site = run.at(0, layer, 0);  // patch points of the lines of layer l
+    const PatchSite site = run.at({}, layer, 0);  // patch points of the lines of layer l
     if (tr) tr->line(8, 13, {with_note(tscalar("l", layer), kLoopSlip)});
     {  // L14: X ← X + MHAttention(X | W^dec_l, Mask[t, t′] ≡ [[t ≤ t′]])
       // L15: for t ∈ [ℓ_x]: X[:, t] ← layer_norm(X[:, t] | γ³_l, β³_l)   (pre-LN: lines 14, 15 swap, X̃)
@@ -181,7 +182,7 @@ Mat<T> edtransformer_parts(const Tokens& z, const Tokens& x, const ModelConfig& 
   std::vector<Value> inputs;
   if (tr) {
     inputs = {ttokens("z", z), ttokens("x", x), tparam<T>(tr, "W_e", W.W_e, Axis::Feature, Axis::Vocab), tparam<T>(tr, "W_p", W.W_p),
-              W.W_u.size() == 0 ? tparam<T>(tr, "W_u = W_eᵀ", W.W_e, Axis::Vocab, Axis::Feature, true)
+              W.W_u.size() == 0 ? tparam<T>(tr, keys::tied_unembedding, W.W_e, true)
                                 : tparam<T>(tr, "W_u", W.W_u, Axis::Vocab, Axis::Feature)};
     if (Z_given) inputs.push_back(with_note(tv("Z", *Z_given, Axis::Feature, Axis::TokenZ), kReusedZ));
   }

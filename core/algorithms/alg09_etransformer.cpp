@@ -12,6 +12,7 @@
 // Every variant of docs/variants.md is computed from the configuration (variant_layers.hpp).
 #include "core/algorithms/algorithms.hpp"
 #include "core/algorithms/variant_layers.hpp"
+#include "core/trace/value_keys.hpp"
 
 namespace sf {
 
@@ -34,7 +35,7 @@ Mat<T> etransformer(const Tokens& x, const ModelConfig& c, const BertW<const T>&
       tr, 9,
       tr ? std::vector<Value>{ttokens("x", x), tparam<T>(tr, "W_e", W.W_e, Axis::Feature, Axis::Vocab), tparam<T>(tr, "W_p", W.W_p),
                               tparam<T>(tr, "W_f", W.W_f), tparam<T>(tr, "b_f", W.b_f), tparam<T>(tr, "γ", W.gamma), tparam<T>(tr, "β", W.beta),
-                              tied ? tparam<T>(tr, "W_u = W_eᵀ", W.W_e, Axis::Vocab, Axis::Feature, true)
+                              tied ? tparam<T>(tr, keys::tied_unembedding, W.W_e, true)
                                    : with_note(tparam<T>(tr, "W_u", W.W_u, Axis::Vocab, Axis::Feature), kWuNote)}
          : std::vector<Value>{});
   if (tr) tr->trace().tokens_x = x;
@@ -47,7 +48,7 @@ Mat<T> etransformer(const Tokens& x, const ModelConfig& c, const BertW<const T>&
   Mat<T> X = embed_line<T>(x, c, W.W_e, W.W_p, W.extras, tr, 9, 2, Axis::TokenX);  // (d_e, ℓ): column t is e_t
   // L3: X ← [e_1, e_2, … e_ℓ]
   const PatchSite run{patches};
-  patch(run, 9, 3, "X", X);  // patch point: X of line 3, layer 1's input
+  patch(run, lines::e_transformer::X, "X", X);  // patch point: X of line 3, layer 1's input
   if (tr) tr->line(9, 3, {tv("X", X, Axis::Feature, Axis::TokenX)});
   const Mask mask = bidirectional_mask(l, l);  // (ℓ, ℓ) Mask ≡ 1
   const AttentionOptions av = attention_options(c, true);
@@ -57,16 +58,16 @@ Mat<T> etransformer(const Tokens& x, const ModelConfig& c, const BertW<const T>&
   for (int layer = 1; layer <= c.L; ++layer) {
     TraceIndex il(tr, &Indices::l, layer);
     const LayerW<const T>& Wl = W.layers[layer - 1];
-    const PatchSite site = run.at(0, layer, 0);  // patch points of the lines of layer l
+    const PatchSite site = run.at({}, layer, 0);  // patch points of the lines of layer l
     if (tr) tr->line(9, 4, {tscalar("l", layer)});
     // L5: X ← X + MHAttention(X | W_l, Mask ≡ 1)
     // L6: for t ∈ [ℓ]: X[:, t] ← layer_norm(X[:, t] | γ¹_l, β¹_l)
     residual_line_pair<T>(X, c, Wl.gamma1, Wl.beta1, tr, 9, 5, "X", "X̃", Axis::TokenX, site,
                           [&](Mat<T>& Xr, const Mat<T>& in, const std::string&, int line) {
                             AttentionOptions a = av;  // Algorithm 4's patch points, called from this line (experiments
-                            a.patch = run.at(9000 + line, layer, 0);  // run on core's MHAttention, never on `attn`)
+                            a.patch = run.at(LineRef{9, line}, layer, 0);  // run on core's MHAttention, never on `attn`)
                             Xr += attn && !patches ? attn(in, in, Wl.attn, mask, a) : mh_attention<T>(in, in, Wl.attn, mask, tr, nullptr, a);
-                            patch(site, 9, line, "X", Xr);  // patch point: X after the attention line
+                            patch(site, LineRef{9, line}, "X", Xr);  // patch point: X after the attention line
                             if (tr) tr->line(9, line, {tmask("Mask", mask, Axis::TokenZ, Axis::TokenX), tv("X", Xr, Axis::Feature, Axis::TokenX)});
                           });
     // L7: X ← X + W^l_mlp2 GELU(W^l_mlp1 X + b^l_mlp1 1ᵀ) + b^l_mlp2 1ᵀ
@@ -87,11 +88,11 @@ Mat<T> etransformer(const Tokens& x, const ModelConfig& c, const BertW<const T>&
   const Mat<T> Fpre = (W.W_f * X).colwise() + W.b_f;  // (d_f, ℓ)
   if (tr) tr->substep(9, 10, "W_f X + b_f 1ᵀ", {tv("W_f X + b_f 1ᵀ", Fpre, Axis::Feature, Axis::TokenX)});
   X = gelu<T>(Fpre);  // (d_f, ℓ) from here on
-  patch(run, 9, 10, "X", X);  // patch point: X of line 10
+  patch(run, lines::e_transformer::final_gelu, "X", X);  // patch point: X of line 10
   if (tr) tr->line(9, 10, {tv("X", X, Axis::Feature, Axis::TokenX)});
   // L11: for t ∈ [ℓ]: X[:, t] ← layer_norm(X[:, t] | γ, β)   (γ, β ∈ ℝ^{d_f})
   X = norm_columns<T>(X, W.gamma, W.beta, c, tr);
-  patch(run, 9, 11, "X", X);  // patch point: the layer norm's output, line 11
+  patch(run, lines::e_transformer::final_norm, "X", X);  // patch point: the layer norm's output, line 11
   if (tr) tr->line(9, 11, {tv("X", X, Axis::Feature, Axis::TokenX)});
   // L12: return P = softmax(W_u X)   (W_u ∈ ℝ^{N_V×d_f}: kWuNote; tied: W_u = W_eᵀ, d_f = d_e;
   //      not in the paper, BERT checkpoints' masked-LM head with b_u: softmax(W_u X + b_u 1ᵀ))

@@ -11,6 +11,7 @@
 #include "core/algorithms/algorithms.hpp"
 #include "core/algorithms/variant_layers.hpp"
 #include "core/model/error.hpp"
+#include "core/trace/value_keys.hpp"
 
 namespace sf {
 
@@ -42,7 +43,7 @@ Mat<T> dtransformer(const Tokens& x, const ModelConfig& c, const GptW<const T>& 
   TraceFrame frame(tr, 10,
                    tr ? std::vector<Value>{ttokens("x", x), tparam<T>(tr, "W_e", W.W_e, Axis::Feature, Axis::Vocab), tparam<T>(tr, "W_p", W.W_p),
                                            tparam<T>(tr, "γ", W.gamma), tparam<T>(tr, "β", W.beta),
-                                           tied ? tparam<T>(tr, "W_u = W_eᵀ", W.W_e, Axis::Vocab, Axis::Feature, true)
+                                           tied ? tparam<T>(tr, keys::tied_unembedding, W.W_e, true)
                                                 : tparam<T>(tr, "W_u", W.W_u, Axis::Vocab, Axis::Feature)}
                       : std::vector<Value>{});
   if (tr) tr->trace().tokens_x = x;
@@ -55,7 +56,7 @@ Mat<T> dtransformer(const Tokens& x, const ModelConfig& c, const GptW<const T>& 
   Mat<T> X = embed_line<T>(x, c, W.W_e, W.W_p, W.extras, tr, 10, 2, Axis::TokenX);  // (d_e, ℓ): column t is e_t
   // L3: X ← [e_1, e_2, … e_ℓ]
   const PatchSite run{patches};
-  patch(run, 10, 3, "X", X);  // patch point: X of line 3, layer 1's input
+  patch(run, lines::d_transformer::X, "X", X);  // patch point: X of line 3, layer 1's input
   if (tr) tr->line(10, 3, {tv("X", X, Axis::Feature, Axis::TokenX)});
   // Mask[t, t′] = [[t ≤ t′]], or the prefix-LM variant [[t ≤ max(t′, p)]]
   const int p = c.mask == MaskKind::Prefix ? prefix_position(x, c) : 0;
@@ -67,16 +68,16 @@ Mat<T> dtransformer(const Tokens& x, const ModelConfig& c, const GptW<const T>& 
   for (int layer = 1; layer <= c.L; ++layer) {
     TraceIndex il(tr, &Indices::l, layer);
     const LayerW<const T>& Wl = W.layers[layer - 1];
-    const PatchSite site = run.at(0, layer, 0);  // patch points of the lines of layer l
+    const PatchSite site = run.at({}, layer, 0);  // patch points of the lines of layer l
     if (tr) tr->line(10, 4, {tscalar("l", layer)});
     // L5: for t ∈ [ℓ]: X̃[:, t] ← layer_norm(X[:, t] | γ¹_l, β¹_l)
     // L6: X ← X + MHAttention(X̃ | W_l, Mask[t, t′] = [[t ≤ t′]])
     residual_line_pair<T>(X, c, Wl.gamma1, Wl.beta1, tr, 10, 5, "X", "X̃", Axis::TokenX, site,
                           [&](Mat<T>& Xr, const Mat<T>& in, const std::string&, int line) {
                             AttentionOptions a = av;  // Algorithm 4's patch points, called from this line (experiments
-                            a.patch = run.at(10000 + line, layer, 0);  // run on core's MHAttention, never on `attn`)
+                            a.patch = run.at(LineRef{10, line}, layer, 0);  // run on core's MHAttention, never on `attn`)
                             Xr += attn && !patches ? attn(in, in, Wl.attn, mask, a) : mh_attention<T>(in, in, Wl.attn, mask, tr, nullptr, a);
-                            patch(site, 10, line, "X", Xr);  // patch point: X after the attention line
+                            patch(site, LineRef{10, line}, "X", Xr);  // patch point: X after the attention line
                             if (!tr) return;
                             std::vector<Value> v{tmask("Mask", mask, Axis::TokenZ, Axis::TokenX), tv("X", Xr, Axis::Feature, Axis::TokenX)};
                             if (c.mask == MaskKind::Prefix)
@@ -94,7 +95,7 @@ Mat<T> dtransformer(const Tokens& x, const ModelConfig& c, const GptW<const T>& 
   // L10: for t ∈ [ℓ]: X[:, t] ← layer_norm(X[:, t] | γ, β)   (post-LN: no final norm, the line is skipped)
   if (c.norm_pos() == NormPosition::Pre) {
     X = norm_columns<T>(X, W.gamma, W.beta, c, tr);
-    patch(run, 10, 10, "X", X);  // patch point: the final layer norm's output
+    patch(run, lines::d_transformer::final_norm, "X", X);  // patch point: the final layer norm's output
     if (tr) tr->line(10, 10, {tv("X", X, Axis::Feature, Axis::TokenX)});
   }
   // L11: return P = softmax(W_u X)   (tied: W_u = W_eᵀ; not in the paper, with b_u: softmax(W_u X + b_u 1ᵀ))

@@ -51,7 +51,7 @@ MatF cached_mha(const CachedMHAttentionFn& attn, const MatF& in, const MHAttenti
 
 // av labelled with the forward algorithm's calling line and the layer (1-based), as Algorithms 8
 // and 10 label their MHAttention calls (no experiments: the cached step has no patch points).
-AttentionOptions at_line(AttentionOptions av, int call, int layer) {
+AttentionOptions at_line(AttentionOptions av, LineRef call, int layer) {
   av.patch = PatchSite{}.at(call, layer, 0);
   return av;
 }
@@ -124,13 +124,13 @@ VecF edtransformer_cached(const Tokens& z, const Tokens& x, const ModelConfig& c
     residual_line_pair<float>(X, c, Wl.gamma3, Wl.beta3, nullptr, 8, 14, "X", "X̃", Axis::TokenX,
                               [&](MatF& Xr, const MatF& in, const std::string&, int line) {
                                 Xr += cached_mha(cached_attn, in, Wl.self_attn, cache.K[layer], cache.V[layer], true,
-                                                 causal, at_line(av, 8000 + line, layer + 1));
+                                                 causal, at_line(av, LineRef{8, line}, layer + 1));
                               });
     // L16–17: cross-attention over Z's cached K, V
     residual_line_pair<float>(X, c, Wl.gamma4, Wl.beta4, nullptr, 8, 16, "X", "X̃", Axis::TokenX,
                               [&](MatF& Xr, const MatF& in, const std::string&, int line) {
                                 Xr += cached_mha(cached_attn, in, Wl.cross_attn, cache.Kz[layer], cache.Vz[layer],
-                                                 false, ones, at_line(av_cross, 8000 + line, layer + 1));
+                                                 false, ones, at_line(av_cross, LineRef{8, line}, layer + 1));
                               });
     // L18–19: the MLP
     residual_line_pair<float>(X, c, Wl.gamma5, Wl.beta5, nullptr, 8, 18, "X", "X̃", Axis::TokenX,
@@ -172,7 +172,7 @@ VecF dtransformer_cached(const Tokens& x, const ModelConfig& c, const GptW<const
     residual_line_pair<float>(X, c, Wl.gamma1, Wl.beta1, nullptr, 10, 5, "X", "X̃", Axis::TokenX,
                               [&](MatF& Xr, const MatF& in, const std::string&, int line) {
                                 Xr += cached_mha(attn, in, Wl.attn, cache.K[layer], cache.V[layer], true, mask,
-                                                 at_line(av, 10000 + line, layer + 1));
+                                                 at_line(av, LineRef{10, line}, layer + 1));
                               });
     residual_line_pair<float>(X, c, Wl.gamma2, Wl.beta2, nullptr, 10, 7, "X", "X̃", Axis::TokenX,
                               [&](MatF& Xr, const MatF& in, const std::string& in_name, int line) {

@@ -20,7 +20,7 @@ struct GptKvCache {
 // otherwise (first step, context trimmed, the prefix changed) the cache is rebuilt from all of x
 // and *rebuilt is set. Equals dtransformer(x, …).col(ℓ − 1) up to rounding, for every variant.
 // `attn`, when set, computes each cached MHAttention instead of core's kv_cached_mh_attention
-// (av.patch.call = 10000 + the calling line, av.patch.l = the layer, as Algorithm 10 labels them).
+// (av.patch.call = Algorithm 10's calling line, av.patch.l = the layer, as Algorithm 10 labels them).
 VecF dtransformer_cached(const Tokens& x, const ModelConfig& c, const GptW<const float>& W, GptKvCache& cache,
                          bool* rebuilt = nullptr, const CachedMHAttentionFn& attn = {});
 
@@ -40,7 +40,7 @@ struct EdKvCache {
 // up to rounding, for every variant.
 // `attn`, when set, is the MHAttention of the rebuild's full pass (the encoder, lines 1–9, runs
 // through edtransformer_parts); `cached_attn`, when set, computes each cached MHAttention of the
-// decoder, self (append) and cross (over Z's cached K, V), labelled 8000 + line and the layer.
+// decoder, self (append) and cross (over Z's cached K, V), labelled by Algorithm 8's line and the layer.
 VecF edtransformer_cached(const Tokens& z, const Tokens& x, const ModelConfig& c, const EdW<const float>& W,
                           EdKvCache& cache, bool* rebuilt = nullptr, const MHAttentionFn<float>& attn = {},
                           const CachedMHAttentionFn& cached_attn = {});

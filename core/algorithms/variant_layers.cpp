@@ -1,6 +1,7 @@
 // The statements Algorithms 8, 9 and 10 share, with every variant (variant_layers.hpp).
 #include "core/algorithms/variant_layers.hpp"
 #include "core/parallel/parallel.hpp"
+#include "core/trace/value_keys.hpp"
 
 #include <map>
 #include <mutex>
@@ -127,7 +128,7 @@ void mlp_line(Mat<T>& X, const Mat<T>& in, const std::string& in_name, const Mlp
   }
   X += product<T>(W.W_b, H_act);  // (d_e, ℓ)
   X.colwise() += W.b_b;
-  patch(site, alg, line, name, X);  // patch point: the residual stream after the MLP's line
+  patch(site, LineRef{alg, line}, name, X);  // patch point: the residual stream after the MLP's line
   if (tr) tr->line(alg, line, {tv(name, X, Axis::Feature, tokens)});
 }
 
@@ -145,7 +146,7 @@ Mat<T> unembed_line(const Mat<T>& X, const MapM<const T>& W_u, const MapM<const 
       sub.push_back(with_note(tv("b_u", b_u, Axis::Vocab), kBiasNote));
     }
     if (tied)
-      sub.push_back(with_note(tparam<T>(tr, "W_u = W_eᵀ", W_e, Axis::Vocab, Axis::Feature, true),
+      sub.push_back(with_note(tparam<T>(tr, keys::tied_unembedding, W_e, true),
                               "Tied unembedding (variant, Dinan–Yaida–Zhang 001, GPT-2): W_u = W_eᵀ, no W_u tensor."));
     tr->substep(alg, line, bias ? std::string(name) + " — not in the paper: BERT checkpoints (bias b_u on W_u)" : name,
                 std::move(sub));

@@ -71,13 +71,13 @@ void residual_line_pair(Mat<T>& X, const ModelConfig& c, const MapV<const T>& ga
                         const PatchSite& site, Add&& add) {
   if (c.norm_pos() == NormPosition::Pre) {
     Mat<T> Xt = norm_columns<T>(X, gamma, beta, c, tr);  // (d_e, ℓ)
-    patch(site, alg, line, tilde, Xt);                    // patch point: X̃ of `line`
+    patch(site, LineRef{alg, line}, tilde, Xt);  // patch point: X̃ of `line`
     if (tr) tr->line(alg, line, {tv(tilde, Xt, Axis::Feature, tokens)});
     add(X, Xt, std::string(tilde), line + 1);
   } else {
     add(X, X, std::string(name), line);  // add computes f(X) before adding it
     X = norm_columns<T>(X, gamma, beta, c, tr);  // (d_e, ℓ)
-    patch(site, alg, line + 1, name, X);          // patch point: the norm's output on `line + 1`
+    patch(site, LineRef{alg, line + 1}, name, X);  // patch point: the norm's output on `line + 1`
     if (tr) tr->line(alg, line + 1, {tv(name, X, Axis::Feature, tokens)});
   }
 }

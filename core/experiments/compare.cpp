@@ -45,7 +45,7 @@ TraceComparison compare_traces(const Trace& a, const Trace& b) {
   out.events = a.size();
   const bool aligned = same_events(a, b);
   for (size_t k = 0; k < a.size() && b.size() > 0; ++k) {
-    const size_t j = aligned ? k : b.find_matching(a.events[k], a.caller_key(k));
+    const size_t j = aligned ? k : b.find_matching(a.events[k], a.caller_ref(k));
     if (!same_step(a.events[k], b.events[j])) continue;
     ++out.matched;
     for (const Value& va : a.events[k].values) {

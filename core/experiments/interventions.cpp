@@ -53,13 +53,17 @@ void apply_one(const Intervention& e, M& value) {
   }
 }
 
+std::string called_from(LineRef call) {
+  return "called from Alg. " + std::to_string(call.alg) + " line " + std::to_string(call.line);
+}
+
 }  // namespace
 
 std::string describe(const PatchPoint& at) {
   std::string s = at.name + ", Alg. " + std::to_string(at.alg) + " line " + std::to_string(at.line);
   if (at.l) s += ", layer " + std::to_string(at.l);
   if (at.h) s += ", head " + std::to_string(at.h);
-  if (at.call) s += " (called from Alg. " + std::to_string(at.call / 1000) + " line " + std::to_string(at.call % 1000) + ")";
+  if (!at.call.none()) s += " (" + called_from(at.call) + ")";
   return s;
 }
 
@@ -80,20 +84,19 @@ Intervention edit_value(const PatchPoint& at, MatF value) {
   return e;
 }
 
-Intervention ablate_head(int call, int l, int h) {
+Intervention ablate_head(LineRef call, int l, int h) {
   Intervention e;
   e.kind = Intervention::Kind::Ablate;
-  e.at = {call, 4, 6, l, h, "Ṽ"};
+  e.at = {call, lines::attention::V_tilde.alg, lines::attention::V_tilde.line, l, h, "Ṽ"};
   e.label = "ablate head " + std::to_string(h) + " of layer " + std::to_string(l) + ": Ṽ ← 0 (Alg. 4 line 6" +
-            (call ? ", called from Alg. " + std::to_string(call / 1000) + " line " + std::to_string(call % 1000) : "") +
-            ")";
+            (call.none() ? "" : ", " + called_from(call)) + ")";
   return e;
 }
 
-Intervention toggle_mask(int call, int l, int h, int t_z, int t_x) {
+Intervention toggle_mask(LineRef call, int l, int h, int t_z, int t_x) {
   Intervention e;
   e.kind = Intervention::Kind::Mask;
-  e.at = {call, 4, 5, l, h, "Mask"};
+  e.at = {call, lines::attention::mask.alg, lines::attention::mask.line, l, h, "Mask"};
   e.row = t_z - 1, e.col = t_x - 1;
   e.label = "toggle Mask" + cell(e.row, e.col) + " (" + describe(e.at) + ")";
   return e;
@@ -189,10 +192,10 @@ PatchPoint point_of(const Trace& t, size_t k, const std::string& name) {
     bool binds = false;
     for (const Value& v : e.values) binds = binds || v.name == name;
     if (!binds) continue;
-    const std::vector<size_t> stack = t.call_stack(j);
-    const int call = stack.size() > 1 ? t.events[stack[0]].alg * 1000 + t.events[stack[0]].line : 0;
+    const LineRef call = t.outer_caller_ref(j);
     if (e.kind == EventKind::Enter) {
-      if (e.alg == 4 && name == "Mask") return {call, 4, 5, e.idx.l, e.idx.h, "Mask"};  // the mask line 5 reads
+      constexpr LineRef mask_line = lines::attention::mask;  // the line that reads Algorithm 4's input Mask
+      if (e.alg == mask_line.alg && name == "Mask") return {call, mask_line.alg, mask_line.line, e.idx.l, e.idx.h, "Mask"};
       const PseudoAlgorithm* alg = pseudocode(e.alg);
       throw Error(name + " is an input of Algorithm " + std::to_string(e.alg) + " (" + (alg ? alg->name : "") +
                   ") here: a parameter of θ is edited as a weight (exp-weight), an activation where it is computed "
@@ -212,9 +215,7 @@ size_t find_point(const Trace& t, const PatchPoint& at) {
     bool binds = false;
     for (const Value& v : e.values) binds = binds || v.name == at.name;
     if (!binds) continue;
-    const std::vector<size_t> stack = t.call_stack(j);
-    const int call = stack.size() > 1 ? t.events[stack[0]].alg * 1000 + t.events[stack[0]].line : 0;
-    if (call == at.call) return j;
+    if (t.outer_caller_ref(j) == at.call) return j;
   }
   return t.size();
 }
@@ -227,15 +228,14 @@ const Value* value_at(const Trace& t, const PatchPoint& at) {
   return nullptr;
 }
 
-int attention_call(const Trace& t, int l, int h, int prefer) {
-  int first = 0;
+LineRef attention_call(const Trace& t, int l, int h, LineRef prefer) {
+  LineRef first;
   for (size_t j = 0; j < t.size(); ++j) {
     const Event& e = t.events[j];
-    if (e.alg != 4 || e.line != 6 || e.kind != EventKind::Line || e.idx.l != l || e.idx.h != h) continue;
-    const std::vector<size_t> stack = t.call_stack(j);
-    const int call = t.events[stack[0]].alg * 1000 + t.events[stack[0]].line;
+    if (e.ref() != lines::attention::V_tilde || e.kind != EventKind::Line || e.idx.l != l || e.idx.h != h) continue;
+    const LineRef call = t.outer_caller_ref(j);
     if (call == prefer) return call;
-    if (!first) first = call;
+    if (first.none()) first = call;
   }
   return first;
 }

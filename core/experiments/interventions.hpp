@@ -42,8 +42,8 @@ std::string describe(const PatchPoint& at);
 // The interventions, 1-based cells as the UI shows them.
 Intervention edit_cell(const PatchPoint& at, int row, int col, float value);
 Intervention edit_value(const PatchPoint& at, MatF value);  // the whole value
-Intervention ablate_head(int call, int l, int h);
-Intervention toggle_mask(int call, int l, int h, int t_z, int t_x);
+Intervention ablate_head(LineRef call, int l, int h);
+Intervention toggle_mask(LineRef call, int l, int h, int t_z, int t_x);
 // Column t (1-based; 0: every column) of `value`, the value at `at` in prompt B's run.
 Intervention patch_from(const PatchPoint& at, const TraceMat& value, int t, const std::string& prompt_b);
 // `tensor` as the parameter table names it; k the 0-based head (0 otherwise).
@@ -84,8 +84,8 @@ PatchPoint point_of(const Trace& t, size_t k, const std::string& name);
 size_t find_point(const Trace& t, const PatchPoint& at);
 // The value at `at`, or nullptr.
 const Value* value_at(const Trace& t, const PatchPoint& at);
-// The calling line (alg*1000 + line) of head (l, h)'s Algorithm 4 in the trace: `prefer` when the
-// trace has a call from it, else the first; 0 when the trace has none.
-int attention_call(const Trace& t, int l, int h, int prefer = 0);
+// The calling line of head (l, h)'s Algorithm 4 in the trace: `prefer` when the trace has a call
+// from it, else the first; none when the trace has none.
+LineRef attention_call(const Trace& t, int l, int h, LineRef prefer = {});
 
 }  // namespace sf

@@ -9,17 +9,19 @@
 #include <string>
 
 #include "core/model/types.hpp"
+#include "core/trace/vocabulary.hpp"
 
 namespace sf {
 
 class Patches;  // the experiments in force (core/experiments/interventions.hpp)
 
 // A value as the trace names it: the forward algorithm's line that calls MHAttention (`call`,
-// alg*1000 + line, e.g. 10006, 8016 for Algorithm 8's cross-attention; 0 for the forward
+// e.g. lines::d_transformer::attention, lines::ed_transformer::cross_attention; none for the forward
 // algorithm's own lines), the algorithm and line that bind it, the layer l and head h (0: none)
 // and the value's name ("Q", "S", "softmax(S/√d_attn)", "Ṽ", "Mask", "X", "X̃", "Z", …).
 struct PatchPoint {
-  int call = 0, alg = 0, line = 0, l = 0, h = 0;
+  LineRef call{};
+  int alg = 0, line = 0, l = 0, h = 0;
   std::string name;
   bool operator==(const PatchPoint&) const = default;
 };
@@ -28,8 +30,9 @@ struct PatchPoint {
 // line of the forward algorithm (inside Algorithms 4 and 5), the layer and the head.
 struct PatchSite {
   const Patches* patches = nullptr;
-  int call = 0, l = 0, h = 0;
-  PatchSite at(int call_, int l_, int h_) const { return {patches, call_, l_, h_}; }
+  LineRef call{};
+  int l = 0, h = 0;
+  PatchSite at(LineRef call_, int l_, int h_) const { return {patches, call_, l_, h_}; }
 };
 
 // Applies the experiments at `at` to the value (core/experiments/interventions.cpp).
@@ -37,11 +40,11 @@ void apply_patches(const Patches& p, const PatchPoint& at, MatF& value);
 void apply_patches(const Patches& p, const PatchPoint& at, Mat<double>& value);
 void apply_patches(const Patches& p, const PatchPoint& at, Mask& value);
 
-// At a patch point: lets the experiments in force change `value` (alg, line, name as the trace
-// binds it); nothing at all when there are none.
+// At a patch point: lets the experiments in force change `value` (the line and name that bind it
+// in the trace); nothing at all when there are none.
 template <class M>
-inline void patch(const PatchSite& s, int alg, int line, const char* name, M& value) {
-  if (s.patches) apply_patches(*s.patches, PatchPoint{s.call, alg, line, s.l, s.h, name}, value);
+inline void patch(const PatchSite& s, LineRef line, const char* name, M& value) {
+  if (s.patches) apply_patches(*s.patches, PatchPoint{s.call, line.alg, line.line, s.l, s.h, name}, value);
 }
 
 }  // namespace sf

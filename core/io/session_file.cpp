@@ -32,7 +32,7 @@ CursorRef cursor_ref(const Trace& t, size_t k) {
   c.kind = e.kind;
   c.depth = e.depth;
   c.idx = e.idx;
-  c.caller = t.caller_key(k);
+  c.caller = t.caller_ref(k);
   if (e.kind == EventKind::SubStep) c.label = e.label;
   return c;
 }
@@ -49,7 +49,7 @@ bool matches(const Trace& t, size_t k, const CursorRef& c) {
       !index_matches(c.idx.i, e.idx.i) || !index_matches(c.idx.n, e.idx.n))
     return false;
   if (c.label && e.label != *c.label) return false;
-  return c.caller < 0 || t.caller_key(k) == c.caller;  // last: caller_key walks the trace
+  return !c.caller || t.caller_ref(k) == *c.caller;  // last: caller_ref walks the trace
 }
 
 }  // namespace
@@ -84,7 +84,7 @@ ojson cursor_json(const CursorRef& c) {
   for (const auto& [name, v] : fields)
     if (v >= 0) idx[name] = v;
   j["idx"] = idx;
-  if (c.caller >= 0) j["caller"] = c.caller;
+  if (c.caller) j["caller"] = session_code(*c.caller);
   if (c.label) j["label"] = *c.label;
   return j;
 }
@@ -109,7 +109,7 @@ ojson state_json(const SessionFile& f) {
   j["run"] = run_json(s.run);
   if (s.cursor.alg != 0) j["cursor"] = cursor_json(s.cursor);  // alg 0: none (the run's first line)
   ojson bps = ojson::array();
-  for (const auto& [alg, line] : s.breakpoints) bps.push_back({{"alg", alg}, {"line", line}});
+  for (const LineRef& b : s.breakpoints) bps.push_back({{"alg", b.alg}, {"line", b.line}});
   j["breakpoints"] = bps;
   j["sampling"] = {{"tau", s.sampling.tau},
                    {"l_gen", s.sampling.l_gen},
@@ -302,7 +302,7 @@ CursorRef read_cursor(const Obj& o) {
   c.idx.t = idx.integer("t", 0, INT_MAX, -1);
   c.idx.i = idx.integer("i", 0, INT_MAX, -1);
   c.idx.n = idx.integer("n", 0, INT_MAX, -1);
-  c.caller = o.integer("caller", 0, INT_MAX, -1);
+  if (o.find("caller")) c.caller = from_session_code(o.integer("caller", 0, INT_MAX, 0));
   if (o.find("label")) c.label = o.string("label", "");
   return c;
 }
@@ -339,7 +339,7 @@ SessionState read_state(const Obj& o) {
     const Obj b(*v, at);
     b.require("alg", range(1, 15));
     b.require("line", range(1, 999));
-    s.breakpoints.emplace_back(b.integer("alg", 1, 15, 0), b.integer("line", 1, 999, 0));
+    s.breakpoints.push_back({b.integer("alg", 1, 15, 0), b.integer("line", 1, 999, 0)});
   }
   const Obj sa = o.object("sampling");
   s.sampling.tau = sa.number("tau", 0, 1e6, "a number ≥ 0 (τ; 0 takes the argmax)", s.sampling.tau);

@@ -32,7 +32,9 @@ struct CursorRef {
   EventKind kind = EventKind::Line;
   int depth = -1;               // −1: any
   Indices idx;                  // l, h, t, i, n in force (0: not in force; −1: any, a JSON key left out)
-  int caller = -1;              // Trace::caller_key: alg*1000+line of the calling line, 0 at top level; −1: any
+  // Trace::caller_ref: the calling line (none at top level); absent: any. In the file: its
+  // session_code (alg*1000 + line, 0 at top level; core/trace/vocabulary.hpp), absent: any.
+  std::optional<LineRef> caller;
   std::optional<std::string> label;  // a SubStep's label; absent: any
 };
 // The reference of event k of t.
@@ -101,7 +103,7 @@ struct SessionState {
   std::string context;  // architectures with a context z
   SessionRun run;
   CursorRef cursor;
-  std::vector<std::pair<int, int>> breakpoints;  // (algorithm, line)
+  std::vector<LineRef> breakpoints;  // in the file: {"alg": …, "line": …} each
   SessionSampling sampling;
   SessionFill fill;
   SessionTranslation translation;

@@ -1,6 +1,7 @@
 // Dependency tracing (dependencies.hpp): one rule per pseudocode line that binds a matrix, read
 // off the paper's text. Each rule names the cells of earlier values that one cell reads.
 #include "core/trace/dependencies.hpp"
+#include "core/trace/value_keys.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -187,12 +188,12 @@ void attention_rules(Rule& R) {
   if (n == "Q" || n == "W_q X + b_q 1ᵀ") return affine("W_q", "X", "b_q");
   if (n == "K" || n == "W_k Z + b_k 1ᵀ") return affine("W_k", "Z", "b_k");
   if (n == "V") return affine("W_v", "Z", "b_v");
-  if (n == "S" && R.e.line == 4) {
+  if (n == "S" && R.e.ref() == lines::attention::S) {
     R.add("K", col_of(r));
     R.add("Q", col_of(c));
     return R.ok("S[" + I(r) + ", " + I(c) + "] = K[:, " + I(r) + "] · Q[:, " + I(c) + "]");
   }
-  if ((n == "S" && R.e.line == 5) || n == "S/√d_attn") {
+  if ((n == "S" && R.e.ref() == lines::attention::mask) || n == "S/√d_attn") {
     if (masked) {
       R.add("Mask", cell_of(r, c));
       return R.ok("Mask[" + I(r) + ", " + I(c) + "] = 0, so " + R.cell() + " = −∞ whatever line 4 computed");
@@ -202,7 +203,7 @@ void attention_rules(Rule& R) {
     return R.ok(n == "S" ? "Mask[" + I(r) + ", " + I(c) + "] = 1: S[" + I(r) + ", " + I(c) + "] keeps line 4's value"
                          : R.cell() + " = S[" + I(r) + ", " + I(c) + "] / √d_attn");
   }
-  if (n == "softmax(S/√d_attn)" && mask) {
+  if (n == keys::attention_weights.symbol && mask) {
     if (masked) {
       R.add("Mask", cell_of(r, c));
       return R.ok("Mask[" + I(r) + ", " + I(c) + "] = 0: the weight is exp(−∞) = 0");
@@ -214,7 +215,7 @@ void attention_rules(Rule& R) {
   }
   if (n == "Ṽ" && mask) {
     R.add_unmasked_cols("V", *mask, r);
-    R.add("softmax(S/√d_attn)", rows_in_col(*mask, c));
+    R.add(keys::attention_weights.symbol, rows_in_col(*mask, c));
     return R.ok("Ṽ[" + I(r) + ", " + I(c) + "] = Σ_{t_z: Mask[t_z, " + I(c) + "] = 1} V[" + I(r) +
                 ", t_z] · softmax(S/√d_attn)[t_z, " + I(c) + "]");
   }
@@ -247,7 +248,7 @@ void basic_attention_rules(Rule& R) {
 void mh_attention_rules(Rule& R) {
   const std::string& n = R.v.name;
   const int r = R.r, c = R.c;
-  if (R.e.line == 2 && n.rfind("Y^", 0) == 0) {
+  if (R.e.ref() == lines::mh_attention::Y_h && n.rfind("Y^", 0) == 0) {
     const Value* mask = R.find("Mask");
     if (!mask) return;
     R.add("X", col_of(c));
@@ -297,7 +298,7 @@ void forward_rules(Rule& R) {
   const int r = R.r, c = R.c;
   if (n == "Mask") return R.ok("Mask is a hyperparameter (eq. 3): it is computed from no value");
   if (n == "e_t") {
-    const std::string s = e.alg == 8 && e.line == 2 ? "z" : "x";
+    const std::string s = e.ref() == lines::ed_transformer::enc_embed ? "z" : "x";
     const Value* toks = R.find(s);
     if (!toks || c >= static_cast<int>(toks->tokens.size())) return;
     const int id = toks->tokens[c];
@@ -312,22 +313,22 @@ void forward_rules(Rule& R) {
     R.add("W_u", all_of());
     return R.ok("W_u, the parameter of θ, shown again at this line");
   }
-  if (n == "W_u = W_eᵀ") {
+  if (n == keys::tied_unembedding.symbol) {
     R.add("W_e", cell_of(c, r));
     return R.ok("tied: W_u[" + I(r) + ", " + I(c) + "] = W_e[" + I(c) + ", " + I(r) + "]");
   }
   if (n == "P") {
-    R.add_any({"W_u", "W_u = W_eᵀ"}, all_of());
+    R.add_any({"W_u", keys::tied_unembedding.symbol}, all_of());
     R.add("X", col_of(c));
     return R.ok("P[:, " + I(c) + "] = softmax(W_u X[:, " + I(c) + "]): every entry of the column shares one denominator");
   }
   if (n.rfind("W_u X", 0) == 0) {
-    R.add_any({"W_u", "W_u = W_eᵀ"}, row_of(r));
+    R.add_any({"W_u", keys::tied_unembedding.symbol}, row_of(r));
     R.add("X", col_of(c));
     R.add("b_u", cell_of(r, 0));
     return R.ok(R.cell() + " = W_u[" + I(r) + ", :] · X[:, " + I(c) + "]");
   }
-  if (e.alg == 9 && e.line == 10 && ((n == "X" && e.kind == EventKind::Line) || n == "W_f X + b_f 1ᵀ")) {
+  if (e.ref() == lines::e_transformer::final_gelu && ((n == "X" && e.kind == EventKind::Line) || n == "W_f X + b_f 1ᵀ")) {
     R.add("W_f", row_of(r)), R.add("X", col_of(c)), R.add("b_f", cell_of(r, 0));
     return R.ok(R.cell() + " = " + (n == "X" ? "GELU(" : "(") + "W_f[" + I(r) + ", :] · X[:, " + I(c) + "] + b_f[" +
                 I(r) + "])");
@@ -362,7 +363,7 @@ void forward_rules(Rule& R) {
   const std::string in = prev != SIZE_MAX && binds(tr.events[prev], tilde) && n == base ? tilde : base;
   if (binds(e, "Mask")) {  // X ← X + MHAttention(in, C | W, Mask)
     const Value* mask = R.find("Mask");
-    const bool cross = e.alg == 8 && e.line == 16;
+    const bool cross = e.ref() == lines::ed_transformer::cross_attention;
     if (cross || in != n) R.add(n, col_of(c));  // the residual (self-attention on X itself: among the keys)
     if (cross) {
       if (in != n) R.add(in, col_of(c));
@@ -378,7 +379,7 @@ void forward_rules(Rule& R) {
   const bool norm = R.k > 0 && tr.events[R.k - 1].depth > e.depth && tr.events[R.k - 1].alg == 6;
   if (norm) {  // for t ∈ [ℓ]: out[:, t] ← layer_norm(in[:, t] | γ, β)
     R.add(base, col_of(c));
-    const bool final_norm = (e.alg == 10 && e.line == 10) || (e.alg == 9 && e.line == 11);
+    const bool final_norm = e.ref() == lines::d_transformer::final_norm || e.ref() == lines::e_transformer::final_norm;
     if (final_norm) R.add("γ", cell_of(r, 0)), R.add("β", cell_of(r, 0));  // the forward frame's own γ, β
     return R.ok(n + "[:, " + I(c) + "] = layer_norm(" + base + "[:, " + I(c) + "] | γ, β): column " + I(c) + " only");
   }
@@ -443,25 +444,28 @@ void outer_rules(Rule& R) {
     for (const char* t : {"−log P[x_n[t+1], t]", "−log P[x_n[t], t]"}) R.add(t, all_of());
     return R.ok("loss = the sum of the terms −log P");
   }
-  if (n.size() > 9 && n.compare(n.size() - 9, 9, " (before)") == 0)
-    return R.ok(n + " is θ as the update found it: computed from no value of this step");
-  if (n.size() > 8 && n.compare(n.size() - 8, 8, " (after)") == 0) {
-    const std::string W = n.substr(0, n.size() - 8);
-    R.add(W + " (before)", cell_of(r, c)), R.add("∇" + W, cell_of(r, c)), R.add("η", all_of());
-    return R.ok(R.cell() + " = " + W + "[" + I(r) + ", " + I(c) + "] − η · ∇" + W + "[" + I(r) + ", " + I(c) + "]");
+  if (const std::optional<UpdateValueKey> u = parse_update_value(n)) {
+    const std::string& W = u->tensor;
+    switch (u->which) {
+      case UpdateValue::Before: return R.ok(n + " is θ as the update found it: computed from no value of this step");
+      case UpdateValue::After:
+        R.add(update_value_name(W, UpdateValue::Before), cell_of(r, c));
+        R.add(update_value_name(W, UpdateValue::Gradient), cell_of(r, c)), R.add("η", all_of());
+        return R.ok(R.cell() + " = " + W + "[" + I(r) + ", " + I(c) + "] − η · ∇" + W + "[" + I(r) + ", " + I(c) + "]");
+      case UpdateValue::Gradient:
+        R.add("loss", all_of());
+        return R.ok(R.cell() + " = ∂loss/∂" + W + ", by reverse mode through the whole forward pass");
+    }
   }
-  if (n.rfind("∇", 0) == 0 && n != "‖∇loss(θ)‖ per tensor") {
-    R.add("loss", all_of());
-    return R.ok(R.cell() + " = ∂loss/∂" + n.substr(std::string("∇").size()) +
-                ", by reverse mode through the whole forward pass");
-  }
-  if (n == "‖∇loss(θ)‖ per tensor") {
+  if (n == keys::tensor_grad_norms.symbol) {
     int i = 0;
-    for (const Value& v : e.values)
-      if (v.name.rfind("∇", 0) == 0 && i++ == r) {
+    for (const Value& v : e.values) {
+      const std::optional<UpdateValueKey> u = parse_update_value(v.name);
+      if (u && u->which == UpdateValue::Gradient && i++ == r) {
         R.add(v.name, all_of());
         return R.ok("row " + I(r) + " = ‖" + v.name + "‖");
       }
+    }
     return;
   }
   if (n == "p") {

@@ -223,21 +223,26 @@ size_t Trace::step_back_over(size_t k) const {
   return 0;
 }
 
-size_t Trace::continue_to(size_t k, const std::vector<int>& breakpoints) const {
+size_t Trace::continue_to(size_t k, const std::vector<LineRef>& breakpoints) const {
   for (size_t j = k + 1; j < size(); ++j) {
     const Event& e = events[j];
     if (e.kind == EventKind::SubStep) continue;
-    if (std::find(breakpoints.begin(), breakpoints.end(), e.alg * 1000 + e.line) != breakpoints.end()) return j;
+    if (std::find(breakpoints.begin(), breakpoints.end(), e.ref()) != breakpoints.end()) return j;
   }
   return size() ? size() - 1 : 0;
 }
 
-int Trace::caller_key(size_t k) const {
+LineRef Trace::caller_ref(size_t k) const {
   const size_t c = caller_line(k);
-  return c < size() ? events[c].alg * 1000 + events[c].line : 0;
+  return c < size() ? events[c].ref() : LineRef{};
 }
 
-size_t Trace::find_matching(const Event& e, int caller) const {
+LineRef Trace::outer_caller_ref(size_t k) const {
+  const std::vector<size_t> stack = call_stack(k);
+  return stack.size() > 1 ? events[stack[0]].ref() : LineRef{};
+}
+
+size_t Trace::find_matching(const Event& e, LineRef caller) const {
   size_t best = 0;
   int best_score = -1;
   for (size_t j = 0; j < size(); ++j) {
@@ -251,7 +256,7 @@ size_t Trace::find_matching(const Event& e, int caller) const {
     if (c.idx == e.idx) score += 16;
     else if (c.idx.l == e.idx.l && c.idx.h == e.idx.h && c.idx.i == e.idx.i) score += 4;
     // Only candidates that already match well pay for the caller lookup (a forward scan).
-    if (score >= 36 && caller && caller_key(j) == caller) score += 4;
+    if (score >= 36 && !caller.none() && caller_ref(j) == caller) score += 4;
     if (score > best_score) {
       best_score = score;
       best = j;

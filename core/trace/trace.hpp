@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "core/model/types.hpp"
+#include "core/trace/vocabulary.hpp"
 
 namespace sf {
 
@@ -89,6 +90,7 @@ struct Event {
   int alg = 0;   // the paper's algorithm number (1–15)
   int line = 0;  // the paper's line number; 0 for Enter
   int depth = 0;
+  LineRef ref() const { return {alg, line}; }  // the line this event is at (line 0: the Enter)
   Indices idx;
   std::string label;  // SubStep only: what this part of the line computes
   std::vector<Value> values;
@@ -133,14 +135,17 @@ class Trace {
   size_t step_out(size_t k) const;
   size_t step_back(size_t k) const { return k > 0 ? k - 1 : 0; }
   size_t step_back_over(size_t k) const;
-  // First event after k whose (alg, line) is in `breakpoints` (pairs alg*1000+line); else last.
-  size_t continue_to(size_t k, const std::vector<int>& breakpoints) const;
+  // First event after k (not a sub-step) whose line is in `breakpoints`; else the last.
+  size_t continue_to(size_t k, const std::vector<LineRef>& breakpoints) const;
   // The event in this trace that best matches event `e` of another trace: same algorithm,
-  // line, kind, depth, indices and calling line (alg*1000+line, 0 at top level) if present;
+  // line, kind, depth, indices and calling line (none at top level) if present;
   // else the closest by (alg, line). Keeps the cursor in place when the prompt changes.
-  size_t find_matching(const Event& e, int caller_key = 0) const;
-  // alg*1000+line of the line that called the frame of event k; 0 at top level.
-  int caller_key(size_t k) const;
+  size_t find_matching(const Event& e, LineRef caller = {}) const;
+  // The line that called the frame of event k; none at top level.
+  LineRef caller_ref(size_t k) const;
+  // The top-level algorithm's line whose call event k runs inside (e.g. Algorithm 10 line 6 for
+  // an Algorithm 4 event of layer l); none for the top-level frame's own events.
+  LineRef outer_caller_ref(size_t k) const;
 };
 
 // How a Tracer binds the parameters of θ (tparam): copies (the default: safe whatever happens to θ

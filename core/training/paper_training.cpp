@@ -7,6 +7,7 @@
 
 #include "core/model/error.hpp"
 #include "core/training/training.hpp"
+#include "core/trace/value_keys.hpp"
 
 namespace sf {
 
@@ -66,20 +67,20 @@ PaperTraining::Update PaperTraining::step(const std::vector<Example>& data, Mode
   std::vector<Value> values;
   if (tr) {
     values = {tscalar("η", eta), tscalar("‖∇loss(θ)‖", u.grad_norm),
-              with_note(tv("‖∇loss(θ)‖ per tensor",
+              with_note(tv(keys::tensor_grad_norms,
                            Eigen::Map<const Eigen::VectorXd>(u.tensor_norms.data(), u.tensor_norms.size())),
                         "One row per tensor of the parameter table, in table order.")};
     if (copies)
       for (const ParamEntry& e : model.table.entries()) {
-        values.push_back(tv("∇" + e.name, tensor(e, grad)));
-        values.push_back(tv(e.name + " (before)", tensor(e, model.theta.data())));
+        values.push_back(tv(update_value_name(e.name, UpdateValue::Gradient), tensor(e, grad)));
+        values.push_back(tv(update_value_name(e.name, UpdateValue::Before), tensor(e, model.theta.data())));
       }
   }
   sgd_update(model.theta.data(), grad, model.theta.size(), eta);
   if (tr) {
     if (copies)
       for (const ParamEntry& e : model.table.entries())
-        values.push_back(tv(e.name + " (after)", tensor(e, model.theta.data())));
+        values.push_back(tv(update_value_name(e.name, UpdateValue::After), tensor(e, model.theta.data())));
     tr->line(alg_, update_line_, std::move(values));
   }
   // The ends of the loops: the next (i, n)

@@ -59,11 +59,11 @@ TEST(Session, PromptEditTellsTheTwoLayerNormCallsOfALayerApart) {
   ASSERT_TRUE(s.jump_to(10, 7, 2));
   s.step_back();  // the last layer_norm line of line 7's calls (t = ℓ)
   ASSERT_EQ(s.current().alg, 6);
-  ASSERT_EQ(s.trace().caller_key(s.cursor()), 10007);
+  ASSERT_EQ(s.trace().caller_ref(s.cursor()), lines::d_transformer::norm2);
   s.set_prompt("hello world!");
   EXPECT_EQ(s.current().alg, 6);
   EXPECT_EQ(s.current().idx.l, 2);
-  EXPECT_EQ(s.trace().caller_key(s.cursor()), 10007);  // still line 7's call, not line 5's
+  EXPECT_EQ(s.trace().caller_ref(s.cursor()), lines::d_transformer::norm2);  // still line 7's call, not line 5's
 }
 
 TEST(Session, UnknownCharactersAreReportedAndKeepTheLastTrace) {
@@ -340,7 +340,7 @@ TEST(SessionEd, SetContextRetracesAndKeepsTheCursor) {
   ASSERT_EQ(s.tokens_z().size(), 7u);  // <bos> hello <eos>
   EXPECT_EQ(s.tokens_z().back(), s.tokenizer().eos_token());
   ASSERT_TRUE(s.jump_to(4, 4, 1, 2));  // the first S: the encoder's layer 1, head 2
-  ASSERT_EQ(s.trace().caller_key(s.cursor()) / 1000, 5);
+  ASSERT_EQ(s.trace().caller_ref(s.cursor()).alg, 5);
   s.set_context("abcdefgh");
   EXPECT_TRUE(s.context_input().error.empty());
   EXPECT_EQ(s.tokens_z().size(), 10u);

@@ -27,7 +27,7 @@ void expect_same_step(const Session& a, const Session& b) {
   EXPECT_EQ(x.depth, y.depth);
   EXPECT_EQ(x.idx, y.idx);
   EXPECT_EQ(x.label, y.label);
-  EXPECT_EQ(a.trace().caller_key(a.cursor()), b.trace().caller_key(b.cursor()));
+  EXPECT_EQ(a.trace().caller_ref(a.cursor()), b.trace().caller_ref(b.cursor()));
 }
 
 // The first event k ≥ from with this algorithm, line and kind and the given indices (0: any).
@@ -71,7 +71,7 @@ TEST(SessionState, ForwardRunDeepInAlgorithm4ComesBack) {
   EXPECT_EQ(b.current().kind, EventKind::SubStep);
   EXPECT_EQ(b.current().idx.l, 2);
   EXPECT_EQ(b.current().idx.h, 2);
-  EXPECT_EQ(b.breakpoints(), (std::vector<int>{4006, 10007}));
+  EXPECT_EQ(b.breakpoints(), (std::vector<LineRef>{lines::attention::V_tilde, lines::d_transformer::norm2}));
   EXPECT_EQ(b.generation().settings.tau, 0.3);
   EXPECT_EQ(b.generation().settings.seed, 42u);
   EXPECT_FALSE(b.generation().settings.stop_at_eos);
@@ -117,7 +117,7 @@ TEST(SessionState, BertForwardComesBack) {
   EXPECT_EQ(b.prompt(), a.prompt());
   EXPECT_EQ(b.tokens(), a.tokens());
   expect_same_step(a, b);
-  EXPECT_EQ(b.breakpoints(), std::vector<int>{9005});
+  EXPECT_EQ(b.breakpoints(), std::vector<LineRef>{lines::e_transformer::attention});
 }
 
 TEST(SessionState, EncoderDecoderTranslationComesBackWithTheStepsShown) {

@@ -36,7 +36,7 @@ ModelConfig small(const char* arch) {
 }
 
 // (calling line, layer) of every call a hook saw.
-using Calls = std::vector<std::pair<int, int>>;
+using Calls = std::vector<std::pair<LineRef, int>>;
 
 // Core's mh_attention behind the hook, counting.
 MHAttentionFn<float> counting_attention(Calls& calls) {
@@ -69,8 +69,8 @@ void expect_same_steps(const std::vector<InferenceStep>& a, const std::vector<In
   }
 }
 
-std::set<int> lines_of(const Calls& calls) {
-  std::set<int> s;
+std::set<LineRef> lines_of(const Calls& calls) {
+  std::set<LineRef> s;
   for (const auto& [call, l] : calls) s.insert(call);
   return s;
 }
@@ -89,7 +89,7 @@ TEST(AttentionHooks, DInferenceRunsLine3sAttentionOnTheHook) {
   const InferenceResult hooked = dinference({c.bos_token(), 5, 9}, m, opt);
   expect_same_steps(hooked.steps, core.steps);
   ASSERT_EQ(calls.size(), static_cast<size_t>(c.L * opt.l_gen));  // L calls per DTransformer pass
-  EXPECT_EQ(lines_of(calls), std::set<int>{10006});
+  EXPECT_EQ(lines_of(calls), std::set<LineRef>{lines::d_transformer::attention});
   EXPECT_EQ(calls[0].second, 1);
   EXPECT_EQ(calls[1].second, 2);
 }
@@ -113,7 +113,7 @@ TEST(AttentionHooks, DInferenceKvCacheRunsEveryCachedCallOnTheHook) {
     expect_same_steps(hooked.steps, core.steps);
     EXPECT_EQ(calls.size(), static_cast<size_t>(c.L * opt.l_gen));  // the first step builds the cache, on the hook too
     EXPECT_EQ(appends, c.L * opt.l_gen);  // every cached call of Algorithm 10 is a self-attention
-    EXPECT_EQ(lines_of(calls), std::set<int>{10006});
+    EXPECT_EQ(lines_of(calls), std::set<LineRef>{lines::d_transformer::attention});
   }
 }
 
@@ -151,7 +151,8 @@ TEST(AttentionHooks, EdInferenceRunsEncoderDecoderAndCrossAttentionOnTheHook) {
   // Each pass of Algorithm 8: the encoder's L_enc self-attentions (line 5), then per decoder layer a
   // self-attention (line 14) and a cross-attention (line 16).
   EXPECT_EQ(calls.size(), core.steps.size() * (c.L_enc + 2 * c.L_dec));
-  EXPECT_EQ(lines_of(calls), (std::set<int>{8005, 8014, 8016}));
+  EXPECT_EQ(lines_of(calls), (std::set<LineRef>{lines::ed_transformer::enc_attention, lines::ed_transformer::self_attention,
+                                                lines::ed_transformer::cross_attention}));
 }
 
 TEST(AttentionHooks, EdInferenceKvCacheRunsSelfAndCrossOnTheCachedHook) {
@@ -174,7 +175,7 @@ TEST(AttentionHooks, EdInferenceKvCacheRunsSelfAndCrossOnTheCachedHook) {
   EXPECT_EQ(full.size(), static_cast<size_t>(c.L_enc + 2 * c.L_dec));  // one full pass: the cache's build, z encoded
   EXPECT_EQ(cached.size(), steps * 2 * c.L_dec);
   EXPECT_EQ(appends, static_cast<int>(steps) * c.L_dec);  // the self-attentions; the others read Z's cache
-  EXPECT_EQ(lines_of(cached), (std::set<int>{8014, 8016}));
+  EXPECT_EQ(lines_of(cached), (std::set<LineRef>{lines::ed_transformer::self_attention, lines::ed_transformer::cross_attention}));
 }
 
 TEST(AttentionHooks, FillInRunsAlgorithm9sAttentionOnTheHook) {
@@ -187,7 +188,7 @@ TEST(AttentionHooks, FillInRunsAlgorithm9sAttentionOnTheHook) {
   EXPECT_EQ(hooked.filled, core.filled);
   ASSERT_EQ(hooked.positions.size(), 1u);
   EXPECT_TRUE(hooked.positions[0].p == core.positions[0].p);
-  EXPECT_EQ(calls, (Calls{{9005, 1}, {9005, 2}}));
+  EXPECT_EQ(calls, (Calls{{lines::e_transformer::attention, 1}, {lines::e_transformer::attention, 2}}));
 }
 
 }  // namespace

@@ -40,8 +40,8 @@ class Experiments : public ::testing::TestWithParam<Case> {
     return run_experiment(m ? *m : *model, z, x, list, &tr);
   }
   MatF plain(const Model& m, const Tokens& x) const { return architecture(m.config).forward(m, z, x); }
-  // The calling line of layer l's (first) MHAttention, e.g. 10006.
-  int call(int l, int h = 1) const { return attention_call(original, l, h); }
+  // The calling line of layer l's (first) MHAttention, e.g. Algorithm 10 line 6.
+  LineRef call(int l, int h = 1) const { return attention_call(original, l, h); }
   // The table prefix of that MHAttention's tensors.
   std::string attn_prefix(int l) const {
     const std::string arch = model->config.arch;
@@ -121,7 +121,7 @@ TEST_P(Experiments, PatchingEveryPositionOfLayer1sInputGivesPromptBsP) {
   Trace tb;
   const MatF P_b = traced(b, {}, tb);
   const bool ed = model->config.arch == "ed";
-  const PatchPoint input{0, model->config.arch == "gpt" ? 10 : ed ? 8 : 9, ed ? 12 : 3, 0, 0, "X"};
+  const PatchPoint input{{}, model->config.arch == "gpt" ? 10 : ed ? 8 : 9, ed ? 12 : 3, 0, 0, "X"};
   Trace t;
   const MatF P = traced(a, {patch_from(input, value_at(tb, input)->m, 0, "B")}, t);
   EXPECT_LT((P - P_b).cwiseAbs().maxCoeff(), 1e-6f);  // the same sums from layer 1 on (as above)
@@ -142,7 +142,7 @@ TEST_P(Experiments, PatchingFromALongerPromptIsRefusedClearly) {
   Tokens longer = b;
   longer.push_back(b.back());
   traced(longer, {}, tb);
-  const PatchPoint x1{0, model->config.arch == "gpt" ? 10 : model->config.arch == "ed" ? 8 : 9,
+  const PatchPoint x1{{}, model->config.arch == "gpt" ? 10 : model->config.arch == "ed" ? 8 : 9,
                       model->config.arch == "ed" ? 12 : 3, 0, 0, "X"};
   try {
     Trace t;
@@ -156,7 +156,7 @@ TEST_P(Experiments, PatchingFromALongerPromptIsRefusedClearly) {
 
 TEST_P(Experiments, TogglingAMaskCellEqualsAttentionWithThatMask) {
   const int L = 1, h = 1, t_z = 3, t_x = 2;
-  const int c = call(L, h);
+  const LineRef c = call(L, h);
   Trace t;
   traced(a, {toggle_mask(c, L, h, t_z, t_x)}, t);
   // independent route: Algorithm 4 on the same input with the custom mask

@@ -36,7 +36,7 @@ SessionFile full_session() {
   s.cursor.kind = EventKind::SubStep;
   s.cursor.depth = 3;
   s.cursor.idx = {2, 3, 0, 1, 0};
-  s.cursor.caller = 5006;
+  s.cursor.caller = sf::lines::mh_attention::Y_h;  // Algorithm 5 line 2 calls Algorithm 4
   s.cursor.label = "softmax(S/√d_attn)";
   s.breakpoints = {{4, 6}, {10, 7}};
   s.sampling = {0.25, 33, 18446744073709551615ull, false, true, false};
@@ -165,6 +165,18 @@ TEST(SessionFile, RoundTripKeepsEveryField) {
   EXPECT_EQ(g.stops[1].run->translate, 3);
 }
 
+// The typed lines keep the file's text form: a caller is alg*1000 + line (0: top level), a
+// breakpoint {"alg", "line"}.
+TEST(SessionFile, LinesKeepTheirTextForm) {
+  const nlohmann::json j = nlohmann::json::parse(sf::session_to_json(full_session()));
+  EXPECT_EQ(j["cursor"]["caller"], 5002);
+  EXPECT_EQ(j["breakpoints"], nlohmann::json::parse(R"([{"alg": 4, "line": 6}, {"alg": 10, "line": 7}])"));
+  const SessionFile top = sf::session_from_json(with(R"({"cursor": {"caller": 0}})"));
+  EXPECT_EQ(top.state.cursor.caller, sf::LineRef{});  // the top level, not "any"
+  const SessionFile called = sf::session_from_json(with(R"({"cursor": {"caller": 8016}})"));
+  EXPECT_EQ(called.state.cursor.caller, sf::lines::ed_transformer::cross_attention);
+}
+
 TEST(SessionFile, SecondWriteIsByteIdentical) {
   const std::string first = sf::session_to_json(full_session());
   EXPECT_EQ(sf::session_to_json(sf::session_from_json(first)), first);
@@ -190,7 +202,7 @@ TEST(SessionFile, HandWrittenCursorKeysLeftOutAreWildcards) {
   EXPECT_EQ(c.event, SIZE_MAX);
   EXPECT_EQ(c.kind, EventKind::Line);
   EXPECT_EQ(c.depth, -1);
-  EXPECT_EQ(c.caller, -1);
+  EXPECT_FALSE(c.caller.has_value());  // any caller
   EXPECT_FALSE(c.label.has_value());
   EXPECT_EQ(c.idx, (sf::Indices{-1, 2, -1, -1, -1}));
   EXPECT_EQ(f.stops[1].cursor.kind, EventKind::Enter);  // line 0 without a kind: the Enter event
@@ -425,7 +437,7 @@ TEST(SessionFile, CursorRefFallsBackAndHonoursWildcards) {
   sub.label = "exp";
   EXPECT_EQ(sf::resolve_cursor(t, sub), SIZE_MAX);
   CursorRef wrong_caller = sf::cursor_ref(t, layer1_line6);
-  wrong_caller.caller = 9999;
+  wrong_caller.caller = sf::LineRef{9, 999};
   EXPECT_EQ(sf::resolve_cursor(t, wrong_caller), SIZE_MAX);
   CursorRef exact_zero = any;  // idx 0 = not in force: Algorithm 4's lines all have l in force
   exact_zero.idx = {};

@@ -317,7 +317,7 @@ TEST(Trace, StepBackOver) {
 
 TEST(Trace, ContinueToBreakpoint) {
   const Trace tr = run(kX).trace;
-  const std::vector<int> bp{4 * 1000 + 5};  // (Algorithm 4, line 5)
+  const std::vector<LineRef> bp{lines::attention::mask};  // (Algorithm 4, line 5)
   const size_t a = tr.continue_to(0, bp);
   EXPECT_EQ(a, kAttnL5h1);
   EXPECT_EQ(tr.events[a].idx.h, 1);
@@ -326,11 +326,11 @@ TEST(Trace, ContinueToBreakpoint) {
   EXPECT_EQ(tr.events[b].idx.h, 2);
   EXPECT_EQ(tr.continue_to(b, bp), kLine11);  // no more hits: the last event
   // Several breakpoints: the first hit in trace order.
-  EXPECT_EQ(tr.continue_to(0, {10 * 1000 + 7, 6 * 1000 + 2}), 19u);
-  EXPECT_EQ(tr.continue_to(kLine6, {10 * 1000 + 7, 6 * 1000 + 2}), 60u);
+  EXPECT_EQ(tr.continue_to(0, {lines::d_transformer::norm2, lines::layer_norm::v}), 19u);
+  EXPECT_EQ(tr.continue_to(kLine6, {lines::d_transformer::norm2, lines::layer_norm::v}), 60u);
   // Sub-steps are not stops: (4, 6) stops at the line event, not its first sub-step.
-  EXPECT_EQ(tr.continue_to(kAttnL5h1, {4006}), kAttnL6h1);
-  EXPECT_EQ(tr.continue_to(0, {10011}), kLine11);
+  EXPECT_EQ(tr.continue_to(kAttnL5h1, {lines::attention::V_tilde}), kAttnL6h1);
+  EXPECT_EQ(tr.continue_to(0, {lines::d_transformer::P}), kLine11);
   EXPECT_EQ(tr.continue_to(0, {}), kLine11);
 }
 

@@ -218,7 +218,7 @@ TEST(GpuForward, ACallTheGpuCannotRunRunsOnTheCpuAndSaysWhy) {
   const MatF X = random_matrix(rng, 4, 3, 1.0);
   const Mask mask = unidirectional_mask(3, 3);
   AttentionOptions av;
-  av.patch.call = 10006;
+  av.patch.call = lines::d_transformer::attention;
   av.patch.l = 2;
   GpuForward f(*gpu, {Form::Fused, true, true});
   const MatF Vt = f.attention()(X, X, W.view(), mask, av);
