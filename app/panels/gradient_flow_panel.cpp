@@ -202,7 +202,12 @@ void GradientFlowFeature::draw_result(const App& app) {
 
 ActionResult GradientFlowFeature::action(App& app, const std::string& verb, const std::string& arg, std::string& error) {
   if (verb != "gradient-flow") return ActionResult::NotMine;
-  if (arg != "compute") return error = "gradient-flow takes compute (gradient-flow:compute)", ActionResult::Failed;
+  if (arg == "wait") {  // for scripts and tests: until the worker's gradient is done (shown next frame)
+    if (job_.valid()) job_.wait();
+    return ActionResult::Done;
+  }
+  if (arg != "compute")
+    return error = "gradient-flow takes compute (start it on demand) or wait (until it is done)", ActionResult::Failed;
   app.ui.show.gradflow = true;
   start_requested_ = true;
   return ActionResult::Done;

@@ -4,7 +4,8 @@
 // change: each input token's saliency ‖∇e_t‖, the residual stream's ‖∇X_l[:, t]‖ per layer
 // boundary and token, and each attention head's ‖∇W_q^h‖, ‖∇W_k^h‖, ‖∇W_v^h‖. A model with more
 // parameters than Session::async_min_params (GPT-2) is computed on a worker thread, on demand
-// (the tab's button, or --actions gradient-flow:compute). --dump-state: "gradient_flow".
+// (the tab's button, or --actions gradient-flow:compute; gradient-flow:wait waits for it).
+// --dump-state: "gradient_flow".
 #pragma once
 #include <memory>
 

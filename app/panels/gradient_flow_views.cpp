@@ -34,14 +34,19 @@ double largest(const std::vector<double>& v) { return v.empty() ? 0.0 : *std::ma
 
 ImU32 bar_color(bool dark) { return dark ? IM_COL32(90, 160, 230, 255) : IM_COL32(40, 100, 190, 255); }
 
-// A table cell: the norm, a bar for it (full width = scale) and, on hover, `definition` with the
-// exact value.
-void norm_cell(const App& app, double x, double scale, const std::string& definition) {
+// A table cell: the norm, a bar for it (full width = scale) and, on hover, "symbol = exact value"
+// and what it is (`meaning`).
+void norm_cell(const App& app, double x, double scale, const std::string& symbol, const std::string& meaning) {
   const ImVec2 p0 = ImGui::GetCursorScreenPos();
   number_bar(app, short_number(x), "0.0000e-00 ", static_cast<float>(x), static_cast<float>(scale), false,
              bar_color(app.settings.dark));
-  if (ImGui::IsWindowHovered() && ImGui::IsMouseHoveringRect(p0, ImGui::GetItemRectMax()))
-    item_tooltip(definition + " = " + exact(x));
+  if (!ImGui::IsWindowHovered() || !ImGui::IsMouseHoveringRect(p0, ImGui::GetItemRectMax())) return;
+  ImGui::BeginTooltip();  // over the number and its bar: item_tooltip would read only the bar
+  ImGui::PushTextWrapPos(ImGui::GetFontSize() * 32.0f);
+  ImGui::TextUnformatted((symbol + " = " + exact(x)).c_str());
+  ImGui::TextDisabled("%s", meaning.c_str());
+  ImGui::PopTextWrapPos();
+  ImGui::EndTooltip();
 }
 
 // A scrolled table's height for `rows` rows and a header: all of them up to `most`.
@@ -82,9 +87,10 @@ void draw_saliency(const App& app, const Tokens& tokens, const std::vector<doubl
       ImGui::TextUnformatted(token_label(app.session.tokenizer(), tokens[t]).c_str());
       ImGui::PopFont();
       ImGui::TableNextColumn();
-      norm_cell(app, s[t], top,
-                "‖∇" + e + "‖ = ‖∂loss/∂" + (std::string(stream) == "z" ? "Z" : "X") + "[:, " + std::to_string(t + 1) +
-                    "]‖₂ entering layer 1 (the embedding's output), token " + std::to_string(t + 1));
+      const std::string t1 = std::to_string(t + 1);
+      norm_cell(app, s[t], top, "‖∂loss/∂" + std::string(std::string(stream) == "z" ? "Z" : "X") + "[:, " + t1 + "]‖₂",
+                "The saliency ‖∇" + e + "‖ of token " + t1 +
+                    ": the gradient's norm where its embedding column enters layer 1 (the embedding's output).");
     }
     ImGui::EndTable();
   }
@@ -127,9 +133,9 @@ void draw_stream(const App& app, const Tokens& tokens, const StreamFlow& f, cons
       ImGui::TableNextColumn();
       ImGui::Text("%d", l);
       ImGui::TableNextColumn();
-      norm_cell(app, f.layer_norms[static_cast<size_t>(l - 1)], top,
-                "‖∂loss/∂" + x + "_" + std::to_string(l) + "‖_F, " +
-                    (l == L1 ? "after layer " + std::to_string(l - 1) : "entering layer " + std::to_string(l)));
+      norm_cell(app, f.layer_norms[static_cast<size_t>(l - 1)], top, "‖∂loss/∂" + x + "_" + std::to_string(l) + "‖_F",
+                "The Frobenius norm over all tokens of the gradient at the residual stream " +
+                    (l == L1 ? "after layer " + std::to_string(l - 1) : "entering layer " + std::to_string(l)) + ".");
     }
     ImGui::EndTable();
   }
@@ -161,21 +167,21 @@ void draw_heads(const App& app, const std::vector<HeadGradNorms>& heads, int H, 
   for (const HeadGradNorms& b : heads)
     for (int h = 1; h <= H; ++h) {
       const int g = (h - 1) * H_kv / H + 1;
-      const std::string where = ", " + b.label + ", head h = " + std::to_string(h);
-      const std::string kv = shared ? ", key/value head g = " + std::to_string(g) + " (shared)" : where;
+      const std::string head = b.label + ", head h = " + std::to_string(h) + " (Frobenius norm).";
+      const std::string kv = shared ? b.label + ", key/value head g = " + std::to_string(g) +
+                                          ", which query head h = " + std::to_string(h) + " reads (Frobenius norm)."
+                                    : head;
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
       if (h == 1) ImGui::TextUnformatted(b.label.c_str());
       ImGui::TableNextColumn();
       ImGui::Text("%d", h);
       ImGui::TableNextColumn();
-      norm_cell(app, b.q[static_cast<size_t>(h - 1)], top_q, "‖∂loss/∂W_q^h‖_F (Frobenius)" + where);
+      norm_cell(app, b.q[static_cast<size_t>(h - 1)], top_q, "‖∂loss/∂W_q^h‖_F", head);
       ImGui::TableNextColumn();
-      norm_cell(app, b.k[static_cast<size_t>(g - 1)], top_k,
-                "‖∂loss/∂W_k^" + k + "‖_F (Frobenius)" + (shared ? ", " + b.label + kv : where));
+      norm_cell(app, b.k[static_cast<size_t>(g - 1)], top_k, "‖∂loss/∂W_k^" + k + "‖_F", kv);
       ImGui::TableNextColumn();
-      norm_cell(app, b.v[static_cast<size_t>(g - 1)], top_v,
-                "‖∂loss/∂W_v^" + k + "‖_F (Frobenius)" + (shared ? ", " + b.label + kv : where));
+      norm_cell(app, b.v[static_cast<size_t>(g - 1)], top_v, "‖∂loss/∂W_v^" + k + "‖_F", kv);
     }
   ImGui::EndTable();
 }

@@ -16,6 +16,7 @@
 #include "core/gradients/gradient_flow.hpp"
 #include "core/io/checkpoint.hpp"
 #include "tests/app/gui_harness.hpp"
+#include "tests/app/gui_models.hpp"
 
 using json = nlohmann::json;
 using gui::AppRun;
@@ -137,6 +138,33 @@ TEST(GuiGradientFlow, EncoderDecoderShowsTheEncodersStreamToo) {
   EXPECT_EQ(labels, (std::vector<std::string>{"encoder layer 1", "encoder layer 2", "decoder layer 1, self-attention",
                                               "decoder layer 1, cross-attention", "decoder layer 2, self-attention",
                                               "decoder layer 2, cross-attention"}));
+}
+
+// A model over Session::async_min_params (5M) is computed only when asked, on a worker thread: the
+// tab offers the button until then, and then shows core's numbers.
+TEST(GuiGradientFlow, BigModelIsComputedOnDemandOffTheUiThread) {
+  sf::ModelConfig c = gui::small_config("gpt", 1024);
+  c.L = 7;
+  c.d_e = 256;
+  c.d_attn = c.d_mid = 64;
+  const std::string path = gui::temp_checkpoint(c, "gradflow-big", 1);
+  const sf::Model m = sf::load_checkpoint(path).model;
+  ASSERT_GT(m.table.total(), 5'000'000u);
+  const std::string open = "load:" + path + ",wait-trace,prompt:hello,wait-trace,open:gradflow,wait";
+  const AppRun before = run_app("", open);
+  ASSERT_EQ(before.exit_code, 0) << before.output;
+  const json& b = before.state["gradient_flow"];
+  EXPECT_TRUE(b["async"].get<bool>());
+  EXPECT_FALSE(b["current"].get<bool>());
+  EXPECT_FALSE(b["computing"].get<bool>());
+  EXPECT_FALSE(b.contains("loss")) << "nothing computed before the button";
+  ASSERT_NE(gui::widget(before.state, "Compute the gradient"), nullptr);
+
+  const AppRun r = run_app("", open + ",gradient-flow:compute,wait,gradient-flow:wait,wait,wait");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const json& g = r.state["gradient_flow"];
+  ASSERT_TRUE(g["current"].get<bool>()) << g.dump().substr(0, 400);
+  expect_flow(g, sf::gradient_flow(m, sf::next_token_batch({}, tokens_of(r.state))));
 }
 
 TEST(GuiGradientFlow, OneTokenHasNoLossToDifferentiate) {
