@@ -12,7 +12,7 @@ namespace sf {
 
 namespace {
 
-// A norm as the cells show it (4 significant digits) and in full (a double's 17).
+// A norm as the cells show it (4 significant digits: at most "0.000e-00") and in full (a double's 17).
 std::string short_number(double x) {
   char b[32];
   std::snprintf(b, sizeof b, "%.4g", x);
@@ -38,7 +38,7 @@ ImU32 bar_color(bool dark) { return dark ? IM_COL32(90, 160, 230, 255) : IM_COL3
 // and what it is (`meaning`).
 void norm_cell(const App& app, double x, double scale, const std::string& symbol, const std::string& meaning) {
   const ImVec2 p0 = ImGui::GetCursorScreenPos();
-  number_bar(app, short_number(x), "0.0000e-00 ", static_cast<float>(x), static_cast<float>(scale), false,
+  number_bar(app, short_number(x), "0.000e-00 ", static_cast<float>(x), static_cast<float>(scale), false,
              bar_color(app.settings.dark));
   if (!ImGui::IsWindowHovered() || !ImGui::IsMouseHoveringRect(p0, ImGui::GetItemRectMax())) return;
   ImGui::BeginTooltip();  // over the number and its bar: item_tooltip would read only the bar
@@ -158,7 +158,9 @@ void draw_heads(const App& app, const std::vector<HeadGradNorms>& heads, int H, 
   if (!ImGui::BeginTable("heads", 5, kTableFlags, ImVec2(0, table_height(heads.size() * static_cast<size_t>(H), 16))))
     return;
   ImGui::TableSetupScrollFreeze(0, 1);
-  ImGui::TableSetupColumn("attention", ImGuiTableColumnFlags_WidthFixed, ImGui::CalcTextSize("decoder layer 12, cross").x);
+  float label_w = ImGui::CalcTextSize("attention").x;
+  for (const HeadGradNorms& b : heads) label_w = std::max(label_w, ImGui::CalcTextSize(b.label.c_str()).x);
+  ImGui::TableSetupColumn("attention", ImGuiTableColumnFlags_WidthFixed, label_w);
   ImGui::TableSetupColumn("h", ImGuiTableColumnFlags_WidthFixed, ImGui::CalcTextSize("000").x);
   ImGui::TableSetupColumn("‖∇W_q^h‖_F", ImGuiTableColumnFlags_WidthStretch);
   ImGui::TableSetupColumn(("‖∇W_k^" + k + "‖_F").c_str(), ImGuiTableColumnFlags_WidthStretch);

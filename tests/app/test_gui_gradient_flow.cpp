@@ -87,6 +87,7 @@ TEST(GuiGradientFlow, ShowsCoresNumbersForTheDefaultGpt) {
     ASSERT_NE(hm, nullptr);
     EXPECT_TRUE((*hm)["visible"].get<bool>()) << "the heatmap is drawn whole";
     EXPECT_EQ((*hm)["col_labels"].size(), 13u);
+    EXPECT_EQ(r.state["content_overflow"]["Inspector"].get<double>(), 0.0) << "nothing wider than the tab";
   }
 }
 
@@ -122,7 +123,8 @@ TEST(GuiGradientFlow, BertTakesItsLossAtTheMaskedPositions) {
 
 TEST(GuiGradientFlow, EncoderDecoderShowsTheEncodersStreamToo) {
   const std::string ed = kAssets + "ed.safetensors";
-  const AppRun r = run_app("", "load:" + ed + ",context:12 march 2024,prompt:2024-03-12,open:gradflow");
+  const AppRun r = gui::run_app_sized(1280, 720, "--no-ini",
+                                      "load:" + ed + ",context:12 march 2024,prompt:2024-03-12,open:gradflow");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const json& g = r.state["gradient_flow"];
   ASSERT_TRUE(g["current"].get<bool>()) << g.dump();
@@ -133,6 +135,7 @@ TEST(GuiGradientFlow, EncoderDecoderShowsTheEncodersStreamToo) {
   ASSERT_EQ(tokens_of(r.state), s.tokens());
   expect_flow(g, sf::gradient_flow(s.model(), sf::next_token_batch(s.tokens_z(), s.tokens())));
   EXPECT_NE(stream_heatmap(r.state, "‖∇Z‖"), nullptr);
+  EXPECT_EQ(r.state["content_overflow"]["Inspector"].get<double>(), 0.0) << "nothing wider than the tab";
   std::vector<std::string> labels;
   for (const json& b : g["heads"]) labels.push_back(b["label"]);
   EXPECT_EQ(labels, (std::vector<std::string>{"encoder layer 1", "encoder layer 2", "decoder layer 1, self-attention",
