@@ -14,6 +14,7 @@
 #include "backends/imgui_impl_glfw.h"
 #include "app/gpu_attention_backend.hpp"
 #include "app/panels/all_panels.hpp"
+#include "app/panels/gradient_flow_panel.hpp"
 #include "app/classroom/lesson_feature.hpp"
 #include "app/classroom/presentation_feature.hpp"
 #include "app/classroom/session_feature.hpp"
@@ -51,6 +52,7 @@ App::App() : panels(std::make_unique<Panels>()), gpu_(std::make_unique<GpuAttent
   features.push_back(make_experiment_feature());
   features.push_back(make_study_feature());
   features.push_back(make_export_feature());
+  features.push_back(make_gradient_flow_feature());
 }
 
 void App::set_attention_gpu(bool on) {

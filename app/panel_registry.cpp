@@ -47,6 +47,7 @@ const std::vector<PanelDecl>& panel_registry() {
       {"gpu", "GPU", Dock::Inspector, true, any, false, false, &V::gpu, draw_panel<&P::gpu>},
       {"experiments", "Experiments", Dock::Inspector, true, any, false, false, &V::experiments, draw_feature_tab},
       {"study", "Study", Dock::Inspector, true, any, false, false, &V::study, draw_feature_tab},
+      {"gradflow", "Gradient flow", Dock::Inspector, true, any, false, false, &V::gradflow, draw_feature_tab},
       {"files", "Open a checkpoint or a model folder", Dock::Floating, false, any, false, false, &V::files, draw_panel<&P::files>},
       {"about", "About Stepformer", Dock::Floating, false, any, false, false, &V::about, draw_panel<&P::about>},
       {"builder", "New model", Dock::Floating, false, any, false, false, &V::builder, draw_panel<&P::builder>},

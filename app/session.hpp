@@ -104,6 +104,7 @@ class Session {
   // Throws sf::Error, keeping the current model, when no tokenizer can be made.
   void set_model(Model m, std::string label, std::shared_ptr<const Tokenizer> tok = nullptr, ModelOrigin origin = {});
   const Model& model() const { return *model_; }
+  std::shared_ptr<const Model> model_ptr() const { return model_; }  // for work that may outlive the model shown
   const Tokenizer& tokenizer() const { return *tok_; }
   const Architecture& arch() const { return *arch_; }
   // E.g. "default.safetensors", "gpt2 (Hugging Face GPT-2 layout)".

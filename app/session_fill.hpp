@@ -27,6 +27,13 @@ class FillIn {
   // model change; positions empty when x has no [MASK] or the model does not fill in (error()).
   const FillResult& result(const Tokens& x, const Model& m, const Architecture& a) const;
   const std::string& error(const Tokens& x, const Model& m, const Architecture& a) const;
+  // The prompt text that the [MASK] at 1-based t replaced when it was masked here; nullptr for a
+  // [MASK] typed by hand.
+  const std::string* masked_piece(int t) const {
+    for (const auto& [pos, text] : origins_)
+      if (pos == t) return &text;
+    return nullptr;
+  }
 
  private:
   friend class Session;  // masking edits the prompt, which the Session owns and traces
