@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "core/about/data_dirs.hpp"
+#include "core/algorithms/attention_check.hpp"
 #include "core/model/error.hpp"
 
 namespace sf {
@@ -267,19 +268,6 @@ AttentionCall call_site(const AttentionOptions& av) {
   return c;
 }
 
-// max |Ṽ − Ṽ_cpu|: core's mh_attention on the same inputs and variant (av.patch labels the call
-// site only: no experiments are in force on a hooked run). Throws when the shapes differ.
-double max_diff_to_core(const MatF& Vt, const MatF& X, const MatF& Z, const MHAttentionW<const float>& W,
-                        const Mask& mask, const AttentionOptions& av) {
-  AttentionOptions cpu = av;
-  cpu.patch = {};
-  const MatF Vt_cpu = mh_attention<float>(X, Z, W, mask, nullptr, nullptr, cpu);  // (d_out, ℓ_x)
-  if (Vt.rows() != Vt_cpu.rows() || Vt.cols() != Vt_cpu.cols())
-    throw Error("the other backend's Ṽ is " + std::to_string(Vt.rows()) + "×" + std::to_string(Vt.cols()) +
-                ", core's " + std::to_string(Vt_cpu.rows()) + "×" + std::to_string(Vt_cpu.cols()));
-  return Vt.size() ? static_cast<double>((Vt - Vt_cpu).cwiseAbs().maxCoeff()) : 0.0;
-}
-
 }  // namespace
 
 bool Session::run_hooked_trace() {
@@ -295,7 +283,7 @@ bool Session::run_hooked_trace() {
       call.enter = fresh.events.size();  // the replay's first event: Algorithm 5's Enter
       try {
         MatF Vt = attn_hook_(X, Z, W, mask, av, &tracer, call);
-        call.max_diff = max_diff_to_core(Vt, X, Z, W, mask, av);
+        call.max_diff = max_abs_diff_to_core(Vt, X, Z, W, mask, av);
         return Vt;
       } catch (const std::exception& e) {  // this call is the one refused
         failed = AttentionFailure{call.alg, call.line, call.layer, call.kind, e.what()};

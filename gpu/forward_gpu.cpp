@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/algorithms/attention_check.hpp"
 #include "core/algorithms/kv_cache.hpp"
 #include "core/model/error.hpp"
 
@@ -15,10 +16,6 @@ namespace {
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
-
-double max_abs_diff(const MatF& a, const MatF& b) {
-  return a.size() == 0 ? 0.0 : static_cast<double>((a - b).cwiseAbs().maxCoeff());
 }
 
 // The record of a call before it runs: its site (the calling line av.patch.call, av.patch.l).
@@ -33,8 +30,7 @@ CallRecord site_of(const AttentionOptions& av, bool cached, int l_x, int l_z) {
   return r;
 }
 
-// Core's check runs without the call's site: experiments never reach a hook (Algorithms 8–10 run
-// core's attention while they are in force), and the site is only this record's label.
+// Core's cached check and fallback run without the call's site, as core_mh_attention does.
 AttentionOptions without_site(AttentionOptions av) {
   av.patch = {};
   return av;
@@ -97,11 +93,8 @@ MatF GpuForward::run(const MatF& X, const MatF& Z, const MHAttentionW<const floa
     r.cpu_reason = e.what();
     r.times.clear();
   }
-  if (!r.on_gpu || opt_.check) {
-    const MatF cpu = mh_attention<float>(X, Z, W, mask, nullptr, nullptr, without_site(av));
-    if (r.on_gpu) r.max_diff = max_abs_diff(Vt, cpu);
-    else Vt = cpu;
-  }
+  if (!r.on_gpu) Vt = core_mh_attention(X, Z, W, mask, av);
+  else if (opt_.check) r.max_diff = max_abs_diff_to_core(Vt, X, Z, W, mask, av);
   calls_.push_back(std::move(r));
   return Vt;
 }
@@ -128,7 +121,7 @@ MatF GpuForward::run_cached(const MatF& X, const MHAttentionW<const float>& W, s
     Vt = kv_cached_mh_attention(X, W, K, V, append, mask, without_site(av));
   }
   if (r.on_gpu && opt_.check)
-    r.max_diff = max_abs_diff(Vt, kv_cached_mh_attention(X, W, K_cpu, V_cpu, append, mask, without_site(av)));
+    r.max_diff = max_abs_diff_to_core(Vt, kv_cached_mh_attention(X, W, K_cpu, V_cpu, append, mask, without_site(av)));
   calls_.push_back(std::move(r));
   return Vt;
 }

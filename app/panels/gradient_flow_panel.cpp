@@ -12,6 +12,7 @@
 #include "app/app.hpp"
 #include "app/panels/gradient_flow_views.hpp"
 #include "app/panels/panel.hpp"
+#include "app/widgets/flow.hpp"
 #include "core/arch/architecture.hpp"
 #include "core/gradients/gradient_flow.hpp"
 #include "imgui.h"
@@ -184,17 +185,19 @@ void GradientFlowFeature::draw_result(const App& app) {
   std::snprintf(exact, sizeof exact, "%.17g", flow_.loss);
   item_tooltip("The summed loss of this sequence: " + std::string(loss_formula(architecture(c).forward_algorithm())) +
                " = " + exact);
-  if (ImGui::CollapsingHeader("Residual stream: ‖∇X_l[:, t]‖ per layer and token", ImGuiTreeNodeFlags_DefaultOpen)) {
+  // Short headers, so that they fit a projector's Inspector whole; what they show is the wrapped line below each.
+  if (ImGui::CollapsingHeader("Residual stream", ImGuiTreeNodeFlags_DefaultOpen)) {
+    wrapped_note("‖∇X_l[:, t]‖ per layer boundary l and token t.");
     draw_stream(app, b.tokens, flow_.x, "X");
     if (!flow_.z.empty()) draw_stream(app, b.z_tokens, flow_.z, "Z");
   }
-  if (ImGui::CollapsingHeader("Per head: ‖∇W_q^h‖, ‖∇W_k^h‖, ‖∇W_v^h‖", ImGuiTreeNodeFlags_DefaultOpen))
+  if (ImGui::CollapsingHeader("Per head", ImGuiTreeNodeFlags_DefaultOpen)) {
+    wrapped_note("‖∇W_q^h‖, ‖∇W_k^h‖, ‖∇W_v^h‖ of each layer and head.");
     draw_heads(app, flow_.heads, c.H, c.kv_heads());
-  if (ImGui::CollapsingHeader("Saliency per input token: ‖∇e_t‖", ImGuiTreeNodeFlags_DefaultOpen)) {
-    ImGui::PushTextWrapPos(0.0f);
-    ImGui::TextDisabled("‖∂loss/∂X[:, t]‖ as X enters layer 1 (the embedding's output): how much the loss changes per "
-                        "unit change of token t's embedding column.");
-    ImGui::PopTextWrapPos();
+  }
+  if (ImGui::CollapsingHeader("Saliency per input token", ImGuiTreeNodeFlags_DefaultOpen)) {
+    wrapped_note("‖∇e_t‖ = ‖∂loss/∂X[:, t]‖ as X enters layer 1 (the embedding's output): how much the loss changes "
+                 "per unit change of token t's embedding column.");
     draw_saliency(app, b.tokens, flow_.saliency(), "x");
     if (!flow_.z.empty()) draw_saliency(app, b.z_tokens, flow_.saliency_z(), "z");
   }

@@ -40,6 +40,13 @@ inline void flow_figures(std::initializer_list<std::string> figures) {
   }
 }
 
+// A dimmed line on its own, wrapped at the window's edge (e.g. what a section below a short header shows).
+inline void wrapped_note(const char* text) {
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextDisabled("%s", text);
+  ImGui::PopTextWrapPos();
+}
+
 // Text in `color`, wrapped at the window's edge.
 inline void wrapped_colored(ImU32 color, const std::string& text) {
   ImGui::PushStyleColor(ImGuiCol_Text, color);
