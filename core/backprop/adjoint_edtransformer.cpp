@@ -42,9 +42,9 @@ void decoder_layer_adjoint(const ModelConfig& c, const EdW<const T>& W, const Ed
   const ResidualLines mlp{ed::dec_mlp.alg, ed::dec_mlp.line, "X", "X̃", Axis::TokenX, "∇γ⁵_l", "∇β⁵_l"};
   residual_line_pair_adjoint<T>(c, g, mlp, Wl.gamma5, lc.mlp_ln, dWl.gamma5, dWl.beta5, tr,
                                 [&](const Mat<T>& dY, Mat<T>& din, int line) {
-                                  MlpGrad<T> dmlp{dWl.W_mlp3, dWl.W_mlp4, dWl.W_gate, dWl.b_mlp3, dWl.b_mlp4, dWl.b_gate};
+                                  MlpLineGrad<T> dmlp{dWl.W_mlp3, dWl.W_mlp4, dWl.W_gate, dWl.b_mlp3, dWl.b_mlp4, dWl.b_gate};
                                   adjoint_mlp<T>({lc.mlp_ln.input(), lc.mlp},
-                                                 {Wl.W_mlp3, Wl.W_mlp4, Wl.W_gate, Wl.b_mlp3, Wl.b_mlp4, Wl.b_gate}, c.act(),
+                                                 MlpLineW<T>{Wl.W_mlp3, Wl.W_mlp4, Wl.W_gate, Wl.b_mlp3, Wl.b_mlp4, Wl.b_gate}, c.act(),
                                                  dY, dmlp, din, f_input(mlp, p), MlpNames{"mlp3", "mlp4", "gate2"}, tr,
                                                  mlp.alg, line);
                                 });
@@ -53,7 +53,7 @@ void decoder_layer_adjoint(const ModelConfig& c, const EdW<const T>& W, const Ed
   const Mask ones = bidirectional_mask(static_cast<int>(cache.Z.cols()), static_cast<int>(cache.X.cols()));  // (ℓ_z, ℓ_x)
   residual_line_pair_adjoint<T>(c, g, cross, Wl.gamma4, lc.cross_ln, dWl.gamma4, dWl.beta4, tr,
                                 [&](const Mat<T>& dY, Mat<T>& din, int line) {
-                                  const MHAttentionForward<T> f = cross_attention_forward<T>(lc.cross, lc.cross_ln.input(), cache.Z, ones);
+                                  const MHAttentionForward<T> f = cross_attention_forward<T>(lc.cross, Wl.cross_attn, lc.cross_ln.input(), cache.Z, ones);
                                   Mat<T> dZ_l = Mat<T>::Zero(dZ.rows(), dZ.cols());  // (d_e, ℓ_z)
                                   adjoint_mh_attention<T>(f, Wl.cross_attn, dY, dWl.cross_attn, din, dZ_l, tr);
                                   dZ += dZ_l;
@@ -65,7 +65,7 @@ void decoder_layer_adjoint(const ModelConfig& c, const EdW<const T>& W, const Ed
   TraceSequences labels(tr, cache.tokens, cache.tokens);  // self-attention: keys and queries are both x's
   residual_line_pair_adjoint<T>(c, g, self, Wl.gamma3, lc.self_ln, dWl.gamma3, dWl.beta3, tr,
                                 [&](const Mat<T>& dY, Mat<T>& din, int line) {
-                                  const MHAttentionForward<T> f = self_attention_forward<T>(lc.self_attn, lc.self_ln.input(), cache.dec_mask);
+                                  const MHAttentionForward<T> f = self_attention_forward<T>(lc.self_attn, Wl.self_attn, lc.self_ln.input(), cache.dec_mask);
                                   adjoint_mh_attention<T>(f, Wl.self_attn, dY, dWl.self_attn, din, din, tr);
                                   attention_line_event<T>(tr, self, p, line, dY, din);
                                 });
@@ -83,12 +83,13 @@ void encoder_output_adjoint(const ModelConfig& c, const EdW<const T>& W, const E
     return;
   }
   g.dX.setZero(dZ.rows(), dZ.cols());  // (d_e, ℓ_z)
-  adjoint_norm_columns<T>(c, cache.Z_stack, W.enc_gamma, dZ, g.dX, dW.enc_gamma, dW.enc_beta, tr);
-  if (tr)
-    tr->line(L9.alg, L9.line,
-             {with_note(tv("∇Z", g.dX, Axis::Feature, Axis::TokenZ),
-                        std::string(kSumZNote) + " Pre-LN (variant): then through the encoder's final norm γ_enc, β_enc."),
-              tv("∇γ_enc", dW.enc_gamma), tv("∇β_enc", dW.enc_beta)});
+  adjoint_norm_columns<T>(c.norm, static_cast<T>(c.eps), cache.Z_stack, cache.ln_enc, W.enc_gamma, dZ, g.dX,
+                          dW.enc_gamma, dW.enc_beta, tr);
+  if (!tr) return;
+  std::vector<Value> values = norm_values("∇Z", g.dX, Axis::TokenZ, "∇γ_enc", dW.enc_gamma, "∇β_enc", dW.enc_beta);
+  values[0] = with_note(std::move(values[0]),
+                        std::string(kSumZNote) + " Pre-LN (variant): then through the encoder's final norm γ_enc, β_enc.");
+  tr->line(L9.alg, L9.line, std::move(values));
 }
 
 }  // namespace
@@ -98,6 +99,7 @@ void adjoint_edtransformer(const ModelConfig& c, const EdW<const T>& W, const Ed
                            ResidualGradients<T>* kept, Tracer* tr) {
   namespace ed = lines::ed_transformer;
   const int L_dec = static_cast<int>(cache.dec.size()), L_enc = static_cast<int>(cache.enc.size());
+  const TraceBackward backward(tr);
   const T loss = cache.weights.dot(cache.loss.losses);  // −Σ_{t=1}^{ℓ−1} log P[x[t+1], t] (weights 1 and 0)
   TraceFrame frame(tr, 8,
                    tr ? std::vector<Value>{ttokens("z", cache.z_tokens), ttokens("x", cache.tokens),
@@ -115,10 +117,11 @@ void adjoint_edtransformer(const ModelConfig& c, const EdW<const T>& W, const Ed
     // adjoint of L20 (pre-LN variant): X ← norm(X | γ_dec, β_dec)
     const Mat<T> dOut = g.dX;
     g.dX.setZero();
-    adjoint_norm_columns<T>(c, cache.X_stack, W.dec_gamma, dOut, g.dX, dW.dec_gamma, dW.dec_beta, tr);
+    adjoint_norm_columns<T>(c.norm, static_cast<T>(c.eps), cache.X_stack, cache.ln_dec, W.dec_gamma, dOut, g.dX,
+                            dW.dec_gamma, dW.dec_beta, tr);
     if (tr)
       tr->line(ed::dec_end.alg, ed::dec_end.line,
-               {tv("∇X", g.dX, Axis::Feature, Axis::TokenX), tv("∇γ_dec", dW.dec_gamma), tv("∇β_dec", dW.dec_beta)});
+               norm_values("∇X", g.dX, Axis::TokenX, "∇γ_dec", dW.dec_gamma, "∇β_dec", dW.dec_beta));
   }
   if (kept) kept->X.assign(L_dec + 1, Mat<T>());
   if (kept) kept->Z.assign(L_enc + 1, Mat<T>());

@@ -49,10 +49,12 @@ void final_gelu_adjoint(const ModelConfig& c, const BertW<const T>& W, const Ber
     // the stack's final norm (pre-LN variant): X ← norm(X | γ_enc, β_enc) before W_f
     if (tr) tr->substep(L10.alg, L10.line, "∇W_f ← ∇(…) Xᵀ, ∇b_f ← ∇(…) 1, ∇X ← W_fᵀ ∇(…)", values);
     g.dX.setZero();
-    adjoint_norm_columns<T>(c, cache.X_stack, W.enc_gamma, dX, g.dX, dW.enc_gamma, dW.enc_beta, tr);
-    values = {with_note(tv("∇X", g.dX, Axis::Feature, Axis::TokenX),
-                        "Pre-LN (variant): ∇X of the last layer's output, through the stack's final norm γ_enc, β_enc."),
-              tv("∇W_f", dW.W_f), tv("∇b_f", dW.b_f), tv("∇γ_enc", dW.enc_gamma), tv("∇β_enc", dW.enc_beta)};
+    adjoint_norm_columns<T>(c.norm, static_cast<T>(c.eps), cache.X_stack, cache.ln_enc, W.enc_gamma, dX, g.dX,
+                            dW.enc_gamma, dW.enc_beta, tr);
+    values = norm_values("∇X", g.dX, Axis::TokenX, "∇γ_enc", dW.enc_gamma, "∇β_enc", dW.enc_beta);
+    values[0] = with_note(std::move(values[0]),
+                          "Pre-LN (variant): ∇X of the last layer's output, through the stack's final norm γ_enc, β_enc.");
+    values.insert(values.begin() + 1, {tv("∇W_f", dW.W_f), tv("∇b_f", dW.b_f)});
   }
   if (tr) tr->line(L10.alg, L10.line, std::move(values));
 }
@@ -64,6 +66,7 @@ void adjoint_etransformer(const ModelConfig& c, const BertW<const T>& W, const B
                           ResidualGradients<T>* kept, Tracer* tr) {
   namespace e = lines::e_transformer;
   const int L = static_cast<int>(cache.layers.size());
+  const TraceBackward backward(tr);
   const T loss = cache.weights.dot(cache.loss.losses);  // −Σ_{t ∈ T̃} log P[x[t], t] (weights 1 and 0)
   TraceFrame frame(tr, 9,
                    tr ? std::vector<Value>{ttokens("x", cache.tokens), tv("P", cache.loss.P, Axis::Vocab, Axis::TokenX),
@@ -77,10 +80,9 @@ void adjoint_etransformer(const ModelConfig& c, const BertW<const T>& W, const B
                           e::P.alg, e::P.line);
   // adjoint of L11: X[:, t] ← layer_norm(X[:, t] | γ, β)
   Mat<T> dF = Mat<T>::Zero(dXf.rows(), dXf.cols());  // (d_f, ℓ) ∂loss/∂GELU(W_f X + b_f 1ᵀ)
-  adjoint_norm_columns<T>(c, cache.F_act, W.gamma, dXf, dF, dW.gamma, dW.beta, tr);
+  adjoint_norm_columns<T>(c.norm, static_cast<T>(c.eps), cache.F_act, cache.ln_f, W.gamma, dXf, dF, dW.gamma, dW.beta, tr);
   if (tr)
-    tr->line(e::final_norm.alg, e::final_norm.line,
-             {tv("∇X", dF, Axis::Feature, Axis::TokenX), tv("∇γ", dW.gamma), tv("∇β", dW.beta)});
+    tr->line(e::final_norm.alg, e::final_norm.line, norm_values("∇X", dF, Axis::TokenX, "∇γ", dW.gamma, "∇β", dW.beta));
   // adjoint of L10: X ← GELU(W_f X + b_f 1ᵀ)
   Stream<T> g;
   final_gelu_adjoint<T>(c, W, cache, dW, dF, g, tr);

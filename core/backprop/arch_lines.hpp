@@ -45,6 +45,15 @@ inline const char* const kResidualOnlyNote =
     "Partial: the residual path of X ← X + f(X̃) only; the layer norm's path is added by the adjoint of the line "
     "before.";
 
+// What a norm line's adjoint binds: ∇ of the norm's input, then the totals ∇γ, ∇β (RMSNorm: no β).
+template <class T, class G>
+std::vector<Value> norm_values(const std::string& dname, const Mat<T>& dX, Axis tokens, const char* dgamma_name,
+                               const G& dgamma, const char* dbeta_name, const G& dbeta) {
+  std::vector<Value> v{tv(dname, dX, Axis::Feature, tokens), tv(dgamma_name, dgamma)};
+  if (dbeta.size() != 0) v.push_back(tv(dbeta_name, dbeta));
+  return v;
+}
+
 // f's input as this sub-layer's lines name it (post-LN: the stream; pre-LN: its norm).
 inline const char* f_input(const ResidualLines& at, NormPosition p) { return p == NormPosition::Pre ? at.tilde : at.name; }
 
@@ -57,20 +66,21 @@ void residual_line_pair_adjoint(const ModelConfig& c, Stream<T>& g, const Residu
                                 Tracer* tr, FAdjoint&& f_adjoint) {
   const std::string dname = std::string("∇") + at.name;
   auto norm_line = [&](int line, const Mat<T>& dX) {
-    if (tr) tr->line(at.alg, line, {tv(dname, dX, Axis::Feature, at.tokens), tv(at.dgamma, dgamma), tv(at.dbeta, dbeta)});
+    if (tr) tr->line(at.alg, line, norm_values(dname, dX, at.tokens, at.dgamma, dgamma, at.dbeta, dbeta));
   };
+  const T eps = static_cast<T>(c.eps);
   if (sub.position == NormPosition::Pre) {
     // adjoint of n + 1: X ← X + f(X̃)
     g.dF.setZero(g.dX.rows(), g.dX.cols());  // (d_e, ℓ)
     f_adjoint(g.dX, g.dF, at.line + 1);
     // adjoint of n: X̃[:, t] ← norm(X[:, t] | γ, β), adding the norm's path into ∇X
-    adjoint_norm_columns<T>(c, sub.X, gamma, g.dF, g.dX, dgamma, dbeta, tr);
+    adjoint_norm_columns<T>(c.norm, eps, sub.X, sub.ln, gamma, g.dF, g.dX, dgamma, dbeta, tr);
     norm_line(at.line, g.dX);
     return;
   }
   // adjoint of n + 1: X[:, t] ← norm(R[:, t] | γ, β), R = X + f(X) the output of line n
   g.dR.setZero(g.dX.rows(), g.dX.cols());  // (d_e, ℓ)
-  adjoint_norm_columns<T>(c, sub.R, gamma, g.dX, g.dR, dgamma, dbeta, tr);
+  adjoint_norm_columns<T>(c.norm, eps, sub.R, sub.ln, gamma, g.dX, g.dR, dgamma, dbeta, tr);
   norm_line(at.line + 1, g.dR);
   // adjoint of n: X ← X + f(X): ∇X = ∇X (the residual) + ∇X through f
   g.dX = g.dR;
@@ -102,39 +112,31 @@ void encoder_layer_adjoint(const ModelConfig& c, const LayerW<const T>& W, const
   mlp.dbeta = "∇β²_l";
   residual_line_pair_adjoint<T>(c, g, mlp, W.gamma2, lc.mlp_ln, dW.gamma2, dW.beta2, tr,
                                 [&](const Mat<T>& dY, Mat<T>& din, int line) {
-                                  MlpGrad<T> dmlp{dW.W_mlp1, dW.W_mlp2, dW.W_gate, dW.b_mlp1, dW.b_mlp2, dW.b_gate};
+                                  MlpLineGrad<T> dmlp{dW.W_mlp1, dW.W_mlp2, dW.W_gate, dW.b_mlp1, dW.b_mlp2, dW.b_gate};
                                   adjoint_mlp<T>({lc.mlp_ln.input(), lc.mlp},
-                                                 {W.W_mlp1, W.W_mlp2, W.W_gate, W.b_mlp1, W.b_mlp2, W.b_gate}, c.act(), dY,
+                                                 MlpLineW<T>{W.W_mlp1, W.W_mlp2, W.W_gate, W.b_mlp1, W.b_mlp2, W.b_gate}, c.act(), dY,
                                                  dmlp, din, f_input(mlp, p), MlpNames{}, tr, at.alg, line);
                                 });
   at.dgamma = "∇γ¹_l";
   at.dbeta = "∇β¹_l";
   residual_line_pair_adjoint<T>(c, g, at, W.gamma1, lc.attn_ln, dW.gamma1, dW.beta1, tr,
                                 [&](const Mat<T>& dY, Mat<T>& din, int line) {
-                                  const MHAttentionForward<T> f = self_attention_forward<T>(lc.attn, lc.attn_ln.input(), mask);
+                                  const MHAttentionForward<T> f = self_attention_forward<T>(lc.attn, W.attn, lc.attn_ln.input(), mask);
                                   adjoint_mh_attention<T>(f, W.attn, dY, dW.attn, din, din, tr);  // X̃ is both X and Z
                                   attention_line_event<T>(tr, at, p, line, dY, din);
                                 });
 }
 
 // Adjoint of "return P = softmax(W_u X)" (+ b_u 1ᵀ, not in the paper) on (alg, line): Algorithm 7's
-// adjoint per column, then the line's event. dX (assigned) = ∂loss/∂X. `tied_W_u`: the cache's W_eᵀ.
+// adjoint per column and the line's event (adjoint_unembed_line). dX (assigned) = ∂loss/∂X.
+// `tied_W_u`: the cache's W_eᵀ when tied (its ∇ goes into ∇W_e).
 template <class T>
 void unembed_line_adjoint(const Mat<T>& X, const Mat<T>& P, const Mat<T>& dP, const MapM<const T>& W_u,
                           const Mat<T>& tied_W_u, MapM<T>& dW_u, MapM<T>& dW_e, MapV<T>& db_u, Mat<T>& dX, Tracer* tr,
                           int alg, int line) {
-  const bool tied = W_u.size() == 0, bias = db_u.size() != 0;
   dX.setZero(X.rows(), X.cols());  // (d, ℓ)
-  adjoint_unembed_line<T>(X, P, dP, unembedding_used<T>(W_u, tied_W_u), tied, bias, dW_u, dW_e, db_u, dX, tr, alg,
-                          line);
-  if (!tr) return;
-  std::vector<Value> values{tv("∇X", dX, Axis::Feature, Axis::TokenX)};
-  if (!tied) values.push_back(tv("∇W_u", dW_u, Axis::Vocab, Axis::Feature));
-  if (bias) values.push_back(with_note(tv("∇b_u", db_u, Axis::Vocab), "Not in the paper: BERT checkpoints' bias b_u."));
-  if (tied)
-    values.push_back(with_note(tscalar("∇W_u", 0), "Tied (W_u = W_eᵀ): no tensor of its own; ∇W_uᵀ is added into ∇W_e, "
-                                                   "bound at the embedding line."));
-  tr->line(alg, line, std::move(values));
+  adjoint_unembed_line<T>(X, P, dP, unembedding_used<T>(W_u, tied_W_u), W_u.size() == 0, db_u.size() != 0, dW_u, dW_e,
+                          db_u, dX, tr, alg, line);
 }
 
 // Adjoint of "X ← [e_1, e_2, … e_ℓ]" (line `line + 1`) and "for t ∈ [ℓ]: e_t ← W_e[:, s[t]] + W_p[:, t]"
@@ -147,19 +149,16 @@ void embed_lines_adjoint(const ModelConfig& c, const Tokens& s, const ExtrasW<co
   if (tr) tr->line(alg, line + 1, {tv("∇e_t", dE, Axis::Feature, tokens)});
   adjoint_embed_line<T>(c, s, W, cache, dE, dW_e, dW_p, dExtras, tr, alg, line);
   if (!tr) return;
-  auto noted = [&](Value v, const std::string& note) { return note.empty() ? v : with_note(std::move(v), note); };
-  std::string we_note = partial;
-  if (c.tied_unembedding) we_note += (we_note.empty() ? "" : " ") + std::string("Tied (W_u = W_eᵀ): with ∇W_uᵀ.");
-  std::vector<Value> values{noted(tv("∇W_e", dW_e, Axis::Feature, Axis::Vocab), we_note)};
-  if (dW_p.size() != 0)
-    values.push_back(noted(tv("∇W_p", dW_p), partial));
-  else
-    values.push_back(with_note(tscalar("∇W_p", 0), no_position_gradient_note(c)));
-  if (c.embedding_norm) {
-    values.push_back(noted(tv("∇γ_emb", dExtras.emb_gamma), partial));
-    values.push_back(noted(tv("∇β_emb", dExtras.emb_beta), partial));
-  }
-  if (c.token_types > 0) values.push_back(noted(tv("∇W_s", dExtras.W_s), partial));
+  // Notes: a tied W_e's gradient holds both uses; a W_p that is not trained has none (say why)
+  const std::string no_wp = no_position_gradient_note(c);
+  std::string note = partial;
+  if (c.tied_unembedding) note += (note.empty() ? "" : " ") + std::string("Tied (variant): ∇W_e also holds ∇W_uᵀ.");
+  if (!no_wp.empty()) note += (note.empty() ? "" : " ") + no_wp;
+  auto noted = [&](Value v) { return partial.empty() ? v : with_note(std::move(v), partial); };
+  std::vector<Value> values{with_note(tv("∇W_e", dW_e, Axis::Feature, Axis::Vocab), note)};
+  if (no_wp.empty()) values.push_back(noted(tv("∇W_p", dW_p)));
+  if (c.embedding_norm) values.insert(values.end(), {noted(tv("∇γ_emb", dExtras.emb_gamma)), noted(tv("∇β_emb", dExtras.emb_beta))});
+  if (c.token_types > 0) values.push_back(noted(tv("∇W_s", dExtras.W_s)));
   tr->line(alg, line, std::move(values));
 }
 

@@ -7,6 +7,8 @@
 //    at masked positions) and the bidirectional attention spreads it to every position by layer 1;
 //  - the encoder-decoder: the decoder's adjoint frames run before the encoder's, and each cross-attention
 //    adjoint binds ∇Z, whose sum over the decoder's layers is what the encoder's backward starts from;
+//  - Algorithm 12's line 10 and Algorithm 11's line 6, traced, nest that backward before their event,
+//    and the update they make is the untraced one, bit for bit;
 //  - finite differences in double of bound intermediates: ∇W_f and ∇X of line 10, the embedding norm's
 //    ∇W_p (= ∇e_t before it) and ∇γ_emb, the cross-attention's ∇Z.
 #include <gtest/gtest.h>
@@ -16,11 +18,13 @@
 #include <unsupported/Eigen/SpecialFunctions>
 
 #include "core/algorithms/algorithms.hpp"
+#include "core/arch/architecture.hpp"
 #include "core/arch/ed.hpp"
 #include "core/backprop/adjoints.hpp"
 #include "core/gradients/grad_edtransformer.hpp"
 #include "core/gradients/grad_etransformer.hpp"
 #include "core/gradients/sequence_gradient.hpp"
+#include "core/training/training.hpp"
 #include "grad_check.hpp"
 #include "test_bert_support.hpp"
 #include "test_ed_support.hpp"
@@ -119,9 +123,9 @@ std::vector<T> batched_ed(const ModelConfig& c, const ParamTable& table, const s
   return {g.grad.begin(), g.grad.end()};
 }
 
-// The worst relative difference over the tensors of the table, ‖traced − batched‖ / ‖batched‖ per tensor.
-// b_k's gradient is exactly 0 (zero_by_softmax_shift): both are rounding noise there, measured against
-// the whole gradient's norm instead.
+// The worst difference over the tensors of the table: a tensor's ‖traced − batched‖ divided by its own
+// ‖batched‖ in double, by the whole ∇θ's norm in float (see kTracedFloat). b_k's gradient is exactly 0
+// (zero_by_softmax_shift): both are rounding noise there, measured against the whole ∇θ's norm.
 template <class T>
 double worst_tensor_error(const ParamTable& table, const std::vector<T>& traced, const std::vector<T>& batched) {
   using V = Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, 1>>;
@@ -130,7 +134,8 @@ double worst_tensor_error(const ParamTable& table, const std::vector<T>& traced,
   for (const ParamEntry& e : table.entries()) {
     const auto a = V(traced.data() + e.offset, e.size()).template cast<double>();
     const auto b = V(batched.data() + e.offset, e.size()).template cast<double>();
-    const double scale = zero_by_softmax_shift(e.name) ? whole : b.norm();
+    const bool own = std::is_same_v<T, double> && !zero_by_softmax_shift(e.name);
+    const double scale = own ? b.norm() : whole;
     EXPECT_GT(scale, 0) << e.name << ": a tensor without gradient cannot be compared";
     worst = std::max(worst, (a - b).norm() / scale);
   }
@@ -141,10 +146,14 @@ double worst_tensor_error(const ParamTable& table, const std::vector<T>& traced,
 // only the order of the backward's sums differs (Algorithm 7's adjoint per column against one product,
 // −1/P·P against P − onehot, heads one at a time against stacked products). Each gradient entry is a
 // chain of ≈ 12 sums of ≤ 16 terms of size ≤ 4 with a gain ≈ 1 (as kReorderedDouble), whose rounding
-// errors add like a random walk: ≈ √12·√16·u·4 relative on a gradient of norm ≈ 1 — 2e-15 in double
-// (u = 2⁻⁵³), 1e-6 relative leaves a margin of 500; 3e-6 in float (u = 2⁻²⁴) bounds the worst case,
-// and the measured float error is below 1e-6. A wrong adjoint (a missing path, a transposed index) is
-// off by O(1).
+// errors add like a random walk: ≈ √12·√16·4·u relative to the size of the terms.
+//  - double (u = 2⁻⁵³): ≈ 2e-15; per tensor against its own norm, even the small tensors whose terms
+//    cancel stay within 1e-12 (measured: at most 1e-14, the last decoder layer's cross-attention W_q).
+//  - float (u = 2⁻²⁴): ≈ 8e-7 of the terms' size. The terms are the size of the whole ∇θ (a tensor with a
+//    small gradient, e.g. the last decoder layer's self-attention W_q at 0.4% of ‖∇θ‖, is a cancellation of
+//    terms that large, and its own relative error reaches 6e-5), so each tensor's error is measured
+//    against ‖∇θ‖: measured ≤ 9e-8, within 1e-6.
+// A wrong adjoint (a missing path, a transposed index) is off by O(1).
 constexpr double kTracedDouble = 1e-12;
 constexpr double kTracedFloat = 1e-6;
 
@@ -326,4 +335,60 @@ TEST(BackpropArch, FiniteDifferencesOfTheCrossAttentionsGradientIntoZ) {
   edtransformer_parts<double>(kZ, kEdX, c, W, nullptr, nullptr, &Z);
   auto loss = [&] { return summed_loss(edtransformer_parts<double>(kZ, kEdX, c, W, nullptr, &Z, nullptr), b.targets); };
   EXPECT_LT(relative_error(bound(r.trace, 8, 9, "∇Z"), numeric_gradient(Z, loss, 1e-5)), kBoundVsNumeric);
+}
+
+namespace {
+
+// One traced update of the paper's training algorithm and one untraced from the same θ: the traced
+// run's θ after the update must be the untraced run's, bit for bit (the update uses the batched
+// gradient either way). Returns the traced run's trace; `line` is the update line.
+Trace traced_update_matches_untraced(const ModelConfig& c, const std::vector<Example>& data, const TrainOptions& opt) {
+  Model traced = Model::initialised(c, 5), plain = Model::initialised(c, 5);
+  Trace trace;
+  Tracer tr(trace);
+  for (Model* m : {&traced, &plain}) {
+    const std::unique_ptr<PaperTraining> alg = architecture(c).paper_training(1, 1);
+    const std::unique_ptr<ModelGradient> g = architecture(c).gradient(m->table);
+    Rng rng(3);
+    EXPECT_TRUE(alg->step(data, *m, 0.1f, opt, *g, rng, m == &traced ? &tr : nullptr).finite);
+  }
+  EXPECT_EQ(traced.theta, plain.theta);
+  return trace;
+}
+
+// The backward frame (alg, Pass::Backward) of a training trace: one, at depth 1, after the loss line
+// and before the update line, which is its calling line.
+void expect_backward_nested(const Trace& t, int forward_alg, int training_alg, int loss_line, int update_line) {
+  std::vector<size_t> enters;
+  size_t loss = t.size(), update = t.size();
+  for (size_t k = 0; k < t.size(); ++k) {
+    const Event& e = t.events[k];
+    if (e.kind == EventKind::Enter && e.alg == forward_alg && e.pass == Pass::Backward) enters.push_back(k);
+    if (e.depth == 0 && e.ref() == LineRef{training_alg, loss_line}) loss = k;
+    if (e.depth == 0 && e.ref() == LineRef{training_alg, update_line}) update = k;
+  }
+  ASSERT_EQ(enters.size(), 1u);
+  EXPECT_EQ(t.events[enters[0]].depth, 1);
+  EXPECT_LT(loss, enters[0]);
+  EXPECT_EQ(t.caller_line(enters[0]), update);
+  // The frame opens with the loss line's adjoint ("adjoint of line 9" of Algorithm 12, of line 5 of 11).
+  ASSERT_LT(enters[0] + 1, t.size());
+  EXPECT_EQ(t.events[enters[0] + 1].ref(), (LineRef{training_alg, loss_line, Pass::Backward}));
+  for (size_t k = enters[0]; k < update; ++k) EXPECT_EQ(t.events[k].pass, Pass::Backward) << k;
+}
+
+}  // namespace
+
+TEST(BackpropArch, Algorithm12Line10NestsTheTracedBackwardAndUpdatesAsUntraced) {
+  const ModelConfig c = bert_config();
+  TrainOptions opt;
+  opt.given_masks = {{3, 5}};
+  const Trace t = traced_update_matches_untraced(c, {{{}, kX}}, opt);
+  expect_backward_nested(t, 9, 12, 9, 10);
+}
+
+TEST(BackpropArch, Algorithm11Line6NestsTheTracedBackwardAndUpdatesAsUntraced) {
+  const ModelConfig c = ed_config();
+  const Trace t = traced_update_matches_untraced(c, {{kZ, kEdX}}, TrainOptions{});
+  expect_backward_nested(t, 8, 11, 5, 6);
 }
