@@ -108,8 +108,11 @@ void AttentionPanel::draw_cursor_link(App& app, const HeadCall& call) {
   const char* here_text = "the cursor is in this call";
   ImGui::SameLine();
   if (ImGui::GetContentRegionAvail().x < ImGui::CalcTextSize(here_text).x) ImGui::NewLine();
+  const Event& e = s.current();
   if (cursor >= call.enter && cursor <= call.line6) {
     ImGui::TextColored(ImColor(accent_color(app.settings.dark)), "%s", here_text);
+  } else if (e.pass == Pass::Backward && e.alg == 4 && cursor >= call.back_enter && e.idx == call.idx) {
+    ImGui::TextColored(ImColor(accent_color(app.settings.dark)), "the cursor is in this head's adjoint");
   } else if (ImGui::SmallButton("Go to this call")) {
     s.jump(call.enter);
     app.ui.viewed_event = SIZE_MAX;
