@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "core/model/rng.hpp"
+#include "core/trace/dependencies.hpp"
 #include "core/trace/value_keys.hpp"
 
 namespace sf {
@@ -297,10 +298,11 @@ std::optional<Question> Quiz::question_for(const Trace& trace, size_t k) const {
   }
 
   // The sign or rough size of a highlighted cell (at a backward line: of a gradient, if it binds one).
+  // A gradient that is 0 everywhere (a token absent from x has ∇W_e[:, v] = 0) asks nothing.
   std::vector<const Value*> grads;
   if (e.pass == Pass::Backward)
     for (const Value* v : fresh)
-      if (v->name.rfind("∇", 0) == 0) grads.push_back(v);
+      if (!gradient_of(v->name).empty() && (v->m.array() != 0.0f).any()) grads.push_back(v);
   const std::vector<const Value*>& pool = grads.empty() ? fresh : grads;
   const Value* v = pool[rng.below(pool.size())];
   std::vector<Eigen::Index> finite;
@@ -319,14 +321,13 @@ std::optional<Question> Quiz::question_for(const Trace& trace, size_t k) const {
   q.col = static_cast<int>(cell / v->m.rows());
   const float x = v->m(q.row, q.col), small = 0.05f * top;
   const std::string name = v->name + "[" + I(q.row) + (v->m.cols() > 1 ? ", " + I(q.col) : "") + "]";
-  q.choices = {"negative (below −" + num(small) + ")", "about zero (|x| < 0.05·max|·| = " + num(small) + ")",
+  q.choices = {"negative (below −" + num(small) + ")", "about zero (|x| ≤ 0.05·max|·| = " + num(small) + ")",
                "positive (above " + num(small) + ")"};
   q.ids = {-1, 0, 1};
-  q.answer = std::abs(x) < small ? 1 : x < 0 ? 0 : 2;
+  q.answer = std::abs(x) <= small ? 1 : x < 0 ? 0 : 2;  // ≤: in an all-zero value, 0 is about zero
   q.text = "After " + at + ", is " + name + " negative, about zero or positive? (max |" + v->name + "| = " + num(top) + ")";
   if (q.kind == QuestionKind::GradientSign)
-    q.text += " It is ∂loss/∂" + v->name.substr(std::string("∇").size()) + ": positive means a small increase of that "
-              "entry raises the loss.";
+    q.text += " It is ∂loss/∂" + gradient_of(v->name) + ": positive means a small increase of that entry raises the loss.";
   q.reveal = name + " = " + num(x);
   return q;
 }

@@ -3,7 +3,7 @@
 // seeded by (seed, event): the same seed asks the same questions.
 //   - MostAttention: the event binds softmax(S/√d_attn) (Algorithm 4 line 6) or α_t (Algorithm 3
 //     line 4): for a chosen query t_x, which unmasked key t_z gets the largest weight;
-//   - CellSign: any other matrix: a chosen finite cell is negative, about zero (|x| < 0.05·max|·|
+//   - CellSign: any other matrix: a chosen finite cell is negative, about zero (|x| ≤ 0.05·max|·|
 //     over the value's finite cells) or positive;
 //   - NextToken: Algorithm 14 line 5 / Algorithm 15 line 6 (the sampled y), or the forward pass's
 //     P (the argmax of its last column): which token;

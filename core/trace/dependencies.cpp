@@ -525,7 +525,7 @@ void backward_attention_rules(Rule& R) {
   if (n == "∇S" && masked) {
     R.add("Mask", cell_of(r, c));
     return R.ok("Mask[" + I(r) + ", " + I(c) + "] = 0: S[" + I(r) + ", " + I(c) +
-                "] was set to −∞, so the loss does not depend on it: ∇S[" + I(r) + ", " + I(c) + "] = 0 exactly");
+                "] was set to −∞, so the loss does not depend on it: ∇S[" + I(r) + ", " + I(c) + "] is exactly 0");
   }
   if (n == "∇S" && R.e.line == lines::attention::V_tilde.line) {  // the softmax's Jacobian, column by column
     R.add_grad("∇A", col_of(c));

@@ -80,7 +80,7 @@ TEST(SessionBackprop, EachGradientIsPairedWithItsForwardValue) {
   const std::vector<GradientPair> pairs = gradient_pairs(t, k, t.scope(k));
   // The forward call of the same head: its line events bind S (lines 4, 5), V (3) and A (6).
   const std::vector<HeadCall> calls = head_calls(t);
-  const HeadCall* call = find_head_call(calls, 10, 6, 2, 4, 0);
+  const HeadCall* call = find_head_call(calls, 10, 6, 2, 4, 1);  // i: Algorithm 13's epoch
   ASSERT_NE(call, nullptr);
   const GradientPair* dA = pair_named(pairs, "∇A");
   ASSERT_NE(dA, nullptr);
@@ -147,7 +147,7 @@ TEST(SessionBackprop, AttentionTabGradientsAreTheSoftmaxAdjointOfEachHead) {
       // Float: each entry is a few products and one sum over ℓ ≤ 8 keys of terms no larger than
       // max|A·∇A|, so it is within about 16 float roundings of that size.
       const double tol = 16 * std::numeric_limits<float>::epsilon() *
-                         std::max(1e-30, (c.A->m.col(j).cwiseProduct(c.dA->m.col(j))).cwiseAbs().maxCoeff());
+                         std::max(1e-30, static_cast<double>((c.A->m.col(j).cwiseProduct(c.dA->m.col(j))).cwiseAbs().maxCoeff()));
       for (Eigen::Index i = 0; i < c.dS->m.rows(); ++i) {
         if (c.mask->m(i, j) == 0.0f) EXPECT_EQ(c.dS->m(i, j), 0.0f) << "masked ∇S[" << i + 1 << ", " << j + 1 << "]";
         EXPECT_NEAR(c.dS->m(i, j), want(i), tol) << "∇S[" << i + 1 << ", " << j + 1 << "]";
@@ -195,7 +195,8 @@ TEST(SessionBackprop, GradientSignQuestionsAskAboutGradients) {
     const float x = v->m(q->row, q->col);
     float top = 0;
     for (Eigen::Index i = 0; i < v->m.size(); ++i) top = std::max(top, std::abs(v->m(i % v->m.rows(), i / v->m.rows())));
-    EXPECT_EQ(q->ids[q->answer], std::abs(x) < 0.05f * top ? 0 : (x > 0 ? 1 : -1)) << q->text;
+    ASSERT_GT(top, 0.0f) << "an all-zero gradient asks nothing: " << q->text;
+    EXPECT_EQ(q->ids[q->answer], std::abs(x) <= 0.05f * top ? 0 : (x > 0 ? 1 : -1)) << q->text;
     ++asked;
   }
   EXPECT_GT(asked, 20);

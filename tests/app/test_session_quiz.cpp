@@ -58,7 +58,7 @@ TEST(SessionQuiz, AttentionAndSignAnswersComeFromTheRevealedValues) {
       for (Eigen::Index i = 0; i < v->m.size(); ++i)
         if (std::isfinite(v->m(i % v->m.rows(), i / v->m.rows())))
           top = std::max(top, std::abs(v->m(i % v->m.rows(), i / v->m.rows())));
-      const int expected = std::abs(x) < 0.05f * top ? 0 : (x > 0 ? 1 : -1);
+      const int expected = std::abs(x) <= 0.05f * top ? 0 : (x > 0 ? 1 : -1);
       EXPECT_EQ(q->ids[q->answer], expected) << q->text << " x = " << x;
       ++sign;
     }
