@@ -48,16 +48,17 @@ int layers_of(const std::vector<HeadCall>& calls, const AttentionGroup& g) {
   return std::max(L, 1);
 }
 
-// The height of each of the views, in `rows` rows of two (two; three with the gradients). They
-// share what the grid of heads leaves, but take at least `readable` (what their rows need to be
-// labelled one by one), up to 1/rows of the panel each: the views come first, and the grid under
-// them scrolls.
-float view_height(float avail_y, float grid_h, float readable, float F, int rows) {
-  const float text_h = F * (rows > 2 ? 7.5f : 5.5f);  // the axis line above the views, the explanations
+// The height of each of the four views. They share what the grid of heads leaves, but take at
+// least `readable` (what their rows need to be labelled one by one), up to half the panel each:
+// the views come first, and the grid under them scrolls.
+float view_height(float avail_y, float grid_h, float readable, float F, bool gradients) {
+  const float text_h = F * (gradients ? 7.5f : 5.5f);  // the axis line above the views, the explanations
   const float caption_h = F * 1.4f;  // each view's caption
-  const float part = (avail_y - text_h) / static_cast<float>(rows) - caption_h;
-  const float shared = (avail_y - grid_h - text_h) / static_cast<float>(rows) - caption_h;
-  return std::max({shared, std::min(readable, part), F * 10.0f});
+  const float half = (avail_y - text_h) * 0.5f - caption_h;
+  const float shared = (avail_y - grid_h - text_h) * 0.5f - caption_h;
+  // The floor: labels, cells and legend still readable; with the gradients a little less, so that
+  // S, A, ∇S and ∇A fit together in a 720-pixel-high window.
+  return std::max({shared, std::min(readable, half), F * (gradients ? 8.5f : 10.0f)});
 }
 
 }  // namespace
@@ -138,8 +139,7 @@ void AttentionPanel::draw_views(App& app, const HeadCall& call, const AttentionG
     math_text(app.fonts, caption);
     HeatmapOptions o = options(k, v);
     if (map_h == 0)
-      map_h = view_height(avail_y, grid_h, heatmap_height_to_label_rows(MatView(v.m), app.fonts, o), F,
-                          gradients ? 3 : 2);
+      map_h = view_height(avail_y, grid_h, heatmap_height_to_label_rows(MatView(v.m), app.fonts, o), F, gradients);
     o.max_height = map_h;
     o.mark_row = hover_.row;
     o.mark_col = hover_.col;
@@ -150,10 +150,12 @@ void AttentionPanel::draw_views(App& app, const HeadCall& call, const AttentionG
   math_phrases(app.fonts, {group.title + ":", "rows ↓ t_z (keys),", "columns → t_x (queries)"},
                ImGui::GetColorU32(ImGuiCol_TextDisabled));
   if (ImGui::BeginTable("views", 2, ImGuiTableFlags_SizingStretchSame)) {
-    ImGui::TableNextColumn();
-    view("S", "S = Kᵀ Q, line 4", call.line4, *call.S);
-    ImGui::TableNextColumn();
-    view("Mask", "Mask[t_z, t_x]", call.enter, *call.mask);
+    if (!gradients) {  // with the gradients, the two rows are S and A, then ∇S and ∇A under them
+      ImGui::TableNextColumn();
+      view("S", "S = Kᵀ Q, line 4", call.line4, *call.S);
+      ImGui::TableNextColumn();
+      view("Mask", "Mask[t_z, t_x]", call.enter, *call.mask);
+    }
     ImGui::TableNextColumn();
     view("masked", "S after masking, line 5", call.line5, *call.S_masked);
     ImGui::TableNextColumn();
@@ -180,7 +182,8 @@ void AttentionPanel::draw_views(App& app, const HeadCall& call, const AttentionG
     ImGui::TextColored(ImColor(accent_color(app.settings.dark)),
                        "∇S and ∇A are not in the paper: gradients of the training loss (∂loss/∂S, ∂loss/∂A), from "
                        "the Attention adjoint of layer %d, head %d in the traced update's backward pass. A masked "
-                       "score is −∞ whatever its inputs, so its gradient is exactly 0.",
+                       "score is −∞ whatever its inputs, so its gradient is exactly 0. (S before masking and the "
+                       "Mask: the Tensor view at this head's forward call.)",
                        call.idx.l, call.idx.h);
   ImGui::PopTextWrapPos();
 }

@@ -46,7 +46,7 @@ Columns size_columns(const Fonts& f, const std::vector<const Value*>& scope, boo
   const float F = ImGui::GetFontSize();
   Columns c;
   c.shape = ImGui::CalcTextSize("shape").x;
-  c.value = std::max(kThumbW * F, ImGui::CalcTextSize(pairs ? "gradient" : "value").x);
+  c.value = std::max(kThumbW * F, ImGui::CalcTextSize("value").x);
   if (pairs) c.forward = std::max(kThumbW * F, ImGui::CalcTextSize("forward value").x);
   for (const Value* v : scope) {
     c.shape = std::max(c.shape, math_text_size(f, "∈ " + paper_shape(*v)).x);
@@ -121,7 +121,7 @@ void VariablesPanel::draw(App& app) {
   ImGui::TableSetupColumn(cols.shape_column ? "name" : "name ∈ shape", ImGuiTableColumnFlags_WidthStretch);
   if (cols.shape_column) ImGui::TableSetupColumn("shape", ImGuiTableColumnFlags_WidthFixed, cols.shape);
   if (!pairs.empty()) ImGui::TableSetupColumn("forward value", ImGuiTableColumnFlags_WidthFixed, cols.forward);
-  ImGui::TableSetupColumn(pairs.empty() ? "value" : "gradient", ImGuiTableColumnFlags_WidthFixed, cols.value);
+  ImGui::TableSetupColumn("value", ImGuiTableColumnFlags_WidthFixed, cols.value);
   ImGui::TableHeadersRow();
   for (const Value* v : scope) {
     ImGui::PushID(v);
