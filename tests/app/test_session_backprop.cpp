@@ -281,3 +281,41 @@ TEST(SessionBackprop, TrainingStepTracesOnAWorkerThreadForABigModel) {
   EXPECT_EQ(s.trace_label(), "one update");
   EXPECT_EQ(s.trace().size(), traced().t.size()) << "the same step as traced at once";
 }
+
+// What lesson 11's notes say about the Attention adjoint holds in every head: each column of ∇S
+// sums to 0, so ∇b_k = ∇K 1 = Q ∇Sᵀ 1 is 0 up to rounding; ∇Z at the adjoint of line 2 is
+// W_kᵀ ∇K + W_vᵀ ∇V.
+TEST(SessionBackprop, LessonElevenClaimsHoldInEveryHead) {
+  const Trace& t = traced().t;
+  int heads = 0;
+  for (size_t k = 0; k < t.size(); ++k) {
+    const Event& e = t.events[k];
+    if (e.kind != EventKind::Line || e.ref() != lines::attention::K.adjoint()) continue;
+    SCOPED_TRACE("l = " + std::to_string(e.idx.l) + ", h = " + std::to_string(e.idx.h));
+    ++heads;
+    const std::vector<const Value*> scope = t.scope(k);
+    auto get = [&](const std::string& n) -> MatF {
+      for (const Value* v : scope)
+        if (v->name == n) return MatF(v->m);
+      ADD_FAILURE() << n << " not in scope";
+      return MatF();
+    };
+    const MatF dS = get("∇S"), dA = get("∇A"), Q = get("Q"), dK = get("∇K"), dV = get("∇V"), W_k = get("W_k"),
+               W_v = get("W_v");
+    const float eps = std::numeric_limits<float>::epsilon();
+    const auto l = static_cast<float>(dS.rows());
+    // ∇S[:, t] = A ⊙ (∇A − Σ_u A[u] ∇A[u]) / √d_attn: each entry is within a few roundings of
+    // max|∇A| (A ≤ 1; the subtraction cancels), so a column's sum of ℓ entries is within 4ℓ of them.
+    const float entry_err = 4.0f * eps * dA.cwiseAbs().maxCoeff();
+    EXPECT_LE(dS.colwise().sum().cwiseAbs().maxCoeff(), l * entry_err);
+    // ∇b_k = Σ_{t_x} Q[:, t_x] (Σ_{t_z} ∇S[t_z, t_x]) up to the order of the sums: ℓ column sums,
+    // each within ℓ · entry_err, times |Q|.
+    const MatF db_k = get("∇b_k");
+    EXPECT_LE(db_k.cwiseAbs().maxCoeff(), 2.0f * l * l * entry_err * Q.cwiseAbs().maxCoeff());
+    EXPECT_GT(get("∇b_v").cwiseAbs().maxCoeff(), 1e3f * db_k.cwiseAbs().maxCoeff()) << "∇b_v has no such cancellation";
+    // ∇Z, complete for this head: both paths, in float (d_attn + d_mid terms a row).
+    const MatF dZ = get("∇Z"), want = W_k.transpose() * dK + W_v.transpose() * dV;
+    EXPECT_LE((dZ - want).cwiseAbs().maxCoeff(), 1e-5f * std::max(1e-30f, want.cwiseAbs().maxCoeff()));
+  }
+  EXPECT_EQ(heads, 8);
+}
