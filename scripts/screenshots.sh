@@ -19,8 +19,8 @@ declare -A ARGS=(
   # Issue 24: a traced update's first Attention adjoint (layer 2, head 4), and the Gradient flow tab
   # of lesson 10's two 8-layer GPTs at initialisation, pre-LN and post-LN (shown side by side in the README).
   [attention-adjoint]='--actions open:training,train-step:1,train-trace,breakpoint-adjoint:4:6,continue,open:attention,mouse:1590:990'
-  [gradflow-pre-ln]='--model assets/lessons/pre-ln-init.safetensors --actions prompt:hello world=,open:gradflow,mouse:1275:895'
-  [gradflow-post-ln]='--model assets/lessons/post-ln-init.safetensors --actions prompt:hello world=,open:gradflow,mouse:1275:895')
+  [gradflow-pre-ln]='--model assets/lessons/pre-ln-init.safetensors --actions prompt:hello world=,close:variables,close:callstack,open:gradflow,mouse:1275:895'
+  [gradflow-post-ln]='--model assets/lessons/post-ln-init.safetensors --actions prompt:hello world=,close:variables,close:callstack,open:gradflow,mouse:1275:895')
 names=("$@")
 [ ${#names[@]} -eq 0 ] && names=(presentation-1280x720 translation ed-attention tensor-light layernorm training gpu-calls
                                   attention-adjoint gradflow-pre-ln gradflow-post-ln)
