@@ -58,7 +58,7 @@ TEST(SessionQuiz, AttentionAndSignAnswersComeFromTheRevealedValues) {
       for (Eigen::Index i = 0; i < v->m.size(); ++i)
         if (std::isfinite(v->m(i % v->m.rows(), i / v->m.rows())))
           top = std::max(top, std::abs(v->m(i % v->m.rows(), i / v->m.rows())));
-      const int expected = std::abs(x) < 0.05f * top ? 0 : (x > 0 ? 1 : -1);
+      const int expected = std::abs(x) <= 0.05f * top ? 0 : (x > 0 ? 1 : -1);
       EXPECT_EQ(q->ids[q->answer], expected) << q->text << " x = " << x;
       ++sign;
     }
@@ -114,7 +114,10 @@ TEST(SessionQuiz, BiggestUpdateIsTheLargestChange) {
   alg.step({{{}, x}}, model, 0.5f, TrainOptions{}, *g, rng, &tr);
   const size_t update = t.size() - 1;
   ASSERT_EQ(t.events[update].line, 6);
-  const auto q = Quiz(2).question_for(t, update);
+  // Half of the seeds ask instead which head's W_q changes most (test_session_backprop.cpp).
+  std::optional<Question> q;
+  for (uint64_t seed = 1; seed <= 12 && !(q && q->kind == QuestionKind::BiggestUpdate); ++seed)
+    q = Quiz(seed).question_for(t, update);
   ASSERT_TRUE(q);
   ASSERT_EQ(q->kind, QuestionKind::BiggestUpdate);
   std::string best;
