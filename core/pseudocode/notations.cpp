@@ -3,6 +3,7 @@
 // the tutorial's (seed 001), in the same sub/superscript notation the app draws.
 #include "core/pseudocode/notations.hpp"
 
+#include "core/pseudocode/backward_listings.hpp"
 #include "core/pseudocode/pseudocode.hpp"
 
 namespace sf {
@@ -210,6 +211,28 @@ NotationText notation_text(Notation n, int alg, int line) {
   if (n == Notation::PhuongHutter) return text(paper->text);
   const NotationEntry* e = notation_entry(alg, line);
   if (!e) return none("no mapping is written for Algorithm " + std::to_string(alg) + " line " + std::to_string(line));
+  return n == Notation::Carpenter ? e->carpenter : e->dyz;
+}
+
+const NotationEntry* notation_entry(LineRef r) {
+  if (r.pass == Pass::Forward) return notation_entry(r.alg, r.line);
+  for (const NotationEntry& e : backward_notation_entries())
+    if (e.alg == r.alg && e.line == r.line) return &e;
+  return nullptr;
+}
+
+NotationText notation_text(Notation n, LineRef r) {
+  if (r.pass == Pass::Forward) return notation_text(n, r.alg, r.line);
+  const PseudoLine* listing = backward_line(r.alg, r.line);
+  if (!listing)
+    return none("Algorithm " + std::to_string(r.alg) + "'s backward listing has no " + adjoint_name(r.line));
+  if (n == Notation::PhuongHutter) {
+    std::string t = listing->text;
+    for (const std::string& step : listing->steps) t += "\n  " + step;
+    return text(t);
+  }
+  const NotationEntry* e = notation_entry(r);
+  if (!e) return none("no mapping is written for Algorithm " + std::to_string(r.alg) + "'s " + adjoint_name(r.line));
   return n == Notation::Carpenter ? e->carpenter : e->dyz;
 }
 
