@@ -29,6 +29,7 @@ std::string describe_indices(const Indices& idx) {
 
 std::string describe_event(const Event& e) {
   std::string s = algorithm_name(e.alg);
+  if (e.pass == Pass::Backward) s += " adjoint";  // Stepformer's backward listing: "Attention adjoint line 6"
   s += e.kind == EventKind::Enter ? " (call)" : " line " + std::to_string(e.line);
   std::string idx = describe_indices(e.idx);
   const std::string role = e.kind == EventKind::Enter ? "" : loop_role(e.alg, e.line);  // encoder / decoder layers

@@ -10,7 +10,8 @@ namespace sf {
 
 // The paper's names for the algorithms ("DTransformer", "Attention", …).
 const char* algorithm_name(int alg);
-// "DTransformer line 6 (l=2)", "Attention line 5 (l=1, h=3)", "EDTransformer line 14 (decoder, l=1)".
+// "DTransformer line 6 (l=2)", "Attention line 5 (l=1, h=3)", "EDTransformer line 14 (decoder, l=1)"; a
+// backward listing's line (issue 24, not in the paper): "DTransformer adjoint line 6 (l=2)".
 std::string describe_event(const Event& e);
 // "l=2, h=3" (only the indices in force); empty when none.
 std::string describe_indices(const Indices& idx);

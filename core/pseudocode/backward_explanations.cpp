@@ -18,9 +18,11 @@ constexpr const char* kFinalNorm =
     "Run the final layer norm's adjoint (Algorithm 6) on every column: ∇X of its output becomes ∇X of its input, and "
     "γ, β collect their gradients.";
 constexpr const char* kLoop =
-    "Go through the layers backwards, from the last to the first: the gradient flows the opposite way to the data. "
-    "This is the adjoint of the forward's \"end\".";
-constexpr const char* kEnd = "End of the backward loop over the layers: the adjoint of the forward's \"for\".";
+    "Go through the layers backwards, from the last to the first: the gradient flows the opposite way to the data, so "
+    "the adjoint of the forward's loop runs it in reverse.";
+constexpr const char* kStackNorm =
+    "The stack's final norm (a pre-LN variant) ran last in the forward, so its adjoint (Algorithm 6, column by column) "
+    "runs first, before the layers.";
 constexpr const char* kPreNorm =
     "The norm read X and wrote X̃: its adjoint turns ∇X̃ into a gradient for X and ADDS it to ∇X, which already holds "
     "what the residual connection passed on. Two paths meet here.";
@@ -128,12 +130,13 @@ const char* explain_adjoint(int alg, int line) {
                "logits' gradient is simply p minus 1 at the right token. W_u and e then get theirs, as for any linear map."},
       // Algorithm 8
       {{8, 21}, kUnembed},
-      {{8, 20}, "Go through the decoder's layers backwards, from the last to the first (the adjoint of the forward's \"end\")."},
-      {{8, 13}, kEnd},
+      {{8, 20}, kStackNorm},
+      {{8, 13}, "Go through the decoder's layers backwards, from the last to the first: the gradient flows the "
+                "opposite way to the data."},
       {{8, 12}, kToEmbeddings},
       {{8, 11}, kEmbeddings},
-      {{8, 9}, "Now the encoder, from the last layer to the first, with ∇Z collected from every cross-attention."},
-      {{8, 4}, kEnd},
+      {{8, 9}, kStackNorm},
+      {{8, 4}, "Now the encoder, from the last layer to the first, with ∇Z collected from every cross-attention."},
       {{8, 3}, "Z was the context's embeddings side by side: column t of ∇Z is the gradient of e_t."},
       {{8, 2}, "Send each context token's gradient back to its columns of W_e and W_p: the same matrices the decoder's "
                "line 11 adds to."},
@@ -143,15 +146,13 @@ const char* explain_adjoint(int alg, int line) {
       {{9, 11}, kFinalNorm},
       {{9, 10}, "Backpropagate the final projection: GELU's derivative gates the gradient, then W_f and b_f get theirs "
                 "and X gets W_fᵀ times it."},
-      {{9, 9}, kLoop},
-      {{9, 4}, kEnd},
+      {{9, 4}, kLoop},
       {{9, 3}, kToEmbeddings},
       {{9, 2}, kEmbeddings},
       // Algorithm 10
       {{10, 11}, kUnembed},
       {{10, 10}, kFinalNorm},
-      {{10, 9}, kLoop},
-      {{10, 4}, kEnd},
+      {{10, 4}, kLoop},
       {{10, 3}, kToEmbeddings},
       {{10, 2}, kEmbeddings},
       // Algorithms 11, 12, 13: the loss lines

@@ -68,10 +68,8 @@ PseudoLine projection_adjoint(int n, const std::string& W, const std::string& b,
   const std::string out_text = out + " ← " + (adds ? out + " + " : "") + W + "ᵀ ";
   if (!v.rotary) return adj(n, "∇" + W + " ← " + grad + " " + in + "ᵀ,   ∇" + b + " ← " + grad + " 1,   " + out_text + grad);
   const std::string pre = "∇(" + W + " " + in + " + " + b + " 1ᵀ)";
-  return adj(n, pre + ", ∇" + W + ", ∇" + b + ", " + out + " from " + grad + ":", 0,
-             {pre + " ← RoPE_t⁻¹(" + grad + ")        [[column t rotated back by −t·θ_i: a rotation's inverse is its transpose]]",
-              "∇" + W + " ← " + pre + " " + in + "ᵀ,   ∇" + b + " ← " + pre + " 1",
-              out_text + pre},
+  return adj(n, "∇" + W + " ← " + pre + " " + in + "ᵀ,   ∇" + b + " ← " + pre + " 1,   " + out_text + pre, 0,
+             {pre + " ← RoPE_t⁻¹(" + grad + ")        [[column t rotated back by −t·θ_i: a rotation's inverse is its transpose]]"},
              {v.position});
 }
 
@@ -137,10 +135,10 @@ PseudoAlgorithm layer_norm(const Variants& v) {
                                "Output: ∇e ∈ ℝ^{d_e}; ∇γ, ∇β ∈ ℝ^{d_e} (added to).",
                                "The forward divides by √(v + ε), not the paper's √v (which is 0 for a constant e); so does its adjoint."});
   a.lines = {
-      adj(3, "∇γ, ∇β, ∇e, ∇m, ∇v from ê = (e − m)/√(v + ε) ⊙ γ + β:", 0,
+      adj(3, "∇γ, ∇β, ∇e, ∇v, ∇m from ê = (e − m)/√(v + ε) ⊙ γ + β:", 0,
           {"∇γ ← ∇γ + ∇ê ⊙ (e − m)/√(v + ε)", "∇β ← ∇β + ∇ê",
-           "∇e ← ∇ê ⊙ γ / √(v + ε)        [[the direct path: lines 2 and 1 add theirs]]", "∇m ← −1ᵀ(∇ê ⊙ γ) / √(v + ε)",
-           "∇v ← −½ (v + ε)^{−3/2} Σ_{i=1}^{d_e} ∇ê[i] γ[i] (e[i] − m)"}),
+           "∇e ← ∇ê ⊙ γ / √(v + ε)        [[the direct path: lines 2 and 1 add theirs]]",
+           "∇v ← −½ (v + ε)^{−3/2} Σ_{i=1}^{d_e} ∇ê[i] γ[i] (e[i] − m)", "∇m ← −1ᵀ(∇ê ⊙ γ) / √(v + ε)"}),
       adj(2, "∇e ← ∇e + 2 ∇v (e − m) / d_e        [[v's path through m adds 0: Σ_i (e[i] − m) = 0]]"),
       adj(1, "∇e ← ∇e + ∇m 1 / d_e"),
   };
@@ -165,19 +163,14 @@ PseudoAlgorithm unembedding(const Variants& v) {
   PseudoAlgorithm a = listing(7, "Unembedding adjoint", "∇e, ∇W_u ← Unembedding adjoint(∇p | e, W_u)",
                               {"/* Backpropagates one column's softmax over the vocabulary. */",
                                "Input: ∇p ∈ ℝ^{N_V}, ∂loss/∂p; the forward's e and p.",
-                               "Output: ∇e ∈ ℝ^{d_e}; ∇W_u ∈ ℝ^{N_V×d_e} (added to: every column uses W_u)."});
-  std::vector<std::string> steps{"∇(W_u e) ← p ⊙ (∇p − 1 (pᵀ ∇p))        [[softmax's Jacobian; with the loss's ∇p it is p − onehot(y), y the target]]"};
-  if (!v.bias.empty()) steps.push_back("∇b_u ← ∇b_u + ∇(W_u e)        [[the logits W_u e + b_u: b_u's gradient is theirs]]");
-  if (v.tied.empty()) {
-    steps.push_back("∇W_u ← ∇W_u + ∇(W_u e) eᵀ");
-    steps.push_back("∇e ← W_uᵀ ∇(W_u e)");
-  } else {
-    steps.push_back("∇W_e ← ∇W_e + e ∇(W_u e)ᵀ        [[W_u = W_eᵀ: W_e collects the unembedding's gradient]]");
-    steps.push_back("∇e ← W_e ∇(W_u e)");
-  }
-  a.lines = {adj(1, "∇(W_u e), ∇W_u, ∇e from p = softmax(W_u e):", 0, std::move(steps), labels({v.tied, v.bias}))};
-  add_header(a, "no W_u: W_u = W_eᵀ, so ∇W_e collects ∇W_uᵀ", v.tied);
-  add_header(a, "b_u ∈ ℝ^{N_V}: ∇b_u collects every column's ∇(W_u e)", v.bias);
+                               "Output: ∇e ∈ ℝ^{d_e}; ∇(W_u e) ∈ ℝ^{N_V}, from which the caller adds W_u's share ∇(W_u e) eᵀ (all columns at once)."});
+  const std::string logits = v.bias.empty() ? "W_u e" : "W_u e + b_u";
+  a.lines = {adj(1, "∇(" + logits + "), ∇e from p = softmax(" + logits + "):", 0,
+                 {"∇(" + logits + ") ← p ⊙ (∇p − 1 (pᵀ ∇p))        [[softmax's Jacobian; with the loss's ∇p it is p − onehot(y), y the target]]",
+                  v.tied.empty() ? "∇e ← W_uᵀ ∇(" + logits + ")" : "∇e ← W_e ∇(" + logits + ")        [[W_u = W_eᵀ]]"},
+                 labels({v.tied, v.bias}))};
+  add_header(a, "no W_u: W_u = W_eᵀ, so W_e collects the unembedding's gradient ∇(W_u e) eᵀ, transposed", v.tied);
+  add_header(a, "b_u ∈ ℝ^{N_V}: ∇b_u collects every column's ∇(W_u e + b_u)", v.bias);
   return a;
 }
 
@@ -195,11 +188,11 @@ std::string norm_adjoint(const Variants& v, const std::string& len, const std::s
 
 // The derivative of the MLP's activation, as the MLP's second sub-step writes it.
 std::string activation_derivative(const Variants& v, const std::string& U) {
-  if (v.act_name == "ReLU") return "∇" + U + " ← ∇H ⊙ ReLU′(" + U + "),   ReLU′(u) = [[u > 0]]";
+  const std::string head = "∇" + U + " ← ∇" + v.act_name + "(…) ⊙ " + v.act_name + "′" + U + ",   ";
+  if (v.act_name == "ReLU") return head + "ReLU′(u) = [[u > 0]]";
   if (v.act_name == "GELU_tanh")
-    return "∇" + U + " ← ∇H ⊙ GELU_tanh′(" + U + "),   GELU_tanh′(u) = ½(1 + tanh a) + ½u(1 − tanh² a)·√(2/π)(1 + 3·0.044715u²), "
-           "a = √(2/π)(u + 0.044715u³)";
-  return "∇" + U + " ← ∇H ⊙ GELU′(" + U + "),   GELU′(u) = Φ(u) + u φ(u)";
+    return head + "GELU_tanh′(u) = ½(1 + tanh a) + ½u(1 − tanh² a)·√(2/π)(1 + 3·0.044715u²), a = √(2/π)(u + 0.044715u³)";
+  return head + "GELU′(u) = Φ(u) + u φ(u)";
 }
 
 // A residual sub-layer "X ← X + f(in)": its adjoint's text (and sub-steps), given ∇X after it.
@@ -233,24 +226,23 @@ SubLayer mlp_sublayer(const Variants& v, const std::string& w1, const std::strin
             const std::string W1 = "W^l_" + w1, W2 = "W^l_" + w2, G = "W^l_" + gate;
             const std::string U = "(" + W1 + " " + in + " + b^l_" + w1 + " 1ᵀ)";
             const std::string out = "∇" + in + " ← " + (pre ? "" : "∇" + in + " + ");
-            std::vector<std::string> steps;
+            const std::string act = v.swiglu ? "SiLU(…) ⊙ (…)" : v.act_name + "(…)";
+            std::vector<std::string> steps{"∇" + W2 + " ← ∇" + X + " (" + act + ")ᵀ,   ∇b^l_" + w2 + " ← ∇" + X + " 1",
+                                           "∇" + act + " ← " + W2 + "ᵀ ∇" + X};
             if (v.swiglu) {
               const std::string Gp = "(" + G + " " + in + " + b^l_" + gate + " 1ᵀ)";
-              steps = {"∇" + W2 + " ← ∇" + X + " Hᵀ,   ∇b^l_" + w2 + " ← ∇" + X + " 1,   ∇H ← " + W2 + "ᵀ ∇" + X +
-                           "        [[H = SiLU" + Gp + " ⊙ " + U + "]]",
-                       "∇" + U + " ← ∇H ⊙ SiLU" + Gp + ",   ∇" + Gp + " ← ∇H ⊙ " + U + " ⊙ SiLU′" + Gp +
-                           ",   SiLU′(g) = σ(g)(1 + g(1 − σ(g)))",
-                       "∇" + W1 + " ← ∇" + U + " " + in + "ᵀ,   ∇b^l_" + w1 + " ← ∇" + U + " 1,   ∇" + G + " ← ∇" + Gp + " " + in +
-                           "ᵀ,   ∇b^l_" + gate + " ← ∇" + Gp + " 1",
-                       out + W1 + "ᵀ ∇" + U + " + " + G + "ᵀ ∇" + Gp};
+              steps.push_back("∇SiLU(…) ← ∇(SiLU(…) ⊙ (…)) ⊙ " + U + "        [[SiLU(…) = SiLU" + Gp + "]]");
+              steps.push_back("∇" + Gp + " ← ∇SiLU(…) ⊙ SiLU′" + Gp + ",   SiLU′(g) = σ(g)(1 + g(1 − σ(g)))");
+              steps.push_back("∇" + U + " ← ∇(SiLU(…) ⊙ (…)) ⊙ SiLU(…)");
+              steps.push_back("∇" + W1 + " ← ∇" + U + " " + in + "ᵀ,   ∇b^l_" + w1 + " ← ∇" + U + " 1,   ∇" + G + " ← ∇" + Gp + " " + in +
+                              "ᵀ,   ∇b^l_" + gate + " ← ∇" + Gp + " 1");
             } else {
-              steps = {"∇" + W2 + " ← ∇" + X + " Hᵀ,   ∇b^l_" + w2 + " ← ∇" + X + " 1,   ∇H ← " + W2 + "ᵀ ∇" + X + "        [[H = " +
-                           v.act_name + U + "]]",
-                       activation_derivative(v, U), "∇" + W1 + " ← ∇" + U + " " + in + "ᵀ,   ∇b^l_" + w1 + " ← ∇" + U + " 1",
-                       out + W1 + "ᵀ ∇" + U};
+              steps.push_back(activation_derivative(v, U));
+              steps.push_back("∇" + W1 + " ← ∇" + U + " " + in + "ᵀ,   ∇b^l_" + w1 + " ← ∇" + U + " 1");
             }
-            const std::string head = pre ? "∇" + in + " from ∇" + X + " through the MLP (∇" + X + " passes on unchanged: the residual):"
-                                         : "∇" + X + " ← ∇" + X + " + the MLP's adjoint (the residual keeps ∇" + X + "):";
+            const std::string back = W1 + "ᵀ ∇" + U + (v.swiglu ? " + " + G + "ᵀ ∇(" + G + " " + in + " + b^l_" + gate + " 1ᵀ)" : "");
+            const std::string head = pre ? "∇" + in + " ← " + back + "        [[∇" + X + " passes on unchanged: the residual]]"
+                                         : "∇" + X + " ← ∇" + X + " + " + back + "        [[the residual keeps ∇" + X + "]]";
             return adj(n, head, indent, std::move(steps), why);
           },
           std::move(scale), std::move(offset)};
@@ -291,17 +283,17 @@ PseudoLine embedding_adjoint(const Variants& v, int n, const std::string& len, c
   if (!v.emb_norm.empty())
     steps.push_back("for t ∈ [" + len + "]: ∇e_t ← layer_norm adjoint(∇e_t | e_t, γ_emb, β_emb)        [[∇γ_emb, ∇β_emb collect every column]]");
   if (!v.token_type.empty()) steps.push_back("∇W_s[:, 1] ← Σ_{t=1}^{" + len + "} ∇e_t        [[every token is segment 1]]");
-  steps.push_back(sums);
-  return adj(n, "∇W_e, ∇W_p and the extras from ∇e_t:", 0, std::move(steps), labels({v.position, v.token_type, v.emb_norm}));
+  return adj(n, sums, 0, std::move(steps), labels({v.position, v.token_type, v.emb_norm}));
 }
 
 // The adjoint of "return P = softmax(W_u X)" on every column.
 PseudoLine unembedding_adjoint(const Variants& v, int n, const std::string& len) {
   const std::string W = v.tied.empty() ? "W_u" : "W_eᵀ";
-  const std::string collects = v.tied.empty() ? "∇W_u collects every column" : "W_u = W_eᵀ: ∇W_e collects every column";
+  const std::string logits = "∇(" + W + " X" + (v.bias.empty() ? "" : " + b_u 1ᵀ") + ")";
+  const std::string grad_w = v.tied.empty() ? "∇W_u ← " + logits + " Xᵀ" : "∇W_e ← ∇W_e + (" + logits + " Xᵀ)ᵀ   [[W_u = W_eᵀ]]";
   return adj(n,
-             "for t ∈ [" + len + "]: ∇X[:, t] ← Unembedding adjoint(∇P[:, t] | X[:, t], " + W + ")        [[" + collects +
-                 (v.bias.empty() ? "" : "; ∇b_u too") + "]]",
+             "for t ∈ [" + len + "]: ∇X[:, t], " + logits + "[:, t] ← Unembedding adjoint(∇P[:, t] | X[:, t], " + W + ");   " + grad_w +
+                 (v.bias.empty() ? "" : ";   ∇b_u ← " + logits + " 1"),
              0, {}, labels({v.tied, v.bias}));
 }
 
@@ -322,11 +314,11 @@ PseudoAlgorithm dtransformer(const Variants& v) {
   a.lines.push_back(unembedding_adjoint(v, 11, "ℓ"));
   if (v.pre) a.lines.push_back(adj(10, norm_adjoint(v, "ℓ", "X", "∇X", false, "γ", "β"), 0, {}, labels({v.rms})));
   else a.lines.push_back(adj(10, "(no final norm: post-LN — no adjoint)", 0, {}, {v.order}));
-  a.lines.push_back(adj(9, "for l = L, L − 1, …, 1 do"));
+  a.lines.push_back(adj(4, "for l = L, L − 1, …, 1 do"));
   layer_adjoints(a, v, 5, "ℓ", "X",
                  {attention_sublayer(v, "W_l", "", mask, labels({v.prefix}), "γ¹_l", "β¹_l"),
                   mlp_sublayer(v, "mlp1", "mlp2", "gate", "γ²_l", "β²_l")});
-  a.lines.push_back(adj(4, "end"));
+  a.lines.push_back(comment("end"));
   a.lines.push_back(residual_to_embeddings(3, "ℓ", "X"));
   a.lines.push_back(embedding_adjoint(v, 2, "ℓ", "x"));
   return a;
@@ -347,10 +339,10 @@ PseudoAlgorithm etransformer(const Variants& v) {
                                        "∇W_f ← ∇(W_f X + b_f 1ᵀ) Xᵀ,   ∇b_f ← ∇(W_f X + b_f 1ᵀ) 1", "∇X ← W_fᵀ ∇(W_f X + b_f 1ᵀ)"};
   if (v.pre) final_steps.push_back(norm_adjoint(v, "ℓ", "X", "∇X", false, "γ_enc", "β_enc") + "        [[pre-LN: the stack's final norm]]");
   a.lines.push_back(adj(10, "∇W_f, ∇b_f, ∇X from X ← GELU(W_f X + b_f 1ᵀ):", 0, std::move(final_steps), labels({v.order})));
-  a.lines.push_back(adj(9, "for l = L, L − 1, …, 1 do"));
+  a.lines.push_back(adj(4, "for l = L, L − 1, …, 1 do"));
   layer_adjoints(a, v, 5, "ℓ", "X",
                  {attention_sublayer(v, "W_l", "", "Mask ≡ 1", {}, "γ¹_l", "β¹_l"), mlp_sublayer(v, "mlp1", "mlp2", "gate", "γ²_l", "β²_l")});
-  a.lines.push_back(adj(4, "end"));
+  a.lines.push_back(comment("end"));
   a.lines.push_back(residual_to_embeddings(3, "ℓ", "X"));
   a.lines.push_back(embedding_adjoint(v, 2, "ℓ", "x"));
   return a;
@@ -358,12 +350,15 @@ PseudoAlgorithm etransformer(const Variants& v) {
 
 // ---- Algorithm 8: EDTransformer ----
 
-// The loop's header of a stack, with a pre-LN stack's final norm before it (its adjoint runs first).
-PseudoLine stack_loop(const Variants& v, int n, const std::string& L, const std::string& len, const std::string& X,
-                      const std::string& scale, const std::string& offset) {
-  const std::string loop = "for l = " + L + ", " + L + " − 1, …, 1 do";
-  if (!v.pre) return adj(n, loop);
-  return adj(n, norm_adjoint(v, len, X, "∇" + X, false, scale, offset) + ";   " + loop, 0, {}, {v.order});
+// The reversed loop over a stack's layers, opened by the adjoint of its "for" line `n`; a pre-LN
+// stack's final norm (a variant, forward line `norm_line`) was the last thing it ran, so its adjoint
+// comes first.
+void stack_loop(PseudoAlgorithm& a, const Variants& v, int n, const std::string& L, int norm_line, const std::string& len,
+                const std::string& X, const std::string& scale, const std::string& offset) {
+  if (v.pre)
+    a.lines.push_back(adj(norm_line, norm_adjoint(v, len, X, "∇" + X, false, scale, offset) + "        [[pre-LN: the stack's final norm]]", 0,
+                          {}, labels({v.order, v.rms})));
+  a.lines.push_back(adj(n, "for l = " + L + ", " + L + " − 1, …, 1 do"));
 }
 
 PseudoAlgorithm edtransformer(const Variants& v) {
@@ -376,7 +371,7 @@ PseudoAlgorithm edtransformer(const Variants& v) {
        "Every ∇ of a parameter starts at 0, and so does ∇Z ∈ ℝ^{d_e×ℓ_z}: each decoder layer's cross-attention (line 16) adds to it."});
   a.lines.push_back(comment("/* From P back to the decoder's X: */"));
   a.lines.push_back(unembedding_adjoint(v, 21, "ℓ_x"));
-  a.lines.push_back(stack_loop(v, 20, "L_dec", "ℓ_x", "X", "γ_dec", "β_dec"));
+  stack_loop(a, v, 13, "L_dec", 20, "ℓ_x", "X", "γ_dec", "β_dec");
   const SubLayer cross{[](int n, int indent, const std::string&, const std::string& in, bool pre) {
                          const std::string call = "MHAttention adjoint(∇X | " + in + ", Z, W^ed_l, Mask ≡ 1)";
                          const std::string to_x = pre ? "∇" + in + " ← ∇X^{ed}" : "∇X ← ∇X + ∇X^{ed}";
@@ -387,14 +382,14 @@ PseudoAlgorithm edtransformer(const Variants& v) {
   layer_adjoints(a, v, 14, "ℓ_x", "X",
                  {attention_sublayer(v, "W^dec_l", "", "Mask[t, t′] ≡ [[t ≤ t′]]", {}, "γ³_l", "β³_l"), cross,
                   mlp_sublayer(v, "mlp3", "mlp4", "gate2", "γ⁵_l", "β⁵_l")});
-  a.lines.push_back(adj(13, "end"));
+  a.lines.push_back(comment("end"));
   a.lines.push_back(residual_to_embeddings(12, "ℓ_x", "X"));
   a.lines.push_back(embedding_adjoint(v, 11, "ℓ_x", "x"));
   a.lines.push_back(comment("/* Back through the encoder, from the ∇Z the cross-attentions collected: */"));
-  a.lines.push_back(stack_loop(v, 9, "L_enc", "ℓ_z", "Z", "γ_enc", "β_enc"));
+  stack_loop(a, v, 4, "L_enc", 9, "ℓ_z", "Z", "γ_enc", "β_enc");
   layer_adjoints(a, v, 5, "ℓ_z", "Z",
                  {attention_sublayer(v, "W^enc_l", "", "Mask ≡ 1", {}, "γ¹_l", "β¹_l"), mlp_sublayer(v, "mlp1", "mlp2", "gate", "γ²_l", "β²_l")});
-  a.lines.push_back(adj(4, "end"));
+  a.lines.push_back(comment("end"));
   a.lines.push_back(residual_to_embeddings(3, "ℓ_z", "Z"));
   a.lines.push_back(embedding_adjoint(v, 2, "ℓ_z", "z"));
   return a;

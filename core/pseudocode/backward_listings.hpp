@@ -6,9 +6,10 @@
 // Each line of a backward listing is the ADJOINT of one forward line and carries that line's number
 // (PseudoLine::number): LineRef{alg, n, Pass::Backward}, "adjoint of line n", is the line a traced
 // backward event names (core/trace/vocabulary.hpp). The lines are listed in the order they run, the
-// REVERSE of the forward's; a loop's adjoint runs its body last to first, so the forward's "end"
-// line opens the reversed loop and its "for" line closes it. A line that does several things lists
-// its sub-steps (PseudoLine::steps), e.g. softmax's Jacobian in Algorithm 4's adjoint of line 6.
+// REVERSE of the forward's, except that a loop's header comes first: the adjoint of "for l = 1, …, L"
+// opens the reversed loop "for l = L, …, 1" over its body's adjoints (and the forward's "end" has
+// none). A line that does several things lists its sub-steps (PseudoLine::steps) in the order they
+// run before the line's own statement, e.g. softmax's Jacobian in Algorithm 4's adjoint of line 6.
 // Forward lines with nothing to differentiate (ℓ ← length(x)) have no adjoint line.
 //
 // The math is that of core/gradients/*.cpp, the batched backward training uses. Pure data: no

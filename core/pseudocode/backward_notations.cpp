@@ -18,11 +18,11 @@ const std::string kCarpenter =
     "Carpenter writes no backward pass: \"automatic differentiation\" (PyTorch, JAX) computes the gradient of the log density, "
     "which he calls back-propagation";
 const std::string kDyzNoTraining = "the tutorial stops at the model's head: no loss, no training loop";
-const std::string kEnd = "the end of a loop: nothing is computed";
 
 // ---- DYZ index forms shared by several lines ----
 const std::string kNorm = "∂ℒ/∂z_{α;t;j} = (1/√(σ²_{α;t} + ε)) [γ_j ∂ℒ/∂s_{α;t;j} − (1/n) Σ_i γ_i ∂ℒ/∂s_{α;t;i} − ẑ_{α;t;j} (1/n) Σ_i γ_i ∂ℒ/∂s_{α;t;i} ẑ_{α;t;i}]";
 const std::string kNormEvery = kNorm + "   (Algorithm 6's adjoint, every t)";
+const std::string kStackNorm = kNorm + "   (pre-LN variant: the stack's final norm, every t)";
 const std::string kHead =
     "∂ℒ/∂z^{(L)}_{α;t;i} = p_{α;t;i} − δ_{i y_{α;t}} (softmax and loss together: y the target),   ∂ℒ/∂W^{WU}_{ij} = Σ_{α,t} "
     "∂ℒ/∂z^{(L)}_{α;t;i} s_{α;t;j},   ∂ℒ/∂s_{α;t;j} = Σ_i W^{WU}_{ij} ∂ℒ/∂z^{(L)}_{α;t;i}";
@@ -75,18 +75,18 @@ std::vector<NotationEntry> build() {
        {1, text(kNorm + "   (all three lines' paths)")}});
   add(t, 7, {{1, text(kHead)}});
   add(t, 10,
-      {{11, text(kHead)}, {10, text(kNormEvery)}, {9, text(kLayers)}, {8, text(kMlp)}, {7, text(kPreNorm)}, {6, text(kAttention)},
-       {5, text(kPreNorm)}, {4, none(kEnd)}, {3, text(kToEmbeddings)}, {2, text(kEmbeddings)}});
+      {{11, text(kHead)}, {10, text(kNormEvery)}, {4, text(kLayers)}, {8, text(kMlp)}, {7, text(kPreNorm)}, {6, text(kAttention)},
+       {5, text(kPreNorm)}, {3, text(kToEmbeddings)}, {2, text(kEmbeddings)}});
   add(t, 9,
-      {{12, text(kHead)}, {11, text(kNormEvery)}, {10, none("the tutorial's head has no final projection W_f")}, {9, text(kLayers)},
-       {8, text(kNormEvery)}, {7, text(kMlp)}, {6, text(kNormEvery)}, {5, text(kPostAttention + "   (Encoder: no mask)")}, {4, none(kEnd)},
+      {{12, text(kHead)}, {11, text(kNormEvery)}, {10, none("the tutorial's head has no final projection W_f")}, {4, text(kLayers)},
+       {8, text(kNormEvery)}, {7, text(kMlp)}, {6, text(kNormEvery)}, {5, text(kPostAttention + "   (Encoder: no mask)")},
        {3, text(kToEmbeddings)}, {2, text(kEmbeddings)}});
   add(t, 8,
-      {{21, text(kHead)}, {20, text(kLayers)}, {19, text(kNormEvery)}, {18, text(kMlp + "   (σ = ReLU)")}, {17, text(kNormEvery)},
+      {{21, text(kHead)}, {20, text(kStackNorm)}, {13, text(kLayers)}, {19, text(kNormEvery)}, {18, text(kMlp + "   (σ = ReLU)")}, {17, text(kNormEvery)},
        {16, none("the tutorial's attention is self-attention only: no cross-attention, so no gradient into Z")},
-       {15, text(kNormEvery)}, {14, text(kPostAttention)}, {13, none(kEnd)}, {12, text(kToEmbeddings)}, {11, text(kEmbeddings)},
-       {9, text(kLayers)}, {8, text(kNormEvery)}, {7, text(kMlp + "   (σ = ReLU)")}, {6, text(kNormEvery)},
-       {5, text(kPostAttention + "   (Encoder: no mask)")}, {4, none(kEnd)}, {3, text(kToEmbeddings)}, {2, text(kEmbeddings)}});
+       {15, text(kNormEvery)}, {14, text(kPostAttention)}, {12, text(kToEmbeddings)}, {11, text(kEmbeddings)},
+       {9, text(kStackNorm)}, {4, text(kLayers)}, {8, text(kNormEvery)}, {7, text(kMlp + "   (σ = ReLU)")}, {6, text(kNormEvery)},
+       {5, text(kPostAttention + "   (Encoder: no mask)")}, {3, text(kToEmbeddings)}, {2, text(kEmbeddings)}});
   for (const auto& [alg, lines] : std::vector<std::pair<int, std::vector<int>>>{{11, {5, 4}}, {12, {9, 8}}, {13, {5, 4}}})
     for (int line : lines) t.push_back({alg, line, none(kCarpenter), none(kDyzNoTraining), Pass::Backward});
   return t;

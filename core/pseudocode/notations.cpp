@@ -241,6 +241,13 @@ NotationName notation_name(int alg, const std::string& paper_name) {
     if ((n.alg == 0 || n.alg == alg) && paper_name == n.paper) return n.name;
   // Algorithm 5 binds each head's result as Y^1, Y^2, …: Carpenter's u[h, n, 1:V/H].
   if (alg == 5 && paper_name.rfind("Y^", 0) == 0) return {"u[h, n, 1:V/H]", "", ""};
+  // A backward value ∇Q (Stepformer's backward listing): DYZ writes the derivative of the loss with
+  // respect to its symbol, ∂ℒ/∂q^h, with the same indices; Carpenter writes no gradients.
+  const std::string nabla = "∇";
+  if (paper_name.rfind(nabla, 0) == 0) {
+    const NotationName forward = notation_name(alg, paper_name.substr(nabla.size()));
+    return {"", forward.dyz.empty() ? "" : "∂ℒ/∂" + forward.dyz, forward.dyz_indices};
+  }
   return {};
 }
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <set>
 #include <string>
 
@@ -112,21 +113,22 @@ TEST(BackwardListings, EveryLineIsTheAdjointOfAForwardLineWithATooltipAndNotatio
 }
 
 TEST(BackwardListings, LinesRunInTheReverseOfTheForwardOrder) {
+  // At each depth of nesting the numbers decrease: a reversed loop's header (the adjoint of the
+  // forward's "for") comes first, then its body's adjoints, last line first.
   for (const auto& [alg, c] : listings_for(paper_and_variants())) {
-    int previous = 1000;
+    std::map<int, int> previous;  // indent → the last number seen there
     for (const PseudoLine& l : backward_pseudocode_for(alg, c).lines) {
       if (l.number == 0) continue;
-      // Algorithm 5's loop has no "end" line: its header (line 1) opens the reversed loop over
-      // the heads, before its body (line 2).
-      if (alg == 5 && l.number == 2) continue;
-      EXPECT_LT(l.number, previous) << "Algorithm " << alg << " (" << c.arch << ")";
-      previous = l.number;
+      auto [it, first] = previous.try_emplace(l.indent, l.number);
+      if (!first) EXPECT_LT(l.number, it->second) << "Algorithm " << alg << " (" << c.arch << ")";
+      it->second = l.number;
     }
   }
-  // The reversed loops: the forward's "end" opens them, its "for" closes them.
-  EXPECT_TRUE(contains(backward_line(10, 9)->text, "for l = L, L − 1, …, 1 do"));
-  EXPECT_EQ(backward_line(10, 4)->text, "end");
+  EXPECT_EQ(backward_line(10, 4)->text, "for l = L, L − 1, …, 1 do");
+  EXPECT_EQ(backward_line(10, 9), nullptr);  // "end" has no adjoint
+  EXPECT_EQ(backward_line(10, 8)->indent, 1);
   EXPECT_TRUE(contains(backward_line(5, 1)->text, "H, H − 1, …, 1"));
+  EXPECT_EQ(backward_line(5, 2)->indent, 1);
   EXPECT_EQ(backward_line(10, 1), nullptr);  // ℓ ← length(x) has nothing to differentiate
 }
 
@@ -143,7 +145,8 @@ TEST(BackwardListings, AttentionListsTheSoftmaxJacobianAsSubSteps) {
   // Layer norm's adjoint, per column: ∇γ, ∇β, ∇e, ∇m, ∇v at line 3, then lines 2 and 1.
   const PseudoLine* three = backward_line(6, 3);
   ASSERT_EQ(three->steps.size(), 5u);
-  for (const char* name : {"∇γ ←", "∇β ←", "∇e ←", "∇m ←", "∇v ←"}) EXPECT_TRUE(contains(all_text(*three), name)) << name;
+  const std::vector<std::string> order{"∇γ ←", "∇β ←", "∇e ←", "∇v ←", "∇m ←"};  // as the traced backward runs them
+  for (size_t i = 0; i < order.size(); ++i) EXPECT_EQ(three->steps[i].rfind(order[i], 0), 0u) << three->steps[i];
   EXPECT_TRUE(contains(backward_line(6, 2)->text, "∇e ← ∇e + 2 ∇v (e − m) / d_e"));
   EXPECT_TRUE(contains(backward_line(6, 1)->text, "∇e ← ∇e + ∇m 1 / d_e"));
 }
@@ -164,8 +167,8 @@ TEST(BackwardListings, VariantsRewriteTheLinesTheyChange) {
   // SwiGLU: the gate's gradients; tied: W_e collects the unembedding's.
   const PseudoAlgorithm gpt = backward_pseudocode_for(10, rms_rope);
   EXPECT_TRUE(contains(all_text(*adjoint_line(gpt, 8)), "∇W^l_gate"));
-  EXPECT_TRUE(contains(all_text(*adjoint_line(backward_pseudocode_for(7, rms_rope), 1)), "∇W_e ← ∇W_e + e ∇(W_u e)ᵀ"));
-  EXPECT_TRUE(contains(adjoint_line(gpt, 11)->text, "W_eᵀ"));
+  EXPECT_TRUE(contains(all_text(*adjoint_line(backward_pseudocode_for(7, rms_rope), 1)), "∇e ← W_e ∇(W_u e)"));
+  EXPECT_TRUE(contains(adjoint_line(gpt, 11)->text, "∇W_e ← ∇W_e + (∇(W_eᵀ X) Xᵀ)ᵀ"));
   // H_kv = 1: the shared key and value heads' gradients add up.
   const PseudoLine* heads = adjoint_line(backward_pseudocode_for(5, rms_rope), 2);
   EXPECT_FALSE(heads->variant.empty());
@@ -188,9 +191,14 @@ TEST(BackwardListings, VariantsRewriteTheLinesTheyChange) {
   const PseudoLine* embed = adjoint_line(backward_pseudocode_for(9, bert), 2);
   EXPECT_TRUE(contains(all_text(*embed), "γ_emb"));
   EXPECT_TRUE(contains(all_text(*embed), "∇W_s[:, 1]"));
-  EXPECT_TRUE(contains(all_text(*adjoint_line(backward_pseudocode_for(7, bert), 1)), "∇b_u"));
+  EXPECT_TRUE(contains(all_text(*adjoint_line(backward_pseudocode_for(7, bert), 1)), "∇(W_u e + b_u) ← p ⊙"));
+  EXPECT_TRUE(contains(adjoint_line(backward_pseudocode_for(9, bert), 12)->text, "∇b_u ← ∇(W_u X + b_u 1ᵀ) 1"));
   EXPECT_TRUE(contains(all_text(*adjoint_line(backward_pseudocode_for(9, bert), 7)), "ReLU′"));
   EXPECT_TRUE(contains(all_text(*adjoint_line(backward_pseudocode_for(9, bert), 10)), "γ_enc"));
+  // A pre-LN encoder-decoder: each stack's final norm's adjoint runs before its layers'.
+  const PseudoAlgorithm ed = backward_pseudocode_for(8, mixes[3]);
+  EXPECT_TRUE(contains(adjoint_line(ed, 20)->text, "γ_dec"));
+  EXPECT_TRUE(contains(adjoint_line(ed, 9)->text, "γ_enc"));
   // Sinusoidal positions: no ∇W_p.
   EXPECT_TRUE(contains(adjoint_line(backward_pseudocode_for(2, mixes[4]), 1)->text, "no gradient"));
   EXPECT_TRUE(contains(adjoint_line(backward_pseudocode_for(10, mixes[4]), 2)->text, "no ∇W_p"));
