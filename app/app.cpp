@@ -433,6 +433,12 @@ bool App::apply_action(const std::string& action, std::string& error) {
   } else if (verb == "select") {
     ui.selected_value = arg;
     ui.show.tensor = true;
+  } else if (verb == "tensor-view") {  // at a backward event: a gradient's forward value, itself, or their product
+    const PairView pv = arg == "value" ? PairView::Value : arg == "gradient" ? PairView::Gradient : PairView::Product;
+    if (arg != "value" && arg != "gradient" && arg != "product")
+      return error = "tensor-view takes value, gradient or product (value ⊙ gradient)", false;
+    panels->tensor.set_pair_view(pv);
+    ui.show.tensor = true;
   } else if (verb == "frame") {
     if (!action_ints(arg, v) || v.size() != 1) return error = "frame needs a depth (0 = outermost)", false;
     const auto stack = s.trace().call_stack(s.cursor());

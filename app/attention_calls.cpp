@@ -14,19 +14,46 @@ const Value* event_value(const Event& e, const std::string& name) {
   return nullptr;
 }
 
+namespace {
+
+// The transformer line whose MHAttention made the Attention frame entered at k (the caller of
+// Attention is MHAttention's line, and MHAttention's caller is the transformer line); none at top level.
+LineRef transformer_line(const Trace& t, size_t k) {
+  size_t up = t.caller_line(k);
+  while (up < t.size() && (t.events[up].alg == 4 || t.events[up].alg == 5)) up = t.caller_line(up);
+  return up < t.size() ? t.events[up].ref() : LineRef{};
+}
+
+// The last ∇A and ∇S bound in the adjoint frame entered at k (its lines and their sub-steps).
+void read_adjoint(const Trace& t, size_t k, HeadCall& c) {
+  const int d = t.events[k].depth;
+  c.back_enter = k;
+  for (size_t j = k + 1; j < t.size() && t.events[j].depth >= d; ++j) {
+    const Event& x = t.events[j];
+    if (x.depth == d && x.kind == EventKind::Enter) break;  // the next head's frame
+    if (const Value* v = event_value(x, "∇A")) c.dA = v, c.dA_event = j;
+    if (const Value* v = event_value(x, "∇S")) c.dS = v, c.dS_event = j;
+  }
+}
+
+}  // namespace
+
 std::vector<HeadCall> head_calls(const Trace& t) {
   std::vector<HeadCall> out;
   for (size_t k = 0; k < t.size(); ++k) {
     const Event& e = t.events[k];
     if (e.alg != 4 || e.kind != EventKind::Enter) continue;
+    const LineRef up = transformer_line(t, k);
+    if (e.pass == Pass::Backward) {  // the adjoint of a call already listed (the forward runs first)
+      for (HeadCall& c : out)
+        if (c.caller_alg == up.alg && c.caller_line == up.line && c.idx == e.idx) read_adjoint(t, k, c);
+      continue;
+    }
     HeadCall c;
     c.enter = k;
     c.idx = e.idx;
     c.mask = event_value(e, "Mask");
-    // The caller of Attention is MHAttention's line; MHAttention's caller is the transformer line.
-    size_t up = t.caller_line(k);
-    while (up < t.size() && (t.events[up].alg == 4 || t.events[up].alg == 5)) up = t.caller_line(up);
-    if (up < t.size()) c.caller_alg = t.events[up].alg, c.caller_line = t.events[up].line;
+    c.caller_alg = up.alg, c.caller_line = up.line;
     for (size_t j = k + 1; j < t.size() && t.events[j].depth >= e.depth; ++j) {
       const Event& x = t.events[j];
       if (x.depth != e.depth || x.kind != EventKind::Line) continue;

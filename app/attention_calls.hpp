@@ -21,6 +21,12 @@ struct HeadCall {
   const Value* S = nullptr;                // line 4: S = KᵀQ
   const Value* S_masked = nullptr;         // line 5: S with −∞
   const Value* A = nullptr;                // line 6: softmax(S/√d_attn)
+  // Its adjoint frame in a traced backward (a training step's update line, issue 24; not in the
+  // paper): the last ∇A and ∇S that frame bound (∇S after the adjoint of line 5: masked cells 0).
+  size_t back_enter = SIZE_MAX;
+  const Value* dA = nullptr;
+  const Value* dS = nullptr;
+  size_t dA_event = 0, dS_event = 0;
 };
 
 // A group of calls made by one transformer line (e.g. Algorithm 8 line 16).
@@ -30,7 +36,8 @@ struct AttentionGroup {
   std::string mask_text;  // how the mask is built there: "Mask ≡ 1", "Mask[t_z, t_x] = [t_z ≤ t_x]"
 };
 
-// Every Algorithm 4 call in `t`, in trace order.
+// Every Algorithm 4 call of the forward pass in `t`, in trace order, each with its adjoint frame
+// when the trace has one.
 std::vector<HeadCall> head_calls(const Trace& t);
 // The distinct (caller_alg, caller_line) groups of `calls`, in order of first appearance.
 // `c` says how a causal mask was built: the paper's, or the prefix-LM variant.

@@ -41,6 +41,8 @@ struct Session::TraceJob {
   Tokens z, x;
   InferenceOptions gen;   // Generate
   EdInferenceOptions ed;  // Translate
+  std::function<void(Tracer&)> train;  // Training: one traced step (trace_training)
+  std::string label;                   // Training: its label
   int layers_total = 0;   // Forward: the layers it counts (0: not counted)
   // --- progress, cancellation ---
   std::atomic<bool> cancel{false}, done{false};
@@ -86,7 +88,7 @@ void Session::TraceJob::run() {
       }
       case RunKind::Generate: generation = dinference(x, *model, gen, &tracer); break;
       case RunKind::Translate: translation = edinference(z, *model, ed, &tracer); break;
-      case RunKind::Training: break;  // shown as made (show_trace), never run here
+      case RunKind::Training: train(tracer); break;
     }
   } catch (const Cancelled&) {
     cancelled = true;
@@ -213,11 +215,7 @@ void Session::retrace_keep_cursor() {
 }
 
 void Session::run_trace(std::function<void()> then) {
-  if (job_) {  // superseded: stopped at its next layer, or left to finish unseen
-    job_->cancel = true;
-    retired_.push_back(std::move(job_));
-    then_ = {};
-  }
+  supersede();
   attn_calls_.clear();
   attn_max_diff_ = std::numeric_limits<double>::quiet_NaN();
   if (run_kind_ == RunKind::Forward && attn_hook_ && run_hooked_trace()) {
@@ -331,6 +329,12 @@ void Session::finish(TraceJob& job) {
     }
     return;
   }
+  if (job.kind == RunKind::Training) {
+    if (job.trace.size() == 0) return;  // the step failed and said so: the shown trace stays
+    run_kind_ = RunKind::Training;
+    trace_label_ = job.label;
+    cursor_ = job.trace.size() > 1 ? 1 : 0;
+  }
   trace_ = std::move(job.trace);
   trace_model_ = job.model;
   if (job.kind == RunKind::Generate) generation_.finish(job.gen, std::move(job.generation));
@@ -390,7 +394,7 @@ TraceProgress Session::trace_progress() const {
       break;
     case RunKind::Generate: p.what = "Algorithm 14 generating " + std::to_string(job_->gen.l_gen) + " tokens"; break;
     case RunKind::Translate: p.what = "Algorithm 15"; break;
-    case RunKind::Training: break;
+    case RunKind::Training: p.what = job_->label; break;
   }
   return p;
 }
@@ -401,17 +405,43 @@ void Session::set_attention_hook(AttentionHook hook) {
   if (run_kind_ == RunKind::Forward) retrace_keep_cursor();
 }
 
+void Session::supersede() {
+  if (!job_) return;  // stopped at its next layer, or left to finish unseen
+  job_->cancel = true;
+  retired_.push_back(std::move(job_));
+  then_ = {};
+}
+
 void Session::show_trace(Trace t, std::string label, std::shared_ptr<const Model> model) {
-  if (job_) {
-    job_->cancel = true;
-    retired_.push_back(std::move(job_));
-    then_ = {};
-  }
+  supersede();
   run_kind_ = RunKind::Training;
   trace_ = std::move(t);
   trace_model_ = std::move(model);
   trace_label_ = std::move(label);
   restart();
+}
+
+void Session::trace_training(std::function<void(Tracer&)> step, std::string label, std::shared_ptr<const Model> model,
+                             std::function<void()> then) {
+  supersede();
+  auto job = std::make_shared<TraceJob>();
+  job->kind = RunKind::Training;
+  job->model = std::move(model);
+  job->train = std::move(step);
+  job->label = std::move(label);
+  if (job->model->table.total() <= async_min_params) {
+    job->run();
+    finish(*job);
+    if (then) then();
+    return;
+  }
+  TraceJob* j = job.get();  // owned by job_ or retired_ until joined
+  job->thread = std::thread([j] {
+    j->run();
+    j->done = true;
+  });
+  job_ = std::move(job);
+  then_ = std::move(then);
 }
 
 bool Session::traced_with_kv_cache() const {
@@ -454,10 +484,10 @@ void Session::jump_ungated(size_t k) {
 
 void Session::restart() { cursor_ = trace_.size() > 1 ? 1 : 0; }
 
-bool Session::jump_to(int alg, int line, int l, int h, int t) {
+bool Session::jump_to(LineRef line, int l, int h, int t) {
   for (size_t k = 0; k < trace_.size(); ++k) {
     const Event& e = trace_.events[k];
-    if (e.alg != alg || e.line != line || e.kind == EventKind::SubStep) continue;
+    if (e.ref() != line || e.kind == EventKind::SubStep) continue;
     if ((l && e.idx.l != l) || (h && e.idx.h != h) || (t && e.idx.t != t)) continue;
     cursor_ = k;
     return true;
@@ -465,12 +495,11 @@ bool Session::jump_to(int alg, int line, int l, int h, int t) {
   return false;
 }
 
-bool Session::has_breakpoint(int alg, int line) const {
-  return std::find(breakpoints_.begin(), breakpoints_.end(), LineRef{alg, line}) != breakpoints_.end();
+bool Session::has_breakpoint(LineRef line) const {
+  return std::find(breakpoints_.begin(), breakpoints_.end(), line) != breakpoints_.end();
 }
 
-void Session::toggle_breakpoint(int alg, int line) {
-  const LineRef key{alg, line};
+void Session::toggle_breakpoint(LineRef key) {
   auto it = std::find(breakpoints_.begin(), breakpoints_.end(), key);
   if (it == breakpoints_.end()) breakpoints_.push_back(key);
   else breakpoints_.erase(it);

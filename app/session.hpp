@@ -155,6 +155,14 @@ class Session {
   // `model`, when given, is kept alive as long as the trace is shown (a trace may hold the
   // parameters it was computed with by reference).
   void show_trace(Trace t, std::string label, std::shared_ptr<const Model> model = nullptr);
+  // Traces one step of a training algorithm (the Training tab's traced update: `step` runs it into
+  // the tracer, forward and backward) and shows it as show_trace does, labelled `label`, keeping
+  // `model` (the copy it updates) alive. Like the forward pass: on a worker thread for a model over
+  // async_min_params (trace() stays the last trace until poll() shows the new one;
+  // trace_progress() says what runs), at once for a smaller one. `then` runs once it is shown. A
+  // step that throws keeps the shown trace: `step` reports its own errors.
+  void trace_training(std::function<void(Tracer&)> step, std::string label, std::shared_ptr<const Model> model,
+                      std::function<void()> then = {});
   const std::string& trace_label() const { return trace_label_; }
   // The sequence a shown training trace steps through (x_n, or Algorithm 12's x̃_n): the first the
   // trace labels its token axes with; the prompt's tokens when it labels none.
@@ -215,12 +223,16 @@ class Session {
   void step_back_over() { jump(trace_.step_back_over(cursor_)); }
   void continue_run() { jump(trace_.continue_to(cursor_, breakpoints_)); }
   void restart();
-  // The first Line event of `alg` at `line` whose indices match the given nonzero ones.
-  bool jump_to(int alg, int line, int l = 0, int h = 0, int t = 0);
+  // The first Line event at `line` (a forward line, or with Pass::Backward the adjoint of one)
+  // whose indices match the given nonzero ones.
+  bool jump_to(LineRef line, int l = 0, int h = 0, int t = 0);
+  bool jump_to(int alg, int line, int l = 0, int h = 0, int t = 0) { return jump_to(LineRef{alg, line}, l, h, t); }
 
-  // Breakpoints on (algorithm, line).
-  bool has_breakpoint(int alg, int line) const;
-  void toggle_breakpoint(int alg, int line);
+  // Breakpoints on lines: forward lines, and the backward listings' adjoint lines.
+  bool has_breakpoint(LineRef line) const;
+  void toggle_breakpoint(LineRef line);
+  bool has_breakpoint(int alg, int line) const { return has_breakpoint(LineRef{alg, line}); }
+  void toggle_breakpoint(int alg, int line) { toggle_breakpoint(LineRef{alg, line}); }
   const std::vector<LineRef>& breakpoints() const { return breakpoints_; }
 
   // Token labels for the TokenX (or TokenZ) axes of values at event k: the sequence the trace
@@ -262,6 +274,8 @@ class Session {
   // False (the hook dropped, its failure kept) when the hook threw.
   bool run_hooked_trace();
   void finish(TraceJob& job);
+  // Stops the running trace, if any (superseded by a newer request): it is not shown.
+  void supersede();
   // Runs fn once the running trace is shown (at once when none is running).
   void after_trace(std::function<void()> fn);
   // Algorithm 15's trace: shows one more step of x̂ (or all) and puts the cursor there.

@@ -6,6 +6,7 @@
 #include "app/app.hpp"
 #include "app/feature.hpp"
 #include "app/gui_support.hpp"
+#include "app/logic/gradient_pairs.hpp"
 #include "app/panels/all_panels.hpp"
 #include "app/panels/gpu_text.hpp"
 #include "app/panels/panel.hpp"
@@ -80,6 +81,36 @@ void gpu_state(const Session& s, nlohmann::ordered_json& j) {
                        : nlohmann::ordered_json(nullptr);
 }
 
+nlohmann::ordered_json rows_of(const MatF& m) {
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (Eigen::Index i = 0; i < m.rows(); ++i) {
+    nlohmann::ordered_json r = nlohmann::ordered_json::array();
+    for (Eigen::Index c = 0; c < m.cols(); ++c) r.push_back(number_or_null(m(i, c)));
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+// The traced backward (issue 24): the gradients paired with their forward values at the shown
+// event (the Variables view), what the Tensor view shows of a pair, and the Attention tab's ∇S, ∇A.
+void backprop_state(const App& app, nlohmann::ordered_json& j) {
+  const Session& s = app.session;
+  const size_t k = app.shown_event();
+  nlohmann::ordered_json pairs = nlohmann::ordered_json::array();
+  if (k < s.trace().size())
+    for (const GradientPair& p : gradient_pairs(s.trace(), k, s.scope_for_view(k)))
+      pairs.push_back({{"gradient", p.grad->name},
+                       {"value", p.value->name},
+                       {"gradient_event", p.grad_event},
+                       {"value_event", p.value_event}});
+  j["gradient_pairs"] = std::move(pairs);
+  j["tensor_view"]["pair_view"] = pair_view_name(tensor_panel(app).pair_view());
+  j["tensor_view"]["shown"] = tensor_panel(app).shown_name();
+  const AttentionPanel::Shown& a = app.panels->attention.shown();
+  j["attention_view"] = {{"l", a.l}, {"h", a.h}, {"gradients", a.gradients}, {"A", rows_of(a.A)}, {"grad_S", rows_of(a.dS)},
+                         {"grad_A", rows_of(a.dA)}, {"mask", rows_of(a.mask)}};
+}
+
 }  // namespace
 
 bool App::write_state(const std::string& path, std::string& error) const {
@@ -92,7 +123,8 @@ bool App::write_state(const std::string& path, std::string& error) const {
     const Event& e = t.events[k];
     j["event"] = {{"alg", e.alg},       {"line", e.line},   {"depth", e.depth},
                   {"kind", static_cast<int>(e.kind)},       {"l", e.idx.l},
-                  {"h", e.idx.h},       {"t", e.idx.t},     {"i", e.idx.i}};
+                  {"h", e.idx.h},       {"t", e.idx.t},     {"i", e.idx.i},
+                  {"pass", e.pass == Pass::Backward ? "backward" : "forward"}};
   }
   j["shown_event"] = shown_event();
   j["prompt"] = session.prompt();
@@ -122,6 +154,7 @@ bool App::write_state(const std::string& path, std::string& error) const {
                         {"caption", h.caption},
                         {"cells", {h.cells.x, h.cells.y, h.cells.z, h.cells.w}}};
   }
+  backprop_state(*this, j);
   if (const BpeTrainer* b = tokenizer_panel(*this).trainer()) {
     j["bpe"] = {{"vocab", b->vocab().size()}, {"merges", b->merges().size()},
                 {"last", b->merges().empty() ? "" : b->merges().back().merged}};

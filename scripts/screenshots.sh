@@ -6,7 +6,8 @@ cd "$(dirname "$0")/.."
 # The pointer is parked in a corner (mouse:) so that no tooltip covers the view.
 declare -A SIZE=(
   [presentation-1280x720]=1280x720 [translation]=1600x1000 [ed-attention]=1600x1000
-  [tensor-light]=1600x1000 [layernorm]=1600x1000 [training]=1600x1000 [gpu-calls]=1366x768)
+  [tensor-light]=1600x1000 [layernorm]=1600x1000 [training]=1600x1000 [gpu-calls]=1366x768
+  [attention-adjoint]=1600x1000 [gradflow-pre-ln]=1280x900 [gradflow-post-ln]=1280x900)
 declare -A ARGS=(
   [presentation-1280x720]='--actions lesson-open:02-one-attention-head,lesson-go:5,presentation:on,mouse:1275:715'
   [translation]='--model assets/ed.safetensors --actions context:12 march 2024,translate-all,wait,open:translation,mouse:1590:990'
@@ -14,9 +15,15 @@ declare -A ARGS=(
   [tensor-light]='--actions theme:light,goto:10:8:1,step-back,open:tensor,mouse:1590:990'
   [layernorm]='--actions goto:6:2:1:0:3,open:layernorm,mouse:1590:990'
   [training]='--actions open:training,train-step:300,wait,mouse:1590:990'
-  [gpu-calls]='--model assets/ed.safetensors --actions context:12 march 2024,attention:gpu,goto:5:4,open:gpu,mouse:1360:760')
+  [gpu-calls]='--model assets/ed.safetensors --actions context:12 march 2024,attention:gpu,goto:5:4,open:gpu,mouse:1360:760'
+  # Issue 24: a traced update's first Attention adjoint (layer 2, head 4), and the Gradient flow tab
+  # of lesson 10's two 8-layer GPTs at initialisation, pre-LN and post-LN (shown side by side in the README).
+  [attention-adjoint]='--actions open:training,train-step:1,train-trace,breakpoint-adjoint:4:6,continue,open:attention,mouse:1590:990'
+  [gradflow-pre-ln]='--model assets/lessons/pre-ln-init.safetensors --actions prompt:hello world=,open:gradflow,mouse:1275:895'
+  [gradflow-post-ln]='--model assets/lessons/post-ln-init.safetensors --actions prompt:hello world=,open:gradflow,mouse:1275:895')
 names=("$@")
-[ ${#names[@]} -eq 0 ] && names=(presentation-1280x720 translation ed-attention tensor-light layernorm training gpu-calls)
+[ ${#names[@]} -eq 0 ] && names=(presentation-1280x720 translation ed-attention tensor-light layernorm training gpu-calls
+                                  attention-adjoint gradflow-pre-ln gradflow-post-ln)
 for n in "${names[@]}"; do
   [ -n "${SIZE[$n]:-}" ] || { echo "screenshots: no scene \"$n\" (known: ${!SIZE[*]})" >&2; exit 1; }
   args=${ARGS[$n]}

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 
 #include "core/model/rng.hpp"
 #include "core/trace/value_keys.hpp"
@@ -57,10 +58,54 @@ std::vector<int> pick(std::vector<int> pool, int must, size_t keep, Rng& rng) {
 }
 
 std::string where(const Event& e) {
-  std::string s = "Algorithm " + std::to_string(e.alg) + " line " + std::to_string(e.line);
+  std::string s = "Algorithm " + std::to_string(e.alg) + (e.pass == Pass::Backward ? " adjoint of line " : " line ") +
+                  std::to_string(e.line);
   if (e.idx.l) s += ", layer " + std::to_string(e.idx.l);
   if (e.idx.h) s += ", head " + std::to_string(e.idx.h);
   return s;
+}
+
+// The index of the largest of `x`.
+int argmax(const std::vector<double>& x) {
+  return static_cast<int>(std::max_element(x.begin(), x.end()) - x.begin());
+}
+
+// Each head's ‖ΔW_q^h‖ at an update line that binds "W (before)" and "W (after)" for each tensor:
+// W_q tensors hold their H heads side by side, d_e columns each (d_e: W_e's rows).
+struct HeadDelta {
+  std::string label;  // "layer1.attn.W_q, h = 2"
+  double norm = 0;
+};
+std::vector<HeadDelta> head_deltas(const Event& e) {
+  std::vector<HeadDelta> out;
+  const Value* W_e = find(e, update_value_name("W_e", UpdateValue::Before));
+  if (!W_e || W_e->m.rows() == 0) return out;
+  const Eigen::Index d_e = W_e->m.rows();
+  for (const Value& after : e.values) {
+    const std::optional<UpdateValueKey> u = parse_update_value(after.name);
+    if (!u || u->which != UpdateValue::After || u->tensor.size() < 3 ||
+        u->tensor.compare(u->tensor.size() - 3, 3, "W_q") != 0)
+      continue;
+    const Value* before = find(e, update_value_name(u->tensor, UpdateValue::Before));
+    if (!before || after.m.cols() % d_e != 0) continue;
+    const MatF delta = MatF(after.m) - MatF(before->m);
+    for (Eigen::Index h = 0; h < after.m.cols() / d_e; ++h)
+      out.push_back({u->tensor + ", h = " + std::to_string(h + 1), delta.middleCols(h * d_e, d_e).norm()});
+  }
+  return out;
+}
+
+// A multiple-choice question for the largest of `sizes` (labels as `labels`), up to `keep` choices.
+void largest_of(Question& q, const std::vector<std::string>& labels, const std::vector<double>& sizes, size_t keep,
+                Rng& rng) {
+  const int best = argmax(sizes);
+  std::vector<int> all(sizes.size());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
+  q.ids = pick(all, best, keep, rng);
+  for (int i : q.ids) q.choices.push_back(labels[static_cast<size_t>(i)]);
+  q.answer = 0;
+  q.row = best;
+  shuffle(q, rng);
 }
 
 }  // namespace
@@ -71,6 +116,9 @@ const char* question_kind_name(QuestionKind k) {
     case QuestionKind::CellSign: return "sign";
     case QuestionKind::NextToken: return "next token";
     case QuestionKind::BiggestUpdate: return "update";
+    case QuestionKind::GradientSign: return "gradient sign";
+    case QuestionKind::BiggestEmbeddingGradient: return "embedding gradient";
+    case QuestionKind::BiggestHeadUpdate: return "head update";
   }
   return "";
 }
@@ -107,6 +155,25 @@ std::optional<Question> Quiz::question_for(const Trace& trace, size_t k) const {
     const Tokens* ts = trace.axis_tokens(k, a);
     return ts && t < static_cast<int>(ts->size()) ? " '" + label_((*ts)[t]) + "'" : std::string();
   };
+
+  // Which head's W_q will the update change most? (Half of the time, when the update binds θ.)
+  if (e.alg >= 11 && e.alg <= 13 && find(e, keys::tensor_grad_norms.symbol) && rng.below(2) == 0) {
+    const std::vector<HeadDelta> heads = head_deltas(e);
+    if (heads.size() >= 2) {
+      std::vector<std::string> labels;
+      std::vector<double> sizes;
+      for (const HeadDelta& h : heads) labels.push_back(h.label), sizes.push_back(h.norm);
+      q.kind = QuestionKind::BiggestHeadUpdate;
+      q.value = keys::tensor_grad_norms.symbol;
+      largest_of(q, labels, sizes, 6, rng);
+      q.text = "θ ← θ − η · ∇loss(θ) (" + at + "): which head's W_q does the update change most (the largest "
+               "‖ΔW_q^h‖ = η ‖∇W_q^h‖)?";
+      const HeadDelta& best = heads[static_cast<size_t>(q.row)];
+      q.reveal = best.label + ": ‖ΔW_q^h‖ = " + num(best.norm) + ", the largest of " + std::to_string(heads.size()) +
+                 " heads' W_q";
+      return q;
+    }
+  }
 
   // Which parameters will the update change most?
   if (e.alg >= 11 && e.alg <= 13 && find(e, "‖∇loss(θ)‖ per tensor")) {
@@ -177,6 +244,25 @@ std::optional<Question> Quiz::question_for(const Trace& trace, size_t k) const {
     }
   }
 
+  // Which token's embedding gets the largest gradient? (the adjoint of X = [e_1, …, e_ℓ])
+  if (const Value* de = e.pass == Pass::Backward ? find(e, "∇e_t") : nullptr; de && de->m.cols() >= 2) {
+    std::vector<std::string> labels;
+    std::vector<double> sizes;
+    for (int t = 0; t < de->m.cols(); ++t) {
+      labels.push_back("t = " + I(t) + token(de->cols, t));
+      sizes.push_back(de->m.col(t).cast<double>().norm());
+    }
+    q.kind = QuestionKind::BiggestEmbeddingGradient;
+    q.value = de->name;
+    largest_of(q, labels, sizes, 6, rng);
+    q.col = q.row;
+    q.row = -1;
+    q.text = "Which token's embedding e_t gets the largest gradient ‖∇e_t‖ = ‖∂loss/∂e_t‖? (" + at + ")";
+    q.reveal = "‖∇e_t[:, " + I(q.col) + "]‖ = " + num(sizes[static_cast<size_t>(q.col)]) + ", the largest of " +
+               std::to_string(sizes.size()) + " tokens";
+    return q;
+  }
+
   // Which key gets the most attention?
   for (const Value* v : fresh) {
     if (!keys::attention_weights.names(*v) && v->name != "α_t") continue;
@@ -210,8 +296,13 @@ std::optional<Question> Quiz::question_for(const Trace& trace, size_t k) const {
     return q;
   }
 
-  // The sign or rough size of a highlighted cell.
-  const Value* v = fresh[rng.below(fresh.size())];
+  // The sign or rough size of a highlighted cell (at a backward line: of a gradient, if it binds one).
+  std::vector<const Value*> grads;
+  if (e.pass == Pass::Backward)
+    for (const Value* v : fresh)
+      if (v->name.rfind("∇", 0) == 0) grads.push_back(v);
+  const std::vector<const Value*>& pool = grads.empty() ? fresh : grads;
+  const Value* v = pool[rng.below(pool.size())];
   std::vector<Eigen::Index> finite;
   float top = 0;
   for (Eigen::Index j = 0; j < v->m.cols(); ++j)
@@ -222,7 +313,7 @@ std::optional<Question> Quiz::question_for(const Trace& trace, size_t k) const {
       }
   if (finite.empty()) return std::nullopt;  // −∞ cells are never asked
   const Eigen::Index cell = finite[rng.below(finite.size())];
-  q.kind = QuestionKind::CellSign;
+  q.kind = grads.empty() ? QuestionKind::CellSign : QuestionKind::GradientSign;
   q.value = v->name;
   q.row = static_cast<int>(cell % v->m.rows());
   q.col = static_cast<int>(cell / v->m.rows());
@@ -233,6 +324,9 @@ std::optional<Question> Quiz::question_for(const Trace& trace, size_t k) const {
   q.ids = {-1, 0, 1};
   q.answer = std::abs(x) < small ? 1 : x < 0 ? 0 : 2;
   q.text = "After " + at + ", is " + name + " negative, about zero or positive? (max |" + v->name + "| = " + num(top) + ")";
+  if (q.kind == QuestionKind::GradientSign)
+    q.text += " It is ∂loss/∂" + v->name.substr(std::string("∇").size()) + ": positive means a small increase of that "
+              "entry raises the loss.";
   q.reveal = name + " = " + num(x);
   return q;
 }

@@ -8,7 +8,14 @@
 //   - NextToken: Algorithm 14 line 5 / Algorithm 15 line 6 (the sampled y), or the forward pass's
 //     P (the argmax of its last column): which token;
 //   - BiggestUpdate: the update line of Algorithms 11–13: which parameter tensor changes most,
-//     by ‖Δθ‖ = ‖θ_after − θ_before‖ (Frobenius).
+//     by ‖Δθ‖ = ‖θ_after − θ_before‖ (Frobenius);
+// and about the traced backward (issue 24; Stepformer's backward listings, not in the paper):
+//   - GradientSign: a gradient ∇N a backward line binds: is a chosen cell ∂loss/∂N[i, j] negative,
+//     about zero or positive (as CellSign);
+//   - BiggestEmbeddingGradient: the adjoint of the embedding line (X = [e_1, …, e_ℓ]) binds ∇e_t:
+//     which token's embedding gets the largest gradient ‖∇e_t[:, t]‖;
+//   - BiggestHeadUpdate: the update line, asked instead of BiggestUpdate half of the time: which
+//     head's W_q the update changes most, by ‖ΔW_q^h‖ = ‖W_q^h after − W_q^h before‖.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -21,8 +28,11 @@
 
 namespace sf {
 
-enum class QuestionKind { MostAttention, CellSign, NextToken, BiggestUpdate };
-const char* question_kind_name(QuestionKind k);  // "attention", "sign", "next token", "update"
+enum class QuestionKind {
+  MostAttention, CellSign, NextToken, BiggestUpdate, GradientSign, BiggestEmbeddingGradient, BiggestHeadUpdate
+};
+// "attention", "sign", "next token", "update", "gradient sign", "embedding gradient", "head update"
+const char* question_kind_name(QuestionKind k);
 
 struct Question {
   QuestionKind kind = QuestionKind::CellSign;
@@ -31,7 +41,9 @@ struct Question {
   int row = -1, col = -1;  // the highlighted cell (0-based); MostAttention: col is t_x, row the answer's t_z
   std::string text;       // the question, in the paper's notation
   std::vector<std::string> choices;
-  std::vector<int> ids;   // per choice: t_z (0-based), the sign (−1, 0, 1), the token id or the tensor's row
+  // per choice: t_z (0-based), the sign (−1, 0, 1), the token id, the tensor's row, the position t
+  // (0-based), or the head's index among the W_q heads (in table order, heads 1 … H of each tensor)
+  std::vector<int> ids;
   int answer = 0;         // index into choices
   std::string reveal;     // the true value, in words
 };

@@ -58,13 +58,18 @@ ActionResult apply_session_action(Session& s, const std::string& verb, const std
   } else if (verb == "jump") {
     if (!action_ints(arg, v) || v.size() != 1) return fail("jump needs a step number");
     s.jump(static_cast<size_t>(std::max(1, v[0]) - 1));
-  } else if (verb == "goto") {
-    if (!action_ints(arg, v) || v.size() < 2) return fail("goto needs ALG:LINE[:l:h:t]");
+  } else if (verb == "goto" || verb == "goto-adjoint") {
+    // goto-adjoint: the backward listing's line, the adjoint of forward line LINE (a traced training step).
+    if (!action_ints(arg, v) || v.size() < 2) return fail(verb + " needs ALG:LINE[:l:h:t]");
     v.resize(5, 0);
-    if (!s.jump_to(v[0], v[1], v[2], v[3], v[4])) return fail("no such line in the trace");
-  } else if (verb == "breakpoint") {
-    if (!action_ints(arg, v) || v.size() != 2) return fail("breakpoint needs ALG:LINE");
-    s.toggle_breakpoint(v[0], v[1]);
+    const Pass pass = verb == "goto" ? Pass::Forward : Pass::Backward;
+    if (!s.jump_to(LineRef{v[0], v[1], pass}, v[2], v[3], v[4]))
+      return fail(pass == Pass::Forward ? "no such line in the trace"
+                                        : "no such adjoint line in the trace (trace a training step: train-trace, "
+                                          "then step into its update line)");
+  } else if (verb == "breakpoint" || verb == "breakpoint-adjoint") {
+    if (!action_ints(arg, v) || v.size() != 2) return fail(verb + " needs ALG:LINE");
+    s.toggle_breakpoint(LineRef{v[0], v[1], verb == "breakpoint" ? Pass::Forward : Pass::Backward});
   } else if (verb == "prompt") {
     s.set_prompt(arg);
   } else if (verb == "context") {

@@ -41,9 +41,9 @@ std::vector<std::string> restore_session(Session& s, const SessionState& st) {
   s.fill_in().settings = {st.fill.tau, st.fill.seed, st.fill.top_k};
   s.translation().settings = {st.translation.tau, st.translation.seed, st.translation.reuse_encoding,
                             st.translation.kv_cache};
-  for (const LineRef b : std::vector<LineRef>(s.breakpoints())) s.toggle_breakpoint(b.alg, b.line);
+  for (const LineRef b : std::vector<LineRef>(s.breakpoints())) s.toggle_breakpoint(b);
   for (const LineRef b : st.breakpoints)
-    if (!s.has_breakpoint(b.alg, b.line)) s.toggle_breakpoint(b.alg, b.line);
+    if (!s.has_breakpoint(b)) s.toggle_breakpoint(b);
   if (s.arch().has_context()) {
     s.set_context(st.context);
     if (!s.context_input().error.empty()) notes.push_back("The saved context: " + s.context_input().error);

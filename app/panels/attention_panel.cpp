@@ -48,15 +48,16 @@ int layers_of(const std::vector<HeadCall>& calls, const AttentionGroup& g) {
   return std::max(L, 1);
 }
 
-// The height of each of the four views. They share what the grid of heads leaves, but take at
-// least `readable` (what their rows need to be labelled one by one), up to half the panel each:
-// the views come first, and the grid under them scrolls.
-float view_height(float avail_y, float grid_h, float readable, float F) {
-  const float text_h = F * 5.5f;  // the axis line above the views, the explanation under them
+// The height of each of the views, in `rows` rows of two (two; three with the gradients). They
+// share what the grid of heads leaves, but take at least `readable` (what their rows need to be
+// labelled one by one), up to 1/rows of the panel each: the views come first, and the grid under
+// them scrolls.
+float view_height(float avail_y, float grid_h, float readable, float F, int rows) {
+  const float text_h = F * (rows > 2 ? 7.5f : 5.5f);  // the axis line above the views, the explanations
   const float caption_h = F * 1.4f;  // each view's caption
-  const float half = (avail_y - text_h) * 0.5f - caption_h;
-  const float shared = (avail_y - grid_h - text_h) * 0.5f - caption_h;
-  return std::max({shared, std::min(readable, half), F * 10.0f});
+  const float part = (avail_y - text_h) / static_cast<float>(rows) - caption_h;
+  const float shared = (avail_y - grid_h - text_h) / static_cast<float>(rows) - caption_h;
+  return std::max({shared, std::min(readable, part), F * 10.0f});
 }
 
 }  // namespace
@@ -70,7 +71,8 @@ void AttentionPanel::follow_cursor(const Session& s, const std::vector<HeadCall>
     l_ = e.idx.l;
     h_ = e.idx.h;
     for (const auto& c : calls)
-      if (c.enter <= s.cursor() && s.cursor() <= c.line6 + 1) {
+      if ((c.enter <= s.cursor() && s.cursor() <= c.line6 + 1) ||
+          (e.pass == Pass::Backward && c.back_enter <= s.cursor() && c.idx == e.idx)) {  // in its adjoint
         for (size_t gi = 0; gi < groups.size(); ++gi)
           if (groups[gi].alg == c.caller_alg && groups[gi].line == c.caller_line) g_ = static_cast<int>(gi);
       }
@@ -106,8 +108,11 @@ void AttentionPanel::draw_cursor_link(App& app, const HeadCall& call) {
   const char* here_text = "the cursor is in this call";
   ImGui::SameLine();
   if (ImGui::GetContentRegionAvail().x < ImGui::CalcTextSize(here_text).x) ImGui::NewLine();
+  const Event& e = s.current();
   if (cursor >= call.enter && cursor <= call.line6) {
     ImGui::TextColored(ImColor(accent_color(app.settings.dark)), "%s", here_text);
+  } else if (e.pass == Pass::Backward && e.alg == 4 && cursor >= call.back_enter && e.idx == call.idx) {
+    ImGui::TextColored(ImColor(accent_color(app.settings.dark)), "the cursor is in this head's adjoint");
   } else if (ImGui::SmallButton("Go to this call")) {
     s.jump(call.enter);
     app.ui.viewed_event = SIZE_MAX;
@@ -127,12 +132,14 @@ void AttentionPanel::draw_views(App& app, const HeadCall& call, const AttentionG
     o.max_width = ImGui::GetContentRegionAvail().x;
     return o;
   };
-  float map_h = 0;  // the four share one height (and axes): S's, in a column of the table below
+  const bool gradients = call.dS && call.dA;  // a traced backward reached this head
+  float map_h = 0;  // the views share one height (and axes): S's, in a column of the table below
   auto view = [&](const char* id, const std::string& caption, size_t k, const Value& v) {
     math_text(app.fonts, caption);
     HeatmapOptions o = options(k, v);
     if (map_h == 0)
-      map_h = view_height(avail_y, grid_h, heatmap_height_to_label_rows(MatView(v.m), app.fonts, o), F);
+      map_h = view_height(avail_y, grid_h, heatmap_height_to_label_rows(MatView(v.m), app.fonts, o), F,
+                          gradients ? 3 : 2);
     o.max_height = map_h;
     o.mark_row = hover_.row;
     o.mark_col = hover_.col;
@@ -151,8 +158,17 @@ void AttentionPanel::draw_views(App& app, const HeadCall& call, const AttentionG
     view("masked", "S after masking, line 5", call.line5, *call.S_masked);
     ImGui::TableNextColumn();
     view("softmax", call.A->name + ", line 6", call.line6, *call.A);
+    if (gradients) {
+      // ∇S and ∇A under S and A: the adjoint frame's own values (hover traces their cells there).
+      ImGui::TableNextColumn();
+      view("grad-S", "∇S, masked cells exactly 0", call.dS_event, *call.dS);
+      ImGui::TableNextColumn();
+      view("grad-A", "∇A, A = softmax(S/√d_attn)", call.dA_event, *call.dA);
+    }
     ImGui::EndTable();
   }
+  shown_ = {call.idx.l, call.idx.h, gradients, MatF(call.A->m), gradients ? MatF(call.dS->m) : MatF(),
+            gradients ? MatF(call.dA->m) : MatF(), MatF(call.mask->m)};
   hover_ = hovered;
   ImGui::PushTextWrapPos(0.0f);
   ImGui::TextDisabled(
@@ -160,6 +176,12 @@ void AttentionPanel::draw_views(App& app, const HeadCall& call, const AttentionG
       "softmax(S/√d_attn) sums to 1: query t_x shares its attention among those keys; a −∞ score gets weight "
       "exactly 0.",
       group.mask_text.c_str());
+  if (gradients)
+    ImGui::TextColored(ImColor(accent_color(app.settings.dark)),
+                       "∇S and ∇A are not in the paper: gradients of the training loss (∂loss/∂S, ∂loss/∂A), from "
+                       "the Attention adjoint of layer %d, head %d in the traced update's backward pass. A masked "
+                       "score is −∞ whatever its inputs, so its gradient is exactly 0.",
+                       call.idx.l, call.idx.h);
   ImGui::PopTextWrapPos();
 }
 

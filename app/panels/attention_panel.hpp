@@ -2,7 +2,8 @@
 // S = KᵀQ (Algorithm 4 line 4), S after masking (line 5, −∞ cells), the mask itself, and
 // softmax(S/√d_attn) (line 6), each with token labels on both axes; under them, every head of
 // every layer as a thumbnail of its softmax, a click moving the cursor to that head's call.
-// All matrices are read from the trace.
+// After a traced training step's backward pass (issue 24; not in the paper), ∇S and ∇A of the
+// head under S and A, from its Attention adjoint frame. All matrices are read from the trace.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -16,6 +17,14 @@
 namespace sf {
 struct AttentionPanel {
   void draw(App& app);
+  // What the large views showed in the last frame (--dump-state): the head, and its ∇S and ∇A
+  // when a traced backward reached it (empty otherwise).
+  struct Shown {
+    int l = 0, h = 0;
+    bool gradients = false;
+    MatF A, dS, dA, mask;
+  };
+  const Shown& shown() const { return shown_; }
 
  private:
   void follow_cursor(const Session& s, const std::vector<HeadCall>& calls, const std::vector<AttentionGroup>& groups);
@@ -30,6 +39,7 @@ struct AttentionPanel {
   int g_ = 0;                   // the group shown (which transformer line's attention)
   int l_ = 1, h_ = 1, i_ = 0;   // the head shown; i_: Algorithm 14's generation step (0: none)
   size_t followed_ = SIZE_MAX;  // the cursor position whose indices were last taken over
-  HeatmapHover hover_;          // the cell hovered last frame, outlined in all four views
+  HeatmapHover hover_;          // the cell hovered last frame, outlined in all the views
+  Shown shown_;
 };
 }  // namespace sf

@@ -231,6 +231,23 @@ void draw_origin(App& app) {
 
 }  // namespace
 
+std::pair<const Value*, size_t> TensorPanel::draw_pair_switch(App& app, const GradientPair& p) {
+  ImGui::TextDisabled("Show");
+  for (PairView v : {PairView::Value, PairView::Gradient, PairView::Product}) {
+    ImGui::SameLine();
+    if (ImGui::RadioButton(pair_view_name(v), view_ == v)) view_ = v;
+  }
+  item_tooltip("Not in the paper. value: " + p.value->name + " in the forward pass; gradient: " + p.grad->name +
+               " = ∂loss/∂" + p.value->name + "; value ⊙ gradient: their product, entry by entry.");
+  switch (view_) {
+    case PairView::Value: return {p.value, p.value_event};
+    case PairView::Gradient: return {p.grad, p.grad_event};
+    case PairView::Product: break;
+  }
+  product_ = sf::pair_view(p, PairView::Product);
+  return {&product_, p.grad_event};
+}
+
 const Value* shown_value(const App& app, size_t k, const std::vector<const Value*>& scope) {
   if (scope.empty()) return nullptr;
   for (const Value* x : scope)
@@ -256,6 +273,7 @@ void TensorPanel::draw(App& app) {
     return;
   }
   const Value* v = shown_value(app, k, scope);
+  const std::vector<GradientPair> pairs = gradient_pairs(t, k, scope);
   const bool missing = !app.ui.selected_value.empty() && v->name != app.ui.selected_value;
 
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 16.0f);
@@ -294,6 +312,24 @@ void TensorPanel::draw(App& app) {
   }
   ImGui::Separator();
 
+  shown_name_ = v->name;
+  if (const GradientPair* p = pair_of(pairs, v)) {
+    const auto [shown, at] = draw_pair_switch(app, *p);
+    shown_name_ = shown->name;
+    if (shown != v) {
+      math_text(app.fonts, shown->name + " ∈ " + paper_shape(*shown));
+      ImGui::SameLine();
+      ImGui::TextDisabled("(%s)", shown == p->value ? ("the forward pass: " + describe_event(t.events[at])).c_str()
+                                                    : "not in the paper");
+      if (shown == &product_) {
+        ImGui::PushTextWrapPos(0.0f);
+        ImGui::TextColored(ImColor(accent_color(dark)), "%s", product_.note.c_str());
+        ImGui::PopTextWrapPos();
+      }
+    }
+    draw_matrix(app, at, *shown);
+    return;
+  }
   switch (v->kind) {
     case ValueKind::Scalar:
       math_text(app.fonts, v->name + " =");

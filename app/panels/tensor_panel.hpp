@@ -9,9 +9,11 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "app/app.hpp"
+#include "app/logic/gradient_pairs.hpp"
 #include "app/widgets/downsample.hpp"
 #include "app/widgets/heatmap.hpp"
 
@@ -32,9 +34,19 @@ struct TensorPanel {
   const std::string& zoom_value() const { return zoom_key_; }
   // The heatmap drawn last: its caption and where its cells were (--dump-state).
   const HeatmapHover& last_heatmap() const { return last_; }
+  // At a backward event, for a gradient ∇N with its forward value N: which of N, ∇N and N ⊙ ∇N
+  // the view shows (tensor-view:value|gradient|product), and the name of what it showed last.
+  PairView pair_view() const { return view_; }
+  void set_pair_view(PairView v) { view_ = v; }
+  const std::string& shown_name() const { return shown_name_; }
 
  private:
   void draw_matrix(App& app, size_t k, const Value& v);
+  // The switch value / gradient / value ⊙ gradient; returns the value to show and the event it is at.
+  std::pair<const Value*, size_t> draw_pair_switch(App& app, const GradientPair& p);
+  PairView view_ = PairView::Gradient;
+  Value product_;            // N ⊙ ∇N, made when shown
+  std::string shown_name_;   // what the view showed last (--dump-state)
   MatWindow zoom_;        // the part of the shown matrix in view
   HeatmapHover last_;
   std::string zoom_key_;  // the value (name and shape) zoom_ belongs to

@@ -193,7 +193,7 @@ bool TrainingPanel::trace_update(App& app, std::string& error) {
   try {
     const Architecture& arch = architecture(m->config);
     const std::vector<Example> data = arch.examples(d.train, m->config);
-    const std::unique_ptr<PaperTraining> alg = arch.paper_training(static_cast<int>(data.size()), std::max(1, o.epochs));
+    std::unique_ptr<PaperTraining> alg = arch.paper_training(static_cast<int>(data.size()), std::max(1, o.epochs));
     if (i > alg->N_epochs() || n > alg->N_data()) i = n = 1;
     alg->seek(i, n);
     // Token labels need the trained vocabulary, the views the trained sizes (the classroom recipe's).
@@ -201,20 +201,51 @@ bool TrainingPanel::trace_update(App& app, std::string& error) {
       app.session.set_model(*m, "training: " + task_label_ + " (before the traced update)");
       config_key_ = config_key(app.session.model().config);  // the trained model's own sizes: no retraining
     }
-    const std::unique_ptr<ModelGradient> g = arch.gradient(m->table);
-    Trace t;
-    Tracer tr(t);
-    Rng rng(o.data_seed);
-    const float eta = mode_ == TrainMode::Paper ? lr_ : default_lr(app, TrainMode::Paper);
-    const PaperTraining::Update u = alg->step(data, *m, eta, o, *g, rng, &tr);
-    const std::string name = "Algorithm " + std::to_string(alg->algorithm());
-    app.session.show_trace(std::move(t), name + ", one update (i=" + std::to_string(i) + ", n=" + std::to_string(n) +
-                                             ") on " + task_label_,
-                           std::move(m));  // kept while its trace is shown
-    app.ui.viewed_event = SIZE_MAX;
-    app.ui.show.pseudocode = true;
-    app.notify("Traced one update of " + name + " on a copy of the model (example " + std::to_string(n) +
-               ", loss " + fmt("%.4g", u.loss) + "); the training itself is unchanged");
+    // One step of the paper's training algorithm on the copy m, forward and backward (the update
+    // line's backward frames), traced like the forward pass: on a worker thread for a big model.
+    struct Step {
+      std::unique_ptr<PaperTraining> alg;
+      std::vector<Example> data;
+      std::shared_ptr<Model> model;
+      TrainOptions o;
+      std::unique_ptr<ModelGradient> g;
+      float eta = 0;
+      PaperTraining::Update u;
+      std::string error;
+      bool async = false;  // traced on a worker thread: its failure is told when it ends
+    };
+    auto st = std::make_shared<Step>();
+    st->g = arch.gradient(m->table);
+    st->alg = std::move(alg);
+    st->data = data;
+    st->model = std::shared_ptr<Model>(std::move(m));
+    st->o = o;
+    st->eta = mode_ == TrainMode::Paper ? lr_ : default_lr(app, TrainMode::Paper);
+    st->async = st->model->table.total() > app.session.async_min_params;
+    const std::string name = "Algorithm " + std::to_string(st->alg->algorithm());
+    const std::string label =
+        name + ", one update (i=" + std::to_string(i) + ", n=" + std::to_string(n) + ") on " + task_label_;
+    auto step = [st](Tracer& tr) {
+      try {
+        Rng rng(st->o.data_seed);
+        st->u = st->alg->step(st->data, *st->model, st->eta, st->o, *st->g, rng, &tr);
+      } catch (const std::exception& e) {
+        st->error = e.what();
+        tr.trace().events.clear();  // nothing to show: the shown trace stays
+      }
+    };
+    auto shown = [&app, st, name, n] {
+      if (!st->error.empty()) {
+        if (st->async) app.notify("The training update could not be traced: " + st->error);
+        return;
+      }
+      app.ui.viewed_event = SIZE_MAX;
+      app.ui.show.pseudocode = true;
+      app.notify("Traced one update of " + name + " on a copy of the model (example " + std::to_string(n) +
+                 ", loss " + fmt("%.4g", st->u.loss) + "); the training itself is unchanged");
+    };
+    app.session.trace_training(step, label, st->model, shown);  // the model kept while its trace is shown
+    if (!st->error.empty()) return error = st->error, false;  // traced at once, and failed
   } catch (const std::exception& e) {
     return error = e.what(), false;
   }
@@ -602,7 +633,9 @@ void TrainingPanel::draw_use_and_trace(App& app, const PaperTraining& paper) {
   }
   item_tooltip("Pauses, then runs one update of " + alg + " with the tracer on a copy of the model: it steps into " +
                "Algorithm " + std::to_string(app.session.arch().forward_algorithm()) + ", shows the loss terms, then line " +
-               std::to_string(paper.update_line()) + ": ∇loss(θ) and θ before and after.");
+               std::to_string(paper.update_line()) + ": ∇loss(θ) and θ before and after. Step into line " +
+               std::to_string(paper.update_line()) + " to run the backward pass line by line (Stepformer's backward " +
+               "listings, not in the paper).");
 }
 
 // While the stepper shows a traced update: a parameter, and buttons to its ∇, before and after at the update line.

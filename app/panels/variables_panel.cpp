@@ -3,9 +3,11 @@
 
 #include <algorithm>
 #include <cfloat>
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "app/logic/gradient_pairs.hpp"
 #include "app/mathtext.hpp"
 #include "app/panels/panel.hpp"
 #include "app/widgets/heatmap.hpp"
@@ -36,15 +38,16 @@ std::string token_text(const Tokenizer& tok, const Tokens& ids) {
 // when the window is too narrow for a name, the widest shape and the widest value side by side,
 // each shape goes under its name instead, so that no number in it is cut.
 struct Columns {
-  float shape = 0, value = 0;
+  float shape = 0, value = 0, forward = 0;  // forward: the forward values' column at a backward event (0: none)
   bool shape_column = true;
 };
 
-Columns size_columns(const Fonts& f, const std::vector<const Value*>& scope) {
+Columns size_columns(const Fonts& f, const std::vector<const Value*>& scope, bool pairs) {
   const float F = ImGui::GetFontSize();
   Columns c;
   c.shape = ImGui::CalcTextSize("shape").x;
-  c.value = std::max(kThumbW * F, ImGui::CalcTextSize("value").x);
+  c.value = std::max(kThumbW * F, ImGui::CalcTextSize(pairs ? "gradient" : "value").x);
+  if (pairs) c.forward = std::max(kThumbW * F, ImGui::CalcTextSize("forward value").x);
   for (const Value* v : scope) {
     c.shape = std::max(c.shape, math_text_size(f, "∈ " + paper_shape(*v)).x);
     if (v->kind == ValueKind::Scalar)
@@ -52,9 +55,23 @@ Columns size_columns(const Fonts& f, const std::vector<const Value*>& scope) {
   }
   const ImGuiStyle& st = ImGui::GetStyle();
   const float min_name = 4.0f * F;  // room for a name and its "changed" mark
-  const float padding = 8.0f * st.CellPadding.x + st.ScrollbarSize;  // 3 columns' cells, the outer pads
-  c.shape_column = min_name + c.shape + c.value + padding <= ImGui::GetContentRegionAvail().x;
+  const float padding = (pairs ? 10.0f : 8.0f) * st.CellPadding.x + st.ScrollbarSize;  // the cells, the outer pads
+  c.shape_column = min_name + c.shape + c.value + c.forward + padding <= ImGui::GetContentRegionAvail().x;
   return c;
+}
+
+// A value's heatmap thumbnail in its table cell, its hovered cell traced to its sources.
+void thumbnail(App& app, size_t k, const Value& v, bool selected, std::function<void(int, int)> on_click) {
+  const float F = ImGui::GetFontSize();
+  HeatmapOptions o = heatmap_options(app, k, v);
+  o.thumbnail = true;
+  o.cell_values = false;
+  o.max_width = std::min(kThumbW * F, std::max(ImGui::GetContentRegionAvail().x, 16.0f));
+  o.max_height = kThumbH * F;
+  o.frame_color = selected ? accent_color(app.settings.dark) : 0;
+  o.on_click = std::move(on_click);
+  ImGui::SetCursorPosY(ImGui::GetCursorPosY() + 2.0f);
+  trace_dependencies(app, k, v, heatmap("thumb", v.m, app.fonts, o));
 }
 
 }  // namespace
@@ -78,23 +95,33 @@ void VariablesPanel::draw(App& app) {
     return;
   }
 
+  // At a backward event: each gradient ∇N beside N, the forward value it is the gradient of.
+  const std::vector<GradientPair> pairs = gradient_pairs(t, k, scope);
+  if (ev.pass == Pass::Backward) {
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextDisabled("Not in the paper: Stepformer's backward listing. %s",
+                        pairs.empty() ? "" : "Each gradient ∇N is shown beside N, its value in the forward pass.");
+    ImGui::PopTextWrapPos();
+  }
   const Fonts& f = app.fonts;
   const float F = ImGui::GetFontSize();
   const bool dark = app.settings.dark;
-  const Columns cols = size_columns(f, scope);
+  const Columns cols = size_columns(f, scope, !pairs.empty());
   auto select = [&app](const Value* v) {
     app.ui.selected_value = v->name;
     app.ui.show.tensor = true;
   };
 
   const ImGuiTableFlags flags = ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_ScrollY | ImGuiTableFlags_PadOuterX;
-  if (!ImGui::BeginTable("variables", cols.shape_column ? 3 : 2, flags)) return;
+  const int n_cols = (cols.shape_column ? 3 : 2) + (pairs.empty() ? 0 : 1);
+  if (!ImGui::BeginTable("variables", n_cols, flags)) return;
   ImGui::TableSetupScrollFreeze(0, 1);
   // The shape and value columns are as wide as what they hold (a thumbnail, the widest number);
   // a long name is clipped (the Tensor view shows it whole).
   ImGui::TableSetupColumn(cols.shape_column ? "name" : "name ∈ shape", ImGuiTableColumnFlags_WidthStretch);
   if (cols.shape_column) ImGui::TableSetupColumn("shape", ImGuiTableColumnFlags_WidthFixed, cols.shape);
-  ImGui::TableSetupColumn("value", ImGuiTableColumnFlags_WidthFixed, cols.value);
+  if (!pairs.empty()) ImGui::TableSetupColumn("forward value", ImGuiTableColumnFlags_WidthFixed, cols.forward);
+  ImGui::TableSetupColumn(pairs.empty() ? "value" : "gradient", ImGuiTableColumnFlags_WidthFixed, cols.value);
   ImGui::TableHeadersRow();
   for (const Value* v : scope) {
     ImGui::PushID(v);
@@ -142,6 +169,18 @@ void VariablesPanel::draw(App& app) {
       math_text(f, shape, ImGui::GetColorU32(ImGuiCol_TextDisabled));
     }
 
+    // A gradient's forward value, beside it.
+    if (!pairs.empty()) {
+      ImGui::TableNextColumn();
+      if (const GradientPair* pr = pair_of(pairs, v)) {
+        ImGui::PushID("forward");
+        thumbnail(app, pr->value_event, *pr->value, false, [&select, v](int, int) { select(v); });
+        item_tooltip(pr->value->name + ", as the forward pass had it (" + describe_event(t.events[pr->value_event]) +
+                     "): " + v->name + " is its gradient, ∂loss/∂" + pr->value->name + ".");
+        ImGui::PopID();
+      }
+    }
+
     // Value: a number, the token characters, or a heatmap thumbnail.
     ImGui::TableNextColumn();
     switch (v->kind) {
@@ -158,18 +197,9 @@ void VariablesPanel::draw(App& app) {
         ImGui::PopFont();
         break;
       case ValueKind::Matrix:
-      case ValueKind::Mask: {
-        HeatmapOptions o = heatmap_options(app, k, *v);
-        o.thumbnail = true;
-        o.cell_values = false;
-        o.max_width = std::min(kThumbW * F, std::max(ImGui::GetContentRegionAvail().x, 16.0f));
-        o.max_height = kThumbH * F;
-        o.frame_color = selected ? accent_color(dark) : 0;
-        o.on_click = [&select, v](int, int) { select(v); };
-        ImGui::SetCursorPosY(ImGui::GetCursorPosY() + 2.0f);
-        trace_dependencies(app, k, *v, heatmap("thumb", v->m, f, o));
+      case ValueKind::Mask:
+        thumbnail(app, k, *v, selected, [&select, v](int, int) { select(v); });
         break;
-      }
     }
     ImGui::PopID();
   }

@@ -146,6 +146,28 @@ struct Rule {
       return b;
     });
   }
+  // Adds the cells `blocks` of a gradient bound earlier in this backward frame, or by a sub-step of
+  // k's own line (the sub-steps just before k: "∇A from ∇Ṽ" before line 6's "∇S").
+  bool add_grad(const std::string& name, const Blocks& blocks) {
+    if (add(name, blocks)) return true;
+    for (size_t j = k; j-- > 0 && tr.events[j].kind == EventKind::SubStep && tr.events[j].line == e.line &&
+                       tr.events[j].alg == e.alg;)
+      for (const Value& x : tr.events[j].values)
+        if (x.name == name) return push(name, name, j, x, blocks);
+    return false;
+  }
+  // Adds the cells `blocks` of the forward value `name` that this adjoint line reads (found in the
+  // matching forward frame: forward_counterpart), written `shown` (e.g. A for softmax(S/√d_attn)).
+  bool add_forward(const std::string& name, const std::string& shown, const Blocks& blocks) {
+    const std::optional<ForwardValue> f = forward_counterpart(tr, k, "∇" + name);
+    return f && push(name, shown, f->event, *f->value, blocks);
+  }
+  bool push(const std::string& name, const std::string& shown, size_t event, const Value& x, const Blocks& blocks) {
+    CellSource s{name, event, blocks(x), ""};
+    for (const CellBlock& b : s.blocks) s.text += (s.text.empty() ? "" : ", ") + block_text(shown, x, b);
+    out.sources.push_back(std::move(s));
+    return true;
+  }
   void ok(std::string reason) {
     out.rule = true;
     out.reason = std::move(reason);
@@ -481,6 +503,85 @@ void outer_rules(Rule& R) {
   }
 }
 
+// The adjoint lines of Algorithm 4 (Stepformer's backward listing, not in the paper): each
+// gradient cell reads the incoming gradient and the forward values of the line it is the adjoint
+// of. A is softmax(S/√d_attn).
+void backward_attention_rules(Rule& R) {
+  const std::string& n = R.v.name;
+  const int r = R.r, c = R.c;
+  const std::string A = keys::attention_weights.symbol;
+  const Value* mask = R.find("Mask");
+  const bool masked = mask && r < mask->m.rows() && c < mask->m.cols() && mask->m(r, c) == 0.0f;
+  if (n == "∇A") {  // adjoint of line 6, first part: ∇A = Vᵀ ∇Ṽ
+    R.add_forward("V", "V", col_of(r));
+    R.add_grad("∇Ṽ", col_of(c));
+    return R.ok("∇A[" + I(r) + ", " + I(c) + "] = V[:, " + I(r) + "] · ∇Ṽ[:, " + I(c) + "]");
+  }
+  if (n == "∇V") {  // adjoint of line 6: ∇V = ∇Ṽ Aᵀ
+    R.add_grad("∇Ṽ", row_of(r));
+    R.add_forward(A, "A", row_of(c));
+    return R.ok("∇V[" + I(r) + ", " + I(c) + "] = ∇Ṽ[" + I(r) + ", :] · A[" + I(c) + ", :]");
+  }
+  if (n == "∇S" && masked) {
+    R.add("Mask", cell_of(r, c));
+    return R.ok("Mask[" + I(r) + ", " + I(c) + "] = 0: S[" + I(r) + ", " + I(c) +
+                "] was set to −∞, so the loss does not depend on it: ∇S[" + I(r) + ", " + I(c) + "] = 0 exactly");
+  }
+  if (n == "∇S" && R.e.line == lines::attention::V_tilde.line) {  // the softmax's Jacobian, column by column
+    R.add_grad("∇A", col_of(c));
+    R.add_forward(A, "A", col_of(c));
+    return R.ok("∇S[" + I(r) + ", " + I(c) + "] = A[" + I(r) + ", " + I(c) + "] (∇A[" + I(r) + ", " + I(c) +
+                "] − Σ_u A[u, " + I(c) + "] ∇A[u, " + I(c) + "]) / √d_attn: column " + I(c) + " only");
+  }
+  if (n == "∇S") {  // adjoint of line 5: the unmasked cells pass through
+    R.add_grad("∇S", cell_of(r, c));
+    if (mask) R.add("Mask", cell_of(r, c));
+    return R.ok("Mask[" + I(r) + ", " + I(c) + "] = 1: ∇S[" + I(r) + ", " + I(c) + "] passes through line 5");
+  }
+  if (n == "∇K") {  // adjoint of line 4, S = KᵀQ
+    R.add_forward("Q", "Q", row_of(r));
+    R.add_grad("∇S", row_of(c));
+    return R.ok("∇K[" + I(r) + ", " + I(c) + "] = Q[" + I(r) + ", :] · ∇S[" + I(c) + ", :]");
+  }
+  if (n == "∇Q") {
+    R.add_forward("K", "K", row_of(r));
+    R.add_grad("∇S", col_of(c));
+    return R.ok("∇Q[" + I(r) + ", " + I(c) + "] = K[" + I(r) + ", :] · ∇S[:, " + I(c) + "]");
+  }
+  // Adjoints of lines 1–3, Y = W Y_in + b 1ᵀ: ∇W = ∇Y Y_inᵀ, ∇b = ∇Y 1, ∇Y_in += Wᵀ ∇Y.
+  struct Affine {
+    const char *W, *b, *Y, *in;
+  };
+  for (const Affine a : {Affine{"W_q", "b_q", "Q", "X"}, Affine{"W_k", "b_k", "K", "Z"}, Affine{"W_v", "b_v", "V", "Z"}}) {
+    const std::string dY = std::string("∇") + a.Y;
+    if (n == std::string("∇") + a.W) {
+      R.add_grad(dY, row_of(r));
+      R.add_forward(a.in, a.in, row_of(c));
+      return R.ok(n + "[" + I(r) + ", " + I(c) + "] = " + dY + "[" + I(r) + ", :] · " + a.in + "[" + I(c) + ", :]");
+    }
+    if (n == std::string("∇") + a.b) {
+      R.add_grad(dY, row_of(r));
+      return R.ok(n + "[" + I(r) + "] = Σ_t " + dY + "[" + I(r) + ", t]");
+    }
+  }
+  // ∇X (adjoint of line 1) and ∇Z (line 3: its path; line 2: lines 2 and 3 together).
+  const LineRef line{R.e.alg, R.e.line};
+  const bool dX = gradient_of(n) == "X" && line == lines::attention::Q;
+  const bool dZ = gradient_of(n) == "Z" && (line == lines::attention::K || line == lines::attention::V);
+  if (!dX && !dZ) return;
+  std::vector<Affine> paths;
+  if (dX) paths.push_back({"W_q", "b_q", "Q", "X"});
+  if (line == lines::attention::K) paths.push_back({"W_k", "b_k", "K", "Z"});
+  if (dZ) paths.push_back({"W_v", "b_v", "V", "Z"});
+  std::string sum;
+  for (const Affine& a : paths) {
+    R.add_forward(a.W, a.W, col_of(r));
+    R.add_grad(std::string("∇") + a.Y, col_of(c));
+    sum += std::string(sum.empty() ? "" : " + ") + a.W + "[:, " + I(r) + "] · ∇" + a.Y + "[:, " + I(c) + "]";
+  }
+  return R.ok(R.cell() + " = " + sum + (dZ && line == lines::attention::V ? " (line 3's path only)" : ""));
+}
+
 }  // namespace
 
 std::string CellDependencies::summary() const {
@@ -514,7 +615,9 @@ CellDependencies cell_dependencies(const Trace& trace, size_t k, const std::stri
   const int cols = v->kind == ValueKind::Tokens ? static_cast<int>(v->tokens.size()) : static_cast<int>(v->m.cols());
   if (row < 0 || col < 0 || row >= rows || col >= cols) return none.reason = "no such cell of " + value, none;
   Rule R{trace, k, e, *v, row, col, {}};
-  switch (e.alg) {
+  if (e.pass == Pass::Backward) {
+    if (e.alg == 4) backward_attention_rules(R);
+  } else switch (e.alg) {
     case 1:
       if (value == "e" && R.find("v")) {
         const int id = static_cast<int>(R.find("v")->m(0, 0));
@@ -561,7 +664,7 @@ TokenDependencies token_dependencies(const Trace& trace, size_t k, const std::st
   TokenDependencies out;
   if (k >= trace.size()) return out;
   const Event& e = trace.events[k];
-  if (e.kind != EventKind::Line) return out;
+  if (e.kind != EventKind::Line || e.pass == Pass::Backward) return out;  // the forward pass's rules only
   if (value == "P" && e.alg >= 11 && k > 0 && trace.events[k - 1].depth > e.depth)  // the nested forward pass's P
     return token_dependencies(trace, k - 1, "P", col);
   const size_t f = trace.frame_start(k);
@@ -602,6 +705,67 @@ TokenDependencies token_dependencies(const Trace& trace, size_t k, const std::st
     if (auto it = tracked.find(s); it != tracked.end())
       for (int t : it->second) (s[0] == 'x' ? out.x : out.z).push_back(t + 1);
   return out;
+}
+
+std::string gradient_of(const std::string& grad_name) {
+  const std::string nabla = "∇";
+  if (grad_name.size() <= nabla.size() || grad_name.compare(0, nabla.size(), nabla) != 0) return "";
+  const std::string rest = grad_name.substr(nabla.size());
+  return rest.substr(0, rest.find(" ("));  // a partial gradient's note: "∇Z (from line 3)"
+}
+
+size_t matching_forward_frame(const Trace& t, size_t k) {
+  if (k >= t.size() || t.events[k].pass != Pass::Backward) return SIZE_MAX;
+  const size_t b = t.frame_start(k);
+  const Event& be = t.events[b];
+  const LineRef caller = t.caller_ref(b);
+  const LineRef want = caller.none() ? LineRef{} : LineRef{caller.alg, caller.line};
+  // The forward pass ran before its backward: search back from it. The top-level frame's caller
+  // differs (the training algorithm's forward line, its update line's adjoint): the latest frame
+  // with the same algorithm and indices then.
+  size_t latest = SIZE_MAX;
+  for (size_t j = b; j-- > 0;) {
+    const Event& e = t.events[j];
+    if (e.kind != EventKind::Enter || e.pass != Pass::Forward || e.alg != be.alg || !(e.idx == be.idx)) continue;
+    if (t.caller_ref(j) == want) return j;
+    if (latest == SIZE_MAX) latest = j;
+  }
+  return latest;
+}
+
+std::optional<ForwardValue> forward_counterpart(const Trace& t, size_t k, const std::string& grad_name) {
+  return forward_counterpart_in(t, k, grad_name, matching_forward_frame(t, k));
+}
+
+std::optional<ForwardValue> forward_counterpart_in(const Trace& t, size_t k, const std::string& grad_name, size_t f) {
+  std::string name = gradient_of(grad_name);
+  if (name == "A") name = keys::attention_weights.symbol;  // the listing's A is the forward's softmax(S/√d_attn)
+  if (name.empty() || f >= t.size() || k >= t.size()) return std::nullopt;
+  const Event& e = t.events[k];
+  const int d = t.events[f].depth;
+  // The forward line e is the adjoint of (the same loop indices first), and the frame's last line.
+  size_t same_line = SIZE_MAX, exact = SIZE_MAX, last = f;
+  for (size_t j = f + 1; j < t.size() && t.events[j].depth >= d; ++j) {
+    const Event& x = t.events[j];
+    if (x.depth != d) continue;
+    if (x.kind == EventKind::Enter) break;  // the next frame of the same caller line
+    if (x.kind != EventKind::Line) continue;
+    last = j;
+    if (e.line == 0 || x.line != e.line) continue;
+    if (same_line == SIZE_MAX) same_line = j;
+    if (x.idx == e.idx && exact == SIZE_MAX) exact = j;
+  }
+  std::optional<Found> found;
+  if (e.line == 0) {  // the adjoint frame's input ∇N: N as the forward frame returned it
+    found = lookup(t, last, name, true);
+  } else {
+    const size_t line = exact != SIZE_MAX ? exact : same_line;
+    if (line == SIZE_MAX) return std::nullopt;
+    found = lookup(t, line, name, false);
+    if (!found) found = lookup(t, line, name, true);
+  }
+  if (!found) return std::nullopt;
+  return ForwardValue{found->v, found->event};
 }
 
 }  // namespace sf

@@ -6,6 +6,8 @@
 // are checked by perturbation in tests/core/test_dependencies.cpp. Indices are 0-based here;
 // the texts are in the paper's 1-based notation.
 #pragma once
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,6 +53,27 @@ struct TokenDependencies {
   bool empty() const { return x.empty() && z.empty(); }
 };
 TokenDependencies token_dependencies(const Trace& trace, size_t k, const std::string& value, int col);
+
+// The forward counterpart of a gradient (issue 24, not in the paper): for a value ∇N that backward
+// event k binds (an adjoint line of Stepformer's backward listing), the value N it is the gradient
+// of. It is looked up in the matching forward frame: same algorithm and loop indices (l, h, t, i,
+// n), called from the forward line whose adjoint called k's frame; there, N as the forward line
+// k.line read it (its latest binding before that line runs, else what that line itself binds, e.g.
+// softmax(S/√d_attn) inside line 6). The adjoint frame's Enter (line 0) pairs with what the forward
+// frame returned. nullopt when k is not a backward event, the name has no "∇", or nothing matches.
+struct ForwardValue {
+  const Value* value = nullptr;
+  size_t event = 0;  // the forward event that bound it
+};
+// The Enter event of the forward frame matching backward event k's frame; SIZE_MAX when none.
+size_t matching_forward_frame(const Trace& trace, size_t k);
+std::optional<ForwardValue> forward_counterpart(const Trace& trace, size_t k, const std::string& grad_name);
+// The same in `forward_frame` (matching_forward_frame(trace, k), when the caller has it already).
+std::optional<ForwardValue> forward_counterpart_in(const Trace& trace, size_t k, const std::string& grad_name,
+                                                   size_t forward_frame);
+// "∇S" → "S", "∇X̃ (from line 3)" → "X̃": the forward name a gradient's name is of; "" when the
+// name has no leading ∇.
+std::string gradient_of(const std::string& grad_name);
 
 // "x[1…3]", "x[1, 3, 5]" (1-based positions).
 std::string positions_text(const std::string& name, const std::vector<int>& positions);

@@ -114,7 +114,10 @@ TEST(SessionQuiz, BiggestUpdateIsTheLargestChange) {
   alg.step({{{}, x}}, model, 0.5f, TrainOptions{}, *g, rng, &tr);
   const size_t update = t.size() - 1;
   ASSERT_EQ(t.events[update].line, 6);
-  const auto q = Quiz(2).question_for(t, update);
+  // Half of the seeds ask instead which head's W_q changes most (test_session_backprop.cpp).
+  std::optional<Question> q;
+  for (uint64_t seed = 1; seed <= 12 && !(q && q->kind == QuestionKind::BiggestUpdate); ++seed)
+    q = Quiz(seed).question_for(t, update);
   ASSERT_TRUE(q);
   ASSERT_EQ(q->kind, QuestionKind::BiggestUpdate);
   std::string best;
