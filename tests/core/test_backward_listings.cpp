@@ -170,7 +170,8 @@ TEST(BackwardListings, VariantsRewriteTheLinesTheyChange) {
   EXPECT_TRUE(contains(all_text(*adjoint_line(backward_pseudocode_for(7, rms_rope), 1)), "∇e ← W_e ∇(W_u e)"));
   EXPECT_TRUE(contains(adjoint_line(gpt, 11)->text, "∇W_e ← ∇W_e + (∇(W_eᵀ X) Xᵀ)ᵀ"));
   // H_kv = 1: the shared key and value heads' gradients add up.
-  const PseudoLine* heads = adjoint_line(backward_pseudocode_for(5, rms_rope), 2);
+  const PseudoAlgorithm mh = backward_pseudocode_for(5, rms_rope);
+  const PseudoLine* heads = adjoint_line(mh, 2);
   EXPECT_FALSE(heads->variant.empty());
   EXPECT_TRUE(contains(heads->text, "W^{g(h)}_k"));
   // post-LN GPT: no final norm, the sub-layer's norm is line 6 and the attention line 5.
@@ -188,12 +189,14 @@ TEST(BackwardListings, VariantsRewriteTheLinesTheyChange) {
   EXPECT_TRUE(contains(adjoint_line(backward_pseudocode_for(13, post), 5)->text, "max(1, p)"));
   // BERT's extras: the embedding norm and W_s before W_e; b_u in the unembedding.
   const ModelConfig& bert = mixes[2];
-  const PseudoLine* embed = adjoint_line(backward_pseudocode_for(9, bert), 2);
+  const PseudoAlgorithm bert_listing = backward_pseudocode_for(9, bert);
+  const PseudoLine* embed = adjoint_line(bert_listing, 2);
   EXPECT_TRUE(contains(all_text(*embed), "γ_emb"));
   EXPECT_TRUE(contains(all_text(*embed), "∇W_s[:, 1]"));
   EXPECT_TRUE(contains(all_text(*adjoint_line(backward_pseudocode_for(7, bert), 1)), "∇(W_u e + b_u) ← p ⊙"));
   EXPECT_TRUE(contains(adjoint_line(backward_pseudocode_for(9, bert), 12)->text, "∇b_u ← ∇(W_u X + b_u 1ᵀ) 1"));
-  EXPECT_TRUE(contains(all_text(*adjoint_line(backward_pseudocode_for(9, bert), 7)), "ReLU′"));
+  EXPECT_TRUE(contains(all_text(*adjoint_line(bert_listing, 8)), "ReLU′"));  // pre-LN: line 7 is the norm, 8 the MLP
+  EXPECT_TRUE(contains(adjoint_line(bert_listing, 7)->text, "layer_norm adjoint"));
   EXPECT_TRUE(contains(all_text(*adjoint_line(backward_pseudocode_for(9, bert), 10)), "γ_enc"));
   // A pre-LN encoder-decoder: each stack's final norm's adjoint runs before its layers'.
   const PseudoAlgorithm ed = backward_pseudocode_for(8, mixes[3]);
@@ -284,7 +287,7 @@ TEST(BackwardListings, LayerNormListingComputesWhatTrainingComputes) {
     LayerNormCache<double> cache;
     MatD out, de = MatD::Zero(d_e, 1), dgamma(d_e, 1), dbeta(d_e, 1);
     layer_norm_forward<double>(e, gamma, beta, eps, cache, out, norm);
-    layer_norm_backward<double>(de_hat, gamma, cache, de, dgamma, rms ? MatD(0, 0) : dbeta);
+    layer_norm_backward<double>(de_hat, gamma, cache, de, dgamma, dbeta);  // RMSNorm leaves dbeta alone
     // The listing, line by line (RMSNorm: m = 0 and no β).
     const double m = rms ? 0.0 : e.mean();
     const VecD c = e.col(0).array() - m;
