@@ -9,7 +9,12 @@
 #include <set>
 #include <string>
 
+#include "core/backprop/adjoints.hpp"
+#include "core/backprop/traced_backward.hpp"
 #include "core/gradients/grad.hpp"
+#include "core/gradients/grad_edtransformer.hpp"
+#include "core/gradients/grad_etransformer.hpp"
+#include "core/gradients/sequence_gradient.hpp"
 #include "core/pseudocode/backward_listings.hpp"
 #include "core/pseudocode/notations.hpp"
 #include "core/pseudocode/pseudocode.hpp"
@@ -232,6 +237,96 @@ TEST(BackwardListings, NotationsOfBackwardLines) {
   // The forward line keeps its own entry.
   EXPECT_EQ(notation_text(Notation::PhuongHutter, LineRef{4, 6}).text, pseudocode_line(4, 6)->text);
   EXPECT_TRUE(contains(notation_text(Notation::Carpenter, LineRef{4, 9, Pass::Backward}).no_counterpart, "no adjoint of line 9"));
+}
+
+// ---- every line the traced backward emits is in its listing ----
+
+ModelConfig small(const std::string& arch) {
+  ModelConfig c = config(arch);
+  c.L = c.L_enc = c.L_dec = 2;
+  c.H = 2;
+  c.d_e = 8;
+  c.d_attn = c.d_mid = 4;
+  c.d_mlp = 16;
+  c.d_f = 8;
+  c.l_max = 12;
+  c.vocab = {"a", "b", "c", "="};
+  return c;
+}
+
+// The traced backward of one sequence (core/backprop): GPT through its entry point, BERT and the
+// encoder-decoder through their adjoint frames on their batched forward caches (B = 1).
+Trace traced(const ModelConfig& c) {
+  const Model m = Model::initialised(c, 3);
+  std::vector<double> theta(m.theta.begin(), m.theta.end()), grad(m.table.total(), 0.0);
+  const Tokens x{c.bos_token(), 1, 2, 1, 4, 3}, z{c.bos_token(), 3, 1, 3};
+  Trace t;
+  Tracer tr(t);
+  const TraceBackward backward(&tr);
+  ResidualGradients<double> kept;
+  if (c.arch == "gpt") {
+    traced_backward<double>(m, next_token_batch({}, x), &tr);
+  } else if (c.arch == "bert") {
+    const BertW<const double> W = bind_bert<const double>(m.table, theta.data());
+    BertW<double> dW = bind_bert<double>(m.table, grad.data());
+    BertCache<double> cache;
+    etransformer_forward<double>(c, W, masked_batch(x, {2, 5}, c.mask_token()), 1.0, cache);
+    adjoint_etransformer<double>(c, W, cache, dW, &kept, &tr);
+  } else {
+    const EdW<const double> W = bind_ed<const double>(m.table, theta.data());
+    EdW<double> dW = bind_ed<double>(m.table, grad.data());
+    EdCache<double> cache;
+    edtransformer_forward<double>(c, W, next_token_batch(z, x), 1.0, cache);
+    adjoint_edtransformer<double>(c, W, cache, dW, &kept, &tr);
+  }
+  return t;
+}
+
+// The configurations traced: the three architectures as the paper has them, and the variant
+// mixes of the issue, small.
+std::vector<ModelConfig> traced_configs() {
+  std::vector<ModelConfig> out{small("gpt"), small("bert"), small("ed")};
+  for (const ModelConfig& v : variant_mixes()) {
+    ModelConfig c = small(v.arch);
+    c.norm = v.norm, c.position = v.position, c.activation = v.activation, c.tied_unembedding = v.tied_unembedding;
+    c.H_kv = v.H_kv, c.norm_position = v.norm_position, c.mask = v.mask, c.embedding_norm = v.embedding_norm;
+    c.token_types = v.token_types, c.unembedding_bias = v.unembedding_bias;
+    out.push_back(c);
+  }
+  return out;
+}
+
+TEST(BackwardListings, EveryLineTheTracedBackwardEmitsIsListedExplainedAndNotated) {
+  std::set<std::pair<int, int>> reached;
+  for (const ModelConfig& c : traced_configs()) {
+    const Trace t = traced(c);
+    ASSERT_GT(t.size(), 50u) << c.arch;
+    for (size_t k = 0; k < t.size(); ++k) {
+      const Event& e = t.events[k];
+      ASSERT_EQ(e.pass, Pass::Backward);
+      if (e.kind == EventKind::Enter) {
+        EXPECT_TRUE(has_backward_listing(e.alg)) << c.arch << ": Algorithm " << e.alg;
+        continue;
+      }
+      const std::string where = c.arch + " (" + variant_summary(c) + "): Algorithm " + std::to_string(e.alg) + ", " + adjoint_name(e.line);
+      const PseudoAlgorithm listing = backward_pseudocode_for(e.alg, c);
+      const PseudoLine* l = adjoint_line(listing, e.line);
+      ASSERT_NE(l, nullptr) << where;
+      reached.insert({e.alg, e.line});
+      EXPECT_GT(std::string(explain_adjoint(e.alg, e.line, c)).size(), 30u) << where;
+      ASSERT_NE(notation_entry(e.ref()), nullptr) << where;
+      // A line's sub-steps are the listing's, one for one (the panel highlights them by their order).
+      if (e.kind == EventKind::Line && !l->steps.empty()) {
+        size_t n = 0;
+        while (n < k && t.events[k - n - 1].kind == EventKind::SubStep && t.events[k - n - 1].ref() == e.ref()) ++n;
+        EXPECT_EQ(n, l->steps.size()) << where << ": " << l->text;
+      }
+    }
+  }
+  // Every block's adjoint and each loss line were reached.
+  for (const auto& want : std::vector<std::pair<int, int>>{{1, 1}, {2, 1}, {4, 6}, {4, 5}, {4, 1}, {5, 4}, {5, 1}, {6, 3}, {6, 1},
+                                                           {7, 1}, {8, 16}, {9, 10}, {10, 6}, {11, 5}, {12, 9}, {13, 5}})
+    EXPECT_TRUE(reached.count(want)) << "Algorithm " << want.first << ", " << adjoint_name(want.second);
 }
 
 // ---- the listings' formulas compute what training's batched backward computes ----
