@@ -25,7 +25,7 @@ namespace {
 
 std::string text(LineRef r) { return "Algorithm " + std::to_string(r.alg) + " line " + std::to_string(r.line); }
 
-// A backward listing's line ("adjoint of line n", Pass::Backward) is named by its forward line's constant.
+// A backward line (core/backprop/) is named by its forward line's constant: LineRef::adjoint().
 bool named(LineRef r) {
   const LineRef forward{r.alg, r.line};
   return std::find(std::begin(lines::kAll), std::end(lines::kAll), forward) != std::end(lines::kAll);
