@@ -1,5 +1,8 @@
 #include "app/panels/backward_listing_view.hpp"
 
+#include <algorithm>
+#include <cstdio>
+
 #include "app/mathtext.hpp"
 #include "app/panels/panel.hpp"
 #include "core/pseudocode/backward_listings.hpp"
@@ -14,9 +17,16 @@ void draw_label(const App& app) {
                "∇S means ∂loss/∂S. The numbers stepped through are the traced backward's.");
 }
 
-std::string gutter_number(int line) {
-  std::string s = std::to_string(line);
-  return (s.size() < 2 ? " " : "") + s + "\u0304";  // combining macron: n̄
+void draw_gutter_number(const App& app, ImVec2 at, int line, ImU32 color) {
+  char num[8];
+  std::snprintf(num, sizeof num, "%2d", line);
+  ImFont* f = app.fonts.mono;
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  dl->AddText(f, f->FontSize, at, color, num);
+  // The bar over the digits only (the padding space is as wide as a digit in the monospace font).
+  const float digit = f->CalcTextSizeA(f->FontSize, FLT_MAX, 0.0f, "0").x;
+  const float x0 = at.x + (line < 10 ? digit : 0.0f), x1 = at.x + 2 * digit, y = at.y + f->FontSize * 0.08f;
+  dl->AddLine(ImVec2(x0, y), ImVec2(x1, y), color, std::max(1.0f, f->FontSize * 0.07f));
 }
 
 int substep_index(const Trace& t, size_t k) {

@@ -12,8 +12,8 @@ namespace sf::backward_view {
 
 // "not in the paper: Stepformer's backward listing", drawn as a banner with its tooltip.
 void draw_label(const App& app);
-// "6̄": a backward line's number with a bar, as the gutter prints it (hover says "adjoint of line 6").
-std::string gutter_number(int line);
+// A backward line's number with a bar over it, n̄ ("adjoint of line n"), at `at` in the gutter.
+void draw_gutter_number(const App& app, ImVec2 at, int line, ImU32 color);
 // The 0-based sub-step of its line that SubStep event k is: how many sub-steps of the same line, at
 // the same depth, run just before it. −1 for an event that is not a SubStep.
 int substep_index(const Trace& t, size_t k);

@@ -136,8 +136,9 @@ void NotationPanel::draw(App& app) {
   ImGui::TextColored(ImColor(accent_color(app.settings.dark)), "%s", describe_event(ev).c_str());
   const bool backward = ev.pass == Pass::Backward;
   if (backward) {
-    ImGui::SameLine();
-    ImGui::TextColored(ImColor(variant_color(app.settings.dark)), "(%s)", kBackwardListingLabel);
+    ImGui::PushStyleColor(ImGuiCol_Text, variant_color(app.settings.dark));
+    ImGui::TextWrapped("%s", kBackwardListingLabel);
+    ImGui::PopStyleColor();
   }
   if (ev.kind == EventKind::Enter) {
     ImGui::TextDisabled("The call of Algorithm %d%s: its inputs (no line yet).", ev.alg, backward ? "'s adjoint" : "");

@@ -116,7 +116,8 @@ void PseudocodePanel::draw(App& app) {
   const std::string title = "Algorithm " + std::to_string(alg->number) + (backward ? ", backward: " : ": ") +
                             (alg->signature.empty() ? alg->name : alg->signature);
   math_text(app.fonts, title, accent_color(dark));
-  for (const auto& h : alg->header) math_text(app.fonts, h, dim);
+  // A backward listing's first header line is its label, already drawn as the banner above.
+  for (size_t i = backward ? 1 : 0; i < alg->header.size(); ++i) math_text(app.fonts, alg->header[i], dim);
   for (const PseudoLine& h : alg->variant_header) {
     math_text(app.fonts, "variant: " + h.text, variant);
     item_tooltip(h.variant);
@@ -186,7 +187,7 @@ void PseudocodePanel::draw_line(App& app, const PseudoLine& pl, size_t k, int cu
     const ImVec2 at(p0.x + ImGui::GetFontSize() * 0.95f, p0.y);
     const ImU32 number_color = ran ? accent_color(dark) : dim;
     if (backward) {
-      draw_math(app.fonts, at, backward_view::gutter_number(pl.number), number_color);
+      backward_view::draw_gutter_number(app, at, pl.number, number_color);
     } else {
       char num[8];
       std::snprintf(num, sizeof num, "%2d", pl.number);

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "app/app.hpp"
+#include "core/pseudocode/pseudocode.hpp"
 
 namespace sf {
 struct PseudocodePanel {

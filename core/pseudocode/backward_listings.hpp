@@ -20,7 +20,8 @@
 
 namespace sf {
 
-// The label every backward listing carries, wherever it is shown.
+// The label every backward listing carries, wherever it is shown: each listing's first header line
+// is this label as a comment, "/* not in the paper: Stepformer's backward listing. */".
 inline constexpr const char* kBackwardListingLabel = "not in the paper: Stepformer's backward listing";
 
 // Whether algorithm `alg` has a backward listing (1, 2, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13).
