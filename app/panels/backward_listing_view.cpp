@@ -31,14 +31,7 @@ void draw_gutter_number(const App& app, ImVec2 at, int line, ImU32 color) {
 
 int substep_index(const Trace& t, size_t k) {
   if (k >= t.size() || t.events[k].kind != EventKind::SubStep) return -1;
-  const Event& e = t.events[k];
-  int n = 0;
-  for (size_t j = k; j-- > 0;) {
-    const Event& p = t.events[j];
-    if (p.kind != EventKind::SubStep || p.ref() != e.ref() || p.depth != e.depth) break;
-    ++n;
-  }
-  return n;
+  return count_substeps(t, k);
 }
 
 void draw_steps(const App& app, const PseudoLine& pl, float x, int current, bool active) {

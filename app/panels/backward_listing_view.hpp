@@ -14,8 +14,8 @@ namespace sf::backward_view {
 void draw_label(const App& app);
 // A backward line's number with a bar over it, n̄ ("adjoint of line n"), at `at` in the gutter.
 void draw_gutter_number(const App& app, ImVec2 at, int line, ImU32 color);
-// The 0-based sub-step of its line that SubStep event k is: how many sub-steps of the same line, at
-// the same depth, run just before it. −1 for an event that is not a SubStep.
+// The 0-based sub-step of its line that SubStep event k is (count_substeps: how many of the same
+// line ran before it); −1 for an event that is not a SubStep.
 int substep_index(const Trace& t, size_t k);
 // The sub-steps of `pl` under its line, from x (the line's text column), in order; `current` (0-based,
 // −1 none) highlighted. `active`: the line ran or is current (full colour, else dimmed).

@@ -135,7 +135,8 @@ const char* explain_adjoint(int alg, int line) {
                 "opposite way to the data."},
       {{8, 12}, kToEmbeddings},
       {{8, 11}, kEmbeddings},
-      {{8, 9}, kStackNorm},
+      {{8, 9}, "The encoder's output Z reached the decoder only through the cross-attentions: its gradient is the sum "
+               "of what every decoder layer's line 16 sent back (pre-LN: then through the encoder's final norm)."},
       {{8, 4}, "Now the encoder, from the last layer to the first, with ∇Z collected from every cross-attention."},
       {{8, 3}, "Z was the context's embeddings side by side: column t of ∇Z is the gradient of e_t."},
       {{8, 2}, "Send each context token's gradient back to its columns of W_e and W_p: the same matrices the decoder's "

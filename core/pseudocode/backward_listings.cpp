@@ -335,10 +335,13 @@ PseudoAlgorithm etransformer(const Variants& v) {
                "Every ∇ of a parameter starts at 0. ∇X is the gradient of the residual stream as the lines run; the mask Mask ≡ 1 spreads it to every token."});
   a.lines.push_back(unembedding_adjoint(v, 12, "ℓ"));
   a.lines.push_back(adj(11, norm_adjoint(v, "ℓ", "X", "∇X", false, "γ", "β"), 0, {}, labels({v.rms})));
-  std::vector<std::string> final_steps{"∇(W_f X + b_f 1ᵀ) ← ∇X ⊙ GELU′(W_f X + b_f 1ᵀ),   GELU′(u) = Φ(u) + u φ(u)",
-                                       "∇W_f ← ∇(W_f X + b_f 1ᵀ) Xᵀ,   ∇b_f ← ∇(W_f X + b_f 1ᵀ) 1", "∇X ← W_fᵀ ∇(W_f X + b_f 1ᵀ)"};
-  if (v.pre) final_steps.push_back(norm_adjoint(v, "ℓ", "X", "∇X", false, "γ_enc", "β_enc") + "        [[pre-LN: the stack's final norm]]");
-  a.lines.push_back(adj(10, "∇W_f, ∇b_f, ∇X from X ← GELU(W_f X + b_f 1ᵀ):", 0, std::move(final_steps), labels({v.order})));
+  // X ← GELU(W_f X + b_f 1ᵀ) (pre-LN: after the stack's final norm, whose adjoint then runs last).
+  const std::string U = "∇(W_f X + b_f 1ᵀ)";
+  const std::string weights = "∇W_f ← " + U + " Xᵀ,   ∇b_f ← " + U + " 1,   ∇X ← W_fᵀ " + U;
+  std::vector<std::string> final_steps{U + " ← ∇X ⊙ GELU′(W_f X + b_f 1ᵀ),   GELU′(u) = Φ(u) + u φ(u)"};
+  if (v.pre) final_steps.push_back(weights);
+  a.lines.push_back(adj(10, v.pre ? norm_adjoint(v, "ℓ", "X", "∇X", false, "γ_enc", "β_enc") + "        [[pre-LN: the stack's final norm]]" : weights,
+                        0, std::move(final_steps), labels({v.order})));
   a.lines.push_back(adj(4, "for l = L, L − 1, …, 1 do"));
   layer_adjoints(a, v, 5, "ℓ", "X",
                  {attention_sublayer(v, "W_l", "", "Mask ≡ 1", {}, "γ¹_l", "β¹_l"), mlp_sublayer(v, "mlp1", "mlp2", "gate", "γ²_l", "β²_l")});
@@ -352,12 +355,14 @@ PseudoAlgorithm etransformer(const Variants& v) {
 
 // The reversed loop over a stack's layers, opened by the adjoint of its "for" line `n`; a pre-LN
 // stack's final norm (a variant, forward line `norm_line`) was the last thing it ran, so its adjoint
-// comes first.
+// comes first. Post-LN, the encoder's "end" line (`norm_line`) states where its ∇Z comes from.
 void stack_loop(PseudoAlgorithm& a, const Variants& v, int n, const std::string& L, int norm_line, const std::string& len,
-                const std::string& X, const std::string& scale, const std::string& offset) {
+                const std::string& X, const std::string& scale, const std::string& offset, const std::string& encoder_output = "") {
   if (v.pre)
     a.lines.push_back(adj(norm_line, norm_adjoint(v, len, X, "∇" + X, false, scale, offset) + "        [[pre-LN: the stack's final norm]]", 0,
                           {}, labels({v.order, v.rms})));
+  else if (!encoder_output.empty())
+    a.lines.push_back(adj(norm_line, encoder_output));
   a.lines.push_back(adj(n, "for l = " + L + ", " + L + " − 1, …, 1 do"));
 }
 
@@ -386,7 +391,8 @@ PseudoAlgorithm edtransformer(const Variants& v) {
   a.lines.push_back(residual_to_embeddings(12, "ℓ_x", "X"));
   a.lines.push_back(embedding_adjoint(v, 11, "ℓ_x", "x"));
   a.lines.push_back(comment("/* Back through the encoder, from the ∇Z the cross-attentions collected: */"));
-  stack_loop(a, v, 4, "L_enc", 9, "ℓ_z", "Z", "γ_enc", "β_enc");
+  stack_loop(a, v, 4, "L_enc", 9, "ℓ_z", "Z", "γ_enc", "β_enc",
+             "∇Z: the gradient of the encoder's output, every decoder layer's ∇Z^{ed} added up (line 16)");
   layer_adjoints(a, v, 5, "ℓ_z", "Z",
                  {attention_sublayer(v, "W^enc_l", "", "Mask ≡ 1", {}, "γ¹_l", "β¹_l"), mlp_sublayer(v, "mlp1", "mlp2", "gate", "γ²_l", "β²_l")});
   a.lines.push_back(comment("end"));
@@ -474,6 +480,18 @@ const PseudoLine* adjoint_line(const PseudoAlgorithm& listing, int line) {
 }
 
 const PseudoLine* backward_line(int alg, int line) { return adjoint_line(backward_pseudocode(alg), line); }
+
+int count_substeps(const Trace& t, size_t k) {
+  const Event& e = t.events[k];
+  const int line_depth = e.kind == EventKind::SubStep ? e.depth - 1 : e.depth;  // a SubStep is one level deeper
+  int n = 0;
+  for (size_t j = k; j-- > 0;) {
+    const Event& p = t.events[j];
+    if (p.kind == EventKind::SubStep && p.depth == line_depth + 1 && p.ref() == e.ref()) ++n;
+    else if (p.depth <= line_depth) break;  // the frame's previous line, or its Enter
+  }
+  return n;
+}
 
 std::string adjoint_name(int line) { return "adjoint of line " + std::to_string(line); }
 

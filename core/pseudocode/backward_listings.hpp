@@ -17,6 +17,7 @@
 #pragma once
 #include "core/model/config.hpp"
 #include "core/pseudocode/pseudocode.hpp"
+#include "core/trace/trace.hpp"
 
 namespace sf {
 
@@ -42,6 +43,13 @@ const PseudoLine* adjoint_line(const PseudoAlgorithm& listing, int line);
 
 // The adjoint of line `line` of `alg` in the paper's configuration's listing, or nullptr.
 const PseudoLine* backward_line(int alg, int line);
+
+// How many SubStep events of event k's line ran in its frame before event k (a SubStep or the
+// line's Line event): the sub-steps of one execution of the line, skipping the frames nested in
+// it (e.g. layer_norm's adjoint frames between two sub-steps). For a line of a backward listing
+// this is the index into PseudoLine::steps of the sub-step event k is, or, at its Line event, how
+// many sub-steps it ran.
+int count_substeps(const Trace& t, size_t k);
 
 // "adjoint of line 6": how a backward line is named wherever one is shown.
 std::string adjoint_name(int line);

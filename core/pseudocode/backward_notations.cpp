@@ -85,7 +85,7 @@ std::vector<NotationEntry> build() {
       {{21, text(kHead)}, {20, text(kStackNorm)}, {13, text(kLayers)}, {19, text(kNormEvery)}, {18, text(kMlp + "   (σ = ReLU)")}, {17, text(kNormEvery)},
        {16, none("the tutorial's attention is self-attention only: no cross-attention, so no gradient into Z")},
        {15, text(kNormEvery)}, {14, text(kPostAttention)}, {12, text(kToEmbeddings)}, {11, text(kEmbeddings)},
-       {9, text(kStackNorm)}, {4, text(kLayers)}, {8, text(kNormEvery)}, {7, text(kMlp + "   (σ = ReLU)")}, {6, text(kNormEvery)},
+       {9, none("the tutorial's attention is self-attention only: no encoder output for a decoder to read")}, {4, text(kLayers)}, {8, text(kNormEvery)}, {7, text(kMlp + "   (σ = ReLU)")}, {6, text(kNormEvery)},
        {5, text(kPostAttention + "   (Encoder: no mask)")}, {3, text(kToEmbeddings)}, {2, text(kEmbeddings)}});
   for (const auto& [alg, lines] : std::vector<std::pair<int, std::vector<int>>>{{11, {5, 4}}, {12, {9, 8}}, {13, {5, 4}}})
     for (int line : lines) t.push_back({alg, line, none(kCarpenter), none(kDyzNoTraining), Pass::Backward});
