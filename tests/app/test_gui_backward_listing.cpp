@@ -2,7 +2,7 @@
 // with the cursor on a backward Attention event of a traced training update, the pseudocode panel
 // shows Algorithm 4's backward listing, labelled so, with the adjoint of line 6 (or its sub-step)
 // highlighted and whole on screen; the call stack names the frames "DTransformer adjoint line 6
-// (l=2) › MHAttention adjoint line 2 (l=2, h=4) › Attention adjoint line 6"; a breakpoint on a
+// (…, l=2) › MHAttention adjoint line 2 (…, h=4) › Attention adjoint line 6 (…, h=4)"; a breakpoint on a
 // backward line stops there and not on the forward line of the same number. At 1280×720 and
 // 1366×768, checked through --dump-state.
 #include <gtest/gtest.h>
@@ -59,9 +59,10 @@ TEST(GuiBackwardListing, TheAttentionAdjointShowsTheBackwardListing) {
     ASSERT_GE(rows.size(), 4u) << r.state["widgets"].dump();
     std::string joined;
     for (auto it = rows.rbegin(); it != rows.rend(); ++it) joined += *it + " | ";
-    const size_t d = joined.find("DTransformer adjoint line 6 (l=2)");
-    const size_t m = joined.find("MHAttention adjoint line 2 (l=2, h=4)");
-    const size_t a = joined.find("Attention adjoint line 6 (l=2, h=4)", m == std::string::npos ? 0 : m + 12);
+    // (n = 1, i = 1: Algorithm 13's sequence and epoch, in force around the update line.)
+    const size_t d = joined.find("DTransformer adjoint line 6 (n=1, i=1, l=2)");
+    const size_t m = joined.find("MHAttention adjoint line 2 (n=1, i=1, l=2, h=4)");
+    const size_t a = joined.find("Attention adjoint line 6 (n=1, i=1, l=2, h=4)", m == std::string::npos ? 0 : m + 12);
     EXPECT_NE(d, std::string::npos) << joined;
     EXPECT_NE(m, std::string::npos) << joined;
     EXPECT_NE(a, std::string::npos) << joined;
