@@ -296,6 +296,14 @@ bool App::write_state(const std::string& path, std::string& error) const {
                    ui.highlight_rect[1] + ui.highlight_rect[3]);
     j["current_line"] = w ? nlohmann::ordered_json{{"rect", j["highlight"]}, {"visible", ui_probe::fully_visible(w, r)}}
                           : nlohmann::ordered_json(nullptr);
+    // The listing the pseudocode panel drew this frame: the paper's or Stepformer's backward
+    // listing (issue 24), its current line and sub-step; null when the panel drew none.
+    const PseudocodePanel::Shown& p = panels->pseudocode.shown();
+    j["pseudocode"] = p.frame == ui.frame_index
+                          ? nlohmann::ordered_json{{"alg", p.alg},       {"line", p.line},           {"backward", p.pass == Pass::Backward},
+                                                   {"label", p.label},   {"title", p.title},         {"line_text", p.line_text},
+                                                   {"step", p.step},     {"step_text", p.step_text}}
+                          : nlohmann::ordered_json(nullptr);
     nlohmann::ordered_json clipped = nlohmann::ordered_json::array();
     for (const ui_probe::ClippedText& c : ui_probe::clipped_texts())
       clipped.push_back({{"window", c.window},

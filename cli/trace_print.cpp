@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/common.hpp"
+#include "core/pseudocode/backward_listings.hpp"
 #include "core/pseudocode/pseudocode.hpp"
 
 namespace sf::cli {
@@ -46,22 +47,36 @@ std::string indices_text(const Indices& idx) {
   return s.empty() ? s : " [" + s + "]";
 }
 
+// The line an event is at: "line 6", or for a backward event "adjoint of line 6" (Stepformer's
+// backward listing, not in the paper).
+std::string line_name(const Event& e) {
+  return e.pass == Pass::Backward ? adjoint_name(e.line) : "line " + std::to_string(e.line);
+}
+
+// The text of the event's line (or, for an Enter, its algorithm's signature) in the paper's
+// pseudocode or, for a backward event, in Stepformer's backward listing (the paper's configuration).
+std::string code_text(const Event& e) {
+  const bool backward = e.pass == Pass::Backward;
+  if (e.kind == EventKind::Enter) {
+    if (backward) return backward_pseudocode(e.alg).signature;
+    const PseudoAlgorithm* a = pseudocode(e.alg);
+    return a ? a->signature : "";
+  }
+  if (e.kind != EventKind::Line) return "";
+  const PseudoLine* l = backward ? backward_line(e.alg, e.line) : pseudocode_line(e.alg, e.line);
+  return l ? squeeze(l->text) : "";
+}
+
 std::string event_text(const Event& e, const TracePrintOptions& opt) {
   std::string s = std::string(2 * e.depth, ' ') + alg_name(e.alg);
   switch (e.kind) {
-    case EventKind::Enter: s += " call"; break;
-    case EventKind::Line: s += " line " + std::to_string(e.line); break;
-    case EventKind::SubStep: s += " line " + std::to_string(e.line) + " ▸ " + e.label; break;
+    case EventKind::Enter: s += e.pass == Pass::Backward ? " adjoint call" : " call"; break;
+    case EventKind::Line: s += " " + line_name(e); break;
+    case EventKind::SubStep: s += " " + line_name(e) + " ▸ " + e.label; break;
   }
   s += indices_text(e.idx);
   if (opt.pseudocode) {
-    std::string code;
-    if (e.kind == EventKind::Enter) {
-      if (const PseudoAlgorithm* a = pseudocode(e.alg)) code = a->signature;
-    } else if (e.kind == EventKind::Line) {
-      if (const PseudoLine* l = pseudocode_line(e.alg, e.line)) code = squeeze(l->text);
-    }
-    if (!code.empty()) s += "  │ " + code;
+    if (const std::string code = code_text(e); !code.empty()) s += "  │ " + code;
   }
   if (!e.values.empty()) {
     s += "  │ ";
@@ -142,6 +157,8 @@ void print_trace(std::ostream& os, const Trace& trace, const TracePrintOptions& 
       if (!v.note.empty() && std::find(notes.begin(), notes.end(), v.note) == notes.end()) notes.push_back(v.note);
   }
   for (const auto& n : notes) os << "note: " << n << "\n";
+  const bool backward = std::any_of(trace.events.begin(), trace.events.end(), [](const Event& e) { return e.pass == Pass::Backward; });
+  if (backward) os << "note: \"adjoint of line N\" is a line of " << kBackwardListingLabel << " (the adjoint of forward line N)\n";
 }
 
 void print_algorithm_trace(std::ostream& os, int alg, const Trace& trace) {

@@ -2,7 +2,9 @@
 //
 //   Alg 10 DTransformer line 6 [l=1]  │ X ← X + MHAttention(X̃ | W_l, Mask[t, t′] = [[t ≤ t′]])  │ Mask ∈ {0,1}^{7×7}, X ∈ ℝ^{64×7}
 //
-// "call" marks an Enter event (the inputs bound), "line N ▸ label" a SubStep; [l= h= t= i=]
+// "call" marks an Enter event (the inputs bound), "line N ▸ label" a SubStep; a backward event
+// (Pass::Backward) reads "Alg 4 Attention adjoint of line 6" with the text of Stepformer's backward
+// listing (core/pseudocode/backward_listings.hpp, not in the paper); [l= h= t= i=]
 // are the loop indices in force (1-based, only those set). Nested calls come before the line
 // that made them, because a line event means "this line has run".
 #pragma once

@@ -1,6 +1,7 @@
 #include "app/panels/callstack_panel.hpp"
 
 #include "app/panels/panel.hpp"
+#include "core/pseudocode/backward_listings.hpp"
 
 namespace sf {
 
@@ -31,8 +32,13 @@ void CallStackPanel::draw(App& app) {
     const bool selected = shown == stack[i];
     if (ImGui::Selectable(label.c_str(), selected))
       app.ui.viewed_event = i + 1 == stack.size() ? SIZE_MAX : stack[i];
+    // A backward frame (Pass::Backward) runs Stepformer's backward listing: "Attention adjoint line 6"
+    // is the adjoint of the forward's line 6 (describe_event).
+    const std::string listing = e.pass == Pass::Backward ? std::string("\n") + adjoint_name(e.line) + ", " + kBackwardListingLabel : "";
     if (i + 1 != stack.size())
-      item_tooltip("This frame is waiting on this line: click to see its pseudocode and variables");
+      item_tooltip("This frame is waiting on this line: click to see its pseudocode and variables" + listing);
+    else if (!listing.empty())
+      item_tooltip(listing.substr(1));
     ImGui::PopID();
   }
   if (app.ui.viewed_event != SIZE_MAX) {

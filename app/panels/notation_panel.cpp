@@ -5,6 +5,7 @@
 
 #include "app/mathtext.hpp"
 #include "app/panels/panel.hpp"
+#include "core/pseudocode/backward_listings.hpp"
 #include "core/pseudocode/pseudocode.hpp"
 #include "core/pseudocode/variants.hpp"
 
@@ -36,21 +37,24 @@ void wrapped_math(const App& app, const std::string& s, ImU32 color) {
   }
 }
 
-// The line of event `ev` in notation n: its name, then its text or why it has none. `variant`:
-// the open model's own line where a variant rewrote it (core/pseudocode/variants), which the
-// paper's column then shows; the other notations write the paper's line, and say so.
-void notation_line(const App& app, Notation n, const Event& ev, const PseudoLine* variant, bool selected) {
+// The line of event `ev` in notation n: its name, then its text or why it has none. `own`: the
+// open model's own line where a variant rewrote it (core/pseudocode/variants), or a backward
+// event's line of Stepformer's backward listing with its sub-steps, which the paper's column then
+// shows; the other notations write the paper's line, and say so.
+void notation_line(const App& app, Notation n, const Event& ev, const PseudoLine* own, bool selected) {
   const ImU32 dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+  const bool variant = own && !own->variant.empty();
   ImGui::TextColored(ImColor(selected ? accent_color(app.settings.dark) : dim), "%s", to_string(n));
   ImGui::Indent();
-  if (variant && n == Notation::PhuongHutter) {
-    wrapped_math(app, variant->text, selected ? variant_color(app.settings.dark) : dim);
-    ImGui::TextDisabled("(variant: %s)", variant->variant.c_str());
+  if (own && n == Notation::PhuongHutter) {
+    wrapped_math(app, own->text, selected ? (variant ? variant_color(app.settings.dark) : ImGui::GetColorU32(ImGuiCol_Text)) : dim);
+    for (const std::string& step : own->steps) wrapped_math(app, "· " + step, selected ? ImGui::GetColorU32(ImGuiCol_Text) : dim);
+    if (variant) ImGui::TextDisabled("(variant: %s)", own->variant.c_str());
   } else {
-    const NotationText nt = notation_text(n, ev.alg, ev.line);
+    const NotationText nt = notation_text(n, ev.ref());
     if (!nt.text.empty()) {
       wrapped_math(app, nt.text, selected ? ImGui::GetColorU32(ImGuiCol_Text) : dim);
-      if (variant) ImGui::TextDisabled("(written for the paper's line; this model runs the variant above)");
+      if (variant) ImGui::TextDisabled("(written for the paper's configuration; this model runs the variant above)");
     } else {
       ImGui::PushTextWrapPos(0.0f);
       ImGui::TextDisabled("no counterpart: %s", nt.no_counterpart.c_str());
@@ -130,15 +134,21 @@ void NotationPanel::draw(App& app) {
   const Event& ev = s.trace().events[k];
   ImGui::Separator();
   ImGui::TextColored(ImColor(accent_color(app.settings.dark)), "%s", describe_event(ev).c_str());
+  const bool backward = ev.pass == Pass::Backward;
+  if (backward) {
+    ImGui::PushStyleColor(ImGuiCol_Text, variant_color(app.settings.dark));
+    ImGui::TextWrapped("%s", kBackwardListingLabel);
+    ImGui::PopStyleColor();
+  }
   if (ev.kind == EventKind::Enter) {
-    ImGui::TextDisabled("The call of Algorithm %d: its inputs (no line yet).", ev.alg);
+    ImGui::TextDisabled("The call of Algorithm %d%s: its inputs (no line yet).", ev.alg, backward ? "'s adjoint" : "");
   } else {
-    const PseudoAlgorithm listing = pseudocode_for(ev.alg, s.model().config, s.traced_with_kv_cache());
-    const PseudoLine* variant = nullptr;
-    for (const PseudoLine& l : listing.lines)
-      if (l.number == ev.line && !l.variant.empty()) variant = &l;
+    const PseudoAlgorithm listing = backward ? backward_pseudocode_for(ev.alg, s.model().config)
+                                             : pseudocode_for(ev.alg, s.model().config, s.traced_with_kv_cache());
+    const PseudoLine* own = adjoint_line(listing, ev.line);  // the numbered line `ev.line` of either listing
+    if (own && !backward && own->variant.empty()) own = nullptr;  // the paper's own line: notation_text has it
     for (Notation n : {Notation::PhuongHutter, Notation::Carpenter, Notation::DinanYaidaZhang})
-      notation_line(app, n, ev, variant, n == notation);
+      notation_line(app, n, ev, own, n == notation);
   }
   ImGui::Separator();
   ImGui::TextDisabled("What this step bound, as %s writes it:", to_string(notation));

@@ -3,6 +3,7 @@
 // the tutorial's (seed 001), in the same sub/superscript notation the app draws.
 #include "core/pseudocode/notations.hpp"
 
+#include "core/pseudocode/backward_listings.hpp"
 #include "core/pseudocode/pseudocode.hpp"
 
 namespace sf {
@@ -213,11 +214,40 @@ NotationText notation_text(Notation n, int alg, int line) {
   return n == Notation::Carpenter ? e->carpenter : e->dyz;
 }
 
+const NotationEntry* notation_entry(LineRef r) {
+  if (r.pass == Pass::Forward) return notation_entry(r.alg, r.line);
+  for (const NotationEntry& e : backward_notation_entries())
+    if (e.alg == r.alg && e.line == r.line) return &e;
+  return nullptr;
+}
+
+NotationText notation_text(Notation n, LineRef r) {
+  if (r.pass == Pass::Forward) return notation_text(n, r.alg, r.line);
+  const PseudoLine* listing = backward_line(r.alg, r.line);
+  if (!listing)
+    return none("Algorithm " + std::to_string(r.alg) + "'s backward listing has no " + adjoint_name(r.line));
+  if (n == Notation::PhuongHutter) {
+    std::string t = listing->text;
+    for (const std::string& step : listing->steps) t += "\n  " + step;
+    return text(t);
+  }
+  const NotationEntry* e = notation_entry(r);
+  if (!e) return none("no mapping is written for Algorithm " + std::to_string(r.alg) + "'s " + adjoint_name(r.line));
+  return n == Notation::Carpenter ? e->carpenter : e->dyz;
+}
+
 NotationName notation_name(int alg, const std::string& paper_name) {
   for (const Named& n : names())
     if ((n.alg == 0 || n.alg == alg) && paper_name == n.paper) return n.name;
   // Algorithm 5 binds each head's result as Y^1, Y^2, …: Carpenter's u[h, n, 1:V/H].
   if (alg == 5 && paper_name.rfind("Y^", 0) == 0) return {"u[h, n, 1:V/H]", "", ""};
+  // A backward value ∇Q (Stepformer's backward listing): DYZ writes the derivative of the loss with
+  // respect to its symbol, ∂ℒ/∂q^h, with the same indices; Carpenter writes no gradients.
+  const std::string nabla = "∇";
+  if (paper_name.rfind(nabla, 0) == 0) {
+    const NotationName forward = notation_name(alg, paper_name.substr(nabla.size()));
+    return {"", forward.dyz.empty() ? "" : "∂ℒ/∂" + forward.dyz, forward.dyz_indices};
+  }
   return {};
 }
 

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "core/trace/vocabulary.hpp"
+
 namespace sf {
 
 enum class Notation { PhuongHutter, Carpenter, DinanYaidaZhang };
@@ -31,15 +33,25 @@ struct NotationText {
 struct NotationEntry {
   int alg = 0, line = 0;  // the paper's algorithm and line
   NotationText carpenter, dyz;
+  Pass pass = Pass::Forward;  // Backward: the adjoint of that line, in Stepformer's backward listing
+  LineRef ref() const { return {alg, line, pass}; }
 };
 
-// Every mapped line, by algorithm then line.
+// Every mapped forward line, by algorithm then line.
 const std::vector<NotationEntry>& notation_entries();
-// The entry for (alg, line), or nullptr.
+// Every line of Stepformer's backward listings (core/pseudocode/backward_listings.hpp; not in the
+// paper), in each listing's order: neither seed writes a backward pass, so Carpenter has no
+// counterpart for any of them, and the DYZ texts write the adjoints in the tutorial's indices
+// (core/pseudocode/backward_notations.cpp).
+const std::vector<NotationEntry>& backward_notation_entries();
+// The entry for (alg, line), or nullptr; for a LineRef, the forward or the backward table's.
 const NotationEntry* notation_entry(int alg, int line);
+const NotationEntry* notation_entry(LineRef r);
 // The line in notation n: the paper's text (pseudocode_line) or the entry's; an empty text with
-// the reason where n has no counterpart or (alg, line) is not a mapped line.
+// the reason where n has no counterpart or (alg, line) is not a mapped line. For a backward line
+// the "paper" text is the backward listing's (the paper's configuration).
 NotationText notation_text(Notation n, int alg, int line);
+NotationText notation_text(Notation n, LineRef r);
 
 // What a notation calls a value the paper binds at a line of `alg`, e.g. for Q: Carpenter
 // "q[n, 1:K]", DYZ "q^h" with indices "t;c".

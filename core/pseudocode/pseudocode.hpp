@@ -18,6 +18,9 @@ struct PseudoLine {
   // "" for the paper's line; else the variant that rewrote it and its source, e.g.
   // "RMSNorm — encyclopedia article (seed 004)" (core/pseudocode/variants.hpp).
   std::string variant{};
+  // The sub-steps of a line that does several things, in the order they run; empty for a line with
+  // one statement. Only Stepformer's backward listings have them (core/pseudocode/backward_listings.hpp).
+  std::vector<std::string> steps{};
 };
 
 struct PseudoAlgorithm {

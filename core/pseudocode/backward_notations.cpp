@@ -1,0 +1,102 @@
+// The three notations for Stepformer's backward listings (not in the paper; see
+// core/pseudocode/notations.hpp). Neither seed writes a backward pass: Carpenter leaves the gradient
+// to automatic differentiation, and Dinan–Yaida–Zhang's tutorial stops at the forward pass. So
+// Carpenter has no counterpart for any adjoint line, and the DYZ column writes each adjoint in the
+// tutorial's own indices (α sample, t query token, t′ key token, i, j features, c head feature,
+// C = n/H; ℒ the loss), labelled as Stepformer's, or says why there is none.
+#include "core/pseudocode/backward_listings.hpp"
+#include "core/pseudocode/notations.hpp"
+
+namespace sf {
+
+namespace {
+
+NotationText text(std::string s) { return {std::move(s), ""}; }
+NotationText none(std::string why) { return {"", std::move(why)}; }
+
+const std::string kCarpenter =
+    "Carpenter writes no backward pass: \"automatic differentiation\" (PyTorch, JAX) computes the gradient of the log density, "
+    "which he calls back-propagation";
+const std::string kDyzNoTraining = "the tutorial stops at the model's head: no loss, no training loop";
+
+// ---- DYZ index forms shared by several lines ----
+const std::string kNorm = "∂ℒ/∂z_{α;t;j} = (1/√(σ²_{α;t} + ε)) [γ_j ∂ℒ/∂s_{α;t;j} − (1/n) Σ_i γ_i ∂ℒ/∂s_{α;t;i} − ẑ_{α;t;j} (1/n) Σ_i γ_i ∂ℒ/∂s_{α;t;i} ẑ_{α;t;i}]";
+const std::string kNormEvery = kNorm + "   (Algorithm 6's adjoint, every t)";
+const std::string kStackNorm = kNorm + "   (pre-LN variant: the stack's final norm, every t)";
+const std::string kHead =
+    "∂ℒ/∂z^{(L)}_{α;t;i} = p_{α;t;i} − δ_{i y_{α;t}} (softmax and loss together: y the target),   ∂ℒ/∂W^{WU}_{ij} = Σ_{α,t} "
+    "∂ℒ/∂z^{(L)}_{α;t;i} s_{α;t;j},   ∂ℒ/∂s_{α;t;j} = Σ_i W^{WU}_{ij} ∂ℒ/∂z^{(L)}_{α;t;i}";
+const std::string kLayers = "ℓ = L, …, 1: ∂ℒ/∂z^{(ℓ)} from ∂ℒ/∂z^{(ℓ+1)}";
+const std::string kMlp =
+    "∂ℒ/∂X_{ij} = Σ_{α,t} ∂ℒ/∂r_{α;t;i} σ(w_{α;t;j}),   ∂ℒ/∂w_{α;t;j} = σ′(w_{α;t;j}) Σ_i X_{ij} ∂ℒ/∂r_{α;t;i},   ∂ℒ/∂W_{ji} = Σ_{α,t} "
+    "∂ℒ/∂w_{α;t;j} s_{α;t;i},   ∂ℒ/∂s_{α;t;i} = Σ_j W_{ji} ∂ℒ/∂w_{α;t;j}   (∂ℒ/∂r = ∂ℒ/∂z^{(ℓ+1)}: the residual passes it on too)";
+const std::string kPreNorm = "∂ℒ/∂z^{(ℓ)}_{α;t;j} += " + kNorm.substr(kNorm.find('=') + 2) + "   (the norm's share, added to the residual's)";
+const std::string kAttention =
+    "∂ℒ/∂s^{(ℓ)}_{α;t;i} = Σ_{h=1}^{H} (head h's adjoint of R^{MHSA}),   ∂ℒ/∂z^{(ℓ)}_{α;t;i} = ∂ℒ/∂z^{(ℓ+1)}_{α;t;i}   (the residual)";
+const std::string kPostAttention =
+    "∂ℒ/∂z^{(ℓ)}_{α;t;i} = ∂ℒ/∂z^{(ℓ+1)}_{α;t;i} + Σ_{h=1}^{H} (head h's adjoint of R^{MHSA}: the residual and the attention add)";
+const std::string kToEmbeddings = "∂ℒ/∂z^{(1)}_{α;t;i}, t = 1, …, T";
+const std::string kEmbeddings =
+    "∂ℒ/∂W^{WE}_{ij} = Σ_{α,t} ∂ℒ/∂z^{(1)}_{α;t;i} x_{α;t;j} (x one-hot: only the tokens used),   ∂ℒ/∂b^{PE}_{t;i} = Σ_α ∂ℒ/∂z^{(1)}_{α;t;i}";
+
+// Head h's projection adjoint (Algorithm 4 lines 1–3): the tutorial's weight `W` (Q^h, K^h, V^h)
+// and its output `q` (q^h, k^h, v^h) on token index `t`.
+NotationText projection(const std::string& W, const std::string& q, const std::string& t) {
+  return text("∂ℒ/∂" + W + "_{ci} = Σ_{α," + t + "} ∂ℒ/∂" + q + "_{α;" + t + ";c} s_{α;" + t + ";i},   ∂ℒ/∂s_{α;" + t + ";i} += Σ_c " + W +
+              "_{ci} ∂ℒ/∂" + q + "_{α;" + t + ";c}   (no bias in the tutorial)");
+}
+
+// One backward listing's rows: every line has Carpenter's "none"; `dyz` gives each line's DYZ text.
+void add(std::vector<NotationEntry>& out, int alg, const std::vector<std::pair<int, NotationText>>& dyz) {
+  for (const auto& [line, d] : dyz) out.push_back({alg, line, none(kCarpenter), d, Pass::Backward});
+}
+
+std::vector<NotationEntry> build() {
+  std::vector<NotationEntry> t;
+  add(t, 1, {{1, text("∂ℒ/∂W^{WE}_{ij} = Σ_{α,t} ∂ℒ/∂z̃_{α;t;i} x_{α;t;j}   (x one-hot: only the columns of the tokens used)")}});
+  add(t, 2, {{1, text("∂ℒ/∂b^{PE}_{t;i} = Σ_α ∂ℒ/∂z^{(1)}_{α;t;i}")}});
+  add(t, 4,
+      {{6, text("∂ℒ/∂v^h_{α;t′;c} = Σ_t Ω^h_{α;tt′} ∂ℒ/∂o^h_{α;t;c},   ∂ℒ/∂Ω^h_{α;tt′} = Σ_c v^h_{α;t′;c} ∂ℒ/∂o^h_{α;t;c},   ∂ℒ/∂Ω̃^h_{α;tt′} = "
+                "Ω^h_{α;tt′} (∂ℒ/∂Ω^h_{α;tt′} − Σ_{t″} Ω^h_{α;tt″} ∂ℒ/∂Ω^h_{α;tt″})   (o^h_{α;t;c} ≡ Σ_{t′} Ω^h_{α;tt′} v^h_{α;t′;c})")},
+       {5, text("Decoder: ∂ℒ/∂Ω̃^h_{α;tt′} = 0 for t′ > t   (Ω^h_{α;tt′} = 0 there)")},
+       {4, text("∂ℒ/∂q^h_{α;t;c} = (1/√C) Σ_{t′} ∂ℒ/∂Ω̃^h_{α;tt′} k^h_{α;t′;c},   ∂ℒ/∂k^h_{α;t′;c} = (1/√C) Σ_t ∂ℒ/∂Ω̃^h_{α;tt′} q^h_{α;t;c}   "
+                "(Ω̃ is scaled: the paper's ∇S is ∂ℒ/∂Ω̃ / √C, transposed)")},
+       {3, projection("V^h", "v^h", "t′")},
+       {2, projection("K^h", "k^h", "t′")},
+       {1, projection("Q^h", "q^h", "t")}});
+  add(t, 5,
+      {{4, text("∂ℒ/∂U^h_{ic} = Σ_{α,t} ∂ℒ/∂r_{α;t;i} o^h_{α;t;c},   ∂ℒ/∂o^h_{α;t;c} = Σ_i U^h_{ic} ∂ℒ/∂r_{α;t;i}   (no bias b_o)")},
+       {3, none("the sum over h in r_{α;t;i} concatenates and projects in one step: line 4's ∂ℒ/∂o^h is already per head")},
+       {1, text("h = H, …, 1")},
+       {2, text("∂ℒ/∂s_{α;t;i} = Σ_{h=1}^{H} (head h's share: Algorithm 4's adjoint)")}});
+  add(t, 6,
+      {{3, text("∂ℒ/∂γ_i = Σ_{α,t} ∂ℒ/∂s_{α;t;i} ẑ_{α;t;i},   ∂ℒ/∂β_i = Σ_{α,t} ∂ℒ/∂s_{α;t;i}   (ẑ_{α;t;i} = (z_{α;t;i} − μ_{α;t}) / √(σ²_{α;t} + ε))")},
+       {2, text("∂ℒ/∂σ²_{α;t} = −½ (σ²_{α;t} + ε)^{−3/2} Σ_i γ_i ∂ℒ/∂s_{α;t;i} (z_{α;t;i} − μ_{α;t})")},
+       {1, text(kNorm + "   (all three lines' paths)")}});
+  add(t, 7, {{1, text(kHead)}});
+  add(t, 10,
+      {{11, text(kHead)}, {10, text(kNormEvery)}, {4, text(kLayers)}, {8, text(kMlp)}, {7, text(kPreNorm)}, {6, text(kAttention)},
+       {5, text(kPreNorm)}, {3, text(kToEmbeddings)}, {2, text(kEmbeddings)}});
+  add(t, 9,
+      {{12, text(kHead)}, {11, text(kNormEvery)}, {10, none("the tutorial's head has no final projection W_f")}, {4, text(kLayers)},
+       {8, text(kNormEvery)}, {7, text(kMlp)}, {6, text(kNormEvery)}, {5, text(kPostAttention + "   (Encoder: no mask)")},
+       {3, text(kToEmbeddings)}, {2, text(kEmbeddings)}});
+  add(t, 8,
+      {{21, text(kHead)}, {20, text(kStackNorm)}, {13, text(kLayers)}, {19, text(kNormEvery)}, {18, text(kMlp + "   (σ = ReLU)")}, {17, text(kNormEvery)},
+       {16, none("the tutorial's attention is self-attention only: no cross-attention, so no gradient into Z")},
+       {15, text(kNormEvery)}, {14, text(kPostAttention)}, {12, text(kToEmbeddings)}, {11, text(kEmbeddings)},
+       {9, none("the tutorial's attention is self-attention only: no encoder output for a decoder to read")}, {4, text(kLayers)}, {8, text(kNormEvery)}, {7, text(kMlp + "   (σ = ReLU)")}, {6, text(kNormEvery)},
+       {5, text(kPostAttention + "   (Encoder: no mask)")}, {3, text(kToEmbeddings)}, {2, text(kEmbeddings)}});
+  for (const auto& [alg, lines] : std::vector<std::pair<int, std::vector<int>>>{{11, {5, 4}}, {12, {9, 8}}, {13, {5, 4}}})
+    for (int line : lines) t.push_back({alg, line, none(kCarpenter), none(kDyzNoTraining), Pass::Backward});
+  return t;
+}
+
+}  // namespace
+
+const std::vector<NotationEntry>& backward_notation_entries() {
+  static const std::vector<NotationEntry> table = build();
+  return table;
+}
+
+}  // namespace sf
