@@ -8,8 +8,7 @@ Every read of a value by a pseudocode line goes through Tape.read, which hands t
 of the value with retain_grad(): the clone's .grad is the gradient along that one path (a PARTIAL
 gradient, e.g. ∇Z through line 3 only), and the sum over a value's reads is its whole gradient. Each
 read is tagged with the keys of the backward trace that bind it, as core/backprop/adjoints.hpp names
-them: (alg, line, l, h, t, name) with the loop indices 1-based (0: not in force) and Pass::Backward
-implied. A key's reference value is the sum of the .grad of the reads tagged with it, so a line that
+them (the key is described under "Files" below). A key's reference value is the sum of the .grad of the reads tagged with it, so a line that
 binds an accumulated gradient (∇e after lines 3, 2 and 1 of Algorithm 6's adjoint) is tagged on every
 read it accumulates.
 
@@ -26,14 +25,23 @@ Loss: the paper's, summed over one sequence: GPT −Σ_{t=1}^{ℓ−1} log P[x[t
 
 Files (tests/data/backprop/):
   <case>.safetensors   θ and the configuration
-  <case>.npy           float64 1-D: every reference value, back to back, each matrix row-major
-  index.json           {"cases": [{"name", "what", "checkpoint", "data", "x", "z" (ed), "masks" (bert),
-                                    "loss": offset,
+  <case>_api.npy       float64 1-D: the loss, ∇θ and the streams' gradients (what traced_backward
+                       returns in double), back to back, each matrix row-major
+  <case>_traced.npy    float32 1-D: every value the backward trace binds (the trace holds floats),
+                       back to back, row-major; an array equal to one before it is stored once
+  index.json           {"cases": [{"name", "what", "checkpoint", "api", "traced", "x", "z" (ed),
+                                    "masks" (bert), "loss": offset into api,
                                     "grads": {tensor: [offset, count, rows, cols]} (∇θ in the
                                              parameter table's shapes: count matrices rows × cols),
-                                    "streams": {"X_<l>" / "Z_<l>": [offset, rows, cols]},
-                                    "values": [[alg, line, l, h, t, name, offset, rows, cols], …]}]}
-  "values" is the traced backward's vocabulary: a bound ∇ value with no entry here fails the test.
+                                    "streams": {"X_<l>" / "Z_<l>": [offset, rows, cols]} (∂loss/∂X
+                                               entering layer l, l = L + 1 after the last),
+                                    "names": [the bound values' names],
+                                    "values": [alg, line, caller, l, h, t, name (index into names),
+                                               offset into traced, rows, cols, …] ten per value}]}
+  A key is (alg, line, caller, l, h, t, name): the event's algorithm and line (Pass::Backward, "adjoint
+  of line `line`"; 0 the frame's Enter), the line of Algorithm 8, 9 or 10 it runs inside (0 for their
+  own lines and the loss lines), the loop indices (0: not in force) and the value's name. Token ids
+  (x, z) and scalars (l, h, ε, loss) are values too (a column of numbers, 1 × 1).
 
 Regenerate (from the repository root; needs torch, e.g. /usr/bin/python3; deterministic):
     /usr/bin/python3 tests/reference/gen_backprop_reference.py
@@ -45,7 +53,6 @@ import sys
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
