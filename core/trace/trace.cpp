@@ -80,6 +80,7 @@ Event Tracer::make(EventKind kind, int alg, int line, int depth) {
   e.kind = kind;
   e.alg = alg;
   e.line = line;
+  e.pass = pass_;
   e.depth = depth;
   e.idx = idx_;
   e.seq_x = seq_x_;
@@ -249,7 +250,7 @@ size_t Trace::find_matching(const Event& e, LineRef caller) const {
     const Event& c = events[j];
     int score = 0;
     if (c.alg == e.alg) score += 8;
-    if (c.alg == e.alg && c.line == e.line) score += 8;
+    if (c.ref() == e.ref()) score += 8;  // the same line of the same listing (forward or backward)
     if (c.kind == e.kind) score += 2;
     if (c.depth == e.depth) score += 2;
     if (c.label == e.label) score += 1;

@@ -89,8 +89,12 @@ struct Event {
   EventKind kind = EventKind::Line;
   int alg = 0;   // the paper's algorithm number (1–15)
   int line = 0;  // the paper's line number; 0 for Enter
+  // Forward: a line of the paper's pseudocode. Backward: "adjoint of line `line`" of Stepformer's
+  // backward listing of algorithm `alg` (not in the paper; core/backprop/), made inside a
+  // TraceBackward scope. Nesting, depth and stepping treat both passes alike.
+  Pass pass = Pass::Forward;
   int depth = 0;
-  LineRef ref() const { return {alg, line}; }  // the line this event is at (line 0: the Enter)
+  LineRef ref() const { return {alg, line, pass}; }  // the line this event is at (line 0: the Enter)
   Indices idx;
   std::string label;  // SubStep only: what this part of the line computes
   std::vector<Value> values;
@@ -157,6 +161,9 @@ class Tracer {
   explicit Tracer(Trace& t, ParamBinding params = ParamBinding::Copy) : trace_(t), params_(params) {}
   ParamBinding params() const { return params_; }
   void set_params(ParamBinding p) { params_ = p; }
+  // The pass of the events the tracer makes (TraceBackward sets Backward for a scope).
+  Pass pass() const { return pass_; }
+  void set_pass(Pass p) { pass_ = p; }
   void enter(int alg, std::vector<Value> inputs);
   void leave();
   void line(int alg, int line, std::vector<Value> values);
@@ -174,6 +181,7 @@ class Tracer {
   Event make(EventKind kind, int alg, int line, int depth);
   Trace& trace_;
   ParamBinding params_;
+  Pass pass_ = Pass::Forward;
   int depth_ = -1;
   Indices idx_;
   int seq_x_ = -1, seq_z_ = -1;
@@ -239,6 +247,27 @@ class TraceParamCopies {
  private:
   Tracer* tr_;
   ParamBinding old_ = ParamBinding::Copy;
+};
+
+// RAII: within its scope, every event the tracer makes (Enter, Line, SubStep) is in Pass::Backward:
+// a line of a backward listing, "adjoint of line n" (core/backprop/). Nests: the pass in force
+// before is restored. No-op without a tracer.
+class TraceBackward {
+ public:
+  explicit TraceBackward(Tracer* tr) : tr_(tr) {
+    if (!tr_) return;
+    old_ = tr_->pass();
+    tr_->set_pass(Pass::Backward);
+  }
+  ~TraceBackward() {
+    if (tr_) tr_->set_pass(old_);
+  }
+  TraceBackward(const TraceBackward&) = delete;
+  TraceBackward& operator=(const TraceBackward&) = delete;
+
+ private:
+  Tracer* tr_;
+  Pass old_ = Pass::Forward;
 };
 
 // RAII loop index: sets idx().*field for the scope of a loop body.
