@@ -97,12 +97,13 @@ struct MHAttentionForward {
 // Self-attention (Alg. 10 L6, Alg. 9 L5, Alg. 8 L5, L14) from the batched cache (B = 1): Xt is X̃,
 // the layer's f input; heads view cache.QKV and cache.A; RoPE, ALiBi, H_kv from cache.variant.
 template <class T>
-MHAttentionForward<T> self_attention_forward(const MHAttentionCache<T>& cache, CView<T> Xt, const Mask& mask);
+MHAttentionForward<T> self_attention_forward(const MHAttentionCache<T>& cache, const MHAttentionW<const T>& W,
+                                             CView<T> Xt, const Mask& mask);
 // Cross-attention (Alg. 8 L16, X ≠ Z) from its batched cache (B = 1): queries from Xt, keys and
 // values from Z; Mask ≡ 1 (mask: ℓ_z × ℓ_x ones).
 template <class T>
-MHAttentionForward<T> cross_attention_forward(const MHCrossAttentionCache<T>& cache, CView<T> Xt, CView<T> Z,
-                                              const Mask& mask);
+MHAttentionForward<T> cross_attention_forward(const MHCrossAttentionCache<T>& cache, const MHAttentionW<const T>& W,
+                                              CView<T> Xt, CView<T> Z, const Mask& mask);
 
 // Adjoint of Algorithm 5, Ṽ = MHAttention(X, Z | W, Mask), given ∇Ṽ (d_out, ℓ_x). ADDS into dW
 // (every head's W_qkv, W_o, b_o), dX (d_x, ℓ_x) and dZ (d_z, ℓ_z); self-attention: dX and dZ view
@@ -114,7 +115,7 @@ MHAttentionForward<T> cross_attention_forward(const MHCrossAttentionCache<T>& ca
 //     adjoint of line 1 (for h ∈ [H]; idx.h = h): binds "h".
 //     [Algorithm 4 adjoint frame, idx.h = h, with ∇Ṽ = ∇Y^h]
 //     adjoint of line 2 (Y^h = Attention(…)): binds "∇X" and "∇Z" summed over heads H … h (PARTIAL,
-//       note: the heads not yet run add theirs; self-attention binds "∇X̃" instead of both);
+//       note: the heads not yet run add theirs; self-attention, Z = X: "∇X" only, holding both paths);
 //       H_kv < H: also "∇W_k^g", "∇W_v^g" of h's group g, summed over the group's heads so far (note).
 template <class T>
 void adjoint_mh_attention(const MHAttentionForward<T>& f, const MHAttentionW<const T>& W, CView<T> dVt,
@@ -123,7 +124,8 @@ void adjoint_mh_attention(const MHAttentionForward<T>& f, const MHAttentionW<con
 // ===== Algorithm 6: adjoint of layer_norm, and of RMSNorm (adjoint_layer_norm.cpp) =================
 
 // Adjoint of ê = layer_norm(e | γ, β) for ONE column (the caller's "for t ∈ [ℓ]" sets idx.t), given
-// ∇ê (d_e); e is the forward's input column, eps its ε (the paper has none: the forward divides by
+// ∇ê (d_e); e is the forward's input column, x_hat = (e − m)/√(v + ε) and rstd = 1/√(v + ε) the
+// forward's (LayerNormCache: not recomputed), eps its ε (the paper has none: the forward divides by
 // √(v + ε) and so does the adjoint, a note says so). ADDS into dgamma, dbeta (d_e) and de (d_e).
 // Frame alg 6, events:
 //   Enter: "∇ê", "e", "γ", "ε".
@@ -136,24 +138,24 @@ void adjoint_mh_attention(const MHAttentionForward<T>& f, const MHAttentionW<con
 //     "∇m" += −∇v · 2 Σ_i (e[i] − m)/d_e (≈ 0: Σ_i (e[i] − m) = 0 up to rounding, note).
 //   adjoint of line 1 (m = Σ_i e[i]/d_e): binds "∇e" += ∇m/d_e · 1 (complete).
 template <class T>
-void adjoint_layer_norm(CView<T> e, const MapV<const T>& gamma, T eps, CView<T> de_hat, Ref<T> dgamma, Ref<T> dbeta,
-                        Ref<T> de, Tracer* tr);
+void adjoint_layer_norm(CView<T> e, CView<T> x_hat, T rstd, const MapV<const T>& gamma, T eps, CView<T> de_hat,
+                        Ref<T> dgamma, Ref<T> dbeta, Ref<T> de, Tracer* tr);
 // Variant RMSNorm (ê = e/√(v + ε) ⊙ γ, v = Σ_i e[i]²/d_e; no m, no β): frame alg 6 with no line 1:
 //   Enter: "∇ê", "e", "γ", "ε" (note: RMSNorm variant).
 //   adjoint of line 3: subs "∇γ ← ∇ê ⊙ e/√(v + ε)", "∇e ← ∇ê ⊙ γ/√(v + ε)" (partial),
 //     "∇v ← −½ Σ_i ∇ê[i] γ[i] e[i] (v + ε)^{−3/2}"; line binds "∇γ", "∇e" (partial), "∇v".
 //   adjoint of line 2 (v = Σ_i e[i]²/d_e): binds "∇e" += ∇v · 2e/d_e (complete).
 template <class T>
-void adjoint_rms_norm(CView<T> e, const MapV<const T>& gamma, T eps, CView<T> de_hat, Ref<T> dgamma, Ref<T> de,
-                      Tracer* tr);
+void adjoint_rms_norm(CView<T> e, CView<T> x_hat, T rstd, const MapV<const T>& gamma, T eps, CView<T> de_hat,
+                      Ref<T> dgamma, Ref<T> de, Tracer* tr);
 // "for t ∈ [ℓ]: Y[:, t] ← norm(X[:, t] | γ, β)" backward: one Algorithm 6 adjoint frame per column
-// t = 1 … ℓ (idx.t = t) with c's norm and ε. X (d_e, ℓ) the norm's input, dY (d_e, ℓ) ∇ of its
-// output; ADDS into dX (the residual stream: X ← X + f(norm(X)) also passes ∇X on unchanged),
+// t = 1 … ℓ (idx.t = t) with `norm` (layer_norm or RMSNorm) and ε. X (d_e, ℓ) the norm's input, ln its
+// forward cache, dY (d_e, ℓ) ∇ of its output; ADDS into dX (the residual stream: X ← X + f(norm(X)) also passes ∇X on unchanged),
 // dgamma, dbeta (dbeta empty under RMSNorm). Binds nothing itself: the caller's line binds the
 // totals ("∇γ¹_l", "∇β¹_l", …, "∇X" or "∇X̃").
 template <class T>
-void adjoint_norm_columns(const ModelConfig& c, CView<T> X, const MapV<const T>& gamma, CView<T> dY, Ref<T> dX,
-                          Ref<T> dgamma, Ref<T> dbeta, Tracer* tr);
+void adjoint_norm_columns(Norm norm, T eps, CView<T> X, const LayerNormCache<T>& ln, const MapV<const T>& gamma,
+                          CView<T> dY, Ref<T> dX, Ref<T> dgamma, Ref<T> dbeta, Tracer* tr);
 
 // ===== The MLP lines of Algorithms 8, 9, 10 (adjoint_mlp.cpp) =====================================
 
@@ -188,17 +190,17 @@ struct MlpNames {
   const char* gate = "gate";
 };
 template <class T>
-struct MlpW {  // the line's weights, views into θ (W_gate, b_gate empty unless SwiGLU)
+struct MlpLineW {  // the line's weights, views into θ (W_gate, b_gate empty unless SwiGLU)
   MapM<const T> W_a, W_b, W_gate;
   MapV<const T> b_a, b_b, b_gate;
 };
 template <class T>
-struct MlpGrad {  // views into ∇θ, the same shapes (gate: empty unless SwiGLU)
+struct MlpLineGrad {  // views into ∇θ, the same shapes (gate: empty unless SwiGLU)
   MapM<T> dW_a, dW_b, dW_gate;
   MapV<T> db_a, db_b, db_gate;
 };
 template <class T>
-void adjoint_mlp(const MlpForward<T>& f, const MlpW<T>& W, Activation act, CView<T> dX, MlpGrad<T>& dW, Ref<T> din,
+void adjoint_mlp(const MlpForward<T>& f, const MlpLineW<T>& W, Activation act, CView<T> dX, MlpLineGrad<T>& dW, Ref<T> din,
                  const std::string& in_name, const MlpNames& names, Tracer* tr, int alg, int line);
 
 // ===== Algorithm 1 and Algorithm 2: adjoints of the embeddings =====================================
@@ -232,23 +234,28 @@ void adjoint_embed_line(const ModelConfig& c, const Tokens& s, const ExtrasW<con
 
 // ===== Algorithm 7: adjoint of Unembedding (adjoint_unembedding.cpp) ==============================
 
-// Adjoint of p = softmax(W_u e) (not in the paper: + b_u) for ONE column (idx.t), given ∇p (N_V),
-// the forward's e (d_e) and p (N_V); W_u the forward's (tied: W_eᵀ, GptCache::W_u). Frame alg 7:
+// Adjoint of p = softmax(W_u e) (not in the paper: + b_u) for ONE column: ∇(W_u e) = p ⊙ (∇p − 1 (pᵀ ∇p)),
+// ASSIGNED to dlogits (N_V). Given the loss line's ∇p (−1/p[y] at the target y, 0 elsewhere).
+template <class T>
+void adjoint_unembedding_softmax(CView<T> p, CView<T> dp, Ref<T> dlogits);
+// Algorithm 7's adjoint frame of column t (idx.t), given the column's values (the math is
+// adjoint_unembedding_softmax's, and ∇e = W_uᵀ ∇(W_u e) computed for every column at once by the
+// caller: W_u is N_V × d_e, a product per column would read it ℓ times). Events:
 //   Enter: "∇p", "e", "p".
 //   adjoint of line 1 (p = softmax(W_u e)):
 //     sub "∇(W_u e) ← p ⊙ (∇p − 1 (pᵀ ∇p))": binds "∇(W_u e)" (N_V; with b_u: "∇(W_u e + b_u)")
-//     sub "∇e ← W_uᵀ ∇(W_u e)" (tied: W_u = W_eᵀ, so W_e ∇(W_u e))
-//     line: binds "∇(W_u e)", "∇e". ∇W_u's column-t term ∇(W_u e) eᵀ is NOT bound here (N_V × d_e
-//     per column): the caller adds all columns' terms at once and binds "∇W_u" once.
-// ∇(W_u e) (N_V) is ASSIGNED to dlogits (the caller's workspace column); ∇e ADDED into de.
+//     sub "∇e ← W_uᵀ ∇(W_u e)" (tied: W_u = W_eᵀ, a note): binds "∇e"
+//     line: binds "∇(W_u e)", "∇e". ∇W_u's column-t term ∇(W_u e) eᵀ is NOT bound here (N_V × d_e per
+//     column): the calling line binds ∇W_u once.
 template <class T>
-void adjoint_unembedding(CView<T> e, CView<T> p, CView<T> dp, CView<T> W_u, bool tied, bool bias, Ref<T> dlogits,
-                         Ref<T> de, Tracer* tr);
+void trace_adjoint_unembedding(Tracer* tr, CView<T> e, CView<T> p, CView<T> dp, CView<T> dlogits, CView<T> de,
+                               bool tied, bool bias);
 // Line 11 of Algorithm 10 (12 of 9, 21 of 8) backward: P = softmax(W_u X (+ b_u 1ᵀ)), given ∇P
-// (N_V, ℓ). One Algorithm 7 adjoint frame per column t = 1 … ℓ, then ∇W_u = ∇(W_u X) Xᵀ (tied: added
-// into dW_e as its transpose: "∇W_e collects ∇W_uᵀ"), ∇b_u = ∇(W_u X) 1. ADDS into dX (d_e, ℓ).
-// Then the caller's line event (alg, line) binds "∇X", "∇W_u" (tied: note, no separate tensor; not
-// bound again: ∇W_e is bound at line 2), "∇b_u" (with b_u).
+// (N_V, ℓ): ∇(W_u X) column by column, ∇X = W_uᵀ ∇(W_u X), one Algorithm 7 adjoint frame per column
+// t = 1 … ℓ, then ∇W_u = ∇(W_u X) Xᵀ (tied: added into dW_e as X ∇(W_u X)ᵀ: "∇W_e collects ∇W_uᵀ"),
+// ∇b_u = ∇(W_u X) 1. ADDS into dX (d_e, ℓ), dW_u (or dW_e), db_u. Then the line's event (alg, line):
+// binds "∇X", "∇W_u" (untied) and "∇b_u" (with b_u); tied, ∇X carries a note instead (∇W_e is bound at
+// the adjoint of the embedding line).
 // W_u: the forward's (unembedding_used: tied, W_eᵀ); dW_u empty when tied; db_u empty without b_u.
 template <class T>
 void adjoint_unembed_line(CView<T> X, CView<T> P, CView<T> dP, CView<T> W_u, bool tied, bool bias, MapM<T>& dW_u,
