@@ -106,15 +106,16 @@ class Tape:
 
     def key(self, alg, line, name, **idx):
         """(alg, line, caller, l, h, t, name) at the current indices, or those given in idx."""
-        caller = 0 if alg in ARCH_ALGS else self.caller
+        caller = 0 if alg in ARCH_ALGS else idx.get("caller", self.caller)
         return (alg, line, caller, idx.get("l", self.l), idx.get("h", self.h), idx.get("t", self.t), name)
 
-    def read(self, value, *keys):
+    def read(self, value, *keys, columns=()):
         """value as a line reads it: a clone whose .grad is the gradient through this read; each key is
-        (alg, line, name) at the current indices, or a full key from Tape.key."""
+        (alg, line, name) at the current indices, or a full key from Tape.key. columns: (key, j) pairs,
+        keys that take column j of the gradient only."""
         c = value.clone()
         c.retain_grad()
-        self.reads.append(([k if len(k) == 7 else self.key(*k) for k in keys], c))
+        self.reads.append(([(k if len(k) == 7 else self.key(*k), None) for k in keys] + list(columns), c))
         return c
 
     def show(self, alg, line, name, value):
@@ -142,8 +143,9 @@ class Tape:
         out = {}
         for keys, c in self.reads:
             g = c.grad if c.grad is not None else torch.zeros_like(c)
-            for k in keys:
-                out[k] = out[k] + g if k in out else g.clone()
+            for k, j in keys:
+                gk = g if j is None else g[:, j]
+                out[k] = out[k] + gk if k in out else gk.clone()
         assert not set(out) & set(self.shown), set(out) & set(self.shown)
         return {**out, **self.shown}
 
@@ -235,8 +237,8 @@ def mh_attention(tape, p, q, X, Z, mask, v, self_attention):
 
         with tape.at(h=h):
             tape.show(5, 1, "h", h)
-            if self_attention:
-                Xh = Zh = tape.read(X, *so_far("∇X̃", range(1, h + 1)))
+            if self_attention:  # X = Z = X̃: both paths in one ∇X
+                Xh = Zh = tape.read(X, *so_far("∇X", range(1, h + 1)))
             else:
                 Xh, Zh = tape.read(X, *so_far("∇X", range(1, h + 1))), tape.read(Z, *so_far("∇Z", range(1, h + 1)))
             W = (p[q + "W_q"][h - 1], p[q + "b_q"][h - 1], p[q + "W_k"][g - 1], p[q + "b_k"][g - 1],
@@ -279,6 +281,14 @@ def mlp(tape, p, q, X, v, names, alg, line, in_name):
     return tape.read(p[q + f"W_{b}"], key(f"∇W_{b}")) @ act + tape.read(p[q + f"b_{b}"], key(f"∇b_{b}"))[:, None]
 
 
+def so_far_columns(tape, tokens, line, before=None):
+    """The keys "∇W_e[:, v] (so far)" of Algorithm 1's adjoint frames (t = 1 … ℓ, inside `line`) that a
+    use of W_e made before them adds into, with the column each takes: the tied unembedding's ∇W_uᵀ
+    (before=None), or position u's ∇e_u (before=u: the frames t ≥ u of the same token)."""
+    return [(tape.key(1, 1, "∇W_e[:, v] (so far)", t=t, caller=line), tok - 1)
+            for t, tok in enumerate(tokens, start=1) if before is None or (t >= before and tok == tokens[before - 1])]
+
+
 def embed(tape, p, tokens, v, alg, line, stream_line, stream_name):
     """Line `line`, for t ∈ [ℓ]: e_t ← W_e[:, x[t]] + W_p[:, t] (Algorithms 1 and 2 per column: their
     adjoint frames bind ∇e, ∇W_e[:, v] (and its total so far), ∇e_p, ∇W_p[:, ℓ]; the line ∇W_e, ∇W_p),
@@ -289,9 +299,8 @@ def embed(tape, p, tokens, v, alg, line, stream_line, stream_name):
     for t, tok in enumerate(tokens, start=1):
         with tape.at(t=t, caller=line):
             tape.show(1, 0, "v", tok)
-            so_far = [tape.key(1, 1, "∇W_e[:, v] (so far)", t=u) for u in range(t, len(tokens) + 1) if tokens[u - 1] == tok]
             e = We[:, tok - 1]
-            keys = [(1, 0, "∇e"), (1, 1, "∇W_e[:, v]"), *so_far]
+            keys = [(1, 0, "∇e"), (1, 1, "∇W_e[:, v]")] + [k for k, _ in so_far_columns(tape, tokens, line, t)]
             if Wp is not None:
                 tape.show(2, 0, "ℓ", t)
                 e = e + Wp[:, t - 1]
@@ -300,10 +309,14 @@ def embed(tape, p, tokens, v, alg, line, stream_line, stream_name):
     return tape.read(torch.stack(cols, dim=1), (alg, stream_line, stream_name))
 
 
-def unembed(tape, p, X, v, alg, line):
+def unembed(tape, p, X, v, alg, line, embed_line, tokens):
     """Line `line`, P = softmax(W_u X): one Algorithm 7 adjoint frame per column t (Enter ∇p, e, p; line 1
-    ∇(W_u e), ∇e), then the line binds ∇X, ∇W_u."""
-    W_u = tape.read(p["W_e"].T if v.tied else p["W_u"], (alg, line, "∇W_u"))
+    ∇(W_u e), ∇e), then the line binds ∇X, ∇W_u. Tied (W_u = W_eᵀ, no tensor of its own): ∇W_uᵀ is
+    bound with ∇W_e on the embedding line `embed_line` of `tokens` (and in its running column totals)."""
+    if v.tied:
+        W_u = tape.read(p["W_e"], (alg, embed_line, "∇W_e"), columns=so_far_columns(tape, tokens, embed_line)).T
+    else:
+        W_u = tape.read(p["W_u"], (alg, line, "∇W_u"))
     Xr = tape.read(X, (alg, line, "∇X"))
     cols = []
     for t in range(1, X.shape[1] + 1):
@@ -384,7 +397,7 @@ def gpt(tape, p, v, x):
     X = stream(tape, X, v.L + 1, "X")
     if v.pre:
         X = norm_line(tape, X, final_norm(p, ""), v, 10, 10, "X")
-    return unembed(tape, p, X, v, 10, 11), 13, 5, 10
+    return unembed(tape, p, X, v, 10, 11, 2, x), 13, 5, 10
 
 
 def bert(tape, p, v, x):
@@ -401,7 +414,7 @@ def bert(tape, p, v, x):
     H = tape.read(p["W_f"], (9, 10, "∇W_f")) @ Xr + tape.read(p["b_f"], (9, 10, "∇b_f"))[:, None]
     X = vr.activation("gelu", tape.read(H, (9, 10, "∇(W_f X + b_f 1ᵀ)")))
     X = norm_line(tape, X, final_norm(p, ""), v, 9, 11, "X")
-    return unembed(tape, p, X, v, 9, 12), 12, 9, 9
+    return unembed(tape, p, X, v, 9, 12, 2, x), 12, 9, 9
 
 
 def ed(tape, p, v, z, x):
@@ -435,7 +448,7 @@ def ed(tape, p, v, z, x):
     X = stream(tape, X, v.L_dec + 1, "X")
     if v.pre:
         X = norm_line(tape, X, final_norm(p, "dec."), v, 8, 20, "X")
-    return unembed(tape, p, X, v, 8, 21), 11, 5, 8
+    return unembed(tape, p, X, v, 8, 21, 11, x), 11, 5, 8
 
 
 # ---- The cases ----------------------------------------------------------------------------------------
