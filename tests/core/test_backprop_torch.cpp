@@ -118,7 +118,8 @@ RefCase load_case(const json& k) {
 const std::vector<RefCase>& cases() {
   static const std::vector<RefCase> all = [] {
     std::vector<RefCase> out;
-    for (const json& k : load_test_json("backprop/index.json").at("cases")) out.push_back(load_case(k));
+    const json doc = load_test_json("backprop/index.json");
+    for (const json& k : doc.at("cases")) out.push_back(load_case(k));
     return out;
   }();
   return all;
