@@ -289,32 +289,40 @@ def so_far_columns(tape, tokens, line, before=None):
             for t, tok in enumerate(tokens, start=1) if before is None or (t >= before and tok == tokens[before - 1])]
 
 
-def embed(tape, p, tokens, v, alg, line, stream_line, stream_name):
+def embed(tape, p, tokens, v, alg, line, later=()):
     """Line `line`, for t ∈ [ℓ]: e_t ← W_e[:, x[t]] + W_p[:, t] (Algorithms 1 and 2 per column: their
     adjoint frames bind ∇e, ∇W_e[:, v] (and its total so far), ∇e_p, ∇W_p[:, ℓ]; the line ∇W_e, ∇W_p),
-    and line `stream_line`, X ← [e_1, …, e_ℓ], whose adjoint binds `stream_name`."""
-    We = tape.read(p["W_e"], (alg, line, "∇W_e"))
-    Wp = tape.read(p["W_p"], (alg, line, "∇W_p")) if v.position == "learned" else None
+    and line + 1, X ← [e_1, …, e_ℓ], whose adjoint binds ∇e_t. `later`: the (tokens, line) of embedding
+    lines whose adjoints run after this one's (Algorithm 8's z after x): their totals include this one's."""
+    totals = [(alg, k) for k in [line] + [k for _, k in later]]
+    We = tape.read(p["W_e"], *[(a, k, "∇W_e") for a, k in totals])
+    Wp = tape.read(p["W_p"], *[(a, k, "∇W_p") for a, k in totals]) if v.position == "learned" else None
+    if v.position != "learned" and alg != 10:  # Algorithms 8 and 9 bind a 0 with the note why
+        tape.show(alg, line, "∇W_p", 0.0)
     cols = []
     for t, tok in enumerate(tokens, start=1):
         with tape.at(t=t, caller=line):
             tape.show(1, 0, "v", tok)
             e = We[:, tok - 1]
-            keys = [(1, 0, "∇e"), (1, 1, "∇W_e[:, v]")] + [k for k, _ in so_far_columns(tape, tokens, line, t)]
+            keys = [(1, 0, "∇e"), (1, 1, "∇W_e[:, v]")] + \
+                [k for k, _ in so_far_columns(tape, tokens, line, t)] + \
+                [k for s, k_line in later for k, j in so_far_columns(tape, s, k_line) if j == tok - 1]
             if Wp is not None:
                 tape.show(2, 0, "ℓ", t)
                 e = e + Wp[:, t - 1]
                 keys += [(2, 0, "∇e_p"), (2, 1, "∇W_p[:, ℓ]")]
             cols.append(tape.read(e, *keys))
-    return tape.read(torch.stack(cols, dim=1), (alg, stream_line, stream_name))
+    return tape.read(torch.stack(cols, dim=1), (alg, line + 1, "∇e_t"))
 
 
-def unembed(tape, p, X, v, alg, line, embed_line, tokens):
+def unembed(tape, p, X, v, alg, line, embeddings):
     """Line `line`, P = softmax(W_u X): one Algorithm 7 adjoint frame per column t (Enter ∇p, e, p; line 1
     ∇(W_u e), ∇e), then the line binds ∇X, ∇W_u. Tied (W_u = W_eᵀ, no tensor of its own): ∇W_uᵀ is
-    bound with ∇W_e on the embedding line `embed_line` of `tokens` (and in its running column totals)."""
+    bound with ∇W_e on the embedding lines (tokens, line) of `embeddings` (and in their running column
+    totals), whose adjoints all run after this one."""
     if v.tied:
-        W_u = tape.read(p["W_e"], (alg, embed_line, "∇W_e"), columns=so_far_columns(tape, tokens, embed_line)).T
+        W_u = tape.read(p["W_e"], *[(alg, k, "∇W_e") for _, k in embeddings],
+                        columns=[c for s, k in embeddings for c in so_far_columns(tape, s, k)]).T
     else:
         W_u = tape.read(p["W_u"], (alg, line, "∇W_u"))
     Xr = tape.read(X, (alg, line, "∇X"))
@@ -342,18 +350,20 @@ def stream(tape, X, l, name):
     return tape.read(X, ("stream", 0, 0, l, 0, 0, name))
 
 
-def residual_pair(tape, X, v, norm, alg, line, f, name, tilde):
+def residual_pair(tape, X, v, norm, alg, line, f, name, tilde, residual_partial=False):
     """Pre-LN: X̃ ← norm(X) on `line`, X ← X + f(X̃) on line + 1; post-LN: X ← X + f(X) on `line`,
     X ← norm(X) on line + 1 (variant_layers.hpp's residual_line_pair, the same numbering). The adjoint
     of the norm's line binds ∇X whole (the residual's path and the norm's); f's line binds ∇X̃ (pre-LN)
-    or ∇X whole (post-LN: the residual's path and f's)."""
+    or ∇X whole (post-LN: the residual's path and f's); with residual_partial (the attention lines of
+    Algorithms 8 and 9, pre-LN) also ∇X through the residual alone, the gradient of line + 1's X."""
     def call(Xin, at):
         with tape.at(caller=at):
             return f(Xin, at)
 
     if v.pre:
         Xt = norm_line(tape, X, norm, v, alg, line, name)
-        return tape.read(X, (alg, line, "∇" + name)) + call(tape.read(Xt, (alg, line + 1, "∇" + tilde)), line + 1)
+        residual = [(alg, line, "∇" + name)] + ([(alg, line + 1, "∇" + name)] if residual_partial else [])
+        return tape.read(X, *residual) + call(tape.read(Xt, (alg, line + 1, "∇" + tilde)), line + 1)
     X = tape.read(X, (alg, line, "∇" + name)) + call(tape.read(X, (alg, line, "∇" + name)), line)
     return norm_line(tape, X, norm, v, alg, line + 1, name)
 
@@ -363,17 +373,20 @@ def norm_params(p, prefix, k, sup, v):
     return p[prefix + "gamma" + k], p.get(prefix + "beta" + k), f"γ{sup}_l", f"β{sup}_l"
 
 
-def final_norm(p, prefix):
-    return p[prefix + "gamma"], p.get(prefix + "beta"), "γ", "β"
+def final_norm(p, prefix, sub=""):
+    """(γ, β, "γ<sub>", "β<sub>") of a final norm: Algorithm 10's γ, β; the variants' γ_enc, γ_dec."""
+    return p[prefix + "gamma"], p.get(prefix + "beta"), "γ" + sub, "β" + sub
 
 
-def layer(tape, p, q, X, mask, v, alg, first, name, tilde, mlp_names=("mlp1", "mlp2", "gate"), attn="attn."):
-    """A self-attention + MLP layer: Algorithm 10's lines 5–8, 9's, 8's encoder lines 5–8."""
+def layer(tape, p, q, X, mask, v, alg, name, tilde):
+    """A self-attention + MLP layer: lines 5–8 of Algorithm 10, of 9, of 8's encoder."""
     in_name = tilde if v.pre else name
-    X = residual_pair(tape, stream(tape, X, tape.l, name), v, norm_params(p, q, "1", "¹", v), alg, first,
-                      lambda Xt, line: mh_attention(tape, p, q + attn, Xt, Xt, mask, v, True), name, tilde)
-    return residual_pair(tape, X, v, norm_params(p, q, "2", "²", v), alg, first + 2,
-                         lambda Xt, line: mlp(tape, p, q, Xt, v, mlp_names, alg, line, in_name), name, tilde)
+    X = residual_pair(tape, stream(tape, X, tape.l, name), v, norm_params(p, q, "1", "¹", v), alg, 5,
+                      lambda Xt, line: mh_attention(tape, p, q + "attn.", Xt, Xt, mask, v, True), name, tilde,
+                      residual_partial=alg != 10)
+    return residual_pair(tape, X, v, norm_params(p, q, "2", "²", v), alg, 7,
+                         lambda Xt, line: mlp(tape, p, q, Xt, v, ("mlp1", "mlp2", "gate"), alg, line, in_name),
+                         name, tilde)
 
 
 def loss_of(tape, P, targets, alg, line, arch_alg):
@@ -387,68 +400,79 @@ def loss_of(tape, P, targets, alg, line, arch_alg):
 
 
 def gpt(tape, p, v, x):
+    """Algorithm 10 (lines 2–11); returns P and the loss line (Algorithm 13 line 5)."""
     tape.show(10, 0, "x", torch.tensor(x))
-    X = embed(tape, p, x, v, 10, 2, 3, "∇e_t")
+    X = embed(tape, p, x, v, 10, 2)
     mask = causal(len(x))
     for l in range(1, v.L + 1):
         with tape.at(l=l):
             tape.show(10, 4, "l", l)
-            X = layer(tape, p, f"layer{l}.", X, mask, v, 10, 5, "X", "X̃")
+            X = layer(tape, p, f"layer{l}.", X, mask, v, 10, "X", "X̃")
     X = stream(tape, X, v.L + 1, "X")
     if v.pre:
         X = norm_line(tape, X, final_norm(p, ""), v, 10, 10, "X")
-    return unembed(tape, p, X, v, 10, 11, 2, x), 13, 5, 10
+    return unembed(tape, p, X, v, 10, 11, [(x, 2)]), 13, 5, 10
 
 
 def bert(tape, p, v, x):
+    """Algorithm 9 (lines 2–12) on x̃; returns P and the loss line (Algorithm 12 line 9)."""
     tape.show(9, 0, "x", torch.tensor(x))
-    X = embed(tape, p, x, v, 9, 2, 3, "∇e_t")
+    X = embed(tape, p, x, v, 9, 2)
     for l in range(1, v.L + 1):
         with tape.at(l=l):
             tape.show(9, 4, "l", l)
-            X = layer(tape, p, f"layer{l}.", X, None, v, 9, 5, "X", "X̃")
+            X = layer(tape, p, f"layer{l}.", X, None, v, 9, "X", "X̃")
     X = stream(tape, X, v.L + 1, "X")
-    if v.pre:  # variant: the encoder's final norm before line 10
-        X = norm_line(tape, X, final_norm(p, "enc."), v, 9, 9, "X")
-    Xr = tape.read(X, (9, 10, "∇X"))
-    H = tape.read(p["W_f"], (9, 10, "∇W_f")) @ Xr + tape.read(p["b_f"], (9, 10, "∇b_f"))[:, None]
-    X = vr.activation("gelu", tape.read(H, (9, 10, "∇(W_f X + b_f 1ᵀ)")))
+    if v.pre:  # variant: the stack's final norm, traced on line 10 (its adjoint binds ∇X through it)
+        X = norm_line(tape, X, final_norm(p, "enc.", "_enc"), v, 9, 10, "X")
+    else:
+        X = tape.read(X, (9, 10, "∇X"))
+    H = tape.read(p["W_f"], (9, 10, "∇W_f")) @ X + tape.read(p["b_f"], (9, 10, "∇b_f"))[:, None]
+    X = vr.activation("gelu", tape.read(H, (9, 10, "∇(W_f X + b_f 1ᵀ)")))  # line 10 keeps the paper's GELU
     X = norm_line(tape, X, final_norm(p, ""), v, 9, 11, "X")
-    return unembed(tape, p, X, v, 9, 12, 2, x), 12, 9, 9
+    return unembed(tape, p, X, v, 9, 12, [(x, 2)]), 12, 9, 9
+
+
+def decoder_layer(tape, p, q, X, Z, mask, v):
+    """Algorithm 8 lines 14–19: the causal self-attention, the cross-attention (its line also binds this
+    layer's ∇Z), the MLP (W_mlp3, W_mlp4), each with its norm γ³, γ⁴, γ⁵."""
+    in_name = "X̃" if v.pre else "X"
+    X = residual_pair(tape, X, v, norm_params(p, q, "3", "³", v), 8, 14,
+                      lambda Xt, line: mh_attention(tape, p, q + "self_attn.", Xt, Xt, mask, v, True), "X", "X̃",
+                      residual_partial=True)
+    X = residual_pair(tape, X, v, norm_params(p, q, "4", "⁴", v), 8, 16,
+                      lambda Xt, line: mh_attention(tape, p, q + "cross_attn.", Xt, tape.read(Z, (8, line, "∇Z")),
+                                                    None, v, False), "X", "X̃", residual_partial=True)
+    return residual_pair(tape, X, v, norm_params(p, q, "5", "⁵", v), 8, 18,
+                         lambda Xt, line: mlp(tape, p, q, Xt, v, ("mlp3", "mlp4", "gate2"), 8, line, in_name),
+                         "X", "X̃")
 
 
 def ed(tape, p, v, z, x):
+    """Algorithm 8 (lines 2–21); returns P and the loss line (Algorithm 11 line 5). The backward runs the
+    decoder first, then x's embedding (line 11), the encoder, z's embedding (line 2)."""
     tape.show(8, 0, "z", torch.tensor(z))
     tape.show(8, 0, "x", torch.tensor(x))
-    Z = embed(tape, p, z, v, 8, 2, 3, "∇Z")
+    Z = embed(tape, p, z, v, 8, 2)
     for l in range(1, v.L_enc + 1):
         with tape.at(l=l):
             tape.show(8, 4, "l", l)
-            Z = layer(tape, p, f"enc.layer{l}.", Z, None, v, 8, 5, "Z", "Z̃")
+            Z = layer(tape, p, f"enc.layer{l}.", Z, None, v, 8, "Z", "Z̃")
     Z = stream(tape, Z, v.L_enc + 1, "Z")
-    if v.pre:
-        Z = norm_line(tape, Z, final_norm(p, "enc."), v, 8, 9, "Z")
-    X = embed(tape, p, x, v, 8, 11, 12, "∇X")
+    if v.pre:  # variant: the encoder's final norm on line 9
+        Z = norm_line(tape, Z, final_norm(p, "enc.", "_enc"), v, 8, 9, "Z")
+    else:  # line 9's adjoint binds ∇Z, the sum over the decoder's cross-attentions
+        Z = tape.read(Z, (8, 9, "∇Z"))
+    X = embed(tape, p, x, v, 8, 11, later=[(z, 2)])
     mask = causal(len(x))
-    in_name = "X̃" if v.pre else "X"
     for l in range(1, v.L_dec + 1):
         with tape.at(l=l):
-            q = f"dec.layer{l}."
             tape.show(8, 13, "l", l)
-            X = residual_pair(tape, stream(tape, X, l, "X"), v, norm_params(p, q, "3", "³", v), 8, 14,
-                              lambda Xt, line: mh_attention(tape, p, q + "self_attn.", Xt, Xt, mask, v, True),
-                              "X", "X̃")
-            X = residual_pair(tape, X, v, norm_params(p, q, "4", "⁴", v), 8, 16,
-                              lambda Xt, line: mh_attention(tape, p, q + "cross_attn.", Xt,
-                                                            tape.read(Z, (8, line, "∇Z")), None, v, False),
-                              "X", "X̃")
-            X = residual_pair(tape, X, v, norm_params(p, q, "5", "⁵", v), 8, 18,
-                              lambda Xt, line: mlp(tape, p, q, Xt, v, ("mlp3", "mlp4", "gate2"), 8, line, in_name),
-                              "X", "X̃")
+            X = decoder_layer(tape, p, f"dec.layer{l}.", stream(tape, X, l, "X"), Z, mask, v)
     X = stream(tape, X, v.L_dec + 1, "X")
     if v.pre:
-        X = norm_line(tape, X, final_norm(p, "dec."), v, 8, 20, "X")
-    return unembed(tape, p, X, v, 8, 21, 11, x), 11, 5, 8
+        X = norm_line(tape, X, final_norm(p, "dec.", "_dec"), v, 8, 20, "X")
+    return unembed(tape, p, X, v, 8, 21, [(x, 11), (z, 2)]), 11, 5, 8
 
 
 # ---- The cases ----------------------------------------------------------------------------------------
