@@ -15,8 +15,12 @@
 //   9 return θ̂ = θ
 // Lines 1, 2 and 6 are PaperTraining's (core/training/paper_training.cpp); this file is lines
 // 3–5. ∇loss(θ) is computed by reverse mode (core/gradients/), as §7 says automatic
-// differentiation does.
+// differentiation does; with a tracer, line 6's ∇loss(θ) is also stepped through (core/backprop/:
+// Stepformer's backward listings, not in the paper), nested before line 6.
+#include <cmath>
+
 #include "core/algorithms/algorithms.hpp"
+#include "core/backprop/traced_backward.hpp"
 #include "core/gradients/grad.hpp"
 #include "core/training/training.hpp"
 
@@ -37,16 +41,18 @@ PaperTraining::Loss DTraining::loss_and_gradient(const Example& ex, const Model&
     tr->line(13, 4, {tv("P", P, Axis::Vocab, Axis::TokenX)});
   }
   // L5: loss(θ) = −Σ_{t=1}^{ℓ−1} log P(θ)[x_n[t+1], t]   (and ∇loss(θ), for line 6)
-  Batch batch = make_batch({x}, l, model.config.eos_token());
-  // Prefix-LM (variant, seed 004): no loss term inside the prefix, t < p (position t sees x[t+1] there)
-  if (model.config.mask == MaskKind::Prefix)
-    for (int t = 1; t < prefix_position(x, model.config); ++t) batch.targets[t - 1] = 0;
+  // (Prefix-LM, variant, seed 004: no loss term inside the prefix, t < p: position t sees x[t+1] there)
+  const Batch batch = dtraining_batch(x, model.config);
   const float loss = g.loss_and_gradient(model, batch, 1.0f);
   if (tr)
     tr->line(13, 5,
              {tv("−log P[x_n[t+1], t]", g.position_losses().head(std::max(0, l - 1)).transpose(), Axis::Feature,
                  Axis::TokenX),
               tscalar("loss", loss)});
+  // L6's ∇loss(θ), stepped: the backward listings run on the same batch (core/backprop/), their frames
+  // nested before line 6's event (PaperTraining's). The update itself uses the batched gradient above;
+  // the traced one equals it (tests/core/test_backprop_training.cpp).
+  if (tr && std::isfinite(loss)) traced_backward<float>(model, batch, tr);
   return {loss, l, std::max(0, l - 1)};
 }
 

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "core/algorithms/algorithms.hpp"
 #include "core/arch/architecture.hpp"
 #include "core/backprop/adjoints.hpp"
 #include "core/model/error.hpp"
@@ -36,6 +37,13 @@ TracedGradient<T> gpt_backward(const Model& m, const Batch& batch, Tracer* tr) {
 }
 
 }  // namespace
+
+Batch dtraining_batch(const Tokens& x, const ModelConfig& c) {
+  Batch batch = make_batch({x}, static_cast<int>(x.size()), c.eos_token());
+  if (c.mask == MaskKind::Prefix)
+    for (int t = 1; t < prefix_position(x, c); ++t) batch.targets[t - 1] = 0;  // no loss term inside the prefix
+  return batch;
+}
 
 template <class T>
 TracedGradient<T> traced_backward(const Model& m, const Batch& batch, Tracer* tr) {

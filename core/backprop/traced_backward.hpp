@@ -33,4 +33,10 @@ struct TracedGradient {
 template <class T>
 TracedGradient<T> traced_backward(const Model& m, const Batch& batch, Tracer* tr);
 
+// Algorithm 13's batch for one sequence x_n (B = 1, the loss of its line 5): position t targets
+// x_n[t+1] for t = 1 … ℓ − 1; under the prefix-LM variant only after the prefix (t ≥ p: inside it
+// every position sees x[t+1]). DTraining trains on it and its traced line 6 steps through it, so
+// training and stepping score the same positions.
+Batch dtraining_batch(const Tokens& x, const ModelConfig& c);
+
 }  // namespace sf
