@@ -285,31 +285,6 @@ Worst compare_trace(const RefCase& k, const Trace& trace, double rounding, doubl
 
 }  // namespace
 
-TEST(BackpropTorch, TheReferenceCoversTheIssuesModels) {
-  std::set<std::string> names;
-  for (const RefCase& k : cases()) names.insert(k.name);
-  EXPECT_EQ(names, (std::set<std::string>{"gpt", "gpt_modern", "gpt_post_alibi", "bert", "bert_pre_ln", "ed",
-                                          "ed_rope"}));
-}
-
-// Double: each value is the double computation rounded to float when the trace copies it.
-TEST(BackpropTorch, EveryTracedValueEqualsTorchAutogradInDouble) {
-  for (const RefCase& k : cases()) {
-    SCOPED_TRACE(k.name + " (" + k.what + ")");
-    const Worst w = compare_trace(k, run<double>(k).trace, kFloatRounding, kDoubleError);
-    std::printf("  %-15s double: worst %.2e of the value's scale (float rounding included), %.2e beyond it%s%s\n",
-                k.name.c_str(), w.all, w.rel, w.rel > 0 ? ", at " : "", w.where.c_str());
-  }
-}
-
-TEST(BackpropTorch, EveryTracedValueEqualsTorchAutogradInFloat) {
-  for (const RefCase& k : cases()) {
-    SCOPED_TRACE(k.name + " (" + k.what + ")");
-    const Worst w = compare_trace(k, run<float>(k).trace, 0.0, kFloatRelative);
-    std::printf("  %-15s float:  worst %.2e of the value's scale, at %s\n", k.name.c_str(), w.all, w.where.c_str());
-  }
-}
-
 namespace {
 
 // The API's loss, ∇θ (θ's layout: element (h, r, c) of a tensor at offset + h·rows·cols + c·rows + r)
@@ -364,11 +339,44 @@ double compare_api(const RefCase& k, const TracedGradient<T>& g, double relative
 
 }  // namespace
 
-TEST(BackpropTorch, LossGradientAndStreamsEqualTorchAutograd) {
-  for (const RefCase& k : cases()) {
-    SCOPED_TRACE(k.name);
-    const double d = compare_api(k, run<double>(k).out, kApiDouble);
-    const double f = compare_api(k, run<float>(k).out, kFloatRelative);
-    std::printf("  %-15s loss, ∇θ, streams: worst %.2e (double), %.2e (float) of the largest entry\n", k.name.c_str(), d, f);
-  }
+const char* const kCases[] = {"gpt", "gpt_modern", "gpt_post_alibi", "bert", "bert_pre_ln", "ed", "ed_rope"};
+
+TEST(BackpropTorch, TheReferenceHasTheIssuesModels) {
+  std::set<std::string> names;
+  for (const RefCase& k : cases()) names.insert(k.name);
+  EXPECT_EQ(names, std::set<std::string>(std::begin(kCases), std::end(kCases)));
 }
+
+// One test per model (named after it), so that each architecture passes or fails on its own.
+class BackpropTorchCase : public ::testing::TestWithParam<const char*> {
+ protected:
+  const RefCase& k() const {
+    for (const RefCase& c : cases())
+      if (c.name == GetParam()) return c;
+    throw std::runtime_error(std::string("no case ") + GetParam() + " in tests/data/backprop/index.json");
+  }
+};
+
+// Double: each value is the double computation, rounded to float when the trace copies it.
+TEST_P(BackpropTorchCase, EveryTracedValueEqualsTorchAutogradInDouble) {
+  SCOPED_TRACE(k().what);
+  const Worst w = compare_trace(k(), run<double>(k()).trace, kFloatRounding, kDoubleError);
+  std::printf("  %-15s double: worst %.2e of the value's scale (float rounding included), %.2e beyond it%s%s\n",
+              k().name.c_str(), w.all, w.rel, w.rel > 0 ? ", at " : "", w.where.c_str());
+}
+
+TEST_P(BackpropTorchCase, EveryTracedValueEqualsTorchAutogradInFloat) {
+  SCOPED_TRACE(k().what);
+  const Worst w = compare_trace(k(), run<float>(k()).trace, 0.0, kFloatRelative);
+  std::printf("  %-15s float:  worst %.2e of the value's scale, at %s\n", k().name.c_str(), w.all, w.where.c_str());
+}
+
+TEST_P(BackpropTorchCase, LossGradientAndStreamsEqualTorchAutograd) {
+  const double d = compare_api(k(), run<double>(k()).out, kApiDouble);
+  const double f = compare_api(k(), run<float>(k()).out, kFloatRelative);
+  std::printf("  %-15s loss, ∇θ, streams: worst %.2e (double), %.2e (float) of the largest entry\n", k().name.c_str(),
+              d, f);
+}
+
+INSTANTIATE_TEST_SUITE_P(BackpropTorch, BackpropTorchCase, ::testing::ValuesIn(kCases),
+                         [](const ::testing::TestParamInfo<const char*>& i) { return std::string(i.param); });
