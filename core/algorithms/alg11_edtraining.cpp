@@ -15,9 +15,13 @@
 //   9 return θ̂ = θ
 // Lines 1, 2 and 6 are PaperTraining's (core/training/paper_training.cpp); this file is lines
 // 3–5. ∇loss(θ) is computed by reverse mode (core/gradients/grad_edtransformer.cpp), through the
-// cross-attention into the encoder.
+// cross-attention into the encoder; when traced, line 6 also nests Algorithm 8's traced backward
+// (core/backprop/adjoint_edtransformer.cpp), which computes the same ∇θ.
+#include <cmath>
+
 #include "core/algorithms/algorithms.hpp"
 #include "core/arch/ed.hpp"
+#include "core/backprop/traced_backward.hpp"
 #include "core/gradients/grad.hpp"
 
 namespace sf {
@@ -42,6 +46,9 @@ PaperTraining::Loss EdTraining::loss_and_gradient(const Example& ex, const Model
   const float loss = g.loss_and_gradient(model, batch, 1.0f);
   const VecF terms = g.position_losses().head(std::max(0, l - 1));  // (ℓ − 1)
   if (tr) tr->line(11, 5, {tv("−log P[x_n[t+1], t]", terms.transpose(), Axis::Feature, Axis::TokenX), tscalar("loss", loss)});
+  // L6's ∇loss(θ), stepped: Algorithm 8's backward listing (not in the paper), nested before line 6's
+  // event (PaperTraining makes it). The update uses g's batched gradient, which the traced one equals.
+  if (tr && std::isfinite(loss)) traced_backward<float>(model, batch, tr);
   return {loss, l, std::max(0, l - 1)};
 }
 

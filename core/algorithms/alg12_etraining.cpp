@@ -19,11 +19,14 @@
 //   13 return θ̂ = θ
 // Lines 1, 2 and 10 are PaperTraining's (core/training/paper_training.cpp); this file is lines
 // 3–9 (what T̃ holds with BERT's 80/10/10 rule or given masks: core/arch/bert.hpp). ∇loss(θ) is
-// computed by reverse mode (core/gradients/grad_etransformer.cpp).
+// computed by reverse mode (core/gradients/grad_etransformer.cpp); when traced, line 10 also nests
+// Algorithm 9's traced backward (core/backprop/adjoint_etransformer.cpp), which computes the same ∇θ.
 #include <algorithm>
+#include <cmath>
 
 #include "core/algorithms/algorithms.hpp"
 #include "core/arch/bert.hpp"
+#include "core/backprop/traced_backward.hpp"
 #include "core/model/error.hpp"
 
 namespace sf {
@@ -118,6 +121,9 @@ PaperTraining::Loss ETraining::loss_and_gradient(const Example& ex, const Model&
     tr->line(12, 9, {with_note(tv("−log P[x_n[t], t]", row), "One column per t ∈ T̃ = {" + positions + "}."),
                      tscalar("loss", loss)});
   }
+  // L10's ∇loss(θ), stepped: Algorithm 9's backward listing (not in the paper), nested before line 10's
+  // event (PaperTraining makes it). The update uses g's batched gradient, which the traced one equals.
+  if (tr && std::isfinite(loss)) traced_backward<float>(model, batch, tr);
   return {loss, l, terms};
 }
 

@@ -25,7 +25,11 @@ namespace {
 
 std::string text(LineRef r) { return "Algorithm " + std::to_string(r.alg) + " line " + std::to_string(r.line); }
 
-bool named(LineRef r) { return std::find(std::begin(lines::kAll), std::end(lines::kAll), r) != std::end(lines::kAll); }
+// A backward line (core/backprop/) is named by its forward line's constant: LineRef::adjoint().
+bool named(LineRef r) {
+  const LineRef forward{r.alg, r.line};
+  return std::find(std::begin(lines::kAll), std::end(lines::kAll), forward) != std::end(lines::kAll);
+}
 
 ModelConfig small(const char* arch, NormPosition norm) {
   ModelConfig c;
