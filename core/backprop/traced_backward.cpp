@@ -5,6 +5,8 @@
 #include "core/algorithms/algorithms.hpp"
 #include "core/arch/architecture.hpp"
 #include "core/backprop/adjoints.hpp"
+#include "core/gradients/grad_edtransformer.hpp"
+#include "core/gradients/grad_etransformer.hpp"
 #include "core/model/error.hpp"
 
 namespace sf {
@@ -22,17 +24,19 @@ const T* theta_as(const Model& m, std::vector<T>& copy) {
   }
 }
 
-// Algorithm 10: the batched forward (B = 1, the paper's summed loss), then its adjoint frame.
-template <class T>
-TracedGradient<T> gpt_backward(const Model& m, const Batch& batch, Tracer* tr) {
+// One architecture (W: GptW, BertW or EdW with their bind, forward and adjoint): the batched forward
+// (B = 1, the paper's summed loss), then the architecture's adjoint frame.
+template <class T, template <class> class W, class Cache, class Bind, class Forward, class Adjoint>
+TracedGradient<T> backward(const Model& m, const Batch& batch, Tracer* tr, Bind bind, Forward forward,
+                           Adjoint adjoint) {
   std::vector<T> theta;
-  const GptW<const T> W = bind_gpt<const T>(m.table, theta_as<T>(m, theta));
-  GptCache<T> cache;
+  const W<const T> weights = bind.template operator()<const T>(m.table, theta_as<T>(m, theta));
+  Cache cache;
   TracedGradient<T> out;
-  out.loss = dtransformer_forward<T>(m.config, W, batch, T(1), cache);
+  out.loss = forward(m.config, weights, batch, T(1), cache);
   out.grad.assign(m.table.total(), T(0));
-  GptW<T> dW = bind_gpt<T>(m.table, out.grad.data());
-  adjoint_dtransformer<T>(m.config, W, cache, dW, &out.stream, tr);
+  W<T> dW = bind.template operator()<T>(m.table, out.grad.data());
+  adjoint(m.config, weights, cache, dW, &out.stream, tr);
   return out;
 }
 
@@ -50,10 +54,20 @@ TracedGradient<T> traced_backward(const Model& m, const Batch& batch, Tracer* tr
   if (batch.B != 1) throw Error("the traced backward runs on one sequence: a batch of B = 1, not " + std::to_string(batch.B));
   const int alg = architecture(m.config).forward_algorithm();
   switch (alg) {
-    case 10: return gpt_backward<T>(m, batch, tr);
+    case 10:
+      return backward<T, GptW, GptCache<T>>(
+          m, batch, tr, []<class U>(const ParamTable& t, U* p) { return bind_gpt<U>(t, p); }, dtransformer_forward<T>,
+          adjoint_dtransformer<T>);
+    case 9:
+      return backward<T, BertW, BertCache<T>>(
+          m, batch, tr, []<class U>(const ParamTable& t, U* p) { return bind_bert<U>(t, p); }, etransformer_forward<T>,
+          adjoint_etransformer<T>);
+    case 8:
+      return backward<T, EdW, EdCache<T>>(
+          m, batch, tr, []<class U>(const ParamTable& t, U* p) { return bind_ed<U>(t, p); }, edtransformer_forward<T>,
+          adjoint_edtransformer<T>);
     default:
-      throw Error("no traced backward for Algorithm " + std::to_string(alg) +
-                  " yet: core/backprop/adjoint_etransformer.cpp and adjoint_edtransformer.cpp add Algorithms 9 and 8");
+      throw Error("no traced backward for Algorithm " + std::to_string(alg));
   }
 }
 

@@ -297,8 +297,6 @@ def embed(tape, p, tokens, v, alg, line, later=()):
     totals = [(alg, k) for k in [line] + [k for _, k in later]]
     We = tape.read(p["W_e"], *[(a, k, "∇W_e") for a, k in totals])
     Wp = tape.read(p["W_p"], *[(a, k, "∇W_p") for a, k in totals]) if v.position == "learned" else None
-    if v.position != "learned" and alg != 10:  # Algorithms 8 and 9 bind a 0 with the note why
-        tape.show(alg, line, "∇W_p", 0.0)
     cols = []
     for t, tok in enumerate(tokens, start=1):
         with tape.at(t=t, caller=line):
