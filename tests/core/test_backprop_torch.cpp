@@ -140,9 +140,17 @@ int caller_of(const Trace& tr, size_t k) {
   return caller;
 }
 
+// The one line that binds a name twice with different values, as its forward does: pre-LN BERT's line 10
+// (the stack's final norm, traced on it) binds X after the norm on a sub-step and X = GELU(…) on the line;
+// its adjoint binds ∇X of the norm's output on a sub-step and ∇X of its input on the line. The reference
+// keeps the sub-step's value as "∇X [sub-step]".
+const Key kSubStepKey{9, 10, 0, 0, 0, 0, "∇X"};
+
 Key key_of(const Trace& tr, size_t k, const Value& v) {
   const Event& e = tr.events[k];
-  return {e.alg, e.line, caller_of(tr, k), e.idx.l, e.idx.h, e.idx.t, v.name};
+  Key key{e.alg, e.line, caller_of(tr, k), e.idx.l, e.idx.h, e.idx.t, v.name};
+  if (e.kind == EventKind::SubStep && key == kSubStepKey) key.name += " [sub-step]";
+  return key;
 }
 
 // The value's numbers as a rows × cols matrix: a Tokens value (x, z) as one column of ids.

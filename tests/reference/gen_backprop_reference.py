@@ -421,8 +421,9 @@ def bert(tape, p, v, x):
             tape.show(9, 4, "l", l)
             X = layer(tape, p, f"layer{l}.", X, None, v, 9, "X", "X̃")
     X = stream(tape, X, v.L + 1, "X")
-    if v.pre:  # variant: the stack's final norm, traced on line 10 (its adjoint binds ∇X through it)
-        X = norm_line(tape, X, final_norm(p, "enc.", "_enc"), v, 9, 10, "X")
+    if v.pre:  # variant: the stack's final norm, traced on line 10; its adjoint binds ∇X of the norm's
+        # input on the line and ∇X of its output on a sub-step (as the forward binds X on both)
+        X = tape.read(norm_line(tape, X, final_norm(p, "enc.", "_enc"), v, 9, 10, "X"), (9, 10, "∇X [sub-step]"))
     else:
         X = tape.read(X, (9, 10, "∇X"))
     H = tape.read(p["W_f"], (9, 10, "∇W_f")) @ X + tape.read(p["b_f"], (9, 10, "∇b_f"))[:, None]
