@@ -63,15 +63,14 @@ import test_backward_command as bc  # noqa: E402
 torch.set_default_dtype(torch.float64)
 
 OUT = os.path.normpath(os.path.join(HERE, "..", "data", "backprop"))
-MASK, BOS, EOS = vr.MASK, vr.BOS, vr.EOS
-A, B, C, D, E = vr.A, vr.B, vr.C, vr.D, vr.E
+BOS, A, B, C = vr.BOS, vr.A, vr.B, vr.C
 # The architectures' algorithms (8, 9, 10) and the training algorithms whose loss lines run first (11,
 # 12, 13): their lines are the top of the backward trace; any other algorithm's events run inside one of
 # their lines, which completes the key (the caller: Algorithm 4 of line 14 or of line 16 of Algorithm 8).
 ARCH_ALGS = (8, 9, 10, 11, 12, 13)
 
-# Short sequences keep the data small (≤ 200 KB for all cases); each repeats a token, so that ∇W_e
-# accumulates two columns into one (issue 24 item 3).
+# Short sequences keep the data small; each repeats a token, so that ∇W_e accumulates two columns into
+# one (issue 24 item 3).
 GPT_X = [BOS, A, C, A]
 BERT_X, BERT_MASKS = [BOS, A, C, A], [2, 4]  # x̃ = [bos, mask, c, mask]: mask_token repeats
 ED_Z, ED_X = [BOS, C, A, C], [BOS, B, B]  # ℓ_z ≠ ℓ_x: a transposed cross-attention cannot pass
@@ -83,7 +82,7 @@ CASES = [
                            "H_kv": 1, "L": 2}, "RMSNorm + RoPE + SwiGLU + tied + H_kv = 1 of H = 2"),
     ("gpt_post_alibi", "gpt", {"norm_position": "post", "position": "alibi", "activation": "gelu_tanh", "L": 2},
      "post-LN + ALiBi + gelu_tanh"),
-    ("bert", "bert", {"L": 2}, "the paper's BERT: post-LN, GELU; masked positions 2 and 5"),
+    ("bert", "bert", {"L": 2}, "the paper's BERT: post-LN, GELU; masked positions 2 and 4"),
     ("bert_pre_ln", "bert", {"L": 1, "norm_position": "pre"}, "pre-LN BERT"),
     ("ed", "ed", {"L_enc": 1, "L_dec": 2}, "the paper's encoder-decoder: post-LN, ReLU"),
     ("ed_rope", "ed", {"L_enc": 1, "L_dec": 1, "norm_position": "pre", "position": "rope"},
@@ -225,8 +224,8 @@ def attention_head(tape, X, Z, W, mask, v, self_attention):
 
 def mh_attention(tape, p, q, X, Z, mask, v, self_attention):
     """Algorithm 5's adjoint frame: Enter ∇Ṽ, Y, Mask, W_o; line 4 ∇W_o, ∇b_o, ∇Y; line 3 ∇Y^1 … ∇Y^H;
-    for h = H … 1: line 1 h, Algorithm 4's frame, line 2 ∇X̃ (self-attention) or ∇X and ∇Z (cross),
-    summed over heads H … h; with H_kv < H also ∇W_k^g, ∇W_v^g summed over the group's heads H … h."""
+    for h = H … 1: line 1 h, Algorithm 4's frame, line 2 ∇X (self-attention: X̃'s paths as X and as Z)
+    or ∇X and ∇Z (cross-attention), summed over heads H … h; with H_kv < H also ∇W_k^g, ∇W_v^g summed over the group's heads H … h."""
     Ys = []
     for h in range(1, v.H + 1):
         g = (h - 1) * v.H_kv // v.H + 1
