@@ -4,20 +4,21 @@
 // and retain_grad() for every read of every intermediate). Seven models: the paper's GPT, BERT and
 // encoder-decoder, and the variant mixes RMSNorm + RoPE + SwiGLU + tied + H_kv = 1, post-LN + ALiBi +
 // gelu_tanh, pre-LN BERT and an encoder-decoder with pre-LN + RoPE. θ is the checkpoint the script wrote.
+// Each model runs through traced_backward in double and in float; its loss, ∇θ and streams are checked too.
 //
 // A bound value is identified as the contract of issue 24 says, (alg, line, Pass::Backward, idx.l, idx.h,
 // idx.t, name), completed by the line of Algorithm 8, 9 or 10 the event runs inside (0 for that
 // algorithm's own lines and the loss lines): without it Algorithm 8's self- and cross-attention of layer
-// l, or its encoder's and decoder's layer l, would share a key. A ∇ value with no reference entry fails
-// the test, so nothing the trace binds goes unchecked; the forward values a backward event shows beside
-// the gradients (no ∇) are checked against the traced forward (kForwardValues below).
+// l, or its encoder's and decoder's layer l, would share a key. EVERY bound value is compared: the
+// gradients and the forward values a backward event shows beside them (Q, A, e, p, γ, W_q, Mask, the
+// tokens, l, h, ε, loss); a value with no reference entry fails, and so does a reference entry the trace
+// does not bind. The one exception to "one key, one value" is kSubStepKey below, with its reason.
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <cstdio>
 #include <map>
 #include <set>
-#include <tuple>
 
 #include "core/backprop/traced_backward.hpp"
 #include "core/gradients/sequence_gradient.hpp"
