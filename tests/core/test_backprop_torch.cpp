@@ -199,7 +199,7 @@ constexpr double kFloatRelative = 1e-4;
 // to a column of scores; line 2's ∇m of Algorithm 6: Σ_i (e[i] − m) = 0) or a sum that cancels (line 3's
 // ∇m, ∇v). Their terms are of the frame's size. A value 1e-2 of the frame's size is still checked to
 // 1e-4 of itself in double and 1e-2 of itself in float: a wrong term or sign (≥ its own size) fails.
-// Observed on these models: double ≤ 9e-14 of the scale beyond the float rounding (∇b_k), float ≤ 1.5e-5.
+// Observed on these models: double ≤ 9e-15 of the scale beyond the float rounding (∇b_k), float ≤ 1.5e-5.
 constexpr double kScaleFloor = 1e-2;
 
 // The loss, ∇θ and the streams the API returns in double: compared in double (no float rounding),
