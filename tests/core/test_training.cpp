@@ -150,7 +150,7 @@ TEST(Training, Algorithm13TraceBindsLinesOneToSixWithDTransformerNested) {
   size_t line4 = 0, alg10_enter = 0;
   for (size_t k = 0; k < trace.size(); ++k) {
     const Event& e = trace.events[k];
-    if (e.alg == 13 && e.kind == EventKind::Line) {
+    if (e.alg == 13 && e.kind == EventKind::Line && e.pass == Pass::Forward) {  // (13:5̄ is line 6's backward)
       lines.push_back(e.line);
       EXPECT_EQ(e.idx.i, 1);
       EXPECT_EQ(e.idx.n, e.line == 1 ? 0 : 2);  // n is in force from line 2 on
