@@ -24,18 +24,21 @@ const T* theta_as(const Model& m, std::vector<T>& copy) {
   }
 }
 
-// One architecture (W: GptW, BertW or EdW with their bind, forward and adjoint): the batched forward
-// (B = 1, the paper's summed loss), then the architecture's adjoint frame.
-template <class T, template <class> class W, class Cache, class Bind, class Forward, class Adjoint>
-TracedGradient<T> backward(const Model& m, const Batch& batch, Tracer* tr, Bind bind, Forward forward,
-                           Adjoint adjoint) {
+// One architecture's traced backward: its batched forward (B = 1, the paper's summed loss), then its
+// adjoint frame (Algorithm 10, 9 or 8). W: GptW, BertW or EdW; Cache: GptCache, BertCache or EdCache.
+template <class T, template <class> class W, template <class> class Cache>
+TracedGradient<T> run(const Model& m, const Batch& batch, Tracer* tr, W<const T> (*bind)(const ParamTable&, const T*),
+                      W<T> (*bind_grad)(const ParamTable&, T*),
+                      T (*forward)(const ModelConfig&, const W<const T>&, const Batch&, T, Cache<T>&),
+                      void (*adjoint)(const ModelConfig&, const W<const T>&, const Cache<T>&, W<T>&,
+                                      ResidualGradients<T>*, Tracer*)) {
   std::vector<T> theta;
-  const W<const T> weights = bind.template operator()<const T>(m.table, theta_as<T>(m, theta));
-  Cache cache;
+  const W<const T> weights = bind(m.table, theta_as<T>(m, theta));
+  Cache<T> cache;
   TracedGradient<T> out;
   out.loss = forward(m.config, weights, batch, T(1), cache);
   out.grad.assign(m.table.total(), T(0));
-  W<T> dW = bind.template operator()<T>(m.table, out.grad.data());
+  W<T> dW = bind_grad(m.table, out.grad.data());
   adjoint(m.config, weights, cache, dW, &out.stream, tr);
   return out;
 }
@@ -55,17 +58,14 @@ TracedGradient<T> traced_backward(const Model& m, const Batch& batch, Tracer* tr
   const int alg = architecture(m.config).forward_algorithm();
   switch (alg) {
     case 10:
-      return backward<T, GptW, GptCache<T>>(
-          m, batch, tr, []<class U>(const ParamTable& t, U* p) { return bind_gpt<U>(t, p); }, dtransformer_forward<T>,
-          adjoint_dtransformer<T>);
+      return run<T, GptW, GptCache>(m, batch, tr, &bind_gpt<const T>, &bind_gpt<T>, &dtransformer_forward<T>,
+                                    &adjoint_dtransformer<T>);
     case 9:
-      return backward<T, BertW, BertCache<T>>(
-          m, batch, tr, []<class U>(const ParamTable& t, U* p) { return bind_bert<U>(t, p); }, etransformer_forward<T>,
-          adjoint_etransformer<T>);
+      return run<T, BertW, BertCache>(m, batch, tr, &bind_bert<const T>, &bind_bert<T>, &etransformer_forward<T>,
+                                      &adjoint_etransformer<T>);
     case 8:
-      return backward<T, EdW, EdCache<T>>(
-          m, batch, tr, []<class U>(const ParamTable& t, U* p) { return bind_ed<U>(t, p); }, edtransformer_forward<T>,
-          adjoint_edtransformer<T>);
+      return run<T, EdW, EdCache>(m, batch, tr, &bind_ed<const T>, &bind_ed<T>, &edtransformer_forward<T>,
+                                  &adjoint_edtransformer<T>);
     default:
       throw Error("no traced backward for Algorithm " + std::to_string(alg));
   }
