@@ -61,62 +61,60 @@ void adjoint_mlp(const MlpForward<T>& f, const MlpLineW<T>& W, Activation act, C
   const std::string a = names.a, b = names.b, g = names.gate;
   auto affine = [&](const std::string& w) { return "W_" + w + " " + in_name + " + b_" + w + " 1ᵀ"; };
   const std::string H = activation_label(act), pre = affine(a), gate = affine(g);
-  auto sub = [&](const std::string& label, std::vector<Value> v) {
-    if (tr) tr->substep(alg, line, label, std::move(v));
-  };
-  std::vector<Value> params;  // the parameter gradients, bound once (sub-step and line share them)
-  auto bind = [&](const std::string& name, const Mat<T>& m) {
-    if (tr) params.push_back(tv(name, m));
-    return tr ? std::vector<Value>{params.back()} : std::vector<Value>{};
+  auto sub = [&](const std::string& label, std::vector<Value> v) { tr->substep(alg, line, label, std::move(v)); };
+  std::vector<Value> params;  // the parameter gradients: bound once, the sub-step and the line share them
+  auto param = [&](const std::string& name, const Mat<T>& m) {  // a copy of the Value shares its matrix
+    params.push_back(tv(name, m));
+    return params.back();
   };
 
   // The outer affine map: W_mlp2 H + b_mlp2 1ᵀ
   const Mat<T> dW_b = dX * c.H_act.transpose();  // (d_e, d_mlp)
   const Mat<T> db_b = dX.rowwise().sum();        // (d_e, 1)
   if (tr) {
-    std::vector<Value> v = bind("∇W_" + b, dW_b);
-    v.push_back(bind("∇b_" + b, db_b)[0]);
-    sub("∇W_" + b + " ← ∇X (" + H + ")ᵀ, ∇b_" + b + " ← ∇X 1", std::move(v));
+    const Value v_dW = param("∇W_" + b, dW_b), v_db = param("∇b_" + b, db_b);
+    sub("∇W_" + b + " ← ∇X (" + H + ")ᵀ, ∇b_" + b + " ← ∇X 1", {v_dW, v_db});
   }
   const Mat<T> dH = W.W_b.transpose() * dX;  // (d_mlp, ℓ)
-  sub("∇" + H + " ← W_" + b + "ᵀ ∇X", {tv("∇" + H, dH, Axis::Feature, Axis::TokenX)});
+  if (tr) sub("∇" + H + " ← W_" + b + "ᵀ ∇X", {tv("∇" + H, dH, Axis::Feature, Axis::TokenX)});
   // The activation: ∇ of its argument(s)
   Mat<T> dpre;   // (d_mlp, ℓ) ∇(W_mlp1 X̃ + b_mlp1 1ᵀ)
   Mat<T> dgate;  // (d_mlp, ℓ) SwiGLU: ∇(W_gate X̃ + b_gate 1ᵀ)
   if (act == Activation::SwiGLU) {
     const auto G = c.G_pre.array();
-    const auto sigma = (T(1) / (T(1) + (-G).exp())).eval();  // σ(G)
-    const Mat<T> dsilu = (dH.array() * c.H_pre.array()).matrix();         // ∇SiLU(G) = ∇H ⊙ (W_mlp1 X̃ + b 1ᵀ)
+    const auto sigma = (T(1) / (T(1) + (-G).exp())).eval();                  // σ(G)
+    const Mat<T> dsilu = (dH.array() * c.H_pre.array()).matrix();            // ∇SiLU(G) = ∇H ⊙ (W_mlp1 X̃ + b 1ᵀ)
     dgate = (dsilu.array() * sigma * (T(1) + G * (T(1) - sigma))).matrix();  // SiLU′(g) = σ(g)(1 + g(1 − σ(g)))
-    dpre = (dH.array() * G * sigma).matrix();                              // ∇H ⊙ SiLU(G)
-    sub("variant: SwiGLU — ∇SiLU(…) ← ∇" + H + " ⊙ (" + pre + ")", {tv("∇SiLU(…)", dsilu, Axis::Feature, Axis::TokenX)});
-    sub("variant: SwiGLU — ∇(" + gate + ") ← ∇SiLU(…) ⊙ SiLU′(…)",
-        {tv("∇(" + gate + ")", dgate, Axis::Feature, Axis::TokenX)});
-    sub("variant: SwiGLU — ∇(" + pre + ") ← ∇" + H + " ⊙ SiLU(…)", {tv("∇(" + pre + ")", dpre, Axis::Feature, Axis::TokenX)});
+    dpre = (dH.array() * G * sigma).matrix();                                // ∇H ⊙ SiLU(G)
+    if (tr) {
+      sub("variant: SwiGLU — ∇SiLU(…) ← ∇" + H + " ⊙ (" + pre + ")", {tv("∇SiLU(…)", dsilu, Axis::Feature, Axis::TokenX)});
+      sub("variant: SwiGLU — ∇(" + gate + ") ← ∇SiLU(…) ⊙ SiLU′(…)",
+          {tv("∇(" + gate + ")", dgate, Axis::Feature, Axis::TokenX)});
+      sub("variant: SwiGLU — ∇(" + pre + ") ← ∇" + H + " ⊙ SiLU(…)",
+          {tv("∇(" + pre + ")", dpre, Axis::Feature, Axis::TokenX)});
+    }
   } else {
     dpre = dH.cwiseProduct(activation_derivative<T>(act, c.H_pre));
     const std::string d = act == Activation::GELU ? "GELU′" : act == Activation::ReLU ? "ReLU′" : "GELU_tanh′";
-    sub("∇(" + pre + ") ← ∇" + H + " ⊙ " + d + "(…)", {tv("∇(" + pre + ")", dpre, Axis::Feature, Axis::TokenX)});
+    if (tr) sub("∇(" + pre + ") ← ∇" + H + " ⊙ " + d + "(…)", {tv("∇(" + pre + ")", dpre, Axis::Feature, Axis::TokenX)});
   }
   // The inner affine map(s): W_mlp1 X̃ + b_mlp1 1ᵀ (and W_gate X̃ + b_gate 1ᵀ)
   const Mat<T> dW_a = dpre * f.in.transpose();  // (d_mlp, d_e)
   const Mat<T> db_a = dpre.rowwise().sum();     // (d_mlp, 1)
   Mat<T> din_f = W.W_a.transpose() * dpre;      // (d_e, ℓ) ∇ of f's input
-  std::vector<Value> inner = bind("∇W_" + a, dW_a);
-  if (tr) inner.push_back(bind("∇b_" + a, db_a)[0]);
   Mat<T> dW_gate, db_gate;
   if (act == Activation::SwiGLU) {
     dW_gate = dgate * f.in.transpose();  // (d_mlp, d_e)
     db_gate = dgate.rowwise().sum();     // (d_mlp, 1)
     din_f.noalias() += W.W_gate.transpose() * dgate;
-    if (tr) {
-      inner.push_back(bind("∇W_" + g, dW_gate)[0]);
-      inner.push_back(bind("∇b_" + g, db_gate)[0]);
-    }
   }
-  sub("∇W_" + a + " ← ∇(…) " + in_name + "ᵀ, ∇b_" + a + " ← ∇(…) 1" +
-          (act == Activation::SwiGLU ? " (and ∇W_" + g + ", ∇b_" + g + ")" : ""),
-      std::move(inner));
+  if (tr) {
+    std::vector<Value> inner{param("∇W_" + a, dW_a), param("∇b_" + a, db_a)};
+    if (act == Activation::SwiGLU) inner.insert(inner.end(), {param("∇W_" + g, dW_gate), param("∇b_" + g, db_gate)});
+    sub("∇W_" + a + " ← ∇(…) " + in_name + "ᵀ, ∇b_" + a + " ← ∇(…) 1" +
+            (act == Activation::SwiGLU ? " (and ∇W_" + g + ", ∇b_" + g + ")" : ""),
+        std::move(inner));
+  }
   dW.dW_b += dW_b;
   dW.db_b += db_b;
   dW.dW_a += dW_a;

@@ -10,6 +10,9 @@
 // Attention for each head) appear as nested events (depth + 1) BEFORE that line's event,
 // because a Line event means "this line has run". So stepping over a line skips its nested
 // events, and the caller line of a nested frame is the next event at a smaller depth.
+// The backward pass (core/backprop/, Stepformer's backward listings: not in the paper) is traced the
+// same way, each event in Pass::Backward (made inside a TraceBackward scope): "adjoint of line n" of
+// algorithm alg, its frames nested like the forward's (Algorithm 13's line 6 calls Algorithm 10's).
 //
 // How values are held (TraceMat): every computed value is COPIED into the trace (the trace must
 // show it as it was at that line). A parameter tensor of θ (W_e, W_q, γ, …) is copied too, unless
