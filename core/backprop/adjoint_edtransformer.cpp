@@ -109,7 +109,7 @@ void adjoint_edtransformer(const ModelConfig& c, const EdW<const T>& W, const Ed
   Stream<T> g;
   /* The decoder's backward: */
   // adjoint of Alg 11 L5: loss(θ) = −Σ_{t=1}^{ℓ−1} log P(θ)[x_n[t+1], t]
-  const Mat<T> dP = adjoint_loss<T>(cache.loss.P, cache.targets, loss, tr, lines::ed_training::loss.adjoint());
+  const Mat<T> dP = adjoint_seq2seq_loss<T>(cache.loss.P, cache.targets, loss, tr);
   // adjoint of L21: P = softmax(W_u X)   (tied: W_u = W_eᵀ; + b_u 1ᵀ, not in the paper)
   unembed_line_adjoint<T>(cache.X, cache.loss.P, dP, W.W_u, cache.W_u, dW.W_u, dW.W_e, dW.extras.b_u, g.dX, tr,
                           ed::P.alg, ed::P.line);

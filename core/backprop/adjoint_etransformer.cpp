@@ -73,7 +73,7 @@ void adjoint_etransformer(const ModelConfig& c, const BertW<const T>& W, const B
                                            tscalar("loss", static_cast<double>(loss))}
                       : std::vector<Value>{});
   // adjoint of Alg 12 L9: loss(θ) = −Σ_{t ∈ T̃} log P(θ)[x_n[t], t]
-  const Mat<T> dP = adjoint_loss<T>(cache.loss.P, cache.targets, loss, tr, lines::e_training::loss.adjoint());
+  const Mat<T> dP = adjoint_masked_lm_loss<T>(cache.loss.P, cache.targets, loss, tr);
   // adjoint of L12: P = softmax(W_u X)   (tied: W_u = W_eᵀ; + b_u 1ᵀ, not in the paper)
   Mat<T> dXf;  // (d_f, ℓ)
   unembed_line_adjoint<T>(cache.X_f, cache.loss.P, dP, W.W_u, cache.W_u, dW.W_u, dW.W_e, dW.extras.b_u, dXf, tr,

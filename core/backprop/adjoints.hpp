@@ -271,6 +271,13 @@ void adjoint_unembed_line(CView<T> X, CView<T> P, CView<T> dP, CView<T> W_u, boo
 // binds "∇P" (note: which positions carry loss), "loss".
 template <class T>
 Mat<T> adjoint_loss(CView<T> P, const std::vector<int>& targets, T loss, Tracer* tr, LineRef loss_line);
+// The same for Algorithm 12 line 9 (event (12, 9): ∇P's note names T̃, the masked positions, as the only
+// columns carrying loss) and Algorithm 11 line 5 (event (11, 5): t = 1 … ℓ−1, reaching the encoder
+// only through the cross-attention).
+template <class T>
+Mat<T> adjoint_masked_lm_loss(CView<T> P, const std::vector<int>& targets, T loss, Tracer* tr);
+template <class T>
+Mat<T> adjoint_seq2seq_loss(CView<T> P, const std::vector<int>& targets, T loss, Tracer* tr);
 
 // ===== Algorithm 10: adjoint of DTransformer (adjoint_dtransformer.cpp) ===========================
 

@@ -21,6 +21,7 @@
 #include "core/arch/architecture.hpp"
 #include "core/arch/ed.hpp"
 #include "core/backprop/adjoints.hpp"
+#include "core/backprop/traced_backward.hpp"
 #include "core/gradients/grad_edtransformer.hpp"
 #include "core/gradients/grad_etransformer.hpp"
 #include "core/gradients/sequence_gradient.hpp"
@@ -236,6 +237,9 @@ TEST(BackpropArch, BertLossFlowsFromMaskedPositionsOnlyThenSpreads) {
   const MatD dP = bound(r.trace, 12, 9, "∇P");
   ASSERT_EQ(dP.cols(), static_cast<Eigen::Index>(kX.size()));
   for (Eigen::Index t = 0; t < dP.cols(); ++t) EXPECT_EQ(dP.col(t).isZero(0), !masked(t)) << "column " << t + 1;
+  const std::vector<size_t> loss = events_at(r.trace, 12, 9);
+  ASSERT_EQ(loss.size(), 1u);
+  EXPECT_NE(find_value(r.trace.events[loss[0]], "∇P")->note.find("T̃ = {3, 5}, the masked positions"), std::string::npos);
   // ∇X after layer L (lines 12, 11, 10 act per column): still only the masked columns
   const MatD& top = r.kept.X.back();
   for (Eigen::Index t = 0; t < top.cols(); ++t) EXPECT_EQ(top.col(t).isZero(0), !masked(t)) << "column " << t + 1;
@@ -391,4 +395,38 @@ TEST(BackpropArch, Algorithm11Line6NestsTheTracedBackwardAndUpdatesAsUntraced) {
   const ModelConfig c = ed_config();
   const Trace t = traced_update_matches_untraced(c, {{kZ, kEdX}}, TrainOptions{});
   expect_backward_nested(t, 8, 11, 5, 6);
+}
+
+namespace {
+
+// A model of configuration c whose θ is theta_as<float> (spread 0.4).
+Model spread_model(const ModelConfig& c) {
+  Model m = Model::initialised(c, 1);
+  m.theta = theta_as<float>(m.table);
+  return m;
+}
+
+// traced_backward (untraced: no tracer) against sequence_gradient, what stepformer-cli backward writes:
+// the same loss (one forward), ∇θ and the stream's gradients within kTracedDouble.
+void expect_entry_matches_sequence_gradient(const Model& m, const Batch& b) {
+  const TracedGradient<double> traced = traced_backward<double>(m, b, nullptr);
+  const SequenceGradient batched = sequence_gradient(m, b);
+  EXPECT_EQ(traced.loss, batched.loss);
+  EXPECT_LT(worst_tensor_error<double>(m.table, traced.grad, batched.grad), kTracedDouble);
+  ASSERT_EQ(traced.stream.X.size(), batched.stream.X.size());
+  ASSERT_EQ(traced.stream.Z.size(), batched.stream.Z.size());
+  for (size_t l = 0; l < traced.stream.X.size(); ++l)
+    EXPECT_LT(relative_error(traced.stream.X[l], batched.stream.X[l]), kTracedDouble) << "∇X entering layer " << l + 1;
+  for (size_t l = 0; l < traced.stream.Z.size(); ++l)
+    EXPECT_LT(relative_error(traced.stream.Z[l], batched.stream.Z[l]), kTracedDouble) << "∇Z entering layer " << l + 1;
+}
+
+}  // namespace
+
+TEST(BackpropArch, TracedBackwardEntryMatchesWhatTheBackwardCommandWrites) {
+  const Model bert = spread_model(bert_pre_ln());
+  expect_entry_matches_sequence_gradient(bert, bert_batch(bert.config));
+  const Model ed = spread_model(ed_config());
+  expect_entry_matches_sequence_gradient(ed, ed_batch());
+  EXPECT_EQ(traced_backward<double>(ed, ed_batch(), nullptr).stream.Z.size(), static_cast<size_t>(ed.config.L_enc + 1));
 }
