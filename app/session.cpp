@@ -209,7 +209,8 @@ void Session::retrace_keep_cursor() {
   Event old;  // where the cursor is, without the values (find_matching reads no values)
   if (had) {
     const Event& e = trace_.events[cursor_];
-    old.kind = e.kind, old.alg = e.alg, old.line = e.line, old.depth = e.depth, old.idx = e.idx, old.label = e.label;
+    old.kind = e.kind, old.alg = e.alg, old.line = e.line, old.pass = e.pass, old.depth = e.depth, old.idx = e.idx;
+    old.label = e.label;
   }
   const LineRef caller = had ? trace_.caller_ref(cursor_) : LineRef{};
   run_trace([this, had, old, caller] { cursor_ = had ? trace_.find_matching(old, caller) : 0; });

@@ -29,6 +29,7 @@ CursorRef cursor_ref(const Trace& t, size_t k) {
   c.event = k;
   c.alg = e.alg;
   c.line = e.line;
+  c.pass = e.pass;
   c.kind = e.kind;
   c.depth = e.depth;
   c.idx = e.idx;
@@ -43,7 +44,7 @@ bool index_matches(int want, int have) { return want < 0 || want == have; }
 
 bool matches(const Trace& t, size_t k, const CursorRef& c) {
   const Event& e = t.events[k];
-  if (e.alg != c.alg || e.line != c.line || e.kind != c.kind) return false;
+  if (e.alg != c.alg || e.line != c.line || e.pass != c.pass || e.kind != c.kind) return false;
   if (c.depth >= 0 && e.depth != c.depth) return false;
   if (!index_matches(c.idx.l, e.idx.l) || !index_matches(c.idx.h, e.idx.h) || !index_matches(c.idx.t, e.idx.t) ||
       !index_matches(c.idx.i, e.idx.i) || !index_matches(c.idx.n, e.idx.n))
@@ -71,12 +72,19 @@ constexpr std::array<const char*, 5> kRunKinds = {"forward", "generate", "transl
 constexpr std::array<const char*, 3> kThemes = {"dark", "light", "high-contrast"};
 constexpr std::array<const char*, 3> kNotations = {"paper", "carpenter", "dyz"};
 constexpr std::array<const char*, 2> kTrainingModes = {"practical", "paper"};
+constexpr std::array<const char*, 2> kPasses = {"forward", "backward"};  // Pass's order
+
+// A line's pass, written only for the backward listing's lines (files from before it read as forward).
+void put_pass(ojson& j, Pass p) {
+  if (p == Pass::Backward) j["pass"] = kPasses[1];
+}
 
 ojson cursor_json(const CursorRef& c) {
   ojson j;
   if (c.event != SIZE_MAX) j["event"] = c.event;
   j["alg"] = c.alg;
   j["line"] = c.line;
+  put_pass(j, c.pass);
   j["kind"] = kKinds[static_cast<size_t>(c.kind)];
   if (c.depth >= 0) j["depth"] = c.depth;
   ojson idx = ojson::object();
@@ -109,7 +117,11 @@ ojson state_json(const SessionFile& f) {
   j["run"] = run_json(s.run);
   if (s.cursor.alg != 0) j["cursor"] = cursor_json(s.cursor);  // alg 0: none (the run's first line)
   ojson bps = ojson::array();
-  for (const LineRef& b : s.breakpoints) bps.push_back({{"alg", b.alg}, {"line", b.line}});
+  for (const LineRef& b : s.breakpoints) {
+    ojson bp = {{"alg", b.alg}, {"line", b.line}};
+    put_pass(bp, b.pass);
+    bps.push_back(bp);
+  }
   j["breakpoints"] = bps;
   j["sampling"] = {{"tau", s.sampling.tau},
                    {"l_gen", s.sampling.l_gen},
@@ -281,12 +293,15 @@ class Obj {
   std::string at_;
 };
 
+Pass read_pass(const Obj& o) { return o.name("pass", kPasses, "forward") == kPasses[1] ? Pass::Backward : Pass::Forward; }
+
 CursorRef read_cursor(const Obj& o) {
   CursorRef c;
   o.require("alg", range(1, 15));
   o.require("line", range(0, 999));
   c.alg = o.integer("alg", 1, 15, 0);
   c.line = o.integer("line", 0, 999, 0);
+  c.pass = read_pass(o);
   if (const json* e = o.find("event")) {
     if (!e->is_number_unsigned()) bad(o.path("event"), "an integer ≥ 0");
     c.event = static_cast<size_t>(e->get<uint64_t>());
@@ -339,7 +354,7 @@ SessionState read_state(const Obj& o) {
     const Obj b(*v, at);
     b.require("alg", range(1, 15));
     b.require("line", range(1, 999));
-    s.breakpoints.push_back({b.integer("alg", 1, 15, 0), b.integer("line", 1, 999, 0)});
+    s.breakpoints.push_back({b.integer("alg", 1, 15, 0), b.integer("line", 1, 999, 0), read_pass(b)});
   }
   const Obj sa = o.object("sampling");
   s.sampling.tau = sa.number("tau", 0, 1e6, "a number ≥ 0 (τ; 0 takes the argmax)", s.sampling.tau);

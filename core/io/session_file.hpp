@@ -29,6 +29,7 @@ struct CursorRef {
   size_t event = SIZE_MAX;  // the event's index when saved, a hint (SIZE_MAX: none)
   int alg = 0;              // the paper's algorithm (1–15)
   int line = 0;             // its line (0: the algorithm's Enter event)
+  Pass pass = Pass::Forward;  // the backward listing's "adjoint of line n"; in the file "pass": "backward", absent: forward
   EventKind kind = EventKind::Line;
   int depth = -1;               // −1: any
   Indices idx;                  // l, h, t, i, n in force (0: not in force; −1: any, a JSON key left out)

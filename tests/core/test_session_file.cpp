@@ -177,6 +177,24 @@ TEST(SessionFile, LinesKeepTheirTextForm) {
   EXPECT_EQ(called.state.cursor.caller, sf::lines::ed_transformer::cross_attention);
 }
 
+// A backward listing's line ("adjoint of line n", issue 24) keeps its pass in the cursor and the breakpoints; a file
+// without "pass" (every file before the backward listings) reads as forward.
+TEST(SessionFile, BackwardLinesKeepTheirPass) {
+  SessionFile f = full_session();
+  f.state.cursor.pass = sf::Pass::Backward;
+  f.state.breakpoints.push_back(sf::lines::attention::S.adjoint());
+  const std::string text = sf::session_to_json(f);
+  const nlohmann::json j = nlohmann::json::parse(text);
+  EXPECT_EQ(j["cursor"]["pass"], "backward");
+  EXPECT_EQ(j["breakpoints"].back(), nlohmann::json::parse(R"({"alg": 4, "line": 4, "pass": "backward"})"));
+  EXPECT_FALSE(j["breakpoints"].front().contains("pass"));  // forward: no key, as before
+  const SessionFile back = sf::session_from_json(text);
+  EXPECT_EQ(back.state.cursor.pass, sf::Pass::Backward);
+  EXPECT_EQ(back.state.breakpoints.back(), sf::lines::attention::S.adjoint());
+  EXPECT_EQ(back.state.breakpoints.front().pass, sf::Pass::Forward);
+  EXPECT_THROW(sf::session_from_json(with(R"({"cursor": {"alg": 4, "line": 6, "pass": "sideways"}})")), sf::Error);
+}
+
 TEST(SessionFile, SecondWriteIsByteIdentical) {
   const std::string first = sf::session_to_json(full_session());
   EXPECT_EQ(sf::session_to_json(sf::session_from_json(first)), first);
