@@ -216,6 +216,24 @@ void Session::retrace_keep_cursor() {
   run_trace([this, had, old, caller] { cursor_ = had ? trace_.find_matching(old, caller) : 0; });
 }
 
+// Runs the job at once for a model of at most async_min_params parameters (then `then`), else on a worker thread
+// (`then` runs when its trace is taken, in poll()).
+void Session::start(std::shared_ptr<TraceJob> job, std::function<void()> then) {
+  if (job->model->table.total() <= async_min_params) {
+    job->run();
+    finish(*job);
+    if (then) then();
+    return;
+  }
+  TraceJob* j = job.get();  // owned by job_ or retired_ until joined
+  job->thread = std::thread([j] {
+    j->run();
+    j->done = true;
+  });
+  job_ = std::move(job);
+  then_ = std::move(then);
+}
+
 void Session::run_trace(std::function<void()> then) {
   supersede();
   attn_calls_.clear();
@@ -235,19 +253,7 @@ void Session::run_trace(std::function<void()> then) {
   const ModelConfig& c = model_->config;
   if (run_kind_ == RunKind::Forward && !arch_->has_context() && !attention_options(c, true).positional())
     job->layers_total = c.L;
-  if (model_->table.total() <= async_min_params) {
-    job->run();
-    finish(*job);
-    if (then) then();
-    return;
-  }
-  TraceJob* j = job.get();  // owned by job_ or retired_ until joined
-  job->thread = std::thread([j] {
-    j->run();
-    j->done = true;
-  });
-  job_ = std::move(job);
-  then_ = std::move(then);
+  start(std::move(job), std::move(then));
 }
 
 std::string to_text(const AttentionFailure& f) {
@@ -418,19 +424,7 @@ void Session::trace_training(std::function<void(Tracer&)> step, std::string labe
   job->model = std::move(model);
   job->train = std::move(step);
   job->label = std::move(label);
-  if (job->model->table.total() <= async_min_params) {
-    job->run();
-    finish(*job);
-    if (then) then();
-    return;
-  }
-  TraceJob* j = job.get();  // owned by job_ or retired_ until joined
-  job->thread = std::thread([j] {
-    j->run();
-    j->done = true;
-  });
-  job_ = std::move(job);
-  then_ = std::move(then);
+  start(std::move(job), std::move(then));
 }
 
 bool Session::traced_with_kv_cache() const {

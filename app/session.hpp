@@ -270,6 +270,7 @@ class Session {
   // Traces run_kind_'s algorithm on the current inputs, then calls `then` (cursor placement)
   // once the trace is shown: at once for a small model, after poll() for a big one.
   void run_trace(std::function<void()> then = {});
+  void start(std::shared_ptr<TraceJob> job, std::function<void()> then);
   // Runs the attention hook's Forward pass on this thread (the GPU's GL context lives here).
   // False (the hook dropped, its failure kept) when the hook threw.
   bool run_hooked_trace();

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/gpt2_config.hpp"
 #include "core/algorithms/algorithms.hpp"
 #include "core/backprop/traced_backward.hpp"
 #include "core/model/error.hpp"
@@ -55,26 +56,6 @@ sf::ModelConfig default_model() {
   const std::string chars = " abcdefghijklmnopqrstuvwxyz0123456789.,;:!?'\"-+=*/<>()[]{}#&%";
   c.vocab.clear();
   for (char ch : chars) c.vocab.push_back(std::string(1, ch));
-  return c;
-}
-
-sf::ModelConfig gpt2_small() {
-  sf::ModelConfig c;
-  c.L = 12;
-  c.H = 12;
-  c.d_e = 768;
-  c.d_attn = c.d_mid = 64;
-  c.d_mlp = 3072;
-  c.l_max = 1024;
-  c.activation = sf::Activation::GELUTanh;
-  c.tied_unembedding = true;
-  c.norm_position = sf::NormPosition::Pre;
-  c.position = sf::Position::Learned;
-  c.tokenizer = sf::TokenizerKind::Gpt2;
-  c.vocab.clear();
-  c.vocab_size = 50257;
-  c.bos_id = c.eos_id = 50257;
-  c.mask_id = -1;
   return c;
 }
 
@@ -130,7 +111,7 @@ int main(int argc, char** argv) try {
   sf::set_compute_threads(threads);
   std::printf("compute threads: %d, median of %d after a warm-up\n", threads, repeats);
   if (models.find("default") != std::string::npos) bench("default", default_model(), 64, repeats);
-  if (models.find("gpt2") != std::string::npos) bench("gpt2", gpt2_small(), 32, std::min(repeats, 3));
+  if (models.find("gpt2") != std::string::npos) bench("gpt2", sf::bench::gpt2_small(), 32, std::min(repeats, 3));
   return 0;
 } catch (const std::exception& e) {
   std::fprintf(stderr, "bench_backprop: %s\n", e.what());

@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/gpt2_config.hpp"
 #include "core/algorithms/algorithms.hpp"
 #include "core/io/model_files.hpp"
 #include "core/model/error.hpp"
@@ -80,26 +81,6 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
-sf::ModelConfig gpt2_small() {
-  sf::ModelConfig c;
-  c.L = 12;
-  c.H = 12;
-  c.d_e = 768;
-  c.d_attn = c.d_mid = 64;
-  c.d_mlp = 3072;
-  c.l_max = 1024;
-  c.activation = sf::Activation::GELUTanh;
-  c.tied_unembedding = true;
-  c.norm_position = sf::NormPosition::Pre;
-  c.position = sf::Position::Learned;
-  c.tokenizer = sf::TokenizerKind::Gpt2;
-  c.vocab.clear();
-  c.vocab_size = 50257;
-  c.bos_id = c.eos_id = 50257;  // <|endoftext|>, 0-based 50256
-  c.mask_id = -1;
-  return c;
-}
-
 // Median wall time in ms of `repeats` calls of f after one warm-up call.
 double median_ms(int repeats, const std::function<void()>& f) {
   f();
@@ -143,7 +124,7 @@ int main(int argc, char** argv) try {
 
   // Load (or initialise) θ.
   const auto t0 = Clock::now();
-  sf::Model model = o.checkpoint.empty() ? sf::Model::initialised(gpt2_small(), 1)
+  sf::Model model = o.checkpoint.empty() ? sf::Model::initialised(sf::bench::gpt2_small(), 1)
                                          : std::move(sf::open_model(o.checkpoint).checkpoint.model);
   js << "\"load_what\":\"" << (o.checkpoint.empty() ? "seeded initialisation of θ" : "open_model " + o.checkpoint)
      << "\",\"load_ms\":" << std::chrono::duration<double, std::milli>(Clock::now() - t0).count() << ",";
