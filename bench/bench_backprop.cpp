@@ -101,8 +101,10 @@ void bench(const char* name, const sf::ModelConfig& c, int length, int repeats) 
 int main(int argc, char** argv) try {
   int threads = 1, repeats = 5;
   std::string models = "default,gpt2";
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string a = argv[i], v = argv[i + 1];
+  for (int i = 1; i < argc; i += 2) {
+    const std::string a = argv[i];
+    if (i + 1 == argc) throw sf::Error(a + " needs a value (--threads N, --repeats N, --models default,gpt2)");
+    const std::string v = argv[i + 1];
     if (a == "--threads") threads = std::stoi(v);
     else if (a == "--repeats") repeats = std::max(1, std::stoi(v));
     else if (a == "--models") models = v;
