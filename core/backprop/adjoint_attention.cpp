@@ -27,7 +27,7 @@ const char* const kHeadShareNote =
     "adjoint binds the group's sum).";
 const char* const kPartialZNote = "Partial: line 3's path only (∇Z ← W_vᵀ ∇V); the adjoint of line 2 adds W_kᵀ ∇K.";
 const char* const kSelfNote =
-    "Self-attention: X and Z are the same X̃, so the caller adds ∇X and ∇Z (Algorithm 5's adjoint binds ∇X̃).";
+    "Self-attention: X and Z are the same X̃, so Algorithm 5's adjoint adds this head's ∇X and ∇Z into one ∇X (line 2).";
 
 // RoPE's rotation undone: coordinates (2i−1, 2i) of column j (position t = pos0 + j + 1) turned by
 // −t·θ_i, θ_i = base^{−2(i−1)/d_attn}: the adjoint of a rotation is its inverse. The angle is
