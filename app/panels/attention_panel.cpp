@@ -81,7 +81,8 @@ void AttentionPanel::follow_cursor(const Session& s, const std::vector<HeadCall>
   if (e.idx.i) i_ = e.idx.i;
 }
 
-void AttentionPanel::draw_selectors(const std::vector<AttentionGroup>& groups, int L_g, int H, int max_i) {
+void AttentionPanel::draw_selectors(const std::vector<AttentionGroup>& groups, int L_g, int H, int max_i,
+                                    const char* step_format) {
   const float F = ImGui::GetFontSize();
   if (groups.size() > 1) {
     for (size_t gi = 0; gi < groups.size(); ++gi) {
@@ -98,7 +99,7 @@ void AttentionPanel::draw_selectors(const std::vector<AttentionGroup>& groups, i
   if (max_i) {
     ImGui::SameLine();
     ImGui::SetNextItemWidth(F * 10.0f);
-    ImGui::SliderInt("##step", &i_, 1, max_i, "generation step i = %d");
+    ImGui::SliderInt("##step", &i_, 1, max_i, step_format);
   }
 }
 
@@ -281,7 +282,9 @@ void AttentionPanel::draw(App& app) {
   l_ = std::clamp(l_, 1, L_g);
   h_ = std::clamp(h_, 1, cfg.H);
   i_ = max_i ? std::clamp(i_, 1, max_i) : 0;
-  draw_selectors(groups, L_g, cfg.H, max_i);
+  // Index i is Algorithm 14's generation step, or the epoch of a traced training step (Algorithms 11–13's line 1).
+  draw_selectors(groups, L_g, cfg.H, max_i,
+                 s.run_kind() == RunKind::Training ? "epoch i = %d" : "generation step i = %d");
   if (cfg.kv_heads() < cfg.H) {
     ImGui::PushTextWrapPos(0.0f);
     ImGui::TextColored(ImColor(accent_color(app.settings.dark)), "%s", kv_sharing_label(cfg, h_).c_str());

@@ -29,7 +29,7 @@ struct AttentionPanel {
 
  private:
   void follow_cursor(const Session& s, const std::vector<HeadCall>& calls, const std::vector<AttentionGroup>& groups);
-  void draw_selectors(const std::vector<AttentionGroup>& groups, int L_g, int H, int max_i);
+  void draw_selectors(const std::vector<AttentionGroup>& groups, int L_g, int H, int max_i, const char* step_format);
   void draw_cursor_link(App& app, const HeadCall& call);
   // S, the Mask, S after masking and softmax(S/√d_attn) of one call, as tall as their rows need
   // to be labelled, within what the panel (avail_y high, grid_h of it for the grid) can give.
