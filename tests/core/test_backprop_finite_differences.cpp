@@ -223,7 +223,8 @@ TEST(BackpropFiniteDifferences, MlpHiddenLayer) {
   while (b8 < s.back.size() && !bound(s.back, b8, "∇(" + pre + ")")) ++b8;
   const Value* g = bound(s.back, b8, "∇(" + pre + ")");
   ASSERT_NE(g, nullptr);
-  for (auto [r, c] : std::vector<std::pair<int, int>>{{0, 0}, {4, 3}, {9, 6}}) {
+  for (const std::pair<int, int>& rc : std::vector<std::pair<int, int>>{{0, 0}, {4, 3}, {9, 6}}) {
+    const int r = rc.first, c = rc.second;  // not a structured binding: clang 14 cannot capture one in a lambda
     auto f = [&](double d) {
       Mat<double> HH = H;
       HH(r, c) += d;
