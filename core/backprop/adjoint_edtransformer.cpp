@@ -146,7 +146,7 @@ void adjoint_edtransformer(const ModelConfig& c, const EdW<const T>& W, const Ed
   for (int layer = L_enc; layer >= 1; --layer) {
     TraceIndex il(tr, &Indices::l, layer);
     if (tr) tr->line(ed::enc_loop.alg, ed::enc_loop.line, {tscalar("l", layer)});
-    encoder_layer_adjoint<T>(c, W.enc[layer - 1], cache.enc[layer - 1], dW.enc[layer - 1], cache.enc_mask, g, tr,
+    self_attention_layer_adjoint<T>(c, W.enc[layer - 1], cache.enc[layer - 1], dW.enc[layer - 1], cache.enc_mask, g, tr,
                              {ed::enc_attention.alg, ed::enc_attention.line, "Z", "Z̃", Axis::TokenZ});
     if (kept) kept->Z[layer - 1] = g.dX;  // as Z enters encoder layer l
   }

@@ -30,6 +30,13 @@ Mat<T> gelu_derivative(const Mat<T>& X) {
       .matrix();
 }
 
+// Pre-LN (variant): line 10's forward normalises X (γ_enc, β_enc) before W_f, and binds X on a sub-step
+// and on the line; its adjoint's ∇ of the norm's output is named apart from the line's ∇X.
+const char* const kNormOutputGrad = "∇X (final norm's output)";
+const char* const kNormOutputNote =
+    "Pre-LN (variant): ∇ of X after the stack's final norm γ_enc, β_enc (W_f's input), W_fᵀ ∇(W_f X + b_f 1ᵀ); "
+    "the line's ∇X is of the norm's input, the last layer's output.";
+
 // adjoint of L10 (and, pre-LN, of the stack's final norm, which the forward traces on it): dF holds
 // ∂loss/∂GELU(W_f X + b_f 1ᵀ) in; g.dX is ∂loss/∂X of line 10's input (the last layer's output) out.
 template <class T>
@@ -46,8 +53,13 @@ void final_gelu_adjoint(const ModelConfig& c, const BertW<const T>& W, const Ber
   std::vector<Value> values{tv("∇X", dX, Axis::Feature, Axis::TokenX), tv("∇W_f", dW.W_f), tv("∇b_f", dW.b_f)};
   g.dX = dX;
   if (c.norm_pos() == NormPosition::Pre) {
-    // the stack's final norm (pre-LN variant): X ← norm(X | γ_enc, β_enc) before W_f
-    if (tr) tr->substep(L10.alg, L10.line, "∇W_f ← ∇(…) Xᵀ, ∇b_f ← ∇(…) 1, ∇X ← W_fᵀ ∇(…)", values);
+    // the stack's final norm (pre-LN variant): X ← norm(X | γ_enc, β_enc) before W_f. The sub-step's ∇X
+    // is of the norm's output, the line's of its input: the partial gets its own name (one name, one value)
+    if (tr) {
+      values[0] = with_note(tv(kNormOutputGrad, dX, Axis::Feature, Axis::TokenX), kNormOutputNote);
+      tr->substep(L10.alg, L10.line, std::string("∇W_f ← ∇(…) Xᵀ, ∇b_f ← ∇(…) 1, ") + kNormOutputGrad + " ← W_fᵀ ∇(…)",
+                  values);
+    }
     g.dX.setZero();
     adjoint_norm_columns<T>(c.norm, static_cast<T>(c.eps), cache.X_stack, cache.ln_enc, W.enc_gamma, dX, g.dX,
                             dW.enc_gamma, dW.enc_beta, tr);
@@ -92,7 +104,7 @@ void adjoint_etransformer(const ModelConfig& c, const BertW<const T>& W, const B
   for (int layer = L; layer >= 1; --layer) {
     TraceIndex il(tr, &Indices::l, layer);
     if (tr) tr->line(e::loop.alg, e::loop.line, {tscalar("l", layer)});
-    encoder_layer_adjoint<T>(c, W.layers[layer - 1], cache.layers[layer - 1], dW.layers[layer - 1], cache.mask, g, tr,
+    self_attention_layer_adjoint<T>(c, W.layers[layer - 1], cache.layers[layer - 1], dW.layers[layer - 1], cache.mask, g, tr,
                              {e::attention.alg, e::attention.line, "X", "X̃", Axis::TokenX});
     if (kept) kept->X[layer - 1] = g.dX;  // as X enters layer l
   }

@@ -9,8 +9,8 @@ namespace sf {
 namespace {
 
 const char* const kTiedNote =
-    "Tied unembedding (variant): W_u = W_eᵀ has no tensor of its own; ∇W_u = ∇(W_u X) Xᵀ is added into ∇W_e as "
-    "its transpose (bound at the adjoint of the embedding line).";
+    "Tied (variant): W_u = W_eᵀ, so ∇W_e gains ∇W_uᵀ. W_u has no tensor of its own: ∇W_u = ∇(W_u X) Xᵀ is added "
+    "into ∇W_e, bound at the adjoint of the embedding line.";
 
 }  // namespace
 
@@ -61,9 +61,11 @@ void adjoint_unembed_line(CView<T> X, CView<T> P, CView<T> dP, CView<T> W_u, boo
   if (bias) db_u += dL.rowwise().sum();
   dX += dXl;
   if (!tr) return;
-  std::vector<Value> v{tied ? with_note(tv("∇X", dXl, Axis::Feature, Axis::TokenX), kTiedNote)
-                            : tv("∇X", dXl, Axis::Feature, Axis::TokenX)};
-  if (!tied) v.push_back(tv("∇W_u", dW_u, Axis::Vocab, Axis::Feature));
+  std::vector<Value> v{tv("∇X", dXl, Axis::Feature, Axis::TokenX)};
+  // Tied: ∇W_u ∈ ℝ^{N_V×d_e} is shown as the untied model's would be; the arithmetic above added it
+  // into ∇W_e (transposed) directly, so it is formed here for the trace only.
+  v.push_back(tied ? with_note(tv("∇W_u", dL * X.transpose(), Axis::Vocab, Axis::Feature), kTiedNote)
+                   : tv("∇W_u", dW_u, Axis::Vocab, Axis::Feature));
   if (bias) v.push_back(tv("∇b_u", db_u, Axis::Vocab));
   tr->line(alg, line, std::move(v));
 }

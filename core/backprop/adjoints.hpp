@@ -13,8 +13,10 @@
 //  - A value a backward event binds is named ∇ + the forward name ("∇S", "∇W_q", "∇X̃", …). A
 //    PARTIAL gradient (one path of several, or one column's or one head's term of a sum) carries a
 //    Value::note saying which part it is. Loop indices idx.l, idx.h, idx.t are 1-based as in the
-//    forward. A bound value is identified by (alg, line, Pass::Backward, l, h, t, name): the torch
-//    reference (tests/, helper bp-torch) keys its data exactly so.
+//    forward. A bound value is identified by BoundValueKey (bound_value_key.hpp): (alg, line,
+//    Pass::Backward, l, h, t, name) and the architecture's line it runs inside; the torch reference
+//    (tests/reference/gen_backprop_reference.py) keys its data exactly so. Within a line's adjoint (its
+//    event and sub-steps) a name means one value: a partial of another value gets its own name ("∇X (…)").
 //  - Forward values come from the batched forward caches with B = 1 (GptCache, BertCache, EdCache),
 //    viewed, never recomputed: the traced ∇θ must equal the batched one (≤ 1e-12 relative in
 //    double, ≤ 1e-6 in float).
@@ -254,8 +256,8 @@ void trace_adjoint_unembedding(Tracer* tr, CView<T> e, CView<T> p, CView<T> dp, 
 // (N_V, ℓ): ∇(W_u X) column by column, ∇X = W_uᵀ ∇(W_u X), one Algorithm 7 adjoint frame per column
 // t = 1 … ℓ, then ∇W_u = ∇(W_u X) Xᵀ (tied: added into dW_e as X ∇(W_u X)ᵀ: "∇W_e collects ∇W_uᵀ"),
 // ∇b_u = ∇(W_u X) 1. ADDS into dX (d_e, ℓ), dW_u (or dW_e), db_u. Then the line's event (alg, line):
-// binds "∇X", "∇W_u" (untied) and "∇b_u" (with b_u); tied, ∇X carries a note instead (∇W_e is bound at
-// the adjoint of the embedding line).
+// binds "∇X", "∇W_u" (N_V × d_e; tied: W_u = W_eᵀ's gradient, formed for the trace, with a note that
+// ∇W_e gains ∇W_uᵀ, bound at the adjoint of the embedding line) and "∇b_u" (with b_u).
 // W_u: the forward's (unembedding_used: tied, W_eᵀ); dW_u empty when tied; db_u empty without b_u.
 template <class T>
 void adjoint_unembed_line(CView<T> X, CView<T> P, CView<T> dP, CView<T> W_u, bool tied, bool bias, MapM<T>& dW_u,
@@ -287,13 +289,14 @@ Mat<T> adjoint_seq2seq_loss(CView<T> P, const std::vector<int>& targets, T loss,
 // the last layer). Frame alg 10 (Pass::Backward), events:
 //   Enter: "x", "P", "loss".
 //   the loss line's adjoint (13, 5): "∇P".
-//   adjoint of line 11: [Alg. 7 adjoint frames, t = 1 … ℓ]; binds "∇X", "∇W_u" (or the tied note), "∇b_u".
+//   adjoint of line 11: [Alg. 7 adjoint frames, t = 1 … ℓ]; binds "∇X", "∇W_u" (tied: with a note), "∇b_u".
 //   adjoint of line 10 (pre-LN only): [Alg. 6 adjoint frames]; binds "∇X", "∇γ", "∇β".
 //   for l = L, …, 1:
 //     adjoint of line 4 (for l; idx.l = l): binds "l".
 //     pre-LN:  adjoint of line 8 (MLP sub-steps): "∇X̃" (∇ of the MLP's input), "∇W_mlp1", …;
 //              adjoint of line 7 [Alg. 6 frames]: "∇X" (= ∇X + the norm's), "∇γ²_l", "∇β²_l";
-//              adjoint of line 6 [Alg. 5 frame]: "∇X̃" (= ∇X + ∇Z of the self-attention);
+//              adjoint of line 6 [Alg. 5 frame]: "∇X̃" (= ∇X + ∇Z of the self-attention) and "∇X",
+//                the residual's path only (PARTIAL, note), as Algorithms 9 and 8 bind on their attention lines;
 //              adjoint of line 5 [Alg. 6 frames]: "∇X" (entering layer l), "∇γ¹_l", "∇β¹_l".
 //     post-LN (variant): adjoint of line 8 [Alg. 6 frames]: "∇X", "∇γ²_l", "∇β²_l"; line 7 (MLP): "∇X";
 //              line 6 [Alg. 6 frames]: "∇X", "∇γ¹_l", "∇β¹_l"; line 5 [Alg. 5 frame]: "∇X".

@@ -1,6 +1,6 @@
-// Stepformer's backward listings, traced (not in the paper): the lines the adjoints of Algorithm 9
-// (BERT, adjoint_etransformer.cpp) and Algorithm 8 (the encoder-decoder, adjoint_edtransformer.cpp)
-// share, built from the block adjoints of adjoints.hpp:
+// Stepformer's backward listings, traced (not in the paper): the lines the adjoints of Algorithm 10
+// (GPT, adjoint_dtransformer.cpp), Algorithm 9 (BERT, adjoint_etransformer.cpp) and Algorithm 8 (the
+// encoder-decoder, adjoint_edtransformer.cpp) share, built from the block adjoints of adjoints.hpp:
 //  - one residual sub-layer and its norm, the mirror of variant_layers::residual_line_pair:
 //      post-LN (the paper's 8, 9): line n: X ← X + f(X);  line n+1: X[:, t] ← norm(X[:, t] | γ, β)
 //        adjoint of n+1 FIRST: Algorithm 6's adjoint per column → ∇X of line n's output, ∇γ, ∇β;
@@ -8,9 +8,11 @@
 //      pre-LN (a variant):       line n: X̃[:, t] ← norm(X[:, t] | γ, β);  line n+1: X ← X + f(X̃)
 //        adjoint of n+1: ∇X̃ through f; ∇X passes the residual unchanged (a PARTIAL gradient)
 //        adjoint of n: ∇X ← ∇X + Algorithm 6's adjoint of ∇X̃ per column
-//  - one encoder layer (Alg 9 lines 5–8, Alg 8 lines 5–8 on Z): the MLP's pair, then the attention's;
-//  - the unembedding line (Alg 9 line 12, Alg 8 line 21) and the embedding lines (Alg 9 lines 3, 2;
-//    Alg 8 lines 12, 11 for x and 3, 2 for z).
+//  - one self-attention layer (Alg 10 lines 5–8, Alg 9 lines 5–8, Alg 8 lines 5–8 on Z): the MLP's
+//    pair, then the attention's;
+//  - the unembedding line (Alg 10 line 11, Alg 9 line 12, Alg 8 line 21) and the embedding lines
+//    (Alg 10 and 9 lines 3, 2; Alg 8 lines 12, 11 for x and 3, 2 for z).
+// The three architectures so bind the same values on corresponding lines (tests/core/test_backprop_keys.cpp).
 // Every event is made inside the caller's TraceBackward scope. Gradients ADD into ∇θ (zeroed once).
 #pragma once
 #include <string>
@@ -100,10 +102,11 @@ void attention_line_event(Tracer* tr, const ResidualLines& at, NormPosition p, i
   tr->line(at.alg, line, std::move(values));
 }
 
-// Adjoint of one encoder layer: lines n+3, n+2 (the MLP, γ², β²), then n+1, n (the self-attention
-// with `mask`, γ¹, β¹). `at` names line n (5) and the stream.
+// Adjoint of one self-attention layer (GPT's, BERT's, the encoder's): lines n+3, n+2 (the MLP, γ², β²),
+// then n+1, n (the self-attention with `mask`: causal for GPT, ≡ 1 for the others; γ¹, β¹). `at`
+// names line n (5) and the stream.
 template <class T>
-void encoder_layer_adjoint(const ModelConfig& c, const LayerW<const T>& W, const LayerCache<T>& lc, LayerW<T>& dW,
+void self_attention_layer_adjoint(const ModelConfig& c, const LayerW<const T>& W, const LayerCache<T>& lc, LayerW<T>& dW,
                            const Mask& mask, Stream<T>& g, Tracer* tr, ResidualLines at) {
   const NormPosition p = lc.mlp_ln.position;
   ResidualLines mlp = at;

@@ -290,7 +290,7 @@ PseudoLine embedding_adjoint(const Variants& v, int n, const std::string& len, c
 PseudoLine unembedding_adjoint(const Variants& v, int n, const std::string& len) {
   const std::string W = v.tied.empty() ? "W_u" : "W_eᵀ";
   const std::string logits = "∇(" + W + " X" + (v.bias.empty() ? "" : " + b_u 1ᵀ") + ")";
-  const std::string grad_w = v.tied.empty() ? "∇W_u ← " + logits + " Xᵀ" : "∇W_e ← ∇W_e + (" + logits + " Xᵀ)ᵀ   [[W_u = W_eᵀ]]";
+  const std::string grad_w = "∇W_u ← " + logits + " Xᵀ" + (v.tied.empty() ? "" : ";   ∇W_e ← ∇W_e + ∇W_uᵀ   [[W_u = W_eᵀ]]");
   return adj(n,
              "for t ∈ [" + len + "]: ∇X[:, t], " + logits + "[:, t] ← Unembedding adjoint(∇P[:, t] | X[:, t], " + W + ");   " + grad_w +
                  (v.bias.empty() ? "" : ";   ∇b_u ← " + logits + " 1"),

@@ -82,45 +82,54 @@ struct Traced {
   Trace trace;
 };
 
-template <class T>
-Traced<T> traced_bert(const ModelConfig& c, const ParamTable& table, const std::vector<T>& theta, const Batch& b) {
-  const BertW<const T> W = bind_bert<const T>(table, theta.data());
-  BertCache<T> cache;
-  etransformer_forward<T>(c, W, b, T(1), cache);
-  Traced<T> out;
-  out.grad.assign(table.total(), T(0));
-  BertW<T> dW = bind_bert<T>(table, out.grad.data());
-  Tracer tr(out.trace);
-  const TraceBackward backward(&tr);
-  adjoint_etransformer<T>(c, W, cache, dW, &out.kept, &tr);
-  return out;
-}
+// What the tests need of an architecture: its θ binding, batched forward (B = 1), traced backward
+// (Algorithm 9's or 8's adjoint) and batched gradient (what training uses).
+struct BertArch {
+  template <class T> using W = BertW<T>;
+  template <class T> using Cache = BertCache<T>;
+  template <class T> using Gradient = BertGradient<T>;
+  template <class T> static W<T> bind(const ParamTable& table, T* theta) { return bind_bert<T>(table, theta); }
+  template <class T> static void forward(const ModelConfig& c, const W<const T>& w, const Batch& b, Cache<T>& cache) {
+    etransformer_forward<T>(c, w, b, T(1), cache);
+  }
+  template <class T>
+  static void adjoint(const ModelConfig& c, const W<const T>& w, const Cache<T>& cache, W<T>& dW, Traced<T>& out, Tracer* tr) {
+    adjoint_etransformer<T>(c, w, cache, dW, &out.kept, tr);
+  }
+};
+struct EdArch {
+  template <class T> using W = EdW<T>;
+  template <class T> using Cache = EdCache<T>;
+  template <class T> using Gradient = EdGradient<T>;
+  template <class T> static W<T> bind(const ParamTable& table, T* theta) { return bind_ed<T>(table, theta); }
+  template <class T> static void forward(const ModelConfig& c, const W<const T>& w, const Batch& b, Cache<T>& cache) {
+    edtransformer_forward<T>(c, w, b, T(1), cache);
+  }
+  template <class T>
+  static void adjoint(const ModelConfig& c, const W<const T>& w, const Cache<T>& cache, W<T>& dW, Traced<T>& out, Tracer* tr) {
+    adjoint_edtransformer<T>(c, w, cache, dW, &out.kept, tr);
+  }
+};
 
-template <class T>
-Traced<T> traced_ed(const ModelConfig& c, const ParamTable& table, const std::vector<T>& theta, const Batch& b) {
-  const EdW<const T> W = bind_ed<const T>(table, theta.data());
-  EdCache<T> cache;
-  edtransformer_forward<T>(c, W, b, T(1), cache);
+template <class Arch, class T>
+Traced<T> traced(const ModelConfig& c, const ParamTable& table, const std::vector<T>& theta, const Batch& b) {
+  const auto W = Arch::template bind<const T>(table, theta.data());
+  typename Arch::template Cache<T> cache;
+  Arch::template forward<T>(c, W, b, cache);
   Traced<T> out;
   out.grad.assign(table.total(), T(0));
-  EdW<T> dW = bind_ed<T>(table, out.grad.data());
+  auto dW = Arch::template bind<T>(table, out.grad.data());
   Tracer tr(out.trace);
   const TraceBackward backward(&tr);
-  adjoint_edtransformer<T>(c, W, cache, dW, &out.kept, &tr);
+  Arch::template adjoint<T>(c, W, cache, dW, out, &tr);
   return out;
 }
 
 // The batched gradient training uses, summed loss (loss_weight 1).
-template <class T>
-std::vector<T> batched_bert(const ModelConfig& c, const ParamTable& table, const std::vector<T>& theta, const Batch& b) {
-  BertGradient<T> g(table);
-  g.loss_and_gradient(c, bind_bert<const T>(table, theta.data()), b, T(1));
-  return {g.grad.begin(), g.grad.end()};
-}
-template <class T>
-std::vector<T> batched_ed(const ModelConfig& c, const ParamTable& table, const std::vector<T>& theta, const Batch& b) {
-  EdGradient<T> g(table);
-  g.loss_and_gradient(c, bind_ed<const T>(table, theta.data()), b, T(1));
+template <class Arch, class T>
+std::vector<T> batched(const ModelConfig& c, const ParamTable& table, const std::vector<T>& theta, const Batch& b) {
+  typename Arch::template Gradient<T> g(table);
+  g.loss_and_gradient(c, Arch::template bind<const T>(table, theta.data()), b, T(1));
   return {g.grad.begin(), g.grad.end()};
 }
 
@@ -158,19 +167,11 @@ double worst_tensor_error(const ParamTable& table, const std::vector<T>& traced,
 constexpr double kTracedDouble = 1e-12;
 constexpr double kTracedFloat = 1e-6;
 
-template <class T>
-double bert_gap(const ModelConfig& c) {
+template <class Arch, class T>
+double gap(const ModelConfig& c, const Batch& b) {
   const ParamTable table(c);
   const std::vector<T> theta = theta_as<T>(table);
-  const Batch b = bert_batch(c);
-  return worst_tensor_error<T>(table, traced_bert<T>(c, table, theta, b).grad, batched_bert<T>(c, table, theta, b));
-}
-template <class T>
-double ed_gap(const ModelConfig& c) {
-  const ParamTable table(c);
-  const std::vector<T> theta = theta_as<T>(table);
-  const Batch b = ed_batch();
-  return worst_tensor_error<T>(table, traced_ed<T>(c, table, theta, b).grad, batched_ed<T>(c, table, theta, b));
+  return worst_tensor_error<T>(table, traced<Arch, T>(c, table, theta, b).grad, batched<Arch, T>(c, table, theta, b));
 }
 
 // The Line events at the backward's (alg, line), "adjoint of line `line`", in trace order.
@@ -203,35 +204,37 @@ const double kBoundVsNumeric = kGradCheckRelative;
 
 }  // namespace
 
-TEST(BackpropArch, TracedBertGradientEqualsBatchedPostLN) {
-  EXPECT_LT(bert_gap<double>(bert_config()), kTracedDouble);
-  EXPECT_LT(bert_gap<float>(bert_config()), kTracedFloat);
+// The models whose traced ∇θ is compared with the batched one, each a test of its own.
+struct GapCase {
+  const char* name;
+  ModelConfig (*config)();
+};
+const GapCase kGapCases[] = {{"BertPostLN", bert_config},
+                             {"BertPreLN", bert_pre_ln},
+                             {"BertWithEcosystemExtras", bert_extras},
+                             {"EncoderDecoder", ed_config},
+                             {"EncoderDecoderWithRope", ed_rope}};
+
+class TracedGradientEqualsBatched : public ::testing::TestWithParam<GapCase> {};
+
+TEST_P(TracedGradientEqualsBatched, InDoubleAndInFloat) {
+  const ModelConfig c = GetParam().config();
+  if (c.arch == "ed") {
+    EXPECT_LT((gap<EdArch, double>(c, ed_batch())), kTracedDouble);
+    EXPECT_LT((gap<EdArch, float>(c, ed_batch())), kTracedFloat);
+  } else {
+    EXPECT_LT((gap<BertArch, double>(c, bert_batch(c))), kTracedDouble);
+    EXPECT_LT((gap<BertArch, float>(c, bert_batch(c))), kTracedFloat);
+  }
 }
 
-TEST(BackpropArch, TracedBertGradientEqualsBatchedPreLN) {
-  EXPECT_LT(bert_gap<double>(bert_pre_ln()), kTracedDouble);
-  EXPECT_LT(bert_gap<float>(bert_pre_ln()), kTracedFloat);
-}
-
-TEST(BackpropArch, TracedBertGradientEqualsBatchedWithEcosystemExtras) {
-  EXPECT_LT(bert_gap<double>(bert_extras()), kTracedDouble);
-  EXPECT_LT(bert_gap<float>(bert_extras()), kTracedFloat);
-}
-
-TEST(BackpropArch, TracedEncoderDecoderGradientEqualsBatched) {
-  EXPECT_LT(ed_gap<double>(ed_config()), kTracedDouble);
-  EXPECT_LT(ed_gap<float>(ed_config()), kTracedFloat);
-}
-
-TEST(BackpropArch, TracedEncoderDecoderGradientEqualsBatchedWithRope) {
-  EXPECT_LT(ed_gap<double>(ed_rope()), kTracedDouble);
-  EXPECT_LT(ed_gap<float>(ed_rope()), kTracedFloat);
-}
+INSTANTIATE_TEST_SUITE_P(BackpropArch, TracedGradientEqualsBatched, ::testing::ValuesIn(kGapCases),
+                         [](const ::testing::TestParamInfo<GapCase>& i) { return std::string(i.param.name); });
 
 TEST(BackpropArch, BertLossFlowsFromMaskedPositionsOnlyThenSpreads) {
   const ModelConfig c = bert_config();
   const ParamTable table(c);
-  const Traced<double> r = traced_bert<double>(c, table, theta_as<double>(table), bert_batch(c));
+  const Traced<double> r = traced<BertArch, double>(c, table, theta_as<double>(table), bert_batch(c));
   auto masked = [](Eigen::Index t) { return t == 2 || t == 4; };  // 0-based columns of positions 3 and 5
   // ∇P (the loss line's adjoint): only the masked positions' columns are nonzero
   const MatD dP = bound(r.trace, 12, 9, "∇P");
@@ -251,7 +254,7 @@ TEST(BackpropArch, BertLossFlowsFromMaskedPositionsOnlyThenSpreads) {
 TEST(BackpropArch, EncoderDecoderStepsTheDecoderThenTheEncoderOnTheSumOfCrossAttentionGradients) {
   const ModelConfig c = ed_config();
   const ParamTable table(c);
-  const Traced<double> r = traced_ed<double>(c, table, theta_as<double>(table), ed_batch());
+  const Traced<double> r = traced<EdArch, double>(c, table, theta_as<double>(table), ed_batch());
   const Trace& t = r.trace;
   // Every event of a decoder line (13 … 19, 11) comes before every event of an encoder line (9 … 2).
   size_t last_decoder = 0, first_encoder = t.size();
@@ -286,7 +289,7 @@ TEST(BackpropArch, FiniteDifferencesOfLine10sGradients) {
   const ParamTable table(c);
   std::vector<double> theta = theta_as<double>(table);
   const Batch b = bert_batch(c);
-  const Traced<double> r = traced_bert<double>(c, table, theta, b);
+  const Traced<double> r = traced<BertArch, double>(c, table, theta, b);
   const BertW<const double> W = bind_bert<const double>(table, theta.data());
   // ∇W_f against central differences of the loss (core's traced Algorithm 9 as the forward)
   const ParamEntry& e = table.at("W_f");
@@ -314,7 +317,7 @@ TEST(BackpropArch, FiniteDifferencesOfTheEmbeddingNormsGradients) {
   const ParamTable table(c);
   std::vector<double> theta = theta_as<double>(table);
   const Batch b = bert_batch(c);
-  const Traced<double> r = traced_bert<double>(c, table, theta, b);
+  const Traced<double> r = traced<BertArch, double>(c, table, theta, b);
   auto loss = [&] { return summed_loss(etransformer<double>(b.tokens, c, bind_bert<const double>(table, theta.data())), b.targets); };
   // ∇W_p[:, t] = ∇e_t before the embedding norm (W_p[:, t] enters e_t only): against central differences
   const ParamEntry& p = table.at("W_p");
@@ -332,7 +335,7 @@ TEST(BackpropArch, FiniteDifferencesOfTheCrossAttentionsGradientIntoZ) {
   const ParamTable table(c);
   const std::vector<double> theta = theta_as<double>(table);
   const Batch b = ed_batch();
-  const Traced<double> r = traced_ed<double>(c, table, theta, b);
+  const Traced<double> r = traced<EdArch, double>(c, table, theta, b);
   const EdW<const double> W = bind_ed<const double>(table, theta.data());
   // loss as a function of Z, the encoder's output: Algorithm 8's decoder (lines 10–21) on a given Z
   MatD Z;

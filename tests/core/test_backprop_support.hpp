@@ -4,9 +4,12 @@
 #include <vector>
 
 #include "core/backprop/traced_backward.hpp"
+#include "core/gradients/sequence_gradient.hpp"
+#include "core/io/checkpoint.hpp"
 #include "core/model/params.hpp"
 #include "core/model/rng.hpp"
 #include "core/trace/trace.hpp"
+#include "reference_json.hpp"
 
 namespace sf::test {
 
@@ -91,6 +94,32 @@ inline const Value* bound(const Trace& tr, size_t k, const std::string& name) {
   for (const Value& v : tr.events[k].values)
     if (v.name == name) return &v;
   return nullptr;
+}
+
+// The batch of a torch reference case (tests/data/backprop/index.json): x, and z (encoder-decoder) or
+// the masked positions (BERT).
+inline Batch reference_batch(const json& k, const ModelConfig& c) {
+  const Tokens x = k.at("x").get<Tokens>();
+  if (k.contains("masks")) return masked_batch(x, k.at("masks").get<std::vector<int>>(), c.mask_token());
+  return next_token_batch(k.contains("z") ? k.at("z").get<Tokens>() : Tokens{}, x);
+}
+
+// A model and the one sequence its traced backward runs on.
+struct NamedRun {
+  std::string name;
+  Model model;
+  Batch batch;
+};
+// The torch reference's seven models (GPT, BERT, the encoder-decoder and their variant mixes), with
+// their checkpoints' θ and sequences.
+inline std::vector<NamedRun> torch_reference_runs() {
+  std::vector<NamedRun> out;
+  for (const json& k : load_test_json("backprop/index.json").at("cases")) {
+    Model m = load_checkpoint(std::string(STEPFORMER_TEST_DATA) + "/backprop/" + k.at("checkpoint").get<std::string>()).model;
+    Batch b = reference_batch(k, m.config);
+    out.push_back({k.at("name").get<std::string>(), std::move(m), std::move(b)});
+  }
+  return out;
 }
 
 }  // namespace sf::test

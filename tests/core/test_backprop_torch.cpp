@@ -6,13 +6,14 @@
 // gelu_tanh, pre-LN BERT and an encoder-decoder with pre-LN + RoPE. θ is the checkpoint the script wrote.
 // Each model runs through traced_backward in double and in float; its loss, ∇θ and streams are checked too.
 //
-// A bound value is identified as the contract of issue 24 says, (alg, line, Pass::Backward, idx.l, idx.h,
-// idx.t, name), completed by the line of Algorithm 8, 9 or 10 the event runs inside (0 for that
-// algorithm's own lines and the loss lines): without it Algorithm 8's self- and cross-attention of layer
-// l, or its encoder's and decoder's layer l, would share a key. EVERY bound value is compared: the
-// gradients and the forward values a backward event shows beside them (Q, A, e, p, γ, W_q, Mask, the
-// tokens, l, h, ε, loss); a value with no reference entry fails, and so does a reference entry the trace
-// does not bind. The one exception to "one key, one value" is kSubStepKey below, with its reason.
+// A bound value is identified by core's BoundValueKey (core/backprop/bound_value_key.hpp): the contract's
+// (alg, line, Pass::Backward, l, h, t, name) completed by the line of Algorithm 8, 9 or 10 the event runs
+// inside (the reference's "caller", 0 for that algorithm's own lines and the loss lines): without it
+// Algorithm 8's self- and cross-attention of layer l, or its encoder's and decoder's layer l, would share
+// a key. EVERY bound value is compared: the gradients and the forward values a backward event shows
+// beside them (Q, A, e, p, γ, W_q, Mask, the tokens, l, h, ε, loss); a value with no reference entry
+// fails, and so does a reference entry the trace does not bind. One key, one value: a sub-step that shows
+// a value its line binds again is compared with the same entry.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -20,11 +21,13 @@
 #include <map>
 #include <set>
 
+#include "core/arch/architecture.hpp"
+#include "core/backprop/bound_value_key.hpp"
 #include "core/backprop/traced_backward.hpp"
 #include "core/gradients/sequence_gradient.hpp"
 #include "core/io/checkpoint.hpp"
 #include "core/io/fileio.hpp"
-#include "reference_json.hpp"
+#include "test_backprop_support.hpp"
 
 using namespace sf;
 using namespace sf::test;
@@ -33,17 +36,7 @@ namespace {
 
 // ---- The reference data ---------------------------------------------------------------------------
 
-struct Key {
-  int alg, line, caller, l, h, t;
-  std::string name;
-  auto operator<=>(const Key&) const = default;
-};
-
-std::string describe(const Key& k) {
-  return "Algorithm " + std::to_string(k.alg) + " adjoint of line " + std::to_string(k.line) +
-         (k.caller ? " (inside line " + std::to_string(k.caller) + ")" : "") + " l=" + std::to_string(k.l) +
-         " h=" + std::to_string(k.h) + " t=" + std::to_string(k.t) + " " + k.name;
-}
+using Key = BoundValueKey;  // core's definition, the reference's (alg, line, caller, l, h, t, name) mapped onto it
 
 struct Block {
   size_t offset = 0;
@@ -86,18 +79,12 @@ std::vector<double> read_npy_vector(const std::string& path) {
   return out;
 }
 
-Batch batch_of(const json& k, const ModelConfig& c) {
-  const Tokens x = k.at("x").get<Tokens>();
-  if (k.contains("masks")) return masked_batch(x, k.at("masks").get<std::vector<int>>(), c.mask_token());
-  return next_token_batch(k.contains("z") ? k.at("z").get<Tokens>() : Tokens{}, x);
-}
-
 RefCase load_case(const json& k) {
   RefCase r;
   r.name = k.at("name").get<std::string>();
   r.what = k.at("what").get<std::string>();
   r.model = load_checkpoint(data_path(k.at("checkpoint").get<std::string>())).model;
-  r.batch = batch_of(k, r.model.config);
+  r.batch = reference_batch(k, r.model.config);
   r.api = read_npy_vector(data_path(k.at("api").get<std::string>()));
   r.traced = read_npy_vector(data_path(k.at("traced").get<std::string>()));
   r.loss = k.at("loss").get<size_t>();
@@ -106,12 +93,18 @@ RefCase load_case(const json& k) {
   for (const auto& [name, s] : k.at("streams").items())
     r.streams[name] = {s[0].get<size_t>(), s[1].get<int>(), s[2].get<int>()};
   // "values": a flat list, ten numbers per value: alg, line, caller, l, h, t, name (an index into
-  // "names"), offset, rows, cols.
+  // "names"), offset, rows, cols. The caller is a line of the model's own algorithm (8, 9 or 10), 0: none.
+  const int arch_alg = architecture(r.model.config).forward_algorithm();
   const std::vector<std::string> names = k.at("names").get<std::vector<std::string>>();
   const std::vector<long> v = k.at("values").get<std::vector<long>>();
   for (size_t i = 0; i + 10 <= v.size(); i += 10) {
     const auto n = [&](size_t j) { return static_cast<int>(v[i + j]); };
-    r.values[{n(0), n(1), n(2), n(3), n(4), n(5), names.at(v[i + 6])}] = {static_cast<size_t>(v[i + 7]), n(8), n(9)};
+    Key key;
+    key.at = {n(0), n(1), Pass::Backward};
+    if (n(2) != 0) key.call = {arch_alg, n(2), Pass::Backward};
+    key.l = n(3), key.h = n(4), key.t = n(5);
+    key.name = names.at(v[i + 6]);
+    r.values[key] = {static_cast<size_t>(v[i + 7]), n(8), n(9)};
   }
   return r;
 }
@@ -127,32 +120,6 @@ const std::vector<RefCase>& cases() {
 }
 
 // ---- The trace's side --------------------------------------------------------------------------------
-
-// The algorithms whose lines are the top of the backward trace: the architectures' (8, 9, 10) and the
-// training algorithms' loss lines (11, 12, 13).
-bool is_top(int alg) { return alg >= 8 && alg <= 13; }
-
-// The line of Algorithm 8, 9 or 10 whose call event k runs inside; 0 for those algorithms' own events.
-int caller_of(const Trace& tr, size_t k) {
-  if (is_top(tr.events[k].alg)) return 0;
-  int caller = 0;
-  for (size_t j : tr.call_stack(k))
-    if (j != k && is_top(tr.events[j].alg)) caller = tr.events[j].line;
-  return caller;
-}
-
-// The one line that binds a name twice with different values, as its forward does: pre-LN BERT's line 10
-// (the stack's final norm, traced on it) binds X after the norm on a sub-step and X = GELU(…) on the line;
-// its adjoint binds ∇X of the norm's output on a sub-step and ∇X of its input on the line. The reference
-// keeps the sub-step's value as "∇X [sub-step]".
-const Key kSubStepKey{9, 10, 0, 0, 0, 0, "∇X"};
-
-Key key_of(const Trace& tr, size_t k, const Value& v) {
-  const Event& e = tr.events[k];
-  Key key{e.alg, e.line, caller_of(tr, k), e.idx.l, e.idx.h, e.idx.t, v.name};
-  if (e.kind == EventKind::SubStep && key == kSubStepKey) key.name += " [sub-step]";
-  return key;
-}
 
 // The value's numbers as a rows × cols matrix: a Tokens value (x, z) as one column of ids.
 Mat<double> numbers(const Value& v) {
@@ -233,7 +200,7 @@ Run<T> run(const RefCase& k) {
 // For each algorithm, the largest entry of the values the case binds in its frames.
 std::map<int, double> frame_scales(const RefCase& k) {
   std::map<int, double> s;
-  for (const auto& [key, b] : k.values) s[key.alg] = std::max(s[key.alg], block(k.traced, b).cwiseAbs().maxCoeff());
+  for (const auto& [key, b] : k.values) s[key.at.alg] = std::max(s[key.at.alg], block(k.traced, b).cwiseAbs().maxCoeff());
   return s;
 }
 
@@ -255,7 +222,7 @@ Worst compare_trace(const RefCase& k, const Trace& trace, double rounding, doubl
   for (size_t i = 0; i < trace.size(); ++i) {
     if (trace.events[i].pass != Pass::Backward) continue;
     for (const Value& v : trace.events[i].values) {
-      const Key key = key_of(trace, i, v);
+      const Key key = bound_value_key(trace, i, v);
       const auto it = k.values.find(key);
       if (it == k.values.end()) {
         missing.push_back(describe(key));
@@ -268,7 +235,7 @@ Worst compare_trace(const RefCase& k, const Trace& trace, double rounding, doubl
                       << want.rows() << "×" << want.cols();
         continue;
       }
-      const double scale = std::max(want.cwiseAbs().maxCoeff(), kScaleFloor * scales.at(key.alg));
+      const double scale = std::max(want.cwiseAbs().maxCoeff(), kScaleFloor * scales.at(key.at.alg));
       // The entry furthest beyond its allowed error (one failure per value, naming it).
       double excess = -1;
       Eigen::Index wr = 0, wc = 0;

@@ -314,12 +314,13 @@ def embed(tape, p, tokens, v, alg, line, later=()):
 
 def unembed(tape, p, X, v, alg, line, embeddings):
     """Line `line`, P = softmax(W_u X): one Algorithm 7 adjoint frame per column t (Enter ∇p, e, p; line 1
-    ∇(W_u e), ∇e), then the line binds ∇X, ∇W_u. Tied (W_u = W_eᵀ, no tensor of its own): ∇W_uᵀ is
-    bound with ∇W_e on the embedding lines (tokens, line) of `embeddings` (and in their running column
-    totals), whose adjoints all run after this one."""
-    if v.tied:
-        W_u = tape.read(p["W_e"], *[(alg, k, "∇W_e") for _, k in embeddings],
-                        columns=[c for s, k in embeddings for c in so_far_columns(tape, s, k)]).T
+    ∇(W_u e), ∇e), then the line binds ∇X, ∇W_u. Tied (W_u = W_eᵀ, no tensor of its own): the line
+    binds ∇W_u too, and ∇W_uᵀ is bound with ∇W_e on the embedding lines (tokens, line) of `embeddings`
+    (and in their running column totals), whose adjoints all run after this one."""
+    if v.tied:  # the line binds ∇W_u (N_V × d_e) all the same, and W_e's totals gain its transpose
+        W_e = tape.read(p["W_e"], *[(alg, k, "∇W_e") for _, k in embeddings],
+                        columns=[c for s, k in embeddings for c in so_far_columns(tape, s, k)])
+        W_u = tape.read(W_e.T, (alg, line, "∇W_u"))
     else:
         W_u = tape.read(p["W_u"], (alg, line, "∇W_u"))
     Xr = tape.read(X, (alg, line, "∇X"))
@@ -352,7 +353,7 @@ def residual_pair(tape, X, v, norm, alg, line, f, name, tilde, residual_partial=
     X ← norm(X) on line + 1 (variant_layers.hpp's residual_line_pair, the same numbering). The adjoint
     of the norm's line binds ∇X whole (the residual's path and the norm's); f's line binds ∇X̃ (pre-LN)
     or ∇X whole (post-LN: the residual's path and f's); with residual_partial (the attention lines of
-    Algorithms 8 and 9, pre-LN) also ∇X through the residual alone, the gradient of line + 1's X."""
+    Algorithms 8, 9 and 10, pre-LN) also ∇X through the residual alone, the gradient of line + 1's X."""
     def call(Xin, at):
         with tape.at(caller=at):
             return f(Xin, at)
@@ -380,7 +381,7 @@ def layer(tape, p, q, X, mask, v, alg, name, tilde):
     in_name = tilde if v.pre else name
     X = residual_pair(tape, stream(tape, X, tape.l, name), v, norm_params(p, q, "1", "¹", v), alg, 5,
                       lambda Xt, line: mh_attention(tape, p, q + "attn.", Xt, Xt, mask, v, True), name, tilde,
-                      residual_partial=alg != 10)
+                      residual_partial=True)
     return residual_pair(tape, X, v, norm_params(p, q, "2", "²", v), alg, 7,
                          lambda Xt, line: mlp(tape, p, q, Xt, v, ("mlp1", "mlp2", "gate"), alg, line, in_name),
                          name, tilde)
@@ -421,8 +422,8 @@ def bert(tape, p, v, x):
             X = layer(tape, p, f"layer{l}.", X, None, v, 9, "X", "X̃")
     X = stream(tape, X, v.L + 1, "X")
     if v.pre:  # variant: the stack's final norm, traced on line 10; its adjoint binds ∇X of the norm's
-        # input on the line and ∇X of its output on a sub-step (as the forward binds X on both)
-        X = tape.read(norm_line(tape, X, final_norm(p, "enc.", "_enc"), v, 9, 10, "X"), (9, 10, "∇X [sub-step]"))
+        # input on the line and, on a sub-step, "∇X (final norm's output)" (a name of its own: one name, one value)
+        X = tape.read(norm_line(tape, X, final_norm(p, "enc.", "_enc"), v, 9, 10, "X"), (9, 10, "∇X (final norm's output)"))
     else:
         X = tape.read(X, (9, 10, "∇X"))
     H = tape.read(p["W_f"], (9, 10, "∇W_f")) @ X + tape.read(p["b_f"], (9, 10, "∇b_f"))[:, None]
