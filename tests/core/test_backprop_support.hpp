@@ -114,7 +114,8 @@ struct NamedRun {
 // their checkpoints' θ and sequences.
 inline std::vector<NamedRun> torch_reference_runs() {
   std::vector<NamedRun> out;
-  for (const json& k : load_test_json("backprop/index.json").at("cases")) {
+  const json doc = load_test_json("backprop/index.json");  // kept: a range-for over a temporary's member dangles
+  for (const json& k : doc.at("cases")) {
     Model m = load_checkpoint(std::string(STEPFORMER_TEST_DATA) + "/backprop/" + k.at("checkpoint").get<std::string>()).model;
     Batch b = reference_batch(k, m.config);
     out.push_back({k.at("name").get<std::string>(), std::move(m), std::move(b)});
