@@ -254,10 +254,10 @@ void trace_adjoint_unembedding(Tracer* tr, CView<T> e, CView<T> p, CView<T> dp, 
                                bool tied, bool bias);
 // Line 11 of Algorithm 10 (12 of 9, 21 of 8) backward: P = softmax(W_u X (+ b_u 1ᵀ)), given ∇P
 // (N_V, ℓ): ∇(W_u X) column by column, ∇X = W_uᵀ ∇(W_u X), one Algorithm 7 adjoint frame per column
-// t = 1 … ℓ, then ∇W_u = ∇(W_u X) Xᵀ (tied: added into dW_e as ∇W_uᵀ: "∇W_e collects ∇W_uᵀ"),
+// t = 1 … ℓ, then ∇W_u = ∇(W_u X) Xᵀ (tied: added into dW_e as X ∇(W_u X)ᵀ = ∇W_uᵀ: "∇W_e collects ∇W_uᵀ"),
 // ∇b_u = ∇(W_u X) 1. ADDS into dX (d_e, ℓ), dW_u (or dW_e), db_u. Then the line's event (alg, line):
-// binds "∇X", "∇W_u" (N_V × d_e; tied: W_u = W_eᵀ's gradient, formed once and added into ∇W_e
-// transposed, with a note that ∇W_e gains ∇W_uᵀ, bound at the adjoint of the embedding line) and "∇b_u".
+// binds "∇X", "∇W_u" (N_V × d_e; tied: W_u = W_eᵀ's gradient, formed for the trace, whose transpose went
+// into ∇W_e, with a note that ∇W_e gains ∇W_uᵀ, bound at the adjoint of the embedding line) and "∇b_u".
 // W_u: the forward's (unembedding_used: tied, W_eᵀ); dW_u empty when tied; db_u empty without b_u.
 template <class T>
 void adjoint_unembed_line(CView<T> X, CView<T> P, CView<T> dP, CView<T> W_u, bool tied, bool bias, MapM<T>& dW_u,
