@@ -69,6 +69,12 @@ struct Adjoint {
   bool forward(const std::string& name, const Blocks& b, const std::string& shown = "") {
     return R.add_forward(name, shown.empty() ? name : shown, b) || R.add(name, b);
   }
+  // A forward value the line that calls k's frame reads (Algorithm 7's W_u: the unembedding line's).
+  bool forward_at_caller(const std::string& name, const Blocks& b, size_t caller = SIZE_MAX) {
+    if (caller == SIZE_MAX) caller = R.tr.caller_line(R.k);
+    const std::optional<ForwardValue> f = caller < R.tr.size() ? forward_counterpart(R.tr, caller, "∇" + name) : std::nullopt;
+    return f && R.push(name, name, f->event, *f->value, b);
+  }
   // The gradient that reached this line: the latest binding of `name` before k.
   bool grad(const std::string& name, const Blocks& b) { return R.add_grad(name, b); }
   void push(const Found& f, const std::string& name, const Blocks& b, const std::string& suffix = "") {
@@ -179,20 +185,32 @@ void attention_adjoint(Rule& R) {
     R.add_grad("∇S", col_of(c));
     return R.ok("∇Q[" + I(r) + ", " + I(c) + "] = K[" + I(r) + ", :] · ∇S[:, " + I(c) + "]");
   }
-  // Adjoints of lines 1–3, Y = W Y_in + b 1ᵀ: ∇W = ∇Y Y_inᵀ, ∇b = ∇Y 1, ∇Y_in += Wᵀ ∇Y.
+  // Adjoints of lines 1–3, Y = W Y_in + b 1ᵀ: ∇W = ∇Y Y_inᵀ, ∇b = ∇Y 1, ∇Y_in += Wᵀ ∇Y. Under
+  // RoPE (variant) ∇Y is the un-rotated ∇(W Y_in + b 1ᵀ) its sub-step binds.
   struct Affine {
     const char *W, *b, *Y, *in;
+    std::string pre() const { return std::string("∇(") + W + " " + in + " + " + b + " 1ᵀ)"; }
+  };
+  auto add_dY = [&](const Affine& a, const Blocks& blocks) {
+    if (R.add_grad(a.pre(), blocks)) return a.pre();
+    R.add_grad(std::string("∇") + a.Y, blocks);
+    return std::string("∇") + a.Y;
   };
   for (const Affine a : {Affine{"W_q", "b_q", "Q", "X"}, Affine{"W_k", "b_k", "K", "Z"}, Affine{"W_v", "b_v", "V", "Z"}}) {
-    const std::string dY = std::string("∇") + a.Y;
     if (n == std::string("∇") + a.W) {
-      R.add_grad(dY, row_of(r));
+      const std::string dY = add_dY(a, row_of(r));
       R.add_forward(a.in, a.in, row_of(c));
       return R.ok(n + "[" + I(r) + ", " + I(c) + "] = " + dY + "[" + I(r) + ", :] · " + a.in + "[" + I(c) + ", :]");
     }
     if (n == std::string("∇") + a.b) {
-      R.add_grad(dY, row_of(r));
+      const std::string dY = add_dY(a, row_of(r));
       return R.ok(n + "[" + I(r) + "] = Σ_t " + dY + "[" + I(r) + ", t]");
+    }
+    if (n == a.pre()) {  // RoPE: R_tᵀ rotates coordinates (2i−1, 2i) of column t together
+      const int lo = r - r % 2, rows = lo + 1 < R.v.m.rows() ? 2 : 1;
+      R.add_grad(std::string("∇") + a.Y, [=](const Value&) { return std::vector<CellBlock>{{lo, c, rows, 1}}; });
+      return R.ok(R.cell() + " = (R_" + I(c) + "ᵀ ∇" + a.Y + "[:, " + I(c) + "])[" + I(r) + "]: rows " + I(lo) + ", " +
+                  I(lo + rows - 1) + " of ∇" + a.Y + "[:, " + I(c) + "], rotated back");
     }
   }
   // ∇X (adjoint of line 1) and ∇Z (line 3: its path; line 2: lines 2 and 3 together).
@@ -207,8 +225,7 @@ void attention_adjoint(Rule& R) {
   std::string sum;
   for (const Affine& a : paths) {
     R.add_forward(a.W, a.W, col_of(r));
-    R.add_grad(std::string("∇") + a.Y, col_of(c));
-    sum += std::string(sum.empty() ? "" : " + ") + a.W + "[:, " + I(r) + "] · ∇" + a.Y + "[:, " + I(c) + "]";
+    sum += std::string(sum.empty() ? "" : " + ") + a.W + "[:, " + I(r) + "] · " + add_dY(a, col_of(c)) + "[:, " + I(c) + "]";
   }
   return R.ok(R.cell() + " = " + sum + (dZ && line == lines::attention::V ? " (line 3's path only)" : ""));
 }
@@ -235,7 +252,7 @@ bool mh_attention_adjoint(Adjoint& a) {
     return a.ok(cell + " = ∇Y[" + I(row) + ", " + I(c) + "]: head " + std::to_string(h) + "'s rows of ∇Y");
   }
   // Line 2: the sum so far over heads H … h, this head's Algorithm 4 adjoint adding its part.
-  const bool self = n == "∇X" && a.R.v.note.find("Z = X") != std::string::npos;
+  const bool self = n == "∇X" && a.R.v.note.find("Z is X") != std::string::npos;
   std::vector<std::string> parts;
   if (n == "∇X") parts = self ? std::vector<std::string>{"∇X", "∇Z"} : std::vector<std::string>{"∇X"};
   else if (n == "∇Z") parts = {"∇Z"};
@@ -302,7 +319,7 @@ bool unembedding_adjoint(Adjoint& a) {
   }
   if (n == "∇e") {
     const std::string logits = a.R.find("∇(W_u e + b_u)") ? "∇(W_u e + b_u)" : "∇(W_u e)";
-    if (!a.forward("W_u", col_of(r))) a.forward(keys::tied_unembedding.symbol, col_of(r));
+    if (!a.forward_at_caller("W_u", col_of(r))) a.forward_at_caller(keys::tied_unembedding.symbol, col_of(r));
     a.grad(logits, all_of());
     return a.ok(a.R.cell() + " = W_u[:, " + I(r) + "] · " + logits);
   }
@@ -462,7 +479,8 @@ bool mlp_adjoint(Adjoint& a, const LineScope& L, const std::string& stream) {
     for (const Value* v : subs)
       if (starts_with(v->name, "∇(W_") && v->name.find(" " + in + " ") != std::string::npos) {
         push_found(a, L.sub(v->name), col_of(c));
-        sum += std::string(sum.empty() || sum.back() == ' ' ? "" : " + ") + "W[:, " + I(r) + "] · " + col_text(v->name, c);
+        const std::string W = v->name.substr(std::string("∇(").size(), v->name.find(' ') - std::string("∇(").size());
+        sum += std::string(sum.empty() || sum.back() == ' ' ? "" : " + ") + W + "[:, " + I(r) + "] · " + col_text(v->name, c);
       }
     return a.ok(cell + " = " + sum + ": column " + I(c) + " only");
   }
@@ -516,7 +534,9 @@ bool attention_line_adjoint(Adjoint& a, const LineScope& L, const std::string& s
   std::string sum;
   if (n == dS && push_found(a, L.before(dS), cell_of(a.r, a.c))) sum = dS + at + " (the residual) + ";
   a.push(dX.back(), "∇X", cell_of(a.r, a.c));
-  return a.ok(cell + " = " + sum + "∇X" + at + " of Algorithm 5's adjoint (every head, both paths of a self-attention)");
+  const bool cross = a.R.e.ref() == lines::ed_transformer::cross_attention.adjoint();
+  return a.ok(cell + " = " + sum + "∇X" + at + " of Algorithm 5's adjoint (every head" +
+              (cross ? "; the queries' path: Z's is ∇Z)" : ", both paths of a self-attention)"));
 }
 
 // "return P = softmax(W_u X)": one Algorithm 7 adjoint frame per column t.
@@ -547,23 +567,32 @@ bool embedding_lines_adjoint(Adjoint& a, const LineScope& L, const std::string& 
     push_found(a, L.before("∇" + stream), cell_of(a.r, a.c));
     return a.ok(cell + " = ∇" + stream + "[" + I(a.r) + ", " + I(a.c) + "]: e_t is column t of " + stream);
   }
-  if (n == "∇W_e") {  // the columns gather: every position with token v
+  if (n == "∇W_e" || n == "∇W_p") {
+    // Another embedding line before this one (Algorithm 8's x, then z) or a tied W_u added first.
+    std::string sum;
+    if (push_found(a, L.before(n), cell_of(a.r, a.c))) sum = n + "[" + I(a.r) + ", " + I(a.c) + "] (the lines before) + ";
+    if (n == "∇W_p") {
+      for (const Found& f : nested_bindings(a.R.tr, L.k, 2, "∇W_p[:, ℓ]"))
+        if (a.R.tr.events[f.event].idx.t == a.c + 1) {
+          a.push(f, "∇W_p[:, ℓ]", cell_of(a.r, 0), " (t = " + I(a.c) + ")");
+          return a.ok(cell + " = " + sum + "∇e_t[" + I(a.r) + ", " + I(a.c) + "]: position " + I(a.c) + " adds W_p[:, " + I(a.c) + "]");
+        }
+      return a.ok(cell + " = " + sum + "0: this sequence has no position " + I(a.c));
+    }
+    int uses = 0;  // the columns gather: every position with token v
     for (const Found& f : nested_bindings(a.R.tr, L.k, 1, "∇W_e[:, v]")) {
       const Value* v = value_in(a.R.tr.events[a.R.tr.frame_start(f.event)], "v");
       if (v && static_cast<int>(v->m(0, 0)) == a.c + 1)
-        a.push(f, "∇W_e[:, v]", cell_of(a.r, 0), " (t = " + std::to_string(a.R.tr.events[f.event].idx.t) + ")");
+        ++uses, a.push(f, "∇W_e[:, v]", cell_of(a.r, 0), " (t = " + std::to_string(a.R.tr.events[f.event].idx.t) + ")");
     }
-    const bool tied = a.R.v.note.find("Tied") != std::string::npos;
-    return a.ok(cell + " = Σ over the positions t with token " + I(a.c) + " of ∇e_t[" + I(a.r) + ", t]" +
-                (tied ? " (tied: plus ∇W_uᵀ[" + I(a.r) + ", " + I(a.c) + "], bound at the unembedding line's adjoint)" : ""));
-  }
-  if (n == "∇W_p") {
-    for (const Found& f : nested_bindings(a.R.tr, L.k, 2, "∇W_p[:, ℓ]"))
-      if (a.R.tr.events[f.event].idx.t == a.c + 1) {
-        a.push(f, "∇W_p[:, ℓ]", cell_of(a.r, 0), " (t = " + I(a.c) + ")");
-        return a.ok(cell + " = ∇e_t[" + I(a.r) + ", " + I(a.c) + "]: position " + I(a.c) + " adds W_p[:, " + I(a.c) + "]");
-      }
-    return a.ok("no position " + I(a.c) + " in this sequence: " + cell + " = 0");
+    sum += uses ? "Σ over the positions t with token " + I(a.c) + " of ∇e_t[" + I(a.r) + ", t]" : "0 from this line (no position has token " + I(a.c) + ")";
+    if (a.R.v.note.find("Tied") != std::string::npos) {  // tied: W_u = W_eᵀ, ∇W_u's column r of row c
+      const std::vector<Found> logits = nested_bindings(a.R.tr, L.k, 7, "∇(W_u e)", true);
+      for (const Found& f : logits) a.push(f, "∇(W_u e)", cell_of(a.c, 0), " (t = " + std::to_string(a.R.tr.events[f.event].idx.t) + ")");
+      if (!logits.empty()) a.forward_at_caller("X", row_of(a.r), a.R.tr.caller_line(logits.back().event));
+      sum += " + Σ_t X[" + I(a.r) + ", t] ∇(W_u e)[" + I(a.c) + "] (t) (tied: ∇W_uᵀ)";
+    }
+    return a.ok(cell + " = " + sum);
   }
   if (n == "∇W_s[:, 1]") {
     if (!push_found(a, L.sub("∇(e_t + W_s[:, 1])"), row_of(a.r))) push_found(a, L.before("∇e_t"), row_of(a.r));

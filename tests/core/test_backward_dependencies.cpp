@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "core/arch/architecture.hpp"
+#include "core/backprop/adjoints.hpp"
 #include "core/trace/dependencies.hpp"
 #include "core/training/training.hpp"
 #include "test_backprop_support.hpp"
@@ -35,8 +36,6 @@ Trace traced_update(const ModelConfig& c, const Example& ex, std::vector<std::ve
   alg->step({ex}, m, 0.1f, opt, *g, rng, &tr);
   return t;
 }
-
-}  // namespace
 
 // Every value every backward event binds, with a sample cell each (its last cell: the deepest
 // position, where masks and sums matter most): the rule must exist.
@@ -95,4 +94,148 @@ TEST(BackwardDependencies, EveryValueOfAnEncoderDecoderBackwardHasARule) {
   c.norm_position = NormPosition::Pre;
   c.position = Position::Rope;
   expect_every_backward_value_has_a_rule(traced_update(c, {{1, 2, 3}, {4, 1, 2, 5}}), "encoder-decoder pre-LN, RoPE");
+}
+
+namespace {
+
+using Cell = std::tuple<std::string, int, int>;  // an input of the frame (its Enter binds it) and a 0-based cell
+
+// The frame inputs that cell (r, c) of `value` at event k is computed from, following the rules
+// back (through the frame's earlier lines and sub-steps) to the values the frame's Enter binds.
+void closure(const Trace& tr, size_t k, const std::string& value, int r, int c, std::set<Cell>& inputs,
+             std::set<std::tuple<size_t, std::string, int, int>>& seen) {
+  if (!seen.insert({k, value, r, c}).second) return;
+  const CellDependencies d = cell_dependencies(tr, k, value, r, c);
+  ASSERT_TRUE(d.rule) << d.reason;
+  for (const CellSource& s : d.sources)
+    for (const CellBlock& b : s.blocks)
+      for (int i = b.row0; i < b.row0 + b.rows; ++i)
+        for (int j = b.col0; j < b.col0 + b.cols; ++j)
+          if (tr.events[s.event].kind == EventKind::Enter)
+            inputs.insert({s.value, i, j});
+          else
+            closure(tr, s.event, s.value, i, j, inputs, seen);
+}
+
+// Algorithm 6's adjoint for one column in double, traced, from its inputs ∇ê, e, γ (the forward's
+// x̂ and 1/√(v + ε) computed here from e, as the forward's LayerNormCache holds them).
+struct NormAdjoint {
+  Norm norm;
+  std::map<std::string, Vec<double>> in{{"∇ê", Vec<double>(5)}, {"e", Vec<double>(5)}, {"γ", Vec<double>(5)}};
+  double eps = 1e-5;
+  explicit NormAdjoint(Norm n) : norm(n) {
+    in["∇ê"] << 0.7, -1.2, 0.4, 2.0, -0.3;
+    in["e"] << 1.5, -0.4, 0.9, -2.2, 0.6;
+    in["γ"] << 1.1, 0.8, -0.6, 1.3, 0.9;
+  }
+  Trace run() const {
+    const Vec<double>& e = in.at("e");
+    const double m = norm == Norm::RmsNorm ? 0.0 : e.mean();
+    const double v = (e.array() - m).square().mean();
+    const double rstd = 1 / std::sqrt(v + eps);
+    const Vec<double> x_hat = (e.array() - m) * rstd;
+    const MapV<const double> gamma(in.at("γ").data(), 5);
+    Vec<double> dgamma = Vec<double>::Zero(5), dbeta = Vec<double>::Zero(5), de = Vec<double>::Zero(5);
+    Trace t;
+    Tracer tr(t);
+    if (norm == Norm::RmsNorm)
+      adjoint_rms_norm<double>(e, x_hat, rstd, gamma, eps, in.at("∇ê"), dgamma, de, &tr);
+    else
+      adjoint_layer_norm<double>(e, x_hat, rstd, gamma, eps, in.at("∇ê"), dgamma, dbeta, de, &tr);
+    return t;
+  }
+};
+
+}  // namespace
+
+// Every cell of every value Algorithm 6's adjoint binds (sub-steps and lines 3, 2, 1; layer norm
+// and RMSNorm): changing an input cell the rules name changes it, changing any other does not.
+TEST(BackwardDependencies, LayerNormAdjointByPerturbation) {
+  for (Norm norm : {Norm::LayerNorm, Norm::RmsNorm}) {
+    NormAdjoint f(norm);
+    const Trace base = f.run();
+    ASSERT_EQ(base.events.front().kind, EventKind::Enter);
+    for (size_t k = 1; k < base.size(); ++k)
+      for (const Value& v : base.events[k].values)
+        for (int r = 0; r < v.m.rows(); ++r) {
+          std::set<Cell> named;
+          std::set<std::tuple<size_t, std::string, int, int>> seen;
+          closure(base, k, v.name, r, 0, named, seen);
+          for (auto& [name, x] : f.in)
+            for (int i = 0; i < x.size(); ++i) {
+              const double old = x(i);
+              x(i) += 0.25 + 0.1 * i;
+              const double now = f.run().events[k].values[&v - base.events[k].values.data()].m(r, 0);
+              x(i) = old;
+              // A cell that does not read x(i) is computed by the same operations on the same
+              // numbers: bit for bit equal. One that reads it moves by about 0.25 × its
+              // derivative, far above 1e-12 relative (∇m's Σ_i (e[i] − m) term, 0 up to rounding,
+              // is the exception the rules name anyway: ∇m reads all of e through ∇v).
+              const bool changed = std::abs(now - v.m(r, 0)) > 1e-12 * (1 + std::abs(v.m(r, 0)));
+              EXPECT_EQ(changed, named.count({name, i, 0}) > 0)
+                  << (norm == Norm::RmsNorm ? "RMSNorm " : "layer norm ") << v.name << "[" << r + 1 << "] at line "
+                  << base.events[k].line << (base.events[k].kind == EventKind::SubStep ? " (sub-step)" : "")
+                  << ": changing " << name << "[" << i + 1 << "] "
+                  << (changed ? "changed it, but the rules do not name it" : "did not change it, but the rules name it");
+            }
+        }
+  }
+}
+
+namespace {
+
+// The first backward event at (alg, line) of kind `kind` with layer l (0: any) binding `name`.
+size_t backward_event(const Trace& t, int alg, int line, const std::string& name, int l = 0,
+                      EventKind kind = EventKind::Line) {
+  for (size_t k = 0; k < t.size(); ++k) {
+    const Event& e = t.events[k];
+    if (e.pass == Pass::Backward && e.kind == kind && e.alg == alg && e.line == line && (!l || e.idx.l == l) &&
+        bound(t, k, name))
+      return k;
+  }
+  return t.size();
+}
+
+std::string summary(const Trace& t, size_t k, const std::string& name, int r, int c) {
+  if (k >= t.size()) return "no event binds " + name;
+  const CellDependencies d = cell_dependencies(t, k, name, r, c);
+  return d.rule ? d.summary() : "no rule: " + d.reason;
+}
+
+}  // namespace
+
+// The lines whose sources are sums over whole models (the stream's lines, the loss, the embedding
+// gather) cannot be re-run alone from a perturbed input: their exact sources are asserted on small
+// known cases instead, each chosen so that a wrong rule names different cells.
+TEST(BackwardDependencies, ArchitectureLinesNameTheirExactSources) {
+  const Trace t = traced_update(small_gpt(), {{}, sample_x()});  // x = 1 2 5 3 1 4 2, pre-LN, L = 2
+  // Loss line (Algorithm 13's line 5): column 2's target is x[3] = 5; other rows are 0.
+  const size_t loss = backward_event(t, 13, 5, "∇P");
+  EXPECT_EQ(summary(t, loss, "∇P", 4, 1), "← P[5, 2] and x[3]");
+  EXPECT_NE(cell_dependencies(t, loss, "∇P", 3, 1).reason.find("not column 2's target"), std::string::npos);
+  // Pre-LN line 7 of layer 2: the residual's ∇X plus column 3's Algorithm 6 adjoint.
+  EXPECT_EQ(summary(t, backward_event(t, 10, 7, "∇X", 2), "∇X", 1, 2), "← ∇X[2, 3] and ∇e[2] (t = 3)");
+  // Line 6: ∇X̃ is Algorithm 5's ∇X (both paths); the residual's partial ∇X passes unchanged.
+  EXPECT_EQ(summary(t, backward_event(t, 10, 6, "∇X̃", 2), "∇X̃", 0, 4), "← ∇X[1, 5]");
+  // Algorithm 5's line 3: head 2's ∇Y^2 is rows d_mid + 1 … 2 d_mid of ∇Y (d_mid = 3).
+  EXPECT_EQ(summary(t, backward_event(t, 5, 3, "∇Y^2", 2), "∇Y^2", 0, 1), "← ∇Y[4, 2]");
+  // Line 2: token 1 is at positions 1 and 5, so ∇W_e[:, 1] gathers both.
+  EXPECT_EQ(summary(t, backward_event(t, 10, 2, "∇W_e"), "∇W_e", 2, 0),
+            "← ∇W_e[:, v][3] (t = 1) and ∇W_e[:, v][3] (t = 5)");
+  // Line 11: ∇W_u sums column t's ∇(W_u e) times X[:, t] over the 7 columns.
+  const CellDependencies wu = cell_dependencies(t, backward_event(t, 10, 11, "∇W_u"), "∇W_u", 1, 2);
+  ASSERT_EQ(wu.sources.size(), 8u) << wu.summary();
+  EXPECT_EQ(wu.sources.back().text, "X[3, :]");
+  EXPECT_EQ(t.events[wu.sources.back().event].pass, Pass::Forward);
+
+  // BERT: only masked positions (2 and 4) carry loss.
+  const Trace b = traced_update(bert_test_config(1, 2, 8, 4, 3, 10, 6, 12, {"a", "b", "c", "d"}), {{}, {1, 2, 3, 4, 2}}, {{2, 4}});
+  const size_t bl = backward_event(b, 12, 9, "∇P");
+  EXPECT_EQ(summary(b, bl, "∇P", 1, 1), "← P[2, 2] and x[2]");
+  EXPECT_NE(cell_dependencies(b, bl, "∇P", 1, 2).reason.find("carries no loss term"), std::string::npos);
+
+  // Encoder-decoder: line 9's ∇Z sums line 16's ∇Z over the 2 decoder layers.
+  const Trace ed = traced_update(ed_test_config(1, 2, 2, 8, 4, 3, 10, 12, {"a", "b", "c", "d"}), {{1, 2, 3}, {4, 1, 2, 5}});
+  EXPECT_EQ(summary(ed, backward_event(ed, 8, 9, "∇Z"), "∇Z", 0, 1), "← ∇Z[1, 2] (l = 2) and ∇Z[1, 2] (l = 1)");
+  EXPECT_EQ(summary(ed, backward_event(ed, 8, 16, "∇Z", 1), "∇Z", 0, 1), "← ∇Z[1, 2]");
 }
