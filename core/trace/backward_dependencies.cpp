@@ -96,6 +96,19 @@ std::string stream_of(const Event& e) {
   return e.alg == 8 && e.line >= lines::ed_transformer::enc_embed.line && e.line <= lines::ed_transformer::enc_end.line ? "Z" : "X";
 }
 
+// Algorithm 8's ∇Z as line 9's adjoint receives it: the cross-attention line's ∇Z[:, col] of every
+// decoder layer (cell a.r), from the events of k's frame before k. The cross-attention is line 16
+// (post-LN, the paper's) or 17 (pre-LN, whose norm comes first): the decoder line that binds ∇Z.
+void decoder_layers_dZ(Adjoint& a, size_t k, int col) {
+  const Trace& tr = a.R.tr;
+  const int d = tr.events[tr.frame_start(k)].depth;
+  for (size_t j = tr.frame_start(k); j < k; ++j)
+    if (tr.events[j].line > lines::ed_transformer::enc_end.line && tr.events[j].depth == d &&
+        tr.events[j].kind == EventKind::Line)
+      if (const Value* v = value_in(tr.events[j], "∇Z"))
+        a.push({j, v}, "∇Z", cell_of(a.r, col), " (l = " + std::to_string(tr.events[j].idx.l) + ")");
+}
+
 // An adjoint frame's line 0: the gradient it receives from its caller and the forward values it reads.
 bool enter_rules(Adjoint& a) {
   const Event& e = a.R.e;
@@ -124,6 +137,11 @@ bool enter_rules(Adjoint& a) {
     if (in.alg != e.alg || n != in.name) continue;
     std::optional<Found> f;
     std::string from;
+    const size_t caller = a.R.tr.caller_line(a.R.k);
+    if (e.alg == 6 && caller < a.R.tr.size() && a.R.tr.events[caller].ref() == lines::ed_transformer::enc_end.adjoint()) {
+      decoder_layers_dZ(a, caller, e.idx.t - 1);  // pre-LN: the encoder's final norm receives the summed ∇Z
+      return a.ok(a.R.cell() + " = Σ_l ∇Z[" + I(a.r) + ", " + I(e.idx.t - 1) + "] of the cross-attention line in each decoder layer l");
+    }
     if (e.alg == 4) {  // head h's part of ∇Y, Algorithm 5's adjoint of line 3
       from = "∇Y^" + std::to_string(e.idx.h);
       f = caller_binding(a.R.tr, a.R.k, {from.c_str()});
@@ -534,7 +552,7 @@ bool attention_line_adjoint(Adjoint& a, const LineScope& L, const std::string& s
   std::string sum;
   if (n == dS && push_found(a, L.before(dS), cell_of(a.r, a.c))) sum = dS + at + " (the residual) + ";
   a.push(dX.back(), "∇X", cell_of(a.r, a.c));
-  const bool cross = a.R.e.ref() == lines::ed_transformer::cross_attention.adjoint();
+  const bool cross = stream == "X" && value_in(a.R.e, "∇Z");
   return a.ok(cell + " = " + sum + "∇X" + at + " of Algorithm 5's adjoint (every head" +
               (cross ? "; the queries' path: Z's is ∇Z)" : ", both paths of a self-attention)"));
 }
@@ -626,15 +644,13 @@ bool final_gelu_adjoint(Adjoint& a, const LineScope& L) {
   return false;
 }
 
-// Algorithm 8's line 9 (post-LN): ∇Z = Σ over the decoder's layers of line 16's ∇Z.
+// Algorithm 8's line 9 (post-LN): ∇Z = Σ over the decoder's layers of the cross-attention line's ∇Z.
 bool encoder_output_adjoint(Adjoint& a) {
-  if (a.R.e.ref() != lines::ed_transformer::enc_end.adjoint() || a.n != "∇Z") return false;
-  const Trace& tr = a.R.tr;
-  for (size_t j = tr.frame_start(a.R.k); j < a.R.k; ++j)
-    if (tr.events[j].ref() == lines::ed_transformer::cross_attention.adjoint() && tr.events[j].depth == a.R.e.depth)
-      if (const Value* v = value_in(tr.events[j], "∇Z"))
-        a.push({j, v}, "∇Z", cell_of(a.r, a.c), " (l = " + std::to_string(tr.events[j].idx.l) + ")");
-  return a.ok(a.R.cell() + " = Σ_l ∇Z[" + I(a.r) + ", " + I(a.c) + "] of line 16 in each decoder layer l: Z gives every cross-attention its keys and values");
+  if (a.R.e.ref() != lines::ed_transformer::enc_end.adjoint() || a.n != "∇Z" ||
+      !nested_bindings(a.R.tr, a.R.k, 6, "∇e").empty())  // pre-LN: a norm line (norm_adjoint)
+    return false;
+  decoder_layers_dZ(a, a.R.k, a.c);
+  return a.ok(a.R.cell() + " = Σ_l ∇Z[" + I(a.r) + ", " + I(a.c) + "] of the cross-attention line in each decoder layer l: Z gives every cross-attention its keys and values");
 }
 
 bool architecture_adjoint(Adjoint& a) {

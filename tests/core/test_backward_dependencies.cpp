@@ -238,4 +238,15 @@ TEST(BackwardDependencies, ArchitectureLinesNameTheirExactSources) {
   const Trace ed = traced_update(ed_test_config(1, 2, 2, 8, 4, 3, 10, 12, {"a", "b", "c", "d"}), {{1, 2, 3}, {4, 1, 2, 5}});
   EXPECT_EQ(summary(ed, backward_event(ed, 8, 9, "∇Z"), "∇Z", 0, 1), "← ∇Z[1, 2] (l = 2) and ∇Z[1, 2] (l = 1)");
   EXPECT_EQ(summary(ed, backward_event(ed, 8, 16, "∇Z", 1), "∇Z", 0, 1), "← ∇Z[1, 2]");
+  // Pre-LN: the encoder's final norm (line 9) receives that sum (the cross-attention is line 17
+  // there, after its norm), column t per Algorithm 6 frame.
+  ModelConfig pre = ed_test_config(1, 2, 2, 8, 4, 3, 10, 12, {"a", "b", "c", "d"});
+  pre.norm_position = NormPosition::Pre;
+  const Trace edp = traced_update(pre, {{1, 2, 3}, {4, 1, 2, 5}});
+  size_t enter = edp.size();
+  for (size_t k = 0; k < edp.size() && enter == edp.size(); ++k)
+    if (edp.events[k].pass == Pass::Backward && edp.events[k].kind == EventKind::Enter && edp.events[k].alg == 6 &&
+        edp.events[k].idx.t == 2 && edp.events[edp.caller_line(k)].ref() == lines::ed_transformer::enc_end.adjoint())
+      enter = k;
+  EXPECT_EQ(summary(edp, enter, "∇ê", 0, 0), "← ∇Z[1, 2] (l = 2) and ∇Z[1, 2] (l = 1)");
 }
