@@ -114,9 +114,7 @@ bool enter_rules(Adjoint& a) {
   const Event& e = a.R.e;
   const std::string& n = a.n;
   if (gradient_of(n).empty()) {
-    a.forward(n, all_of());
-    a.R.out.sources.resize(std::min<size_t>(a.R.out.sources.size(), 1));
-    if (!a.R.out.sources.empty() && a.R.out.sources[0].event == a.R.k) a.R.out.sources.clear();
+    a.R.add_forward(n, n, all_of());  // the matching forward frame's, when there is one
     return a.ok(n + " is the forward pass's value, which this adjoint reads: no gradient flows into it here");
   }
   struct Incoming {
@@ -470,7 +468,7 @@ bool mlp_adjoint(Adjoint& a, const LineScope& L, const std::string& stream) {
     push_found(a, L.before(dS), row_of(r));
     if (n[3] == 'b') return a.ok(cell + " = Σ_t " + dS + "[" + I(r) + ", t]");
     a.forward(in, all_of());
-    return a.ok(cell + " = " + row_text(dS, r) + " · act(…)[" + I(c) + ", :]; act(…)[" + I(c) + ", t] reads all of " + col_text(in, c).substr(0, in.size()) + "[:, t]");
+    return a.ok(cell + " = " + row_text(dS, r) + " · act(…)[" + I(c) + ", :]; act(…)[" + I(c) + ", t] reads all of " + in + "[:, t]");
   }
   if (n == H) {
     a.forward("W_" + b_name, col_of(r)), push_found(a, L.before(dS), col_of(c));
