@@ -228,6 +228,9 @@ TEST(BackwardDependencies, ArchitectureLinesNameTheirExactSources) {
   EXPECT_EQ(wu.sources.back().text, "X[3, :]");
   EXPECT_EQ(t.events[wu.sources.back().event].pass, Pass::Forward);
 
+  // Algorithm 7's ∇e reads the unembedding line's W_u (the forward pass's), column i.
+  EXPECT_EQ(summary(t, backward_event(t, 7, 1, "∇e", 0), "∇e", 1, 0), "← W_u[:, 2] and ∇(W_u e)");
+
   // BERT: only masked positions (2 and 4) carry loss.
   const Trace b = traced_update(bert_test_config(1, 2, 8, 4, 3, 10, 6, 12, {"a", "b", "c", "d"}), {{}, {1, 2, 3, 4, 2}}, {{2, 4}});
   const size_t bl = backward_event(b, 12, 9, "∇P");
