@@ -77,6 +77,14 @@ struct Adjoint {
   }
   // The gradient that reached this line: the latest binding of `name` before k.
   bool grad(const std::string& name, const Blocks& b) { return R.add_grad(name, b); }
+  // The latest binding of `name` by an earlier line of k's own frame (not a calling frame's).
+  bool earlier_in_frame(const std::string& name, const Blocks& b) {
+    const int d = R.e.depth;
+    for (size_t j = R.k; j-- > R.tr.frame_start(R.k);)
+      if (R.tr.events[j].depth == d && R.tr.events[j].kind == EventKind::Line)
+        if (const Value* v = value_in(R.tr.events[j], name)) return push({j, v}, name, b), true;
+    return false;
+  }
   void push(const Found& f, const std::string& name, const Blocks& b, const std::string& suffix = "") {
     R.push(name, name, f.event, *f.v, b);
     R.out.sources.back().text += suffix;
@@ -274,7 +282,7 @@ bool mh_attention_adjoint(Adjoint& a) {
   else if (n == "∇Z") parts = {"∇Z"};
   else if (n == "∇W_k^g" || n == "∇W_v^g") parts = {n == "∇W_k^g" ? "∇W_k" : "∇W_v"};
   else return false;
-  const bool earlier = a.grad(n, cell_of(r, c));
+  const bool earlier = a.earlier_in_frame(n, cell_of(r, c));  // the sum starts at 0 in each frame
   for (const std::string& p : parts) a.each_nested(4, p, cell_of(r, c));
   std::string sum = earlier ? n + "[" + I(r) + ", " + I(c) + "] (heads after h) + " : "";
   for (size_t i = 0; i < parts.size(); ++i) sum += (i ? " + " : "") + parts[i] + "[" + I(r) + ", " + I(c) + "] of head h";
@@ -375,6 +383,20 @@ bool loss_adjoint(Adjoint& a) {
   return a.ok(a.R.cell() + " = −1/P[" + I(a.r) + ", " + I(a.c) + "]: the target of column " + I(a.c) + " is " + where + " = " + I(y));
 }
 
+// Tied unembedding (variant, W_u = W_eᵀ): ∇W_e[i, v] also holds ∇W_u[v, i] = Σ_t ∇(W_u e)[v] (column
+// t) X[i, t], added at the unembedding line's adjoint, before the embedding line `line_event`
+// (whose ∇W_e says "Tied"). Adds those sources; returns the reason's term ("" when not tied).
+std::string tied_unembedding_part(Adjoint& a, size_t line_event, int i, int v) {
+  const Value* dW_e = value_in(a.R.tr.events[line_event], "∇W_e");
+  if (!dW_e || dW_e->note.find("Tied") == std::string::npos) return "";
+  std::vector<Found> logits = nested_bindings(a.R.tr, line_event, 7, "∇(W_u e)", true);
+  if (logits.empty()) logits = nested_bindings(a.R.tr, line_event, 7, "∇(W_u e + b_u)", true);
+  for (const Found& f : logits)
+    a.push(f, f.v->name, cell_of(v, 0), " (t = " + std::to_string(a.R.tr.events[f.event].idx.t) + ")");
+  if (!logits.empty()) a.forward_at_caller("X", row_of(i), a.R.tr.caller_line(logits.back().event));
+  return " + Σ_t X[" + I(i) + ", t] ∇(W_u e)[" + I(v) + "] (column t; tied: ∇W_u[" + I(v) + ", " + I(i) + "])";
+}
+
 // Algorithms 1 and 2's adjoints: ∇W_e[:, v] and ∇W_p[:, ℓ] take one position's ∇e.
 bool embedding_adjoint(Adjoint& a) {
   const std::string& n = a.n;
@@ -395,7 +417,8 @@ bool embedding_adjoint(Adjoint& a) {
       const Value* de = value_in(x, "∇e");
       if (xv && de && static_cast<int>(xv->m(0, 0)) == id) a.push({j, de}, "∇e", cell_of(a.r, 0), " (t = " + std::to_string(x.idx.t) + ")");
     }
-    return a.ok(a.R.cell() + " = Σ ∇e[" + I(a.r) + "] over the positions so far with token v = " + std::to_string(id));
+    return a.ok(a.R.cell() + " = Σ ∇e[" + I(a.r) + "] over the positions so far with token v = " + std::to_string(id) +
+                tied_unembedding_part(a, caller, a.r, id - 1));
   }
   return false;
 }
@@ -518,10 +541,10 @@ bool norm_adjoint(Adjoint& a, const LineScope& L, const std::string& stream) {
   if (n != "∇" + stream && n != "∇(e_t + W_s[:, 1])" && n != "∇e_t") return false;
   for (const Found& f : de)
     if (a.R.tr.events[f.event].idx.t == a.c + 1) {
-      // Residual (pre-LN): the frames' ∇ê came from ∇X̃, not from the name this line binds.
-      const std::optional<Found> src = caller_binding(a.R.tr, a.R.tr.frame_start(f.event),
-                                                      {"∇X̃", "∇Z̃", "∇X", "∇Z", "∇(e_t + W_s[:, 1])", "∇e_t"});
-      const bool residual = src && src->v->name != n && src->v->name != "∇" + stream + "";
+      // Pre-LN's X̃[:, t] ← norm(X[:, t]): the line just before the frames (X ← X + f(X̃)) bound ∇X̃,
+      // their ∇ê, and the residual's ∇X adds to the norm's path. Every other norm line replaces it.
+      const Event& before = a.R.tr.events[a.R.tr.frame_start(de.front().event) - 1];
+      const bool residual = value_in(before, "∇X̃") || value_in(before, "∇Z̃");
       std::string sum;
       if (residual && push_found(a, L.before(n), cell_of(a.r, a.c))) sum = n + "[" + I(a.r) + ", " + I(a.c) + "] + ";
       a.push(f, "∇e", cell_of(a.r, 0), " (t = " + I(a.c) + ")");
@@ -602,13 +625,7 @@ bool embedding_lines_adjoint(Adjoint& a, const LineScope& L, const std::string& 
         ++uses, a.push(f, "∇W_e[:, v]", cell_of(a.r, 0), " (t = " + std::to_string(a.R.tr.events[f.event].idx.t) + ")");
     }
     sum += uses ? "Σ over the positions t with token " + I(a.c) + " of ∇e_t[" + I(a.r) + ", t]" : "0 from this line (no position has token " + I(a.c) + ")";
-    if (a.R.v.note.find("Tied") != std::string::npos) {  // tied: W_u = W_eᵀ, ∇W_u's column r of row c
-      const std::vector<Found> logits = nested_bindings(a.R.tr, L.k, 7, "∇(W_u e)", true);
-      for (const Found& f : logits) a.push(f, "∇(W_u e)", cell_of(a.c, 0), " (t = " + std::to_string(a.R.tr.events[f.event].idx.t) + ")");
-      if (!logits.empty()) a.forward_at_caller("X", row_of(a.r), a.R.tr.caller_line(logits.back().event));
-      sum += " + Σ_t X[" + I(a.r) + ", t] ∇(W_u e)[" + I(a.c) + "] (t) (tied: ∇W_uᵀ)";
-    }
-    return a.ok(cell + " = " + sum);
+    return a.ok(cell + " = " + sum + tied_unembedding_part(a, L.k, a.r, a.c));
   }
   if (n == "∇W_s[:, 1]") {
     if (!push_found(a, L.sub("∇(e_t + W_s[:, 1])"), row_of(a.r))) push_found(a, L.before("∇e_t"), row_of(a.r));

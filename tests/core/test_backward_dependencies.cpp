@@ -3,7 +3,8 @@
 // rules name exactly the cells that change a gradient cell (perturbation, in double).
 #include <gtest/gtest.h>
 
-#include <cstdio>
+#include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 #include <tuple>
@@ -252,4 +253,67 @@ TEST(BackwardDependencies, ArchitectureLinesNameTheirExactSources) {
         edp.events[k].idx.t == 2 && edp.events[edp.caller_line(k)].ref() == lines::ed_transformer::enc_end.adjoint())
       enter = k;
   EXPECT_EQ(summary(edp, enter, "∇ê", 0, 0), "← ∇Z[1, 2] (l = 2) and ∇Z[1, 2] (l = 1)");
+}
+
+namespace {
+
+// A line whose rule is a sum of single cells (a copy, a residual, a per-column or per-head or
+// per-token sum): every frame's incoming gradient, Algorithm 5's lines 3 and 2, Algorithms 1 and 2,
+// and the lines of 8, 9, 10 whose sources are all single cells (norm, attention, unembedding's ∇X,
+// embedding, Algorithm 8's ∇Z). The loss line is −1/P, not a sum.
+bool sum_rule(const Event& e, const Value& v, const CellDependencies& d) {
+  if (v.name == "∇P" || v.name == "loss" || gradient_of(v.name).empty()) return false;
+  for (const CellSource& s : d.sources)
+    for (const CellBlock& b : s.blocks)
+      if (b.rows != 1 || b.cols != 1) return false;
+  if (e.kind == EventKind::Enter || e.alg == 1 || e.alg == 2) return true;
+  if (e.alg == 5) return e.line == 2 || e.line == 3;
+  return e.alg >= 8 && e.alg <= 10;
+}
+
+// Every cell of every such value equals the sum of the cells its rule names, within float's
+// rounding of that sum: the traced values are float, and a sum of n terms in any order is within
+// n · ε_float · Σ|terms| of the exact one (a copy, n = 1, is exact). A rule that named a wrong cell
+// or left a term out would miss by a whole term.
+void expect_sums(const Trace& t, const std::string& what) {
+  int checked = 0;
+  for (size_t k = 0; k < t.size(); ++k) {
+    const Event& e = t.events[k];
+    if (e.pass != Pass::Backward) continue;
+    for (const Value& v : e.values) {
+      if (v.kind != ValueKind::Matrix) continue;
+      for (int c = 0; c < v.m.cols(); ++c)
+        for (int r = 0; r < v.m.rows(); ++r) {
+          const CellDependencies d = cell_dependencies(t, k, v.name, r, c);
+          if (!d.rule || !sum_rule(e, v, d)) continue;
+          double sum = 0, size = 0;
+          for (const CellSource& s : d.sources) {
+            const Value* x = bound(t, s.event, s.value);
+            ASSERT_NE(x, nullptr) << s.value;
+            const double term = x->m(s.blocks[0].row0, s.blocks[0].col0);
+            sum += term, size += std::abs(term);
+          }
+          const double tol = std::max<size_t>(d.sources.size(), 1) * std::numeric_limits<float>::epsilon() * size;
+          ASSERT_NEAR(v.m(r, c), sum, tol) << what << ": " << v.name << "[" << r + 1 << ", " << c + 1 << "] at Algorithm "
+                                           << e.alg << " adjoint of line " << e.line << " " << d.summary();
+          ++checked;
+        }
+    }
+  }
+  EXPECT_GT(checked, 1000) << what;
+}
+
+}  // namespace
+
+TEST(BackwardDependencies, SumLinesEqualTheSumOfTheCellsTheirRulesName) {
+  expect_sums(traced_update(small_gpt(), {{}, sample_x()}), "GPT pre-LN");
+  expect_sums(traced_update(gpt_variant_mix(NormPosition::Post), {{}, sample_x()}), "GPT post-LN, RMSNorm, H_kv = 1, tied");
+  ModelConfig extras = small_gpt();
+  extras.token_types = 2, extras.embedding_norm = true, extras.unembedding_bias = true;
+  expect_sums(traced_update(extras, {{}, sample_x()}), "GPT with the ecosystem extras");
+  expect_sums(traced_update(bert_test_config(2, 2, 8, 4, 3, 10, 6, 12, {"a", "b", "c", "d"}), {{}, {1, 2, 3, 4, 2}}, {{2, 4}}), "BERT");
+  ModelConfig ed = ed_test_config(2, 2, 2, 8, 4, 3, 10, 12, {"a", "b", "c", "d"});
+  expect_sums(traced_update(ed, {{1, 2, 3}, {4, 1, 2, 5}}), "encoder-decoder post-LN");
+  ed.norm_position = NormPosition::Pre;
+  expect_sums(traced_update(ed, {{1, 2, 3}, {4, 1, 2, 5}}), "encoder-decoder pre-LN");
 }
