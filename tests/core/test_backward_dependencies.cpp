@@ -317,3 +317,47 @@ TEST(BackwardDependencies, SumLinesEqualTheSumOfTheCellsTheirRulesName) {
   ed.norm_position = NormPosition::Pre;
   expect_sums(traced_update(ed, {{1, 2, 3}, {4, 1, 2, 5}}), "encoder-decoder pre-LN");
 }
+
+namespace {
+
+// ∇W_u[v, i] (untied) or ∇W_e[i, v] (tied: with the gather of ∇e_t) recomputed from the cells its
+// rule names: the Algorithm 1 frames' ∇W_e[:, v][i] plus Σ_t ∇(W_u e)[v] (column t) · X[i, t].
+void expect_unembedding_products(const Trace& t, size_t k, const std::string& name, bool transposed) {
+  ASSERT_LT(k, t.size()) << name;
+  const Value* g = bound(t, k, name);
+  int checked = 0;
+  for (int r = 0; r < g->m.rows(); ++r)
+    for (int c = 0; c < g->m.cols(); ++c) {
+      const int v = transposed ? c : r, i = transposed ? r : c;
+      const CellDependencies d = cell_dependencies(t, k, name, r, c);
+      double sum = 0, size = 0;
+      std::vector<std::pair<int, double>> logits;  // (t, ∇(W_u e)[v] of column t)
+      const Value* X = nullptr;
+      for (const CellSource& s : d.sources) {
+        const Value* x = bound(t, s.event, s.value);
+        ASSERT_NE(x, nullptr) << s.value;
+        if (s.value == "X") X = x;
+        else if (s.value.rfind("∇(W_u e", 0) == 0) logits.push_back({t.events[s.event].idx.t, x->m(v, 0)});
+        else sum += x->m(i, 0), size += std::abs(x->m(i, 0));  // ∇W_e[:, v] of a position with token v
+      }
+      ASSERT_NE(X, nullptr) << d.summary();
+      for (auto [col, l] : logits) sum += l * X->m(i, col - 1), size += std::abs(l * X->m(i, col - 1));
+      // Float: a sum of at most 2ℓ terms within 2ℓ · ε_float · Σ|terms| (the products' own
+      // roundings are within that too).
+      const double n = 2.0 * X->m.cols() + 1;
+      ASSERT_NEAR(g->m(r, c), sum, n * std::numeric_limits<float>::epsilon() * size) << name << "[" << r + 1 << ", " << c + 1 << "] " << d.summary();
+      ++checked;
+    }
+  EXPECT_EQ(checked, g->m.size());
+}
+
+}  // namespace
+
+TEST(BackwardDependencies, UnembeddingGradientsEqualTheProductsTheirRulesName) {
+  const Trace untied = traced_update(small_gpt(), {{}, sample_x()});
+  expect_unembedding_products(untied, backward_event(untied, 10, 11, "∇W_u"), "∇W_u", false);
+  ModelConfig c = small_gpt();
+  c.tied_unembedding = true;
+  const Trace tied = traced_update(c, {{}, sample_x()});
+  expect_unembedding_products(tied, backward_event(tied, 10, 2, "∇W_e"), "∇W_e", true);
+}
