@@ -12,11 +12,6 @@ namespace sf::dependency_rules {
 namespace {
 
 bool starts_with(const std::string& s, const std::string& p) { return s.rfind(p, 0) == 0; }
-const Value* value_in(const Event& e, const std::string& name) {
-  for (const Value& v : e.values)
-    if (v.name == name) return &v;
-  return nullptr;
-}
 std::string col_text(const std::string& n, int c) { return n + "[:, " + I(c) + "]"; }
 std::string row_text(const std::string& n, int r) { return n + "[" + I(r) + ", :]"; }
 

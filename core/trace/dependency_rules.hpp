@@ -177,9 +177,13 @@ struct Rule {
 
 inline bool is_token_matrix(const std::string& n) { return n == "X" || n == "Z" || n == "X̃" || n == "Z̃"; }
 
-inline bool binds(const Event& e, const std::string& name) {
-  return std::any_of(e.values.begin(), e.values.end(), [&](const Value& v) { return v.name == name; });
+// The value named `name` that e binds; nullptr when none.
+inline const Value* value_in(const Event& e, const std::string& name) {
+  for (const Value& v : e.values)
+    if (v.name == name) return &v;
+  return nullptr;
 }
+inline bool binds(const Event& e, const std::string& name) { return value_in(e, name) != nullptr; }
 
 // The previous Line event of k's frame (same depth), or SIZE_MAX.
 inline size_t previous_line(const Trace& tr, size_t k) {
