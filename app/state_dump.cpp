@@ -109,6 +109,11 @@ void backprop_state(const App& app, nlohmann::ordered_json& j) {
   const AttentionPanel::Shown& a = app.panels->attention.shown();
   j["attention_view"] = {{"l", a.l}, {"h", a.h}, {"gradients", a.gradients}, {"A", rows_of(a.A)}, {"grad_S", rows_of(a.dS)},
                          {"grad_A", rows_of(a.dA)}, {"mask", rows_of(a.mask)}};
+  // Dependencies on hover: the cells (0-based blocks) the hovered cell was computed from, framed.
+  nlohmann::ordered_json sources = nlohmann::ordered_json::object();
+  for (const auto& [name, regions] : app.ui.sources)
+    for (const CellRegion& r : regions) sources[name].push_back({r.row0, r.col0, r.rows, r.cols});
+  j["hover_sources"] = std::move(sources);
 }
 
 }  // namespace

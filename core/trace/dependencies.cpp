@@ -9,187 +9,13 @@
 #include <optional>
 #include <set>
 
+#include "core/trace/dependency_rules.hpp"
+
 namespace sf {
 
+using namespace dependency_rules;
+
 namespace {
-
-std::string I(int i0) { return std::to_string(i0 + 1); }  // 0-based → the paper's 1-based
-
-// The part of one axis a block covers, in the paper's notation: ":", "3", "2…5".
-std::string span(int first, int count, int size) {
-  if (first == 0 && count == size && size > 1) return ":";
-  if (count == 1) return I(first);
-  return I(first) + "…" + I(first + count - 1);
-}
-
-std::string block_text(const std::string& name, const Value& v, const CellBlock& b) {
-  if (v.kind == ValueKind::Tokens) return name + "[" + span(b.col0, b.cols, -1) + "]";
-  if (v.kind == ValueKind::Scalar) return name;
-  const int rows = static_cast<int>(v.m.rows()), cols = static_cast<int>(v.m.cols());
-  if (b.row0 == 0 && b.rows == rows && b.col0 == 0 && b.cols == cols && (rows > 1 || cols > 1)) return name;
-  if (cols == 1) return name + "[" + span(b.row0, b.rows, rows) + "]";
-  return name + "[" + span(b.row0, b.rows, rows) + ", " + span(b.col0, b.cols, cols) + "]";
-}
-
-// Contiguous runs of the rows t_z with mask(t_z, col) ≠ 0, as (first, count).
-std::vector<std::pair<int, int>> unmasked_runs(const Value& mask, int col) {
-  std::vector<std::pair<int, int>> runs;
-  for (int r = 0; r < mask.m.rows(); ++r)
-    if (mask.m(r, col) != 0.0f) {
-      if (!runs.empty() && runs.back().first + runs.back().second == r)
-        ++runs.back().second;
-      else
-        runs.push_back({r, 1});
-    }
-  return runs;
-}
-
-struct Found {
-  size_t event;
-  const Value* v;
-};
-
-bool visible(const Trace& tr, size_t j, int d, size_t first_sub) {
-  return tr.events[j].depth == d && tr.events[j].kind != EventKind::SubStep ? true : j >= first_sub;
-}
-
-// The latest binding of `name` visible at event k: k's frame (k itself when include_k; the
-// sub-steps of k's line before k), then the calling frames.
-std::optional<Found> lookup(const Trace& tr, size_t k, const std::string& name, bool include_k) {
-  size_t j = k;
-  bool include = include_k;
-  while (true) {
-    const Event& e = tr.events[j];
-    const int d = e.kind == EventKind::SubStep ? e.depth - 1 : e.depth;
-    const size_t start = tr.frame_start(j);
-    size_t first_sub = j + 1;
-    if (e.kind == EventKind::SubStep)
-      for (first_sub = j; first_sub > start && tr.events[first_sub - 1].kind == EventKind::SubStep &&
-                          tr.events[first_sub - 1].depth == e.depth;)
-        --first_sub;
-    for (size_t i = include ? j + 1 : j; i-- > start;) {
-      if (!visible(tr, i, d, first_sub)) continue;
-      for (const Value& v : tr.events[i].values)
-        if (v.name == name) return Found{i, &v};
-    }
-    const size_t c = tr.caller_line(j);
-    if (c >= tr.size()) return std::nullopt;
-    j = c;
-    include = false;
-  }
-}
-
-using Blocks = std::function<std::vector<CellBlock>(const Value&)>;
-CellBlock whole(const Value& s) { return {0, 0, static_cast<int>(s.m.rows()), static_cast<int>(s.m.cols())}; }
-Blocks col_of(int c) {
-  return [c](const Value& s) { return std::vector<CellBlock>{{0, c, static_cast<int>(s.m.rows()), 1}}; };
-}
-Blocks row_of(int r) {
-  return [r](const Value& s) { return std::vector<CellBlock>{{r, 0, 1, static_cast<int>(s.m.cols())}}; };
-}
-Blocks cell_of(int r, int c) {
-  return [r, c](const Value&) { return std::vector<CellBlock>{{r, c, 1, 1}}; };
-}
-Blocks all_of() {
-  return [](const Value& s) {
-    if (s.kind == ValueKind::Tokens) return std::vector<CellBlock>{{0, 0, 1, static_cast<int>(s.tokens.size())}};
-    return std::vector<CellBlock>{whole(s)};
-  };
-}
-Blocks token_at(int t) {
-  return [t](const Value&) { return std::vector<CellBlock>{{0, t, 1, 1}}; };
-}
-
-// The rows t_z of column c with Mask[t_z, c] = 1 (a column of S or of the weights).
-Blocks rows_in_col(const Value& mask, int c) {
-  return [&mask, c](const Value&) {
-    std::vector<CellBlock> b;
-    for (auto [first, n] : unmasked_runs(mask, c)) b.push_back({first, c, n, 1});
-    return b;
-  };
-}
-
-// One cell's rule being applied: the target, and the sources found so far.
-struct Rule {
-  const Trace& tr;
-  size_t k;
-  const Event& e;
-  const Value& v;
-  int r, c;
-  CellDependencies out;
-
-  const Value* find(const std::string& name) const {
-    auto f = lookup(tr, k, name, name != v.name);
-    return f ? f->v : nullptr;
-  }
-  // Adds the cells `blocks` of the latest `name` (before k when k rebinds it); false when none.
-  bool add(const std::string& name, const Blocks& blocks) {
-    auto f = lookup(tr, k, name, name != v.name);
-    if (!f) return false;
-    CellSource s{name, f->event, blocks(*f->v), ""};
-    for (const CellBlock& b : s.blocks) s.text += (s.text.empty() ? "" : ", ") + block_text(name, *f->v, b);
-    out.sources.push_back(std::move(s));
-    return true;
-  }
-  // The first of `names` bound (e.g. W_u, or "W_u = W_eᵀ" when tied).
-  bool add_any(std::initializer_list<const char*> names, const Blocks& blocks) {
-    for (const char* n : names)
-      if (add(n, blocks)) return true;
-    return false;
-  }
-  // Columns t_z of `name` with Mask[t_z, c] = 1 (row `row` only, or whole columns).
-  void add_unmasked_cols(const std::string& name, const Value& mask, int row = -1) {
-    add(name, [&, row](const Value& s) {
-      std::vector<CellBlock> b;
-      for (auto [first, n] : unmasked_runs(mask, c))
-        b.push_back(row < 0 ? CellBlock{0, first, static_cast<int>(s.m.rows()), n} : CellBlock{row, first, 1, n});
-      return b;
-    });
-  }
-  // Adds the cells `blocks` of a gradient bound earlier in this backward frame, or by a sub-step of
-  // k's own line (the sub-steps just before k: "∇A from ∇Ṽ" before line 6's "∇S").
-  bool add_grad(const std::string& name, const Blocks& blocks) {
-    if (add(name, blocks)) return true;
-    for (size_t j = k; j-- > 0 && tr.events[j].kind == EventKind::SubStep && tr.events[j].line == e.line &&
-                       tr.events[j].alg == e.alg;)
-      for (const Value& x : tr.events[j].values)
-        if (x.name == name) return push(name, name, j, x, blocks);
-    return false;
-  }
-  // Adds the cells `blocks` of the forward value `name` that this adjoint line reads (found in the
-  // matching forward frame: forward_counterpart), written `shown` (e.g. A for softmax(S/√d_attn)).
-  bool add_forward(const std::string& name, const std::string& shown, const Blocks& blocks) {
-    const std::optional<ForwardValue> f = forward_counterpart(tr, k, "∇" + name);
-    return f && push(name, shown, f->event, *f->value, blocks);
-  }
-  bool push(const std::string& name, const std::string& shown, size_t event, const Value& x, const Blocks& blocks) {
-    CellSource s{name, event, blocks(x), ""};
-    for (const CellBlock& b : s.blocks) s.text += (s.text.empty() ? "" : ", ") + block_text(shown, x, b);
-    out.sources.push_back(std::move(s));
-    return true;
-  }
-  void ok(std::string reason) {
-    out.rule = true;
-    out.reason = std::move(reason);
-  }
-  std::string cell() const { return v.name + "[" + I(r) + (v.m.cols() > 1 ? ", " + I(c) : "") + "]"; }
-};
-
-bool is_token_matrix(const std::string& n) { return n == "X" || n == "Z" || n == "X̃" || n == "Z̃"; }
-
-bool binds(const Event& e, const std::string& name) {
-  return std::any_of(e.values.begin(), e.values.end(), [&](const Value& v) { return v.name == name; });
-}
-
-// The previous Line event of k's frame (same depth), or SIZE_MAX.
-size_t previous_line(const Trace& tr, size_t k) {
-  const int d = tr.events[k].depth;
-  for (size_t j = k; j-- > 0;) {
-    if (tr.events[j].depth < d) return SIZE_MAX;
-    if (tr.events[j].depth == d && tr.events[j].kind == EventKind::Line) return j;
-  }
-  return SIZE_MAX;
-}
 
 // Algorithm 4's lines (and their sub-steps).
 void attention_rules(Rule& R) {
@@ -503,85 +329,6 @@ void outer_rules(Rule& R) {
   }
 }
 
-// The adjoint lines of Algorithm 4 (Stepformer's backward listing, not in the paper): each
-// gradient cell reads the incoming gradient and the forward values of the line it is the adjoint
-// of. A is softmax(S/√d_attn).
-void backward_attention_rules(Rule& R) {
-  const std::string& n = R.v.name;
-  const int r = R.r, c = R.c;
-  const std::string A = keys::attention_weights.symbol;
-  const Value* mask = R.find("Mask");
-  const bool masked = mask && r < mask->m.rows() && c < mask->m.cols() && mask->m(r, c) == 0.0f;
-  if (n == "∇A") {  // adjoint of line 6, first part: ∇A = Vᵀ ∇Ṽ
-    R.add_forward("V", "V", col_of(r));
-    R.add_grad("∇Ṽ", col_of(c));
-    return R.ok("∇A[" + I(r) + ", " + I(c) + "] = V[:, " + I(r) + "] · ∇Ṽ[:, " + I(c) + "]");
-  }
-  if (n == "∇V") {  // adjoint of line 6: ∇V = ∇Ṽ Aᵀ
-    R.add_grad("∇Ṽ", row_of(r));
-    R.add_forward(A, "A", row_of(c));
-    return R.ok("∇V[" + I(r) + ", " + I(c) + "] = ∇Ṽ[" + I(r) + ", :] · A[" + I(c) + ", :]");
-  }
-  if (n == "∇S" && masked) {
-    R.add("Mask", cell_of(r, c));
-    return R.ok("Mask[" + I(r) + ", " + I(c) + "] = 0: S[" + I(r) + ", " + I(c) +
-                "] was set to −∞, so the loss does not depend on it: ∇S[" + I(r) + ", " + I(c) + "] is exactly 0");
-  }
-  if (n == "∇S" && R.e.line == lines::attention::V_tilde.line) {  // the softmax's Jacobian, column by column
-    R.add_grad("∇A", col_of(c));
-    R.add_forward(A, "A", col_of(c));
-    return R.ok("∇S[" + I(r) + ", " + I(c) + "] = A[" + I(r) + ", " + I(c) + "] (∇A[" + I(r) + ", " + I(c) +
-                "] − Σ_u A[u, " + I(c) + "] ∇A[u, " + I(c) + "]) / √d_attn: column " + I(c) + " only");
-  }
-  if (n == "∇S") {  // adjoint of line 5: the unmasked cells pass through
-    R.add_grad("∇S", cell_of(r, c));
-    if (mask) R.add("Mask", cell_of(r, c));
-    return R.ok("Mask[" + I(r) + ", " + I(c) + "] = 1: ∇S[" + I(r) + ", " + I(c) + "] passes through line 5");
-  }
-  if (n == "∇K") {  // adjoint of line 4, S = KᵀQ
-    R.add_forward("Q", "Q", row_of(r));
-    R.add_grad("∇S", row_of(c));
-    return R.ok("∇K[" + I(r) + ", " + I(c) + "] = Q[" + I(r) + ", :] · ∇S[" + I(c) + ", :]");
-  }
-  if (n == "∇Q") {
-    R.add_forward("K", "K", row_of(r));
-    R.add_grad("∇S", col_of(c));
-    return R.ok("∇Q[" + I(r) + ", " + I(c) + "] = K[" + I(r) + ", :] · ∇S[:, " + I(c) + "]");
-  }
-  // Adjoints of lines 1–3, Y = W Y_in + b 1ᵀ: ∇W = ∇Y Y_inᵀ, ∇b = ∇Y 1, ∇Y_in += Wᵀ ∇Y.
-  struct Affine {
-    const char *W, *b, *Y, *in;
-  };
-  for (const Affine a : {Affine{"W_q", "b_q", "Q", "X"}, Affine{"W_k", "b_k", "K", "Z"}, Affine{"W_v", "b_v", "V", "Z"}}) {
-    const std::string dY = std::string("∇") + a.Y;
-    if (n == std::string("∇") + a.W) {
-      R.add_grad(dY, row_of(r));
-      R.add_forward(a.in, a.in, row_of(c));
-      return R.ok(n + "[" + I(r) + ", " + I(c) + "] = " + dY + "[" + I(r) + ", :] · " + a.in + "[" + I(c) + ", :]");
-    }
-    if (n == std::string("∇") + a.b) {
-      R.add_grad(dY, row_of(r));
-      return R.ok(n + "[" + I(r) + "] = Σ_t " + dY + "[" + I(r) + ", t]");
-    }
-  }
-  // ∇X (adjoint of line 1) and ∇Z (line 3: its path; line 2: lines 2 and 3 together).
-  const LineRef line{R.e.alg, R.e.line};
-  const bool dX = gradient_of(n) == "X" && line == lines::attention::Q;
-  const bool dZ = gradient_of(n) == "Z" && (line == lines::attention::K || line == lines::attention::V);
-  if (!dX && !dZ) return;
-  std::vector<Affine> paths;
-  if (dX) paths.push_back({"W_q", "b_q", "Q", "X"});
-  if (line == lines::attention::K) paths.push_back({"W_k", "b_k", "K", "Z"});
-  if (dZ) paths.push_back({"W_v", "b_v", "V", "Z"});
-  std::string sum;
-  for (const Affine& a : paths) {
-    R.add_forward(a.W, a.W, col_of(r));
-    R.add_grad(std::string("∇") + a.Y, col_of(c));
-    sum += std::string(sum.empty() ? "" : " + ") + a.W + "[:, " + I(r) + "] · ∇" + a.Y + "[:, " + I(c) + "]";
-  }
-  return R.ok(R.cell() + " = " + sum + (dZ && line == lines::attention::V ? " (line 3's path only)" : ""));
-}
-
 }  // namespace
 
 std::string CellDependencies::summary() const {
@@ -616,7 +363,7 @@ CellDependencies cell_dependencies(const Trace& trace, size_t k, const std::stri
   if (row < 0 || col < 0 || row >= rows || col >= cols) return none.reason = "no such cell of " + value, none;
   Rule R{trace, k, e, *v, row, col, {}};
   if (e.pass == Pass::Backward) {
-    if (e.alg == 4) backward_attention_rules(R);
+    backward_rules(R);
   } else switch (e.alg) {
     case 1:
       if (value == "e" && R.find("v")) {

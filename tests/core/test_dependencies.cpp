@@ -341,7 +341,7 @@ void expect_rules_everywhere(const Trace& trace, const char* what) {
   std::set<std::string> lines;
   for (size_t k = 0; k < trace.size(); ++k) {
     const Event& e = trace.events[k];
-    // (the backward listings' values, nested before Algorithm 13's line 6, have no rules yet: issue 24 item 4)
+    // (the backward listings' values have their own rules: tests/core/test_backward_dependencies.cpp)
     if (e.kind == EventKind::Enter || e.pass == Pass::Backward) continue;
     for (const Value& v : e.values) {
       if (v.kind != ValueKind::Matrix && v.kind != ValueKind::Mask) continue;
