@@ -650,7 +650,11 @@ bool final_gelu_adjoint(Adjoint& a, const LineScope& L) {
   auto d = [&](const Blocks& b) { return push_found(a, L.sub(pre), b); };
   if (n == "∇W_f") return d(row_of(a.r)), a.forward("X", row_of(a.c)), a.ok(cell + " = " + row_text(pre, a.r) + " · " + row_text("X", a.c));
   if (n == "∇b_f") return d(row_of(a.r)), a.ok(cell + " = Σ_t " + pre + "[" + I(a.r) + ", t]");
-  if (n == "∇X") return d(col_of(a.c)), a.ok(cell + " = W_f[:, " + I(a.r) + "] · " + col_text(pre, a.c));
+  // Pre-LN (variant): the sub-step's ∇ of the final norm's output is W_fᵀ ∇(…); the line's ∇X is of the
+  // norm's input, its Algorithm 6 frames' (norm_adjoint).
+  const bool pre_ln_line = value_in(a.R.e, "∇γ_enc") != nullptr;
+  if (n == "∇X (final norm's output)" || (n == "∇X" && !pre_ln_line))
+    return d(col_of(a.c)), a.ok(cell + " = W_f[:, " + I(a.r) + "] · " + col_text(pre, a.c));
   return false;
 }
 
