@@ -24,10 +24,10 @@
 #include <string>
 #include <vector>
 
-#include "bench/gpt2_config.hpp"
 #include "core/algorithms/algorithms.hpp"
 #include "core/backprop/traced_backward.hpp"
 #include "core/model/error.hpp"
+#include "core/model/known_configs.hpp"
 #include "core/model/rng.hpp"
 #include "core/parallel/parallel.hpp"
 
@@ -113,7 +113,7 @@ int main(int argc, char** argv) try {
   sf::set_compute_threads(threads);
   std::printf("compute threads: %d, median of %d after a warm-up\n", threads, repeats);
   if (models.find("default") != std::string::npos) bench("default", default_model(), 64, repeats);
-  if (models.find("gpt2") != std::string::npos) bench("gpt2", sf::bench::gpt2_small(), 32, std::min(repeats, 3));
+  if (models.find("gpt2") != std::string::npos) bench("gpt2", sf::gpt2_small(), 32, std::min(repeats, 3));
   return 0;
 } catch (const std::exception& e) {
   std::fprintf(stderr, "bench_backprop: %s\n", e.what());
