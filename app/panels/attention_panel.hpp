@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include <string>
 #include <vector>
 
 #include "app/app.hpp"
@@ -18,12 +19,19 @@
 namespace sf {
 struct AttentionPanel {
   void draw(App& app);
+  // After a traced backward, which of S, A, ∇S and ∇A the large views show: all four (side by side
+  // where the panel is wide enough, else two over two), or two of them, each twice as tall. Auto
+  // (until the learner picks): all four where each has room to label every row, else ∇S and ∇A.
+  enum class GradientViews { Auto, Both, Forward, Gradient };
+  void set_gradient_views(GradientViews v) { gradient_views_ = v; }
   // What the large views showed in the last frame (--dump-state): the head, and its ∇S and ∇A
   // when a traced backward reached it (empty otherwise).
   struct Shown {
     int l = 0, h = 0;
     bool gradients = false;
     MatF A, dS, dA, mask;
+    std::string views;  // with the gradients: "both", "forward" or "gradient"
+    int columns = 0;    // the views side by side
   };
   const Shown& shown() const { return shown_; }
 
@@ -34,6 +42,8 @@ struct AttentionPanel {
   // S, the Mask, S after masking and softmax(S/√d_attn) of one call, as tall as their rows need
   // to be labelled, within what the panel (avail_y high, grid_h of it for the grid) can give.
   void draw_views(App& app, const HeadCall& call, const AttentionGroup& group, float avail_y, float grid_h);
+  // The switch between the gradient views, `shown` selected; a click sets gradient_views_.
+  void draw_gradient_switch(GradientViews shown);
   void draw_head_grid(App& app, const std::vector<HeadCall>& calls, const std::vector<AttentionGroup>& groups,
                       float thumb);
 
@@ -42,5 +52,6 @@ struct AttentionPanel {
   size_t followed_ = SIZE_MAX;  // the cursor position whose indices were last taken over
   HeatmapHover hover_;          // the cell hovered last frame, outlined in all the views
   Shown shown_;
+  GradientViews gradient_views_ = GradientViews::Auto;
 };
 }  // namespace sf
