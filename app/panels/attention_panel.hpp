@@ -2,9 +2,10 @@
 // S = KᵀQ (Algorithm 4 line 4), S after masking (line 5, −∞ cells), the mask itself, and
 // softmax(S/√d_attn) (line 6), each with token labels on both axes; under them, every head of
 // every layer as a thumbnail of its softmax, a click moving the cursor to that head's call.
-// After a traced training step's backward pass (issue 24; not in the paper), the four views are S
-// after masking and A, with ∇S and ∇A of the head under them (from its Attention adjoint frame). All
-// matrices are read from the trace.
+// After a traced training step's backward pass (issue 24; not in the paper), the views are S after
+// masking and A, and ∇S and ∇A of the head (from its Attention adjoint frame): all four where each can
+// label every row, else ∇S and ∇A alone, large enough for a projector, and a switch picks the pair or
+// all four. All matrices are read from the trace.
 #pragma once
 #include <cstddef>
 #include <cstdint>
