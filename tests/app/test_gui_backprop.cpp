@@ -3,7 +3,7 @@
 // Algorithm 13; stepping into its line 6 enters the backward frames; a breakpoint on the adjoint of
 // Algorithm 4's line 6 stops in the first head reached (layer 2, head 4 of the default model); there
 // the Variables view shows each gradient beside its forward value, the Tensor view switches between
-// value, gradient and value ⊙ gradient, and the Attention tab shows ∇S and ∇A beside S and A, with
+// value, gradient and value ⊙ gradient, and the Attention tab shows ∇S and ∇A (beside S and A when asked or roomy), with
 // ∇S exactly 0 at every masked cell and equal to the softmax's adjoint of ∇A computed here from A.
 // At 1280×720, 1366×768 and 1920×1080, checked through --dump-state.
 #include <gtest/gtest.h>
