@@ -61,15 +61,17 @@ float view_height(float avail_y, float grid_h, float readable, float F) {
 }
 
 // How `views` gradient views (2 or 4) sit in the `width` × `height` left in view: in 1, 2 or 4
-// columns, whichever gives each view's cells the most room (four side by side in a wide panel, two
-// over two in a narrow one), each `height` tall; the explanations and the grid of heads scroll
-// under them.
+// columns, each `height` tall, whichever gives each view's cells the most room (four side by side
+// in a wide panel, two over two in a narrow one); the explanations and the grid of heads scroll
+// under them. `with_S`: S after masking is among them, with the key of its −∞ cells under it (a
+// line more than the others).
 struct ViewGrid {
   int columns = 2;
   float height = 0;
 };
-ViewGrid gradient_grid(int views, float width, float height, float F) {
-  const float caption_h = F * 1.4f + ImGui::GetStyle().CellPadding.y * 2;  // a caption, the table's padding
+ViewGrid gradient_grid(int views, bool with_S, float width, float height, float F) {
+  // Above each view its caption and the table's padding.
+  const float caption_h = F * 1.4f + ImGui::GetStyle().CellPadding.y * 2 + (with_S ? ImGui::GetFrameHeightWithSpacing() : 0.0f);
   const float labels = F * 4.0f;  // the token labels beside and above the cells, the legend under them
   ViewGrid best;
   float best_side = -1;
@@ -213,10 +215,9 @@ void AttentionPanel::draw_views(App& app, const HeadCall& call, const AttentionG
     ImVec2 left = ImGui::GetContentRegionAvail();  // under the switch, less a margin above the panel's edge
     left.y -= switch_h + F * 0.5f;
     shown = gradient_views_;
-    if (shown == GradientViews::Auto) {  // all four where their rows can all be labelled
-      const float readable = heatmap_height_to_label_rows(MatView(call.dS->m), app.fonts, options(call.dS_event, *call.dS));
-      shown = gradient_grid(4, left.x, left.y, F).height >= readable ? GradientViews::Both : GradientViews::Gradient;
-    }
+    const float readable = heatmap_height_to_label_rows(MatView(call.dS->m), app.fonts, options(call.dS_event, *call.dS));
+    if (shown == GradientViews::Auto)  // all four where their rows can all be labelled
+      shown = gradient_grid(4, true, left.x, left.y, F).height >= readable ? GradientViews::Both : GradientViews::Gradient;
     draw_gradient_switch(shown);
     if (shown != GradientViews::Gradient) {
       views.push_back({"masked", "S after masking, line 5", call.line5, call.S_masked});
@@ -226,7 +227,7 @@ void AttentionPanel::draw_views(App& app, const HeadCall& call, const AttentionG
       views.push_back({"grad-S", "∇S, masked cells exactly 0", call.dS_event, call.dS});
       views.push_back({"grad-A", "∇A, A = softmax(S/√d_attn)", call.dA_event, call.dA});
     }
-    const ViewGrid g = gradient_grid(static_cast<int>(views.size()), left.x, left.y, F);
+    const ViewGrid g = gradient_grid(static_cast<int>(views.size()), shown != GradientViews::Gradient, left.x, left.y, F);
     columns = g.columns;
     map_h = g.height;
   }

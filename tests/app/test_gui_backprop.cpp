@@ -187,6 +187,9 @@ TEST(GuiBackprop, AttentionTabViewsAreReadableAtProjectorSizes) {
     ASSERT_EQ(forward.exit_code, 0) << forward.output;
     EXPECT_EQ(forward.state["attention_view"]["views"], "forward");
     EXPECT_EQ(heatmap_named(forward.state, "∇S", false), nullptr);
+    const json* S = heatmap_named(forward.state, "S", false);  // with the key of its −∞ cells under it
+    ASSERT_NE(S, nullptr);
+    EXPECT_TRUE((*S)["visible"].get<bool>()) << "S after masking, whole";
     for (const auto& [pair, name] : {std::pair{&r, "∇S"}, std::pair{&forward, "softmax(S/√d_attn)"}}) {
       const json* big = heatmap_named(pair->state, name, false);
       const json* small = heatmap_named(both.state, name, false);
