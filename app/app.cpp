@@ -439,6 +439,12 @@ bool App::apply_action(const std::string& action, std::string& error) {
       return error = "tensor-view takes value, gradient or product (value ⊙ gradient)", false;
     panels->tensor.set_pair_view(pv);
     ui.show.tensor = true;
+  } else if (verb == "attention-views") {  // after a traced backward: all four of S, A, ∇S, ∇A, or a pair
+    using V = AttentionPanel::GradientViews;
+    if (arg != "both" && arg != "forward" && arg != "gradient")
+      return error = "attention-views takes both (S, A, ∇S and ∇A), forward (S and A) or gradient (∇S and ∇A)", false;
+    panels->attention.set_gradient_views(arg == "both" ? V::Both : arg == "forward" ? V::Forward : V::Gradient);
+    ui.show.attention = true;
   } else if (verb == "frame") {
     if (!action_ints(arg, v) || v.size() != 1) return error = "frame needs a depth (0 = outermost)", false;
     const auto stack = s.trace().call_stack(s.cursor());

@@ -45,6 +45,8 @@ const char* app_usage() {
          "                               builder:open, builder:set:KEY=VALUE, builder:create,\n"
          "                               builder:save:FILE (File › New model…), errata:show:ID (Help › Errata),\n"
          "                               attention:cpu|gpu (the GPU tab's CPU / GPU choice),\n"
+         "                               attention-views:both|forward|gradient (the Attention tab after a\n"
+         "                               traced backward: S, A, ∇S and ∇A, or S and A, or ∇S and ∇A),\n"
          "                               gradient-flow:compute|wait (the Gradient flow tab's on-demand gradient)\n"
          "                             sessions (docs/sessions.md): session-save:FILE, session-open:FILE,\n"
          "                               session-locate:MODEL, session-open-anyway, session-cancel (the\n"

@@ -105,6 +105,7 @@ Session::Session() {
   if (!std::filesystem::exists(path) || !load_model(path, error))
     set_model(Model::initialised(ModelConfig{}, 1), "built-in untrained model (seed 1)");
   set_prompt(kDefaultPrompt);
+  prompt_typed_ = false;  // the default: the next model may choose its own (set_model)
   wait_for_trace();
   restart();
 }
@@ -165,9 +166,12 @@ void Session::set_model(Model m, std::string label, std::shared_ptr<const Tokeni
   fill_.clear();
   run_kind_ = RunKind::Forward;
   trace_label_.clear();
-  if (prompt_.text.empty()) prompt_.text = kDefaultPrompt;
   // BERT reads whole sequences as it was trained on them, [bos_token, characters…, eos_token].
   prompt_.with_eos = arch_->output() == OutputKind::FillIn;
+  // A prompt nobody typed (the default chosen for the previous model) becomes this model's default:
+  // "hello=" where its vocabulary has those characters, else some it has. A typed prompt is kept.
+  if (!prompt_typed_ || prompt_.text.empty())
+    prompt_.text = default_prompt(*tok_, model_->config.l_max, prompt_.with_eos, kDefaultPrompt);
   if (!prompt_.encode(*tok_, model_->config.l_max))
     prompt_.tokens = {model_->config.bos_token()};  // the prompt does not fit: trace [bos_token] alone (the
                                                       // configuration's: a plain-ids tokenizer has none)
@@ -189,6 +193,7 @@ void Session::set_context(const std::string& text) {
 }
 
 void Session::set_prompt(const std::string& text) {
+  prompt_typed_ = true;
   fill_.forget_masks();  // typed text: the masked characters are forgotten
   set_prompt_text(text);
 }

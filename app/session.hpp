@@ -296,6 +296,7 @@ class Session {
   std::function<void()> then_;                   // job_'s cursor placement
   std::string model_label_;
   TokenInput prompt_;                            // x
+  bool prompt_typed_ = false;                    // set_prompt was called: set_model keeps the prompt
   TokenInput context_{"context", true};          // z: [bos_token, characters…, eos_token]
   RunKind run_kind_ = RunKind::Forward;
   Trace trace_;

@@ -108,7 +108,8 @@ void backprop_state(const App& app, nlohmann::ordered_json& j) {
   j["tensor_view"]["shown"] = tensor_panel(app).shown_name();
   const AttentionPanel::Shown& a = app.panels->attention.shown();
   j["attention_view"] = {{"l", a.l}, {"h", a.h}, {"gradients", a.gradients}, {"A", rows_of(a.A)}, {"grad_S", rows_of(a.dS)},
-                         {"grad_A", rows_of(a.dA)}, {"mask", rows_of(a.mask)}};
+                         {"grad_A", rows_of(a.dA)}, {"mask", rows_of(a.mask)},
+                         {"views", a.views}, {"columns", a.columns}};
   // Dependencies on hover: the cells (0-based blocks) the hovered cell was computed from, framed.
   nlohmann::ordered_json sources = nlohmann::ordered_json::object();
   for (const auto& [name, regions] : app.ui.sources)

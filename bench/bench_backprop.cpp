@@ -29,12 +29,12 @@
 #include <string>
 #include <vector>
 
-#include "bench/gpt2_config.hpp"
 #include "core/algorithms/algorithms.hpp"
 #include "core/arch/architecture.hpp"
 #include "core/backprop/traced_backward.hpp"
 #include "core/gradients/sequence_gradient.hpp"
 #include "core/model/error.hpp"
+#include "core/model/known_configs.hpp"
 #include "core/model/rng.hpp"
 #include "core/parallel/parallel.hpp"
 
@@ -148,7 +148,7 @@ int main(int argc, char** argv) try {
   if (models.find("default") != std::string::npos) bench("default", builtin_model("gpt"), 64, repeats);
   if (models.find("bert") != std::string::npos) bench("bert", builtin_model("bert"), 64, repeats);
   if (models.find("ed") != std::string::npos) bench("ed", builtin_model("ed"), 64, repeats);
-  if (models.find("gpt2") != std::string::npos) bench("gpt2", sf::bench::gpt2_small(), 32, std::min(repeats, 3));
+  if (models.find("gpt2") != std::string::npos) bench("gpt2", sf::gpt2_small(), 32, std::min(repeats, 3));
   return 0;
 } catch (const std::exception& e) {
   std::fprintf(stderr, "bench_backprop: %s\n", e.what());

@@ -29,10 +29,10 @@
 #include <string>
 #include <vector>
 
-#include "bench/gpt2_config.hpp"
 #include "core/algorithms/algorithms.hpp"
 #include "core/io/model_files.hpp"
 #include "core/model/error.hpp"
+#include "core/model/known_configs.hpp"
 #include "core/model/rng.hpp"
 #include "core/parallel/parallel.hpp"
 
@@ -124,7 +124,7 @@ int main(int argc, char** argv) try {
 
   // Load (or initialise) θ.
   const auto t0 = Clock::now();
-  sf::Model model = o.checkpoint.empty() ? sf::Model::initialised(sf::bench::gpt2_small(), 1)
+  sf::Model model = o.checkpoint.empty() ? sf::Model::initialised(sf::gpt2_small(), 1)
                                          : std::move(sf::open_model(o.checkpoint).checkpoint.model);
   js << "\"load_what\":\"" << (o.checkpoint.empty() ? "seeded initialisation of θ" : "open_model " + o.checkpoint)
      << "\",\"load_ms\":" << std::chrono::duration<double, std::milli>(Clock::now() - t0).count() << ",";

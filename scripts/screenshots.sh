@@ -18,7 +18,7 @@ declare -A ARGS=(
   [gpu-calls]='--model assets/ed.safetensors --actions context:12 march 2024,attention:gpu,goto:5:4,open:gpu,mouse:1360:760'
   # Issue 24: a traced update's first Attention adjoint (layer 2, head 4), and the Gradient flow tab
   # of lesson 10's two 8-layer GPTs at initialisation, pre-LN and post-LN (shown side by side in the README).
-  [attention-adjoint]='--actions open:training,train-step:1,train-trace,breakpoint-adjoint:4:6,continue,open:attention,mouse:1590:990'
+  [attention-adjoint]='--actions open:training,train-step:1,train-trace,breakpoint-adjoint:4:6,continue,open:attention,attention-views:both,mouse:1590:990'
   [gradflow-pre-ln]='--model assets/lessons/pre-ln-init.safetensors --actions prompt:hello world=,close:variables,close:callstack,open:gradflow,mouse:1275:895'
   [gradflow-post-ln]='--model assets/lessons/post-ln-init.safetensors --actions prompt:hello world=,close:variables,close:callstack,open:gradflow,mouse:1275:895')
 names=("$@")

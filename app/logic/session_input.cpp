@@ -79,6 +79,24 @@ std::string unknown_input_message(const Tokenizer& tok, const std::vector<Unknow
   return list + (bad.size() == 1 ? " is" : " are") + " not in the vocabulary (" + vocabulary_summary(tok) + ")";
 }
 
+std::string default_prompt(const Tokenizer& tok, int l_max, bool with_eos, const std::string& preferred) {
+  TokenInput probe("prompt", with_eos);
+  probe.text = preferred;
+  if (probe.encode(tok, l_max) || tok.kind() != TokenizerKind::Char) return preferred;
+  constexpr size_t kCharacters = 5;  // as many as "hello" has
+  std::string alnum;
+  bool separator = false;
+  for (const std::string& p : character_pieces(tok)) {
+    if (p.size() == 1 && std::isalnum(static_cast<unsigned char>(p[0]))) alnum += p;
+    separator |= p == "=";
+  }
+  std::stable_sort(alnum.begin(), alnum.end(), reading_order);
+  std::string text = alnum.substr(0, kCharacters) + (separator ? "=" : "");
+  const int room = l_max - 1 - (with_eos ? 1 : 0);  // the tokens left beside <bos> (and <eos>)
+  if (static_cast<int>(text.size()) > room) text.resize(static_cast<size_t>(std::max(room, 0)));
+  return text;
+}
+
 bool TokenInput::encode(const Tokenizer& tok, int l_max) {
   unknown = tok.unknown(text);
   error.clear();

@@ -19,6 +19,13 @@ std::string vocabulary_summary(const Tokenizer& tok);
 // characters are named (1-based piece positions), then how many more.
 std::string unknown_input_message(const Tokenizer& tok, const std::vector<UnknownChar>& bad);
 
+// The prompt a freshly opened model starts with: `preferred` ("hello=") when the model reads it
+// (its characters in the vocabulary, within ℓ_max). Else, for a character vocabulary that lacks
+// some of them (a model trained on a task's few characters), up to five of its letters and digits
+// in reading order, then "=" where it has one (the tasks' separator), as many as ℓ_max allows. Other
+// tokenizers keep `preferred`: their message says what to type (plain ids, for one).
+std::string default_prompt(const Tokenizer& tok, int l_max, bool with_eos, const std::string& preferred);
+
 // Text the model reads (the prompt x, or the context z of Algorithm 8's encoder) and its tokens.
 // When the text cannot be encoded, `tokens` stay those of the last text that could be (stale):
 // the trace shown is of them, and `error` says what to fix.

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "app/attention_calls.hpp"
@@ -48,17 +49,50 @@ int layers_of(const std::vector<HeadCall>& calls, const AttentionGroup& g) {
   return std::max(L, 1);
 }
 
-// The height of each of the four views. They share what the grid of heads leaves, but take at
-// least `readable` (what their rows need to be labelled one by one), up to half the panel each:
-// the views come first, and the grid under them scrolls.
-float view_height(float avail_y, float grid_h, float readable, float F, bool gradients) {
-  const float text_h = F * (gradients ? 7.5f : 5.5f);  // the axis line above the views, the explanations
+// The height of each of the four views of a forward trace. They share what the grid of heads
+// leaves, but take at least `readable` (what their rows need to be labelled one by one), up to half
+// the panel each: the views come first, and the grid under them scrolls.
+float view_height(float avail_y, float grid_h, float readable, float F) {
+  const float text_h = F * 5.5f;     // the axis line above the views, the explanation under them
   const float caption_h = F * 1.4f;  // each view's caption
   const float half = (avail_y - text_h) * 0.5f - caption_h;
   const float shared = (avail_y - grid_h - text_h) * 0.5f - caption_h;
-  // The floor: labels, cells and legend still readable; with the gradients a little less, so that
-  // S, A, ∇S and ∇A fit together in a 720-pixel-high window.
-  return std::max({shared, std::min(readable, half), F * (gradients ? 8.5f : 10.0f)});
+  return std::max({shared, std::min(readable, half), F * 10.0f});  // the floor: labels, cells and legend readable
+}
+
+// How `views` gradient views (2 or 4) sit in the `width` × `height` left in view: in 1, 2 or 4
+// columns, each `height` tall, whichever gives each view's cells the most room (four side by side
+// in a wide panel, two over two in a narrow one); the explanations and the grid of heads scroll
+// under them. `with_S`: S after masking is among them, with the key of its −∞ cells under it (a
+// line more than the others).
+struct ViewGrid {
+  int columns = 2;
+  float height = 0;
+};
+ViewGrid gradient_grid(int views, bool with_S, float width, float height, float F) {
+  // Above each view its caption and the table's padding.
+  const float caption_h = F * 1.4f + ImGui::GetStyle().CellPadding.y * 2 + (with_S ? ImGui::GetFrameHeightWithSpacing() : 0.0f);
+  const float labels = F * 4.0f;  // the token labels beside and above the cells, the legend under them
+  ViewGrid best;
+  float best_side = -1;
+  for (int columns : {1, 2, 4}) {
+    if (columns > views) break;
+    const ViewGrid g{columns, height / static_cast<float>(views / columns) - caption_h};
+    const float side = std::min(width / static_cast<float>(columns), g.height) - labels;
+    if (side > best_side) best = g, best_side = side;
+  }
+  best.height = std::max(best.height, F * 8.5f);  // the floor: labels, cells and legend readable (the panel then scrolls)
+  return best;
+}
+
+const char* views_name(AttentionPanel::GradientViews v) {
+  switch (v) {
+    case AttentionPanel::GradientViews::Forward: return "forward";
+    case AttentionPanel::GradientViews::Gradient: return "gradient";
+    case AttentionPanel::GradientViews::Auto:
+    case AttentionPanel::GradientViews::Both: break;
+  }
+  return "both";
 }
 
 }  // namespace
@@ -121,6 +155,18 @@ void AttentionPanel::draw_cursor_link(App& app, const HeadCall& call) {
   }
 }
 
+void AttentionPanel::draw_gradient_switch(GradientViews shown) {
+  int v = static_cast<int>(shown);
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextDisabled("show");
+  ImGui::SameLine();
+  radio_in_row("S, A, ∇S and ∇A", &v, static_cast<int>(GradientViews::Both), true);
+  radio_in_row("S and A", &v, static_cast<int>(GradientViews::Forward), false);
+  radio_in_row("∇S and ∇A", &v, static_cast<int>(GradientViews::Gradient), false);
+  item_tooltip("Two views are twice as tall as four: on a projector, show the forward pair or the gradient pair alone.");
+  if (v != static_cast<int>(shown)) gradient_views_ = static_cast<GradientViews>(v);
+}
+
 void AttentionPanel::draw_views(App& app, const HeadCall& call, const AttentionGroup& group, float avail_y,
                                 float grid_h) {
   const float F = ImGui::GetFontSize();
@@ -134,44 +180,66 @@ void AttentionPanel::draw_views(App& app, const HeadCall& call, const AttentionG
     o.max_width = ImGui::GetContentRegionAvail().x;
     return o;
   };
-  const bool gradients = call.dS && call.dA;  // a traced backward reached this head
   float map_h = 0;  // the views share one height (and axes): S's, in a column of the table below
-  auto view = [&](const char* id, const std::string& caption, size_t k, const Value& v) {
-    math_text(app.fonts, caption);
-    HeatmapOptions o = options(k, v);
-    if (map_h == 0)
-      map_h = view_height(avail_y, grid_h, heatmap_height_to_label_rows(MatView(v.m), app.fonts, o), F, gradients);
+  struct View {
+    const char* id;
+    std::string caption;
+    size_t k;
+    const Value* v;
+  };
+  auto draw_view = [&](const View& w) {
+    math_text(app.fonts, w.caption);
+    HeatmapOptions o = options(w.k, *w.v);
+    if (map_h == 0) map_h = view_height(avail_y, grid_h, heatmap_height_to_label_rows(MatView(w.v->m), app.fonts, o), F);
     o.max_height = map_h;
     o.mark_row = hover_.row;
     o.mark_col = hover_.col;
-    const HeatmapHover hv = heatmap(id, v.m, app.fonts, o);
-    trace_dependencies(app, k, v, hv);  // the hovered cell's sources, framed in the other views
+    const HeatmapHover hv = heatmap(w.id, w.v->m, app.fonts, o);
+    trace_dependencies(app, w.k, *w.v, hv);  // the hovered cell's sources, framed in the other views
     if (hv.hovered) hovered = hv;
   };
   math_phrases(app.fonts, {group.title + ":", "rows ↓ t_z (keys),", "columns → t_x (queries)"},
                ImGui::GetColorU32(ImGuiCol_TextDisabled));
-  if (ImGui::BeginTable("views", 2, ImGuiTableFlags_SizingStretchSame)) {
-    if (!gradients) {  // with the gradients, the two rows are S and A, then ∇S and ∇A under them
-      ImGui::TableNextColumn();
-      view("S", "S = Kᵀ Q, line 4", call.line4, *call.S);
-      ImGui::TableNextColumn();
-      view("Mask", "Mask[t_z, t_x]", call.enter, *call.mask);
+  const bool gradients = call.dS && call.dA;  // a traced backward reached this head
+  std::vector<View> views;
+  int columns = 2;
+  GradientViews shown = GradientViews::Both;
+  if (!gradients) {
+    views = {{"S", "S = Kᵀ Q, line 4", call.line4, call.S},
+             {"Mask", "Mask[t_z, t_x]", call.enter, call.mask},
+             {"masked", "S after masking, line 5", call.line5, call.S_masked},
+             {"softmax", call.A->name + ", line 6", call.line6, call.A}};
+  } else {
+    // S after masking and A, and ∇S and ∇A from the head's adjoint frame (hover traces their cells there).
+    const float switch_h = ImGui::GetFrameHeightWithSpacing();
+    ImVec2 left = ImGui::GetContentRegionAvail();  // under the switch, less a margin above the panel's edge
+    left.y -= switch_h + F * 0.5f;
+    shown = gradient_views_;
+    const float readable = heatmap_height_to_label_rows(MatView(call.dS->m), app.fonts, options(call.dS_event, *call.dS));
+    if (shown == GradientViews::Auto)  // all four where their rows can all be labelled
+      shown = gradient_grid(4, true, left.x, left.y, F).height >= readable ? GradientViews::Both : GradientViews::Gradient;
+    draw_gradient_switch(shown);
+    if (shown != GradientViews::Gradient) {
+      views.push_back({"masked", "S after masking, line 5", call.line5, call.S_masked});
+      views.push_back({"softmax", call.A->name + ", line 6", call.line6, call.A});
     }
-    ImGui::TableNextColumn();
-    view("masked", "S after masking, line 5", call.line5, *call.S_masked);
-    ImGui::TableNextColumn();
-    view("softmax", call.A->name + ", line 6", call.line6, *call.A);
-    if (gradients) {
-      // ∇S and ∇A under S and A: the adjoint frame's own values (hover traces their cells there).
+    if (shown != GradientViews::Forward) {
+      views.push_back({"grad-S", "∇S, masked cells exactly 0", call.dS_event, call.dS});
+      views.push_back({"grad-A", "∇A, A = softmax(S/√d_attn)", call.dA_event, call.dA});
+    }
+    const ViewGrid g = gradient_grid(static_cast<int>(views.size()), shown != GradientViews::Gradient, left.x, left.y, F);
+    columns = g.columns;
+    map_h = g.height;
+  }
+  if (ImGui::BeginTable("views", columns, ImGuiTableFlags_SizingStretchSame)) {
+    for (const View& w : views) {
       ImGui::TableNextColumn();
-      view("grad-S", "∇S, masked cells exactly 0", call.dS_event, *call.dS);
-      ImGui::TableNextColumn();
-      view("grad-A", "∇A, A = softmax(S/√d_attn)", call.dA_event, *call.dA);
+      draw_view(w);
     }
     ImGui::EndTable();
   }
   shown_ = {call.idx.l, call.idx.h, gradients, MatF(call.A->m), gradients ? MatF(call.dS->m) : MatF(),
-            gradients ? MatF(call.dA->m) : MatF(), MatF(call.mask->m)};
+            gradients ? MatF(call.dA->m) : MatF(), MatF(call.mask->m), gradients ? views_name(shown) : "", columns};
   hover_ = hovered;
   ImGui::PushTextWrapPos(0.0f);
   ImGui::TextDisabled(

@@ -2,13 +2,15 @@
 // S = KᵀQ (Algorithm 4 line 4), S after masking (line 5, −∞ cells), the mask itself, and
 // softmax(S/√d_attn) (line 6), each with token labels on both axes; under them, every head of
 // every layer as a thumbnail of its softmax, a click moving the cursor to that head's call.
-// After a traced training step's backward pass (issue 24; not in the paper), the four views are S
-// after masking and A, with ∇S and ∇A of the head under them (from its Attention adjoint frame). All
-// matrices are read from the trace.
+// After a traced training step's backward pass (issue 24; not in the paper), the views are S after
+// masking and A, and ∇S and ∇A of the head (from its Attention adjoint frame): all four where each can
+// label every row, else ∇S and ∇A alone, large enough for a projector, and a switch picks the pair or
+// all four. All matrices are read from the trace.
 #pragma once
 #include <cstddef>
 #include <cstdint>
 
+#include <string>
 #include <vector>
 
 #include "app/app.hpp"
@@ -18,12 +20,19 @@
 namespace sf {
 struct AttentionPanel {
   void draw(App& app);
+  // After a traced backward, which of S, A, ∇S and ∇A the large views show: all four (side by side
+  // where the panel is wide enough, else two over two), or two of them, each twice as tall. Auto
+  // (until the learner picks): all four where each has room to label every row, else ∇S and ∇A.
+  enum class GradientViews { Auto, Both, Forward, Gradient };
+  void set_gradient_views(GradientViews v) { gradient_views_ = v; }
   // What the large views showed in the last frame (--dump-state): the head, and its ∇S and ∇A
   // when a traced backward reached it (empty otherwise).
   struct Shown {
     int l = 0, h = 0;
     bool gradients = false;
     MatF A, dS, dA, mask;
+    std::string views;  // with the gradients: "both", "forward" or "gradient"
+    int columns = 0;    // the views side by side
   };
   const Shown& shown() const { return shown_; }
 
@@ -34,6 +43,8 @@ struct AttentionPanel {
   // S, the Mask, S after masking and softmax(S/√d_attn) of one call, as tall as their rows need
   // to be labelled, within what the panel (avail_y high, grid_h of it for the grid) can give.
   void draw_views(App& app, const HeadCall& call, const AttentionGroup& group, float avail_y, float grid_h);
+  // The switch between the gradient views, `shown` selected; a click sets gradient_views_.
+  void draw_gradient_switch(GradientViews shown);
   void draw_head_grid(App& app, const std::vector<HeadCall>& calls, const std::vector<AttentionGroup>& groups,
                       float thumb);
 
@@ -42,5 +53,6 @@ struct AttentionPanel {
   size_t followed_ = SIZE_MAX;  // the cursor position whose indices were last taken over
   HeatmapHover hover_;          // the cell hovered last frame, outlined in all the views
   Shown shown_;
+  GradientViews gradient_views_ = GradientViews::Auto;
 };
 }  // namespace sf

@@ -51,10 +51,14 @@ void notation_line(const App& app, Notation n, const Event& ev, const PseudoLine
     for (const std::string& step : own->steps) wrapped_math(app, "· " + step, selected ? ImGui::GetColorU32(ImGuiCol_Text) : dim);
     if (variant) ImGui::TextDisabled("(variant: %s)", own->variant.c_str());
   } else {
-    const NotationText nt = notation_text(n, ev.ref());
+    const NotationText nt = notation_text(n, ev.ref(), app.session.model().config);
     if (!nt.text.empty()) {
       wrapped_math(app, nt.text, selected ? ImGui::GetColorU32(ImGuiCol_Text) : dim);
-      if (variant) ImGui::TextDisabled("(written for the paper's configuration; this model runs the variant above)");
+      // A backward line's DYZ text follows the model's norm order (notation_text); its other variants are the paper's.
+      if (variant)
+        ImGui::TextDisabled("%s", ev.pass == Pass::Backward && n == Notation::DinanYaidaZhang
+                                      ? "(written for this model's norm order and otherwise the paper's configuration; this model runs the variant above)"
+                                      : "(written for the paper's configuration; this model runs the variant above)");
     } else {
       ImGui::PushTextWrapPos(0.0f);
       ImGui::TextDisabled("no counterpart: %s", nt.no_counterpart.c_str());

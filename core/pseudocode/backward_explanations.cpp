@@ -83,12 +83,15 @@ const char* explain_sublayer(int alg, int line, bool pre) {
 
 }  // namespace
 
-const char* explain_adjoint(int alg, int line, const ModelConfig& c) {
+bool backward_listing_pre_ln(int alg, const ModelConfig& c) {
   // The listing of 8, 9 or 10 is written for the model's variants only when the model is of that
   // architecture (backward_pseudocode_for); else for the paper's, where only GPT is pre-LN.
   const char* arch = alg == 10 ? "gpt" : alg == 9 ? "bert" : "ed";
-  const bool pre = c.arch == arch ? c.norm_pos() == NormPosition::Pre : alg == 10;
-  if (const char* s = explain_sublayer(alg, line, pre)) return s;
+  return c.arch == arch ? c.norm_pos() == NormPosition::Pre : alg == 10;
+}
+
+const char* explain_adjoint(int alg, int line, const ModelConfig& c) {
+  if (const char* s = explain_sublayer(alg, line, backward_listing_pre_ln(alg, c))) return s;
   return explain_adjoint(alg, line);
 }
 

@@ -51,6 +51,11 @@ const PseudoLine* backward_line(int alg, int line);
 // many sub-steps it ran.
 int count_substeps(const Trace& t, size_t k);
 
+// Whether the listing of `alg` as shown for the model of configuration c runs its norms before their
+// sub-layers (pre-LN): the model's norm position when it is of that listing's architecture (8: "ed",
+// 9: "bert", 10: "gpt"), else the paper's, where only GPT (Algorithm 10) is pre-LN.
+bool backward_listing_pre_ln(int alg, const ModelConfig& c);
+
 // "adjoint of line 6": how a backward line is named wherever one is shown.
 std::string adjoint_name(int line);
 

@@ -236,6 +236,12 @@ NotationText notation_text(Notation n, LineRef r) {
   return n == Notation::Carpenter ? e->carpenter : e->dyz;
 }
 
+NotationText notation_text(Notation n, LineRef r, const ModelConfig& c) {
+  if (n == Notation::DinanYaidaZhang && r.pass == Pass::Backward)
+    if (const std::optional<NotationText> t = norm_ordered_dyz(r.alg, r.line, backward_listing_pre_ln(r.alg, c))) return *t;
+  return notation_text(n, r);
+}
+
 NotationName notation_name(int alg, const std::string& paper_name) {
   for (const Named& n : names())
     if ((n.alg == 0 || n.alg == alg) && paper_name == n.paper) return n.name;

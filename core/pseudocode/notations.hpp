@@ -9,9 +9,11 @@
 // there is none and why. For the values a line binds, notation_name() says what each
 // notation calls them and whether it writes them with tokens as rows. Pure data: no I/O.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "core/model/config.hpp"
 #include "core/trace/vocabulary.hpp"
 
 namespace sf {
@@ -52,6 +54,16 @@ const NotationEntry* notation_entry(LineRef r);
 // the "paper" text is the backward listing's (the paper's configuration).
 NotationText notation_text(Notation n, int alg, int line);
 NotationText notation_text(Notation n, LineRef r);
+// As notation_text(n, r), for the open model of configuration c: the DYZ text of a backward line of
+// Algorithm 8, 9 or 10 follows the norm order that listing runs (backward_listing_pre_ln), where the
+// line's meaning depends on it (a residual sub-layer's two lines, a stack's final norm).
+NotationText notation_text(Notation n, LineRef r, const ModelConfig& c);
+
+// The DYZ text of the adjoint of line `line` of Algorithm 8, 9 or 10 in a stack whose norms come
+// before their sub-layers (pre_ln) or after the residual sum (post-LN): a sub-layer's two lines swap
+// meaning, the norm's adjoint adds to ∂ℒ/∂z (pre) or replaces it (post), and a stack's final norm
+// exists or not. nullopt for a line the norm order does not change.
+std::optional<NotationText> norm_ordered_dyz(int alg, int line, bool pre_ln);
 
 // What a notation calls a value the paper binds at a line of `alg`, e.g. for Q: Carpenter
 // "q[n, 1:K]", DYZ "q^h" with indices "t;c".

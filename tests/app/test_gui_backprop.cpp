@@ -3,7 +3,7 @@
 // Algorithm 13; stepping into its line 6 enters the backward frames; a breakpoint on the adjoint of
 // Algorithm 4's line 6 stops in the first head reached (layer 2, head 4 of the default model); there
 // the Variables view shows each gradient beside its forward value, the Tensor view switches between
-// value, gradient and value ⊙ gradient, and the Attention tab shows ∇S and ∇A beside S and A, with
+// value, gradient and value ⊙ gradient, and the Attention tab shows ∇S and ∇A (beside S and A when asked or roomy), with
 // ∇S exactly 0 at every masked cell and equal to the softmax's adjoint of ∇A computed here from A.
 // At 1280×720, 1366×768 and 1920×1080, checked through --dump-state.
 #include <gtest/gtest.h>
@@ -103,7 +103,8 @@ TEST(GuiBackprop, TensorViewSwitchesToGradientAndProduct) {
 TEST(GuiBackprop, AttentionTabShowsGradScoresWithMaskedCellsZero) {
   for (const Size& s : kSizes) {
     SCOPED_TRACE(size_name(s));
-    const AppRun r = run_app_sized(s.w, s.h, "--no-ini", kToAttentionAdjoint + ",open:attention");
+    // All four views, as the learner picks them at any size (by default only where they fit: below).
+    const AppRun r = run_app_sized(s.w, s.h, "--no-ini", kToAttentionAdjoint + ",open:attention,attention-views:both");
     ASSERT_EQ(r.exit_code, 0) << r.output;
     expect_attention_adjoint(r.state);
     const json& a = r.state["attention_view"];
@@ -142,4 +143,65 @@ TEST(GuiBackprop, AttentionTabShowsGradScoresWithMaskedCellsZero) {
       EXPECT_TRUE((*h)["visible"].get<bool>()) << name;
     }
   }
+}
+
+namespace {
+
+// How many of a heatmap's rows got their token label (the others were thinned out for lack of height).
+size_t labelled_rows(const json& h) {
+  size_t n = 0;
+  for (const json& l : h["row_labels"]) n += !l.get<std::string>().empty();
+  return n;
+}
+
+double height_of(const json& h) { return h["rect"][3].get<double>(); }
+
+}  // namespace
+
+// Issue 24 at a projector's size: four views of a 15-token sequence in a 720-pixel-high window were
+// about 50 px of cells each, 3 of 15 rows labelled. By default the tab now shows all four only where
+// each can label every row (1920×1080), else ∇S and ∇A alone, every row labelled; the switch shows a
+// pair at any size, each view more than twice as tall as in the four (one row of views instead of two,
+// and one caption fewer above each).
+TEST(GuiBackprop, AttentionTabViewsAreReadableAtProjectorSizes) {
+  for (const Size& s : kSizes) {
+    SCOPED_TRACE(size_name(s));
+    const AppRun r = run_app_sized(s.w, s.h, "--no-ini", kToAttentionAdjoint + ",open:attention");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const bool roomy = s.h >= 1080;
+    EXPECT_EQ(r.state["attention_view"]["views"], roomy ? "both" : "gradient");
+    const size_t n = r.state["attention_view"]["A"].size();
+    ASSERT_EQ(n, 15u);
+    std::vector<std::string> shown{"∇S", "∇A"};
+    if (roomy) shown.insert(shown.end(), {"S", "softmax(S/√d_attn)"});
+    for (const std::string& name : shown) {
+      const json* h = heatmap_named(r.state, name, false);
+      ASSERT_NE(h, nullptr) << name;
+      EXPECT_TRUE((*h)["visible"].get<bool>()) << name;
+      EXPECT_EQ(labelled_rows(*h), n) << name << ": every token row labelled";
+    }
+    if (!roomy) EXPECT_EQ(heatmap_named(r.state, "S", false), nullptr) << "S and A wait for the switch";
+    // The pairs against the four, at the same size.
+    const AppRun both = run_app_sized(s.w, s.h, "--no-ini", kToAttentionAdjoint + ",open:attention,attention-views:both");
+    const AppRun forward = run_app_sized(s.w, s.h, "--no-ini", kToAttentionAdjoint + ",open:attention,attention-views:forward");
+    ASSERT_EQ(forward.exit_code, 0) << forward.output;
+    EXPECT_EQ(forward.state["attention_view"]["views"], "forward");
+    EXPECT_EQ(heatmap_named(forward.state, "∇S", false), nullptr);
+    const json* S = heatmap_named(forward.state, "S", false);  // with the key of its −∞ cells under it
+    ASSERT_NE(S, nullptr);
+    EXPECT_TRUE((*S)["visible"].get<bool>()) << "S after masking, whole";
+    for (const auto& [pair, name] : {std::pair{&r, "∇S"}, std::pair{&forward, "softmax(S/√d_attn)"}}) {
+      const json* big = heatmap_named(pair->state, name, false);
+      const json* small = heatmap_named(both.state, name, false);
+      ASSERT_NE(big, nullptr) << name;
+      ASSERT_NE(small, nullptr) << name;
+      EXPECT_TRUE((*big)["visible"].get<bool>()) << name;
+      if (!roomy) EXPECT_GT(height_of(*big), 2 * height_of(*small)) << name << " alone in its pair, against the four";
+    }
+  }
+  const AppRun bad = run_app("", kToAttentionAdjoint + ",attention-views:sideways");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.output.find("attention-views takes both (S, A, ∇S and ∇A), forward (S and A) or gradient (∇S and ∇A)"),
+            std::string::npos)
+      << bad.output;
 }

@@ -173,6 +173,8 @@ TEST(Session, AModelWhoseVocabularyLacksThePromptStillTraces) {
   c.d_attn = c.d_mid = 4;
   c.d_mlp = 16;
   c.l_max = 8;
+  s.set_prompt("hello=");  // typed, so kept (a default prompt would be the model's own characters)
+  s.wait_for_trace();
   s.set_model(Model::initialised(c, 3), "tiny");
   EXPECT_FALSE(s.prompt_input().error.empty());  // "hello=" has no 0/1 characters
   ASSERT_EQ(s.tokens().size(), 1u);

@@ -47,3 +47,35 @@ TEST(SessionVocab, ACharacterModelReadsItsMetaPkl) {
   EXPECT_EQ(s.tokens().size(), 5u);  // one token per character, nothing added
   EXPECT_EQ(s.tokenizer().decode_text(s.tokens()), "hello");
 }
+
+// Issue 24: a model whose character vocabulary lacks letters of the default prompt "hello=" (the
+// encoder-decoder of tests/data/backprop, trained on a–e and "=") used to open on a vocabulary
+// error and a stale trace of [bos_token]. Its default prompt is now made of its own characters; a
+// prompt the learner typed is kept (with its error), and the next model gets "hello=" back.
+TEST(SessionVocab, AFreshlyOpenedModelGetsADefaultPromptItsVocabularyReads) {
+  const std::string ed = std::string(STEPFORMER_SOURCE_DIR) + "/tests/data/backprop/ed.safetensors";
+  const std::string fallback = std::string(STEPFORMER_SOURCE_DIR) + "/tests/data/backprop/gpt.safetensors";
+  Session s;
+  ASSERT_EQ(s.prompt(), "hello=");
+  std::string error;
+  ASSERT_TRUE(s.load_model(ed, error)) << error;
+  ASSERT_EQ(s.model().config.arch, "ed");
+  EXPECT_EQ(s.prompt(), "abcde=");  // five letters in reading order, then the tasks' separator
+  EXPECT_TRUE(s.prompt_input().error.empty()) << s.prompt_input().error;
+  EXPECT_FALSE(s.trace_stale());
+  EXPECT_EQ(s.tokenizer().decode_text(s.tokens()), "abcde=");
+  EXPECT_EQ(s.tokens().size(), 7u);  // [bos_token] and six characters, within ℓ_max = 8
+  EXPECT_EQ(s.tokens_z().size(), 2u);  // the empty context z: [bos_token, eos_token]
+  // A typed prompt stays, refused with what to fix, when the next model cannot read it.
+  s.set_prompt("abx");
+  s.wait_for_trace();
+  ASSERT_TRUE(s.load_model(fallback, error)) << error;
+  EXPECT_EQ(s.prompt(), "abx");
+  EXPECT_NE(s.prompt_input().error.find("\"x\" at 3 is not in the vocabulary"), std::string::npos) << s.prompt_input().error;
+  // The default model reads "hello=": a prompt nobody typed goes back to it.
+  Session fresh;
+  ASSERT_TRUE(fresh.load_model(ed, error)) << error;
+  ASSERT_TRUE(fresh.load_model(std::string(STEPFORMER_SOURCE_DIR) + "/assets/default.safetensors", error)) << error;
+  EXPECT_EQ(fresh.prompt(), "hello=");
+  EXPECT_TRUE(fresh.prompt_input().error.empty()) << fresh.prompt_input().error;
+}

@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
 
 #include "core/backprop/adjoints.hpp"
 #include "core/backprop/traced_backward.hpp"
@@ -237,6 +238,58 @@ TEST(BackwardListings, NotationsOfBackwardLines) {
   // The forward line keeps its own entry.
   EXPECT_EQ(notation_text(Notation::PhuongHutter, LineRef{4, 6}).text, pseudocode_line(4, 6)->text);
   EXPECT_TRUE(contains(notation_text(Notation::Carpenter, LineRef{4, 9, Pass::Backward}).no_counterpart, "no adjoint of line 9"));
+}
+
+// Issue 24: the DYZ entries of the transformer-level lines followed the paper's norm order whatever
+// the model's. For the open model they follow its own: under post-LN, GPT's line 5 is the attention
+// added to the residual (not the norm's share), line 6 the norm, and line 10 (no final norm) has no
+// counterpart; under pre-LN, BERT's and the encoder-decoder's lines swap the other way.
+TEST(BackwardListings, DyzNotationFollowsTheModelsNormOrder) {
+  auto dyz = [](int alg, int line, const ModelConfig& c) {
+    return notation_text(Notation::DinanYaidaZhang, LineRef{alg, line, Pass::Backward}, c);
+  };
+  ModelConfig post_gpt = config("gpt"), pre_bert = config("bert"), pre_ed = config("ed");
+  post_gpt.norm_position = NormPosition::Post;
+  pre_bert.norm_position = pre_ed.norm_position = NormPosition::Pre;
+  for (const auto& [alg, paper, variant] : std::vector<std::tuple<int, ModelConfig, ModelConfig>>{
+           {10, config("gpt"), post_gpt}, {9, config("bert"), pre_bert}, {8, config("ed"), pre_ed}}) {
+    const bool paper_pre = alg == 10;
+    for (const PseudoLine& l : backward_pseudocode_for(alg, paper).lines) {
+      if (l.number == 0) continue;
+      // The paper's configuration gives the table's entry, unchanged.
+      const NotationText table = notation_text(Notation::DinanYaidaZhang, LineRef{alg, l.number, Pass::Backward});
+      EXPECT_EQ(dyz(alg, l.number, paper).text, table.text) << "Algorithm " << alg << ", " << adjoint_name(l.number);
+    }
+    // Line 5 is a norm in one order and the self-attention in the other.
+    const std::string norm_share = "∂ℒ/∂z^{(ℓ)}_{α;t;j} += ", attention_added = "∂ℒ/∂z^{(ℓ)}_{α;t;i} = ∂ℒ/∂z^{(ℓ+1)}_{α;t;i} + Σ_{h=1}^{H}";
+    const std::string pre5 = dyz(alg, 5, paper_pre ? paper : variant).text, post5 = dyz(alg, 5, paper_pre ? variant : paper).text;
+    EXPECT_NE(pre5, post5) << "Algorithm " << alg;
+    EXPECT_TRUE(contains(pre5, norm_share) && contains(pre5, "pre-LN")) << pre5;
+    EXPECT_TRUE(contains(post5, attention_added) && contains(post5, "post-LN")) << post5;
+    // Line 6 the other way round: the heads reading the norm's output s, or the norm replacing ∂ℒ/∂z.
+    const std::string pre6 = dyz(alg, 6, paper_pre ? paper : variant).text, post6 = dyz(alg, 6, paper_pre ? variant : paper).text;
+    EXPECT_TRUE(contains(pre6, "∂ℒ/∂s^{(ℓ)}_{α;t;i} = Σ_{h=1}^{H}")) << pre6;
+    EXPECT_TRUE(contains(post6, "∂ℒ/∂z_{α;t;j} = (1/√(σ²_{α;t} + ε))") && contains(post6, "replaces")) << post6;
+    // The MLP (line 8 pre-LN, 7 post-LN) reads the norm's output s, or z itself.
+    EXPECT_TRUE(contains(dyz(alg, 8, paper_pre ? paper : variant).text, "∂ℒ/∂w_{α;t;j} s_{α;t;i}"));
+    EXPECT_TRUE(contains(dyz(alg, 7, paper_pre ? variant : paper).text, "∂ℒ/∂w_{α;t;j} z_{α;t;i}"));
+    // Every line of the variant's own listing still has a text or says why not.
+    for (const PseudoLine& l : backward_pseudocode_for(alg, variant).lines) {
+      if (l.number == 0) continue;
+      const NotationText nt = dyz(alg, l.number, variant);
+      EXPECT_NE(nt.text.empty(), nt.no_counterpart.empty()) << "Algorithm " << alg << ", " << adjoint_name(l.number);
+    }
+  }
+  // A stack's final norm: post-LN GPT has none; pre-LN encoder-decoder's decoder has one.
+  EXPECT_TRUE(contains(dyz(10, 10, post_gpt).no_counterpart, "post-LN has no final norm")) << dyz(10, 10, post_gpt).text;
+  EXPECT_TRUE(contains(dyz(10, 10, config("gpt")).text, "Algorithm 6's adjoint"));
+  EXPECT_TRUE(contains(dyz(8, 20, pre_ed).text, "the stack's final norm"));
+  EXPECT_FALSE(dyz(8, 20, config("ed")).no_counterpart.empty());
+  // The decoder's cross-attention (line 16 post-LN, 17 pre-LN) has no counterpart either way.
+  EXPECT_TRUE(contains(dyz(8, 16, config("ed")).no_counterpart, "cross-attention"));
+  EXPECT_TRUE(contains(dyz(8, 17, pre_ed).no_counterpart, "cross-attention"));
+  // A model of another architecture sees a listing in the paper's order (backward_pseudocode_for).
+  EXPECT_EQ(dyz(9, 5, post_gpt).text, dyz(9, 5, config("bert")).text);
 }
 
 // ---- every line the traced backward emits is in its listing ----

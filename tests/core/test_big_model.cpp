@@ -11,6 +11,7 @@
 #include "core/arch/architecture.hpp"
 #include "core/gradients/grad.hpp"
 #include "core/model/config.hpp"
+#include "core/model/known_configs.hpp"
 #include "core/model/params.hpp"
 #include "core/parallel/parallel.hpp"
 #include "core/training/training.hpp"
@@ -29,14 +30,7 @@ ModelConfig big_vocab() {
   c.d_attn = c.d_mid = 32;
   c.d_mlp = 2048;
   c.l_max = 32;
-  c.tied_unembedding = true;
-  c.activation = Activation::GELUTanh;
-  c.tokenizer = TokenizerKind::Gpt2;
-  c.vocab.clear();
-  c.vocab_size = 20000;
-  c.bos_id = c.eos_id = 20000;
-  c.mask_id = -1;
-  return c;
+  return with_gpt2_choices(c, 20000);  // a GPT-2-style vocabulary of 20000 ids, tied, GELU-tanh
 }
 
 Tokens prompt(int n) {

@@ -24,7 +24,8 @@ inline ModelConfig ed_test_config(int L_enc, int L_dec, int H, int d_e, int d_at
           .d_mlp = d_mlp, .l_max = l_max, .vocab = std::move(vocab)};
 }
 
-// A model of configuration c with θ in double, every entry N(0, scale²) (γ's around 1).
+// A model of configuration c (any architecture) with θ in double, every entry N(0, scale²) (γ's
+// around 1); W() binds it as an encoder-decoder's, model() rounds it to float, as a checkpoint holds it.
 struct SpreadModel {
   ModelConfig c;
   ParamTable table{c};
@@ -32,6 +33,11 @@ struct SpreadModel {
   SpreadModel(ModelConfig config, uint64_t seed, double scale)
       : c(std::move(config)), table(c), theta(spread_theta(table, seed, scale)) {}
   EdW<const double> W() const { return bind_ed<const double>(table, theta.data()); }
+  Model model() const {
+    Model m(c);
+    m.theta.assign(theta.begin(), theta.end());
+    return m;
+  }
 };
 
 // What f throws as sf::Error ("" when it throws nothing).

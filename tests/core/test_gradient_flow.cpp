@@ -31,13 +31,8 @@ ModelConfig gpt_config() {
   return c;
 }
 
-// A model of configuration c with θ spread as N(0, 0.5²) (γ around 1), rounded to float.
-Model spread_model(const ModelConfig& c, uint64_t seed) {
-  Model m(c);
-  const std::vector<double> theta = spread_theta(m.table, seed, 0.5);
-  m.theta.assign(theta.begin(), theta.end());
-  return m;
-}
+// The models: θ spread as N(0, 0.5²) (γ around 1), rounded to float (SpreadModel).
+constexpr double kSpread = 0.5;
 
 // ‖∇‖ of θ[offset, offset + n) estimated by a central difference of the loss along u = g/‖g‖, the
 // direction of the analytic gradient g of that block: θ± = θ ± ε·u, rounded to float, and
@@ -94,7 +89,7 @@ void expect_heads_cover_tensor(const std::vector<double>& norms, const ParamEntr
 }  // namespace
 
 TEST(GradientFlow, StreamNormsAreTheColumnNormsOfTheResidualGradients) {
-  const Model gpt = spread_model(gpt_config(), 1);
+  const Model gpt = SpreadModel(gpt_config(), 1, kSpread).model();
   const Batch x = next_token_batch({}, {6, 1, 3, 2, 1, 7});
   const SequenceGradient g = sequence_gradient(gpt, x);
   const GradientFlow f = gradient_flow(gpt, x);
@@ -105,7 +100,7 @@ TEST(GradientFlow, StreamNormsAreTheColumnNormsOfTheResidualGradients) {
   EXPECT_TRUE(f.z.empty());
   EXPECT_TRUE(f.saliency_z().empty());
 
-  const Model ed = spread_model(ed_test_config(2, 1, 2, 8, 4, 3, 8, 8, kVocab), 3);
+  const Model ed = SpreadModel(ed_test_config(2, 1, 2, 8, 4, 3, 8, 8, kVocab), 3, kSpread).model();
   const Batch zx = next_token_batch({6, 2, 4, 7}, {6, 1, 3, 7});
   const SequenceGradient ge = sequence_gradient(ed, zx);
   const GradientFlow fe = gradient_flow(ed, zx);
@@ -120,7 +115,7 @@ TEST(GradientFlow, StreamNormsAreTheColumnNormsOfTheResidualGradients) {
 TEST(GradientFlow, SaliencyIsTheLossGradientsNormAtEachEmbeddingColumnByDifferences) {
   // X entering layer 1 is e_t + W_p[:, t]: shifting W_p's column t shifts X[:, t] alone, so the
   // loss's slope along that column's gradient is ‖∂loss/∂e_t‖.
-  const Model gpt = spread_model(gpt_config(), 2);
+  const Model gpt = SpreadModel(gpt_config(), 2, kSpread).model();
   const Batch x = next_token_batch({}, {6, 1, 3, 2, 1, 7});
   const std::vector<double> grad = sequence_gradient(gpt, x).grad;
   const std::vector<double> s = gradient_flow(gpt, x).saliency();
@@ -136,7 +131,7 @@ TEST(GradientFlow, SaliencyIsTheLossGradientsNormAtEachEmbeddingColumnByDifferen
 
   // BERT: only the masked positions carry loss, but every token's embedding gets gradient
   // through the bidirectional mask.
-  const Model bert = spread_model(bert_test_config(1, 2, 8, 4, 3, 8, 6, 8, kVocab), 4);
+  const Model bert = SpreadModel(bert_test_config(1, 2, 8, 4, 3, 8, 6, 8, kVocab), 4, kSpread).model();
   const Batch xt = masked_batch({6, 1, 3, 2, 7}, {3}, 5);
   const std::vector<double> gb = sequence_gradient(bert, xt).grad;
   const std::vector<double> sb = gradient_flow(bert, xt).saliency();
@@ -149,7 +144,7 @@ TEST(GradientFlow, SaliencyIsTheLossGradientsNormAtEachEmbeddingColumnByDifferen
 }
 
 TEST(GradientFlow, HeadNormsAreEachHeadsGradientNormByDifferences) {
-  const Model gpt = spread_model(gpt_config(), 5);
+  const Model gpt = SpreadModel(gpt_config(), 5, kSpread).model();
   const Batch x = next_token_batch({}, {6, 2, 4, 1, 3});
   const std::vector<double> grad = sequence_gradient(gpt, x).grad;
   const std::vector<HeadGradNorms> heads = gradient_flow(gpt, x).heads;
@@ -171,7 +166,7 @@ TEST(GradientFlow, HeadNormsAreEachHeadsGradientNormByDifferences) {
 }
 
 TEST(GradientFlow, EncoderDecoderHeadsAreLabelledByStackAndKind) {
-  const Model ed = spread_model(ed_test_config(1, 1, 2, 8, 4, 3, 8, 8, kVocab), 6);
+  const Model ed = SpreadModel(ed_test_config(1, 1, 2, 8, 4, 3, 8, 8, kVocab), 6, kSpread).model();
   const Batch zx = next_token_batch({6, 2, 4, 7}, {6, 1, 3, 7});
   const std::vector<double> grad = sequence_gradient(ed, zx).grad;
   const std::vector<HeadGradNorms> heads = gradient_flow(ed, zx).heads;

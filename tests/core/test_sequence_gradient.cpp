@@ -35,13 +35,8 @@ ModelConfig gpt_config() {
   return c;
 }
 
-// A model of configuration c with θ spread as N(0, 0.5²) (γ around 1), rounded to float.
-Model spread_model(const ModelConfig& c, uint64_t seed) {
-  Model m(c);
-  const std::vector<double> theta = spread_theta(m.table, seed, 0.5);
-  m.theta.assign(theta.begin(), theta.end());
-  return m;
-}
+// The models: θ spread as N(0, 0.5²) (γ around 1), rounded to float (SpreadModel).
+constexpr double kSpread = 0.5;
 
 // loss and ∇θ by the architecture's batched gradient in double, as training computes them (with
 // loss_weight 1 and nothing kept).
@@ -62,7 +57,7 @@ void expect_training_gradient(const SequenceGradient& s, const std::pair<double,
 }  // namespace
 
 TEST(SequenceGradient, IsTrainingsGradientOfTheSummedLossForEveryArchitecture) {
-  const Model gpt = spread_model(gpt_config(), 1);
+  const Model gpt = SpreadModel(gpt_config(), 1, kSpread).model();
   const Batch x = next_token_batch({}, {6, 1, 3, 2, 1, 7});
   const SequenceGradient g = sequence_gradient(gpt, x);
   expect_training_gradient(g, training_gradient<GptGradient<double>>(gpt, x, &bind_gpt<const double>));
@@ -73,13 +68,13 @@ TEST(SequenceGradient, IsTrainingsGradientOfTheSummedLossForEveryArchitecture) {
     EXPECT_EQ(dX.cols(), 6) << "ℓ";
   }
 
-  const Model bert = spread_model(bert_test_config(1, 2, 8, 4, 3, 8, 6, 8, kVocab), 2);
+  const Model bert = SpreadModel(bert_test_config(1, 2, 8, 4, 3, 8, 6, 8, kVocab), 2, kSpread).model();
   const Batch xt = masked_batch({6, 1, 3, 2, 7}, {2, 4}, 5);
   const SequenceGradient b = sequence_gradient(bert, xt);
   expect_training_gradient(b, training_gradient<BertGradient<double>>(bert, xt, &bind_bert<const double>));
   EXPECT_EQ(b.stream.X.size(), 2u);
 
-  const Model ed = spread_model(ed_test_config(2, 1, 2, 8, 4, 3, 8, 8, kVocab), 3);
+  const Model ed = SpreadModel(ed_test_config(2, 1, 2, 8, 4, 3, 8, 8, kVocab), 3, kSpread).model();
   const Batch zx = next_token_batch({6, 4, 3, 7}, {6, 3, 4, 2, 7});
   const SequenceGradient e = sequence_gradient(ed, zx);
   expect_training_gradient(e, training_gradient<EdGradient<double>>(ed, zx, &bind_ed<const double>));
@@ -93,7 +88,7 @@ TEST(SequenceGradient, IsTrainingsGradientOfTheSummedLossForEveryArchitecture) {
 // Line 2, e_t ← W_e[:, x[t]] + W_p[:, t], is the last adjoint: ∇W_p[:, t] is ∂loss/∂X[:, t] entering
 // layer 1, and ∇W_e[:, v] sums it over the positions holding v (token 1 appears twice).
 TEST(SequenceGradient, TheStreamEnteringLayerOneIsWhatTheEmbeddingGathers) {
-  const Model m = spread_model(gpt_config(), 4);
+  const Model m = SpreadModel(gpt_config(), 4, kSpread).model();
   const Tokens x = {6, 1, 3, 2, 1, 7};
   const SequenceGradient g = sequence_gradient(m, next_token_batch({}, x));
   const MatD& dX = g.stream.X.front();  // (d_e, ℓ)
