@@ -119,4 +119,12 @@ inline std::vector<double> spread_theta(const ParamTable& table, uint64_t seed, 
   return theta;
 }
 
+// A model of configuration c whose θ is spread_theta(table, seed, scale) rounded to float.
+inline Model spread_model(const ModelConfig& c, uint64_t seed, double scale) {
+  Model m(c);
+  const std::vector<double> theta = spread_theta(m.table, seed, scale);
+  m.theta.assign(theta.begin(), theta.end());
+  return m;
+}
+
 }  // namespace sf::test

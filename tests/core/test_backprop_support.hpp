@@ -9,6 +9,7 @@
 #include "core/model/params.hpp"
 #include "core/model/rng.hpp"
 #include "core/trace/trace.hpp"
+#include "grad_check.hpp"
 #include "reference_json.hpp"
 
 namespace sf::test {
@@ -67,14 +68,7 @@ inline std::vector<Mix> gpt_mixes() {
 inline Tokens sample_x() { return {1, 2, 5, 3, 1, 4, 2}; }
 
 // θ with spread (γ around 1, everything else N(0, 0.3²)) so that no path is negligible.
-inline Model spread_model(const ModelConfig& c, uint64_t seed) {
-  Model m = Model::initialised(c, seed);
-  Rng rng(seed + 100);
-  for (const ParamEntry& e : m.table.entries())
-    for (size_t k = 0; k < e.size(); ++k)
-      m.theta[e.offset + k] = static_cast<float>((e.role == ParamRole::Gain ? 1.0 : 0.0) + 0.3 * rng.normal());
-  return m;
-}
+inline Model spread_model(const ModelConfig& c, uint64_t seed) { return spread_model(c, seed + 100, 0.3); }
 
 // The first event at or after `from` with this (alg, line, pass, kind) and, where given (> 0), indices l, h, t.
 inline size_t find_event(const Trace& tr, LineRef ref, EventKind kind = EventKind::Line, int l = 0, int h = 0,

@@ -27,12 +27,6 @@ namespace {
 // d_f = 6 ≠ d_e = 8: W_u must be N_V×d_f. N_V = 8: mask_token 6, bos_token 7, eos_token 8.
 ModelConfig bert_config() { return bert_test_config(2, 2, 8, 4, 3, 16, 6, 8, {"a", "b", "c", "d", "e"}); }
 
-Model spread_model(const ModelConfig& c, uint64_t seed) {
-  Model m(c);
-  const std::vector<double> theta = spread_theta(m.table, seed, 0.5);
-  m.theta.assign(theta.begin(), theta.end());
-  return m;
-}
 
 BertW<const float> W_of(const Model& m) { return bind_bert<const float>(m.table, m.theta.data()); }
 
@@ -109,7 +103,7 @@ TEST(Bert, ConfigurationAndCheckpointRoundTrip) {
   EXPECT_EQ(back.L, c.L);
   EXPECT_THROW(config_from_json(R"({"arch": "bert", "L_enc": 2})"), Error);
   // A checkpoint of a BERT model holds Algorithm 9's table and comes back bit for bit.
-  const Model m = spread_model(c, 9);
+  const Model m = spread_model(c, 9, 0.5);
   const std::filesystem::path path =
       std::filesystem::temp_directory_path() / ("stepformer_bert_" + std::to_string(::getpid()) + ".safetensors");
   save_checkpoint(path.string(), m);
@@ -192,7 +186,7 @@ TEST(Bert, HandWorkedLines10To12) {
 
 TEST(Bert, ColumnsOfPAreDistributions) {
   const ModelConfig c = bert_config();
-  const Model m = spread_model(c, 1);
+  const Model m = spread_model(c, 1, 0.5);
   const MatF P = etransformer<float>({7, 1, 6, 3, 5, 2, 8}, c, W_of(m));
   ASSERT_EQ(P.rows(), c.N_V());
   ASSERT_EQ(P.cols(), 7);
@@ -202,7 +196,7 @@ TEST(Bert, ColumnsOfPAreDistributions) {
 
 TEST(Bert, AttentionIsBidirectionalAnEarlyColumnSeesALaterToken) {
   const ModelConfig c = bert_config();
-  const Model m = spread_model(c, 2);
+  const Model m = spread_model(c, 2, 0.5);
   const MatF P1 = etransformer<float>({7, 1, 2, 3, 8}, c, W_of(m));
   const MatF P2 = etransformer<float>({7, 1, 2, 4, 8}, c, W_of(m));  // token 4 changed
   for (int t = 0; t < 3; ++t)
@@ -212,7 +206,7 @@ TEST(Bert, AttentionIsBidirectionalAnEarlyColumnSeesALaterToken) {
 
 TEST(Bert, TracedEqualsUntracedAndTheMaskIsAllOnes) {
   const ModelConfig c = bert_config();
-  const Model m = spread_model(c, 3);
+  const Model m = spread_model(c, 3, 0.5);
   const Tokens x{7, 2, 6, 4, 8};
   Trace trace;
   Tracer tr(trace);
@@ -244,7 +238,7 @@ TEST(Bert, TracedEqualsUntracedAndTheMaskIsAllOnes) {
 
 TEST(Bert, AnotherMHAttentionForLine5) {
   const ModelConfig c = bert_config();
-  const Model m = spread_model(c, 4);
+  const Model m = spread_model(c, 4, 0.5);
   const Tokens x{7, 1, 2, 3, 8};
   int calls = 0;
   const MHAttentionFn<float> attn = [&](const MatF& X, const MatF& Z, const MHAttentionW<const float>& W,
@@ -259,7 +253,7 @@ TEST(Bert, AnotherMHAttentionForLine5) {
 
 TEST(Bert, InputThatDoesNotFitIsRefused) {
   const ModelConfig c = bert_config();
-  const Model m = spread_model(c, 5);
+  const Model m = spread_model(c, 5, 0.5);
   EXPECT_THROW(etransformer<float>({}, c, W_of(m)), Error);
   EXPECT_THROW(etransformer<float>(Tokens(c.l_max + 1, 1), c, W_of(m)), Error);
   EXPECT_THROW(etransformer<float>({7, 9}, c, W_of(m)), Error);
@@ -435,7 +429,7 @@ TEST(Bert, ExactEventSequence) {
 
 TEST(BertFillIn, ArgmaxAtTauZeroWithTopCandidates) {
   const ModelConfig c = bert_config();
-  const Model m = spread_model(c, 6);
+  const Model m = spread_model(c, 6, 0.5);
   const int M = c.mask_token();
   const Tokens x{7, 1, M, 3, M, 8};
   const FillResult r = fill_masks(x, m, 0.0, 1, 3);
@@ -467,7 +461,7 @@ TEST(BertFillIn, ArgmaxAtTauZeroWithTopCandidates) {
 
 TEST(BertFillIn, SamplingIsSeededAndFollowsQ) {
   const ModelConfig c = bert_config();
-  const Model m = spread_model(c, 7);
+  const Model m = spread_model(c, 7, 0.5);
   const int M = c.mask_token();
   const Tokens x{7, M, 2, 8};
   EXPECT_EQ(fill_masks(x, m, 1.0, 42, 0).filled, fill_masks(x, m, 1.0, 42, 0).filled);
@@ -488,7 +482,7 @@ TEST(BertFillIn, SamplingIsSeededAndFollowsQ) {
 
 TEST(BertFillIn, RefusesAPromptWithoutMaskAndOtherArchitectures) {
   const ModelConfig c = bert_config();
-  const Model m = spread_model(c, 8);
+  const Model m = spread_model(c, 8, 0.5);
   try {
     fill_masks({7, 1, 2, 8}, m, 0.0, 1, 3);
     FAIL() << "no error";
