@@ -30,6 +30,7 @@ PaperTraining::Loss EdTraining::loss_and_gradient(const Example& ex, const Model
                                                   ModelGradient& g, Rng& rng, Tracer* tr) {
   // θ changes at the update line while the trace lives: bind it by copy (trace.hpp).
   TraceParamCopies copies(tr);
+  TraceParameters params(tr, model.table, model.theta.data());  // each bound tensor says its entry of θ
   const Tokens &z = ex.z, &x = ex.x;
   TraceSequences labels(tr, x, z);  // this example's tokens label the values of lines 3–5
   // L3: ℓ ← length(x_n)

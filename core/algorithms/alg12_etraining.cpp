@@ -52,6 +52,7 @@ PaperTraining::Loss ETraining::loss_and_gradient(const Example& ex, const Model&
                                                  ModelGradient& g, Rng& rng, Tracer* tr) {
   // θ changes at the update line while the trace lives: bind it by copy (trace.hpp).
   TraceParamCopies copies(tr);
+  TraceParameters params(tr, model.table, model.theta.data());  // each bound tensor says its entry of θ
   const ModelConfig& c = model.config;
   const Tokens& x = ex.x;
   // L3: ℓ ← length(x_n)

@@ -30,6 +30,7 @@ PaperTraining::Loss DTraining::loss_and_gradient(const Example& ex, const Model&
                                                  ModelGradient& g, Rng&, Tracer* tr) {
   // θ changes at the update line while the trace lives: bind it by copy (trace.hpp).
   TraceParamCopies copies(tr);
+  TraceParameters params(tr, model.table, model.theta.data());  // each bound tensor says its entry of θ
   const Tokens& x = ex.x;
   const TraceSequences labels(tr, x, x);  // lines 3–5 and their DTransformer call label token axes by x_n
   // L3: ℓ ← length(x_n)

@@ -24,6 +24,7 @@ InferenceResult dinference(const Tokens& x_in, const Model& model, const Inferen
     throw Error("the prompt has " + std::to_string(x_in.size()) + " tokens but ℓ_max is " + std::to_string(c.l_max) +
                 ": shorten it, or turn on context trimming");
   const GptW<const float> W = model.weights();
+  TraceParameters params(tr, model.table, model.theta.data());
   Rng rng(opt.seed);
   Tokens x = x_in;
   InferenceResult out;

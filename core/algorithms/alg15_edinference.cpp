@@ -19,6 +19,7 @@ EdInferenceResult edinference(const Tokens& z, const Model& model, const EdInfer
   if (!(opt.tau >= 0.0) || opt.tau > 1e6) throw Error("τ must be a number between 0 and 1e6");
   check_ed_tokens(z, {c.bos_token()}, c);
   const EdW<const float> W = ed_weights(model);
+  TraceParameters params(tr, model.table, model.theta.data());
   Rng rng(opt.seed);
   EdInferenceResult out;
   Tokens& x_hat = out.x_hat;

@@ -1,5 +1,7 @@
 #include "core/trace/trace.hpp"
 
+#include "core/model/params.hpp"
+
 #include <algorithm>
 #include <cstdlib>
 #include <unordered_set>
@@ -86,6 +88,30 @@ Event Tracer::make(EventKind kind, int alg, int line, int depth) {
   e.seq_x = seq_x_;
   e.seq_z = seq_z_;
   return e;
+}
+
+ParamRef ParamSource::find(const void* data, size_t bytes) const {
+  if (!table || bytes != elem_bytes) return {};
+  const auto* p = static_cast<const char*>(data);
+  const auto* b = static_cast<const char*>(base);
+  if (p < b || p >= b + table->total() * elem_bytes) return {};
+  const size_t d = static_cast<size_t>(p - b);
+  if (d % elem_bytes != 0) return {};
+  const size_t e = d / elem_bytes;  // the element offset into the flat buffer
+  const std::vector<ParamEntry>& entries = table->entries();
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const ParamEntry& entry = entries[i];
+    if (e < entry.offset || e >= entry.offset + entry.size()) continue;
+    const int head = entry.count > 1 ? static_cast<int>((e - entry.offset) / entry.matrix_size()) + 1 : 0;
+    return {static_cast<int>(i), head};
+  }
+  return {};
+}
+
+ParamRef Tracer::param_ref(const void* data, size_t elem_bytes) const {
+  for (auto s = param_sources_.rbegin(); s != param_sources_.rend(); ++s)
+    if (const ParamRef r = s->find(data, elem_bytes); r.param >= 0) return r;
+  return {};
 }
 
 int Tracer::add_sequence(const Tokens& t) {
