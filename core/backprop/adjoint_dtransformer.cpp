@@ -25,7 +25,7 @@ void norm_line(Tracer* tr, int alg, int line, const Mat<T>& dX, const MapV<T>& d
   if (!tr) return;
   std::vector<Value> v{tv("∇X", dX, Axis::Feature, Axis::TokenX), tv("∇γ" + k, dgamma)};
   if (dbeta.size() != 0) v.push_back(tv("∇β" + k, dbeta));
-  tr->line(alg, line, std::move(v));
+  tr->line(LineRef{alg, line}, std::move(v));
 }
 
 // One residual sub-layer and its norm on lines `line` and `line + 1`, backward (dX: ∇X after the
@@ -67,7 +67,7 @@ void adjoint_layer(const ModelConfig& c, const LayerW<const T>& W, const LayerCa
                            [&](const Mat<T>& dY, const Mat<T>& in, Mat<T>& din, const char* in_name, int line) {
                              const MHAttentionForward<T> f = self_attention_forward<T>(lc.attn, W.attn, in, mask);
                              adjoint_mh_attention<T>(f, W.attn, dY, dW.attn, din, din, tr);
-                             if (tr) tr->line(10, line, {tv(std::string("∇") + in_name, din, Axis::Feature, Axis::TokenX)});
+                             if (tr) tr->line(LineRef{10, line}, {tv(std::string("∇") + in_name, din, Axis::Feature, Axis::TokenX)});
                            });
 }
 
@@ -105,12 +105,12 @@ void adjoint_dtransformer(const ModelConfig& c, const GptW<const T>& W, const Gp
   // Adjoint of L4: for l = L, …, 1 (lines 8, 7, 6, 5 of each)
   for (int layer = L; layer >= 1; --layer) {
     const TraceIndex il(tr, &Indices::l, layer);
-    if (tr) tr->line(10, 4, {tscalar("l", layer)});
+    if (tr) tr->line(lines::d_transformer::loop.adjoint(), {tscalar("l", layer)});
     adjoint_layer<T>(c, W.layers[layer - 1], cache.layers[layer - 1], cache.mask, dW.layers[layer - 1], dX, tr);
     if (kept) kept->X[layer - 1] = dX;  // as X enters layer `layer`
   }
   // Adjoint of L3: X ← [e_1, e_2, … e_ℓ]
-  if (tr) tr->line(10, 3, {tv("∇e_t", dX, Axis::Feature, Axis::TokenX)});
+  if (tr) tr->line(lines::d_transformer::X.adjoint(), {tv("∇e_t", dX, Axis::Feature, Axis::TokenX)});
   // Adjoint of L2: for t ∈ [ℓ]: e_t ← W_e[:, x[t]] + W_p[:, t]   (and the ecosystem extras)
   adjoint_embed_line<T>(c, cache.tokens, W.extras, cache.extras, dX, dW.W_e, dW.W_p, dW.extras, tr, 10, 2);
   if (!tr) return;
@@ -122,7 +122,7 @@ void adjoint_dtransformer(const ModelConfig& c, const GptW<const T>& W, const Gp
   if (no_wp.empty()) v.push_back(tv("∇W_p", dW.W_p));
   if (c.embedding_norm) v.insert(v.end(), {tv("∇γ_emb", dW.extras.emb_gamma), tv("∇β_emb", dW.extras.emb_beta)});
   if (c.token_types > 0) v.push_back(tv("∇W_s", dW.extras.W_s));
-  tr->line(10, 2, std::move(v));
+  tr->line(lines::d_transformer::embed.adjoint(), std::move(v));
 }
 
 template void adjoint_dtransformer<float>(const ModelConfig&, const GptW<const float>&, const GptCache<float>&,

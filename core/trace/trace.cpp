@@ -77,12 +77,12 @@ Value with_note(Value v, std::string note) {
   return v;
 }
 
-Event Tracer::make(EventKind kind, int alg, int line, int depth) {
+Event Tracer::make(EventKind kind, int alg, int line, int depth, Pass pass) {
   Event e;
   e.kind = kind;
   e.alg = alg;
   e.line = line;
-  e.pass = pass_;
+  e.pass = pass;
   e.depth = depth;
   e.idx = idx_;
   e.seq_x = seq_x_;
@@ -132,7 +132,7 @@ void Tracer::enter(int alg, std::vector<Value> inputs) {
     if (v.name == "z") z = &v.tokens;
   }
   if (x) set_sequences(add_sequence(*x), z ? add_sequence(*z) : add_sequence(*x));
-  Event e = make(EventKind::Enter, alg, 0, depth_);
+  Event e = make(EventKind::Enter, alg, 0, depth_, pass_);
   e.values = std::move(inputs);
   trace_.events.push_back(std::move(e));
 }
@@ -144,14 +144,16 @@ void Tracer::leave() {
   saved_.pop_back();
 }
 
-void Tracer::line(int alg, int line, std::vector<Value> values) {
-  Event e = make(EventKind::Line, alg, line, depth_);
+Pass Tracer::pass_of(LineRef ref) const { return ref.pass == Pass::Backward ? Pass::Backward : pass_; }
+
+void Tracer::line(LineRef ref, std::vector<Value> values) {
+  Event e = make(EventKind::Line, ref.alg, ref.line, depth_, pass_of(ref));
   e.values = std::move(values);
   trace_.events.push_back(std::move(e));
 }
 
-void Tracer::substep(int alg, int line, std::string label, std::vector<Value> values) {
-  Event e = make(EventKind::SubStep, alg, line, depth_ + 1);
+void Tracer::substep(LineRef ref, std::string label, std::vector<Value> values) {
+  Event e = make(EventKind::SubStep, ref.alg, ref.line, depth_ + 1, pass_of(ref));
   e.label = std::move(label);
   e.values = std::move(values);
   trace_.events.push_back(std::move(e));

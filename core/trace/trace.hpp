@@ -195,8 +195,11 @@ class Tracer {
   void set_pass(Pass p) { pass_ = p; }
   void enter(int alg, std::vector<Value> inputs);
   void leave();
-  void line(int alg, int line, std::vector<Value> values);
-  void substep(int alg, int line, std::string label, std::vector<Value> values);
+  // A line of the frame's algorithm has run (a `lines::` constant of core/trace/vocabulary.hpp, never
+  // bare numbers); SubStep: one part of that line. The event is in Pass::Backward inside a
+  // TraceBackward scope or when `ref` names an adjoint line (ref.adjoint()), else in Pass::Forward.
+  void line(LineRef ref, std::vector<Value> values);
+  void substep(LineRef ref, std::string label, std::vector<Value> values);
   Indices& idx() { return idx_; }
   Trace& trace() { return trace_; }
   // The sequences labelling the TokenX and TokenZ axes of the events that follow (indices into
@@ -212,7 +215,8 @@ class Tracer {
   ParamRef param_ref(const void* data, size_t elem_bytes) const;
 
  private:
-  Event make(EventKind kind, int alg, int line, int depth);
+  Event make(EventKind kind, int alg, int line, int depth, Pass pass);
+  Pass pass_of(LineRef ref) const;  // the pass of an event at `ref` (see line)
   Trace& trace_;
   ParamBinding params_;
   Pass pass_ = Pass::Forward;
