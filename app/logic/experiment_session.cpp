@@ -36,6 +36,11 @@ std::string weight_entry(const Model& m, const Trace& t, size_t k, const std::st
     error = "no step is shown";
     return "";
   }
+  // A parameter in scope here says which entry of θ it is (Value::param, set where core bound it).
+  for (const Value* v : t.scope(k))
+    if (v->name == name && v->param >= 0 && static_cast<size_t>(v->param) < m.table.entries().size())
+      return m.table.entries()[static_cast<size_t>(v->param)].name;
+  // Else a tensor of this layer not bound here (e.g. W_mlp1 named at an attention line), by its name.
   const Event& e = t.events[k];
   const std::string part = attention_part(outer_call(t, k));
   std::vector<std::string> found;

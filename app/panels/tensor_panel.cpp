@@ -148,40 +148,6 @@ void TensorPanel::draw_matrix(App& app, size_t k, const Value& v) {
 
 namespace {
 
-// The parameter table's entry a traced value is, and its head (1-based; 0 for the whole entry):
-// a value bound by reference points into θ; a copy is matched by its symbol and layer.
-struct ParamOf {
-  const ParamEntry* entry = nullptr;
-  int head = 0;
-};
-ParamOf param_of(const Model& model, const Value& v, const Indices& idx) {
-  ParamOf p;
-  if (v.kind != ValueKind::Matrix) return p;
-  const MatView m(v.m);
-  const float* base = model.theta.data();
-  const float* at = m.data();
-  if (at >= base && at < base + model.theta.size()) {
-    const size_t off = static_cast<size_t>(at - base);
-    for (const ParamEntry& e : model.table.entries())
-      if (off >= e.offset && off < e.offset + e.size()) {
-        p.entry = &e;
-        if (e.count > 1) p.head = 1 + static_cast<int>((off - e.offset) / e.matrix_size());
-        return p;
-      }
-  }
-  const std::string base_name = v.name.substr(0, v.name.find(' '));  // "W_u = W_eᵀ" → "W_u"
-  for (const ParamEntry& e : model.table.entries()) {
-    const std::string tail = e.name.substr(e.name.rfind('.') + 1);
-    if (tail == base_name && (e.layer == 0 || e.layer == idx.l) && e.rows == m.rows() &&
-        (e.cols == m.cols() || e.count > 1)) {
-      p.entry = &e;
-      if (e.count > 1) p.head = idx.h;
-      return p;
-    }
-  }
-  return p;
-}
-
 // The model's origin: its layout and files (a header), and where every paper tensor came from.
 void draw_origin(App& app) {
   const Session& s = app.session;
@@ -297,9 +263,11 @@ void TensorPanel::draw(App& app) {
                                                      : "bound by";
     ImGui::TextDisabled("%s %s%s", how, describe_event(e).c_str(), changed ? "  (this step)" : "");
   }
-  if (const ParamOf p = param_of(s.model(), *v, t.events[std::min(binder, t.size() - 1)].idx); p.entry) {
-    std::string what = "parameter " + p.entry->name + (p.head ? ", head " + std::to_string(p.head) : "");
-    const auto it = s.origin().provenance.find(p.entry->name);
+  if (v->param >= 0 && static_cast<size_t>(v->param) < s.model().table.entries().size()) {
+    // The value says which entry of θ (and head) it is: core set it where θ was bound (trace.hpp).
+    const ParamEntry& entry = s.model().table.entries()[static_cast<size_t>(v->param)];
+    std::string what = "parameter " + entry.name + (v->head ? ", head " + std::to_string(v->head) : "");
+    const auto it = s.origin().provenance.find(entry.name);
     ImGui::PushTextWrapPos(0.0f);
     if (it != s.origin().provenance.end()) ImGui::TextDisabled("%s ← %s", what.c_str(), it->second.c_str());
     else ImGui::TextDisabled("%s of θ", what.c_str());

@@ -12,7 +12,7 @@ Vec<T> token_embedding(int v, const MapM<const T>& W_e, Tracer* tr) {
   TraceFrame frame(tr, 1, tr ? std::vector<Value>{tscalar("v", v)} : std::vector<Value>{});
   // L1: return e = W_e[:, v]   (v is 1-based)
   Vec<T> e = W_e.col(v - 1);  // (d_e)
-  if (tr) tr->line(1, 1, {tv("e", e)});
+  if (tr) tr->line(lines::token_embedding::e, {tv("e", e)});
   return e;
 }
 

@@ -12,7 +12,7 @@ Vec<T> positional_embedding(int l, const MapM<const T>& W_p, Tracer* tr) {
   TraceFrame frame(tr, 2, tr ? std::vector<Value>{tscalar("ℓ", l)} : std::vector<Value>{});
   // L1: return e_p = W_p[:, ℓ]   (ℓ is 1-based)
   Vec<T> e_p = W_p.col(l - 1);  // (d_e)
-  if (tr) tr->line(2, 1, {tv("e_p", e_p)});
+  if (tr) tr->line(lines::positional_embedding::e_p, {tv("e_p", e_p)});
   return e_p;
 }
 

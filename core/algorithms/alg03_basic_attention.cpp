@@ -19,20 +19,20 @@ Vec<T> basic_attention(const Vec<T>& e, const Mat<T>& E, const AttentionHeadW<co
   const T d_attn = static_cast<T>(W.W_q.rows());
   // L1: q ← W_q e + b_q
   const Vec<T> q = W.W_q * e + W.b_q;  // (d_attn)
-  if (tr) tr->line(3, 1, {tv("q", q)});
+  if (tr) tr->line(lines::basic_attention::q, {tv("q", q)});
   // L2: ∀t: k_t ← W_k e_t + b_k
   const Mat<T> K = (W.W_k * E).colwise() + W.b_k;  // (d_attn, T): column t is k_t
-  if (tr) tr->line(3, 2, {tv("k_t", K, Axis::Feature, Axis::TokenZ)});
+  if (tr) tr->line(lines::basic_attention::k, {tv("k_t", K, Axis::Feature, Axis::TokenZ)});
   // L3: ∀t: v_t ← W_v e_t + b_v
   const Mat<T> V = (W.W_v * E).colwise() + W.b_v;  // (d_out, T): column t is v_t
-  if (tr) tr->line(3, 3, {tv("v_t", V, Axis::Feature, Axis::TokenZ)});
+  if (tr) tr->line(lines::basic_attention::v, {tv("v_t", V, Axis::Feature, Axis::TokenZ)});
   // L4: ∀t: α_t = exp(qᵀk_t/√d_attn) / Σ_u exp(qᵀk_u/√d_attn)
   const Mat<T> scores = (K.transpose() * q) / std::sqrt(d_attn);  // (T, 1)
   const Vec<T> alpha = softmax_columns<T>(scores);                // (T)
-  if (tr) tr->line(3, 4, {tv("α_t", alpha, Axis::TokenZ)});
+  if (tr) tr->line(lines::basic_attention::alpha, {tv("α_t", alpha, Axis::TokenZ)});
   // L5: return ṽ = Σ_t α_t v_t
   const Vec<T> v_tilde = V * alpha;  // (d_out)
-  if (tr) tr->line(3, 5, {tv("ṽ", v_tilde)});
+  if (tr) tr->line(lines::basic_attention::v_tilde, {tv("ṽ", v_tilde)});
   return v_tilde;
 }
 

@@ -35,30 +35,30 @@ void trace_attention_record(Tracer* tr, const Mat<T>& X, const Mat<T>& Z, const 
                     tmask("Mask", mask, Axis::TokenZ, Axis::TokenX)});
   const T d_attn = static_cast<T>(W.W_q.rows());
   // L1: Q ← W_q X + b_q 1ᵀ   (RoPE: then column t rotated by t·θ_i)
-  if (r.Q_pre.size() > 0) tr->substep(4, 1, "W_q X + b_q 1ᵀ, before RoPE", {tv("W_q X + b_q 1ᵀ", r.Q_pre, Axis::Feature, Axis::TokenX)});
-  tr->line(4, 1, {r.Q_pre.size() > 0 ? with_note(tv("Q", r.Q, Axis::Feature, Axis::TokenX), kRopeNote)
+  if (r.Q_pre.size() > 0) tr->substep(lines::attention::Q, "W_q X + b_q 1ᵀ, before RoPE", {tv("W_q X + b_q 1ᵀ", r.Q_pre, Axis::Feature, Axis::TokenX)});
+  tr->line(lines::attention::Q, {r.Q_pre.size() > 0 ? with_note(tv("Q", r.Q, Axis::Feature, Axis::TokenX), kRopeNote)
                                       : tv("Q", r.Q, Axis::Feature, Axis::TokenX)});
   // L2: K ← W_k Z + b_k 1ᵀ   (RoPE: then column t rotated by t·θ_i)
-  if (r.K_pre.size() > 0) tr->substep(4, 2, "W_k Z + b_k 1ᵀ, before RoPE", {tv("W_k Z + b_k 1ᵀ", r.K_pre, Axis::Feature, Axis::TokenZ)});
-  tr->line(4, 2, {r.K_pre.size() > 0 ? with_note(tv("K", r.K, Axis::Feature, Axis::TokenZ), kRopeNote)
+  if (r.K_pre.size() > 0) tr->substep(lines::attention::K, "W_k Z + b_k 1ᵀ, before RoPE", {tv("W_k Z + b_k 1ᵀ", r.K_pre, Axis::Feature, Axis::TokenZ)});
+  tr->line(lines::attention::K, {r.K_pre.size() > 0 ? with_note(tv("K", r.K, Axis::Feature, Axis::TokenZ), kRopeNote)
                                       : tv("K", r.K, Axis::Feature, Axis::TokenZ)});
   // L3: V ← W_v Z + b_v 1ᵀ
-  tr->line(4, 3, {tv("V", r.V, Axis::Feature, Axis::TokenZ)});
+  tr->line(lines::attention::V, {tv("V", r.V, Axis::Feature, Axis::TokenZ)});
   // L4: S ← Kᵀ Q
-  tr->line(4, 4, {tv("S", r.S, Axis::TokenZ, Axis::TokenX)});
+  tr->line(lines::attention::S, {tv("S", r.S, Axis::TokenZ, Axis::TokenX)});
   // L5: ∀t_z, t_x, if ¬Mask[t_z, t_x] then S[t_z, t_x] ← −∞
-  tr->line(4, 5, {tv("S", r.S_masked, Axis::TokenZ, Axis::TokenX)});
+  tr->line(lines::attention::mask, {tv("S", r.S_masked, Axis::TokenZ, Axis::TokenX)});
   // L6: return Ṽ = V · softmax(S / √d_attn)
   const Mat<T> S_scaled = r.S_masked / std::sqrt(d_attn);  // (ℓ_z, ℓ_x)
-  tr->substep(4, 6, "S / √d_attn", {tv("S/√d_attn", S_scaled, Axis::TokenZ, Axis::TokenX)});
+  tr->substep(lines::attention::V_tilde, "S / √d_attn", {tv("S/√d_attn", S_scaled, Axis::TokenZ, Axis::TokenX)});
   if (r.B.size() > 0)
-    tr->substep(4, 6, "S / √d_attn + m_h·B (ALiBi variant, seed 004)",
+    tr->substep(lines::attention::V_tilde, "S / √d_attn + m_h·B (ALiBi variant, seed 004)",
                 {tv("B", r.B, Axis::TokenZ, Axis::TokenX), tscalar("m_h", r.m),
                  with_note(tv("S/√d_attn + m_h·B", Mat<T>(S_scaled + r.m * r.B), Axis::TokenZ, Axis::TokenX), kAlibiNote)});
-  tr->substep(4, 6, "softmax(S / √d_attn), column by column",
+  tr->substep(lines::attention::V_tilde, "softmax(S / √d_attn), column by column",
               {tv(keys::attention_weights, r.A)});
-  tr->substep(4, 6, "Ṽ = V · softmax(S / √d_attn)", {tv("Ṽ", r.Vt, Axis::Feature, Axis::TokenX)});
-  tr->line(4, 6, {tv(keys::attention_weights, r.A), tv("Ṽ", r.Vt, Axis::Feature, Axis::TokenX)});
+  tr->substep(lines::attention::V_tilde, "Ṽ = V · softmax(S / √d_attn)", {tv("Ṽ", r.Vt, Axis::Feature, Axis::TokenX)});
+  tr->line(lines::attention::V_tilde, {tv(keys::attention_weights, r.A), tv("Ṽ", r.Vt, Axis::Feature, Axis::TokenX)});
 }
 
 template <class T>

@@ -51,11 +51,11 @@ Mat<T> mh_attention(const Mat<T>& X, const Mat<T>& Z, const MHAttentionW<const T
   // L1: for h ∈ [H]:   (untraced, the heads run on the compute threads: each writes its own rows)
   auto head = [&](int h) {
     TraceIndex ih(tr, &Indices::h, h);
-    if (tr) tr->line(5, 1, {tscalar("h", h)});
+    if (tr) tr->line(lines::mh_attention::for_h, {tscalar("h", h)});
     // L2: Y^h ← Attention(X, Z | W^h_qkv, Mask)
     Mat<T> Y_h = attention<T>(X, Z, W.heads[h - 1], mask, tr, recs ? &(*recs)[h - 1] : nullptr,
                               head_options(av, h, H));  // (d_mid, ℓ_x)
-    if (tr) tr->line(5, 2, head_values<T>(h, H, Y_h, av));
+    if (tr) tr->line(lines::mh_attention::Y_h, head_values<T>(h, H, Y_h, av));
     Y.middleRows((h - 1) * d_mid, d_mid) = Y_h;
   };
   if (tr)
@@ -65,10 +65,10 @@ Mat<T> mh_attention(const Mat<T>& X, const Mat<T>& Z, const MHAttentionW<const T
                  static_cast<double>(H) * (W.heads[0].W_q.size() + W.heads[0].W_k.size() + W.heads[0].W_v.size()) *
                      static_cast<double>(X.cols()));  // the heads' lines 1–3
   // L3: Y ← [Y^1; Y^2; …; Y^H]
-  if (tr) tr->line(5, 3, {tv("Y", Y, Axis::Feature, Axis::TokenX)});
+  if (tr) tr->line(lines::mh_attention::Y, {tv("Y", Y, Axis::Feature, Axis::TokenX)});
   // L4: return Ṽ = W_o Y + b_o 1ᵀ
   Mat<T> Vt = product<T>(W.W_o, Y).colwise() + W.b_o;  // (d_out, ℓ_x)
-  if (tr) tr->line(5, 4, {tv("Ṽ", Vt, Axis::Feature, Axis::TokenX)});
+  if (tr) tr->line(lines::mh_attention::V_tilde, {tv("Ṽ", Vt, Axis::Feature, Axis::TokenX)});
   return Vt;
 }
 
@@ -88,17 +88,17 @@ void trace_mh_attention_replay(Tracer* tr, const Mat<T>& X, const Mat<T>& Z, con
   // L1: for h ∈ [H]:
   for (int h = 1; h <= H; ++h) {
     TraceIndex ih(tr, &Indices::h, h);
-    tr->line(5, 1, {tscalar("h", h)});
+    tr->line(lines::mh_attention::for_h, {tscalar("h", h)});
     // L2: Y^h ← Attention(X, Z | W^h_qkv, Mask)
     const AttentionRecord<T>& r = recs.at(h - 1);
     trace_attention_record<T>(tr, X, Z, W.heads[h - 1], mask, r);
-    tr->line(5, 2, head_values<T>(h, H, r.Vt, av));
+    tr->line(lines::mh_attention::Y_h, head_values<T>(h, H, r.Vt, av));
     Y.middleRows((h - 1) * d_mid, d_mid) = r.Vt;
   }
   // L3: Y ← [Y^1; Y^2; …; Y^H]
-  tr->line(5, 3, {tv("Y", Y, Axis::Feature, Axis::TokenX)});
+  tr->line(lines::mh_attention::Y, {tv("Y", Y, Axis::Feature, Axis::TokenX)});
   // L4: return Ṽ = W_o Y + b_o 1ᵀ (as computed elsewhere)
-  tr->line(5, 4, {tv("Ṽ", Vt, Axis::Feature, Axis::TokenX)});
+  tr->line(lines::mh_attention::V_tilde, {tv("Ṽ", Vt, Axis::Feature, Axis::TokenX)});
 }
 
 template void trace_mh_attention_replay(Tracer*, const Mat<float>&, const Mat<float>&, const MHAttentionW<const float>&,

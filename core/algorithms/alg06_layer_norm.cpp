@@ -21,13 +21,13 @@ Vec<T> layer_norm(const Vec<T>& e, const MapV<const T>& gamma, const MapV<const 
   const T d_e = static_cast<T>(e.size());
   // L1: m ← Σ_{i=1}^{d_e} e[i] / d_e
   const T m = e.sum() / d_e;
-  if (tr) tr->line(6, 1, {tscalar("m", m)});
+  if (tr) tr->line(lines::layer_norm::m, {tscalar("m", m)});
   // L2: v ← Σ_{i=1}^{d_e} (e[i] − m)² / d_e
   const T v = (e.array() - m).square().sum() / d_e;
-  if (tr) tr->line(6, 2, {tscalar("v", v)});
+  if (tr) tr->line(lines::layer_norm::v, {tscalar("v", v)});
   // L3: return ê = (e − m)/√(v + ε) ⊙ γ + β
   Vec<T> e_hat = ((e.array() - m) / std::sqrt(v + eps) * gamma.array() + beta.array()).matrix();  // (d_e)
-  if (tr) tr->line(6, 3, {tv("ê", e_hat)});
+  if (tr) tr->line(lines::layer_norm::e_hat, {tv("ê", e_hat)});
   return e_hat;
 }
 
@@ -53,10 +53,10 @@ Vec<T> rms_norm(const Vec<T>& e, const MapV<const T>& gamma, T eps, Tracer* tr) 
   // L1: (no m: RMSNorm does not centre e)
   // L2: v ← Σ_{i=1}^{d_e} e[i]² / d_e
   const T v = e.array().square().sum() / d_e;
-  if (tr) tr->line(6, 2, {tscalar("v", v)});
+  if (tr) tr->line(lines::layer_norm::v, {tscalar("v", v)});
   // L3: return ê = e/√(v + ε) ⊙ γ
   Vec<T> e_hat = (e.array() / std::sqrt(v + eps) * gamma.array()).matrix();  // (d_e)
-  if (tr) tr->line(6, 3, {tv("ê", e_hat)});
+  if (tr) tr->line(lines::layer_norm::e_hat, {tv("ê", e_hat)});
   return e_hat;
 }
 

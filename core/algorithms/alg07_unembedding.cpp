@@ -12,9 +12,9 @@ Vec<T> unembedding(const Vec<T>& e, const MapM<const T>& W_u, Tracer* tr) {
                              : std::vector<Value>{});
   // L1: return p = softmax(W_u e)
   const Mat<T> logits = W_u * e;  // (N_V, 1)
-  if (tr) tr->substep(7, 1, "W_u e", {tv("W_u e", logits, Axis::Vocab)});
+  if (tr) tr->substep(lines::unembedding::p, "W_u e", {tv("W_u e", logits, Axis::Vocab)});
   Vec<T> p = softmax_columns<T>(logits);  // (N_V)
-  if (tr) tr->line(7, 1, {tv("p", p, Axis::Vocab)});
+  if (tr) tr->line(lines::unembedding::p, {tv("p", p, Axis::Vocab)});
   return p;
 }
 

@@ -42,14 +42,14 @@ Mat<T> etransformer(const Tokens& x, const ModelConfig& c, const BertW<const T>&
 
   // L1: ℓ ← length(x)
   const int l = static_cast<int>(x.size());
-  if (tr) tr->line(9, 1, {tscalar("ℓ", l)});
+  if (tr) tr->line(lines::e_transformer::l, {tscalar("ℓ", l)});
   // L2: for t ∈ [ℓ]: e_t ← W_e[:, x[t]] + W_p[:, t]
   //     (not in the paper, BERT checkpoints' extras when configured: + W_s[:, 1], then layer_norm(e_t | γ_emb, β_emb))
-  Mat<T> X = embed_line<T>(x, c, W.W_e, W.W_p, W.extras, tr, 9, 2, Axis::TokenX);  // (d_e, ℓ): column t is e_t
+  Mat<T> X = embed_line<T>(x, c, W.W_e, W.W_p, W.extras, tr, lines::e_transformer::embed, Axis::TokenX);  // (d_e, ℓ): column t is e_t
   // L3: X ← [e_1, e_2, … e_ℓ]
   const PatchSite run{patches};
   patch(run, lines::e_transformer::X, "X", X);  // patch point: X of line 3, layer 1's input
-  if (tr) tr->line(9, 3, {tv("X", X, Axis::Feature, Axis::TokenX)});
+  if (tr) tr->line(lines::e_transformer::X, {tv("X", X, Axis::Feature, Axis::TokenX)});
   const Mask mask = bidirectional_mask(l, l);  // (ℓ, ℓ) Mask ≡ 1
   const AttentionOptions av = attention_options(c, true);
   // Pre-LN (a variant, seed 004) runs lines 5–8 as X̃ ← norm(X | γ¹), X ← X + MHA(X̃), X̃ ← norm(X | γ²),
@@ -59,46 +59,46 @@ Mat<T> etransformer(const Tokens& x, const ModelConfig& c, const BertW<const T>&
     TraceIndex il(tr, &Indices::l, layer);
     const LayerW<const T>& Wl = W.layers[layer - 1];
     const PatchSite site = run.at({}, layer, 0);  // patch points of the lines of layer l
-    if (tr) tr->line(9, 4, {tscalar("l", layer)});
+    if (tr) tr->line(lines::e_transformer::loop, {tscalar("l", layer)});
     // L5: X ← X + MHAttention(X | W_l, Mask ≡ 1)
     // L6: for t ∈ [ℓ]: X[:, t] ← layer_norm(X[:, t] | γ¹_l, β¹_l)
-    residual_line_pair<T>(X, c, Wl.gamma1, Wl.beta1, tr, 9, 5, "X", "X̃", Axis::TokenX, site,
-                          [&](Mat<T>& Xr, const Mat<T>& in, const std::string&, int line) {
+    residual_line_pair<T>(X, c, Wl.gamma1, Wl.beta1, tr, lines::e_transformer::attention, "X", "X̃", Axis::TokenX, site,
+                          [&](Mat<T>& Xr, const Mat<T>& in, const std::string&, LineRef line) {
                             AttentionOptions a = av;  // Algorithm 4's patch points, called from this line (experiments
-                            a.patch = run.at(LineRef{9, line}, layer, 0);  // run on core's MHAttention, never on `attn`)
+                            a.patch = run.at(line, layer, 0);  // run on core's MHAttention, never on `attn`)
                             Xr += attn && !patches ? attn(in, in, Wl.attn, mask, a) : mh_attention<T>(in, in, Wl.attn, mask, tr, nullptr, a);
-                            patch(site, LineRef{9, line}, "X", Xr);  // patch point: X after the attention line
-                            if (tr) tr->line(9, line, {tmask("Mask", mask, Axis::TokenZ, Axis::TokenX), tv("X", Xr, Axis::Feature, Axis::TokenX)});
+                            patch(site, line, "X", Xr);  // patch point: X after the attention line
+                            if (tr) tr->line(line, {tmask("Mask", mask, Axis::TokenZ, Axis::TokenX), tv("X", Xr, Axis::Feature, Axis::TokenX)});
                           });
     // L7: X ← X + W^l_mlp2 GELU(W^l_mlp1 X + b^l_mlp1 1ᵀ) + b^l_mlp2 1ᵀ
     // L8: for t ∈ [ℓ]: X[:, t] ← layer_norm(X[:, t] | γ²_l, β²_l)
-    residual_line_pair<T>(X, c, Wl.gamma2, Wl.beta2, tr, 9, 7, "X", "X̃", Axis::TokenX, site,
-                          [&](Mat<T>& Xr, const Mat<T>& in, const std::string& in_name, int line) {
+    residual_line_pair<T>(X, c, Wl.gamma2, Wl.beta2, tr, lines::e_transformer::mlp, "X", "X̃", Axis::TokenX, site,
+                          [&](Mat<T>& Xr, const Mat<T>& in, const std::string& in_name, LineRef line) {
                             mlp_line<T>(Xr, in, in_name, {Wl.W_mlp1, Wl.b_mlp1, Wl.W_mlp2, Wl.b_mlp2, Wl.W_gate, Wl.b_gate, "mlp1", "gate"},
-                                        c.act(), tr, 9, line, "X", Axis::TokenX, site);
+                                        c.act(), tr, line, "X", Axis::TokenX, site);
                           });
   }
   // Pre-LN (variant, seed 004): the stack's final norm X ← norm(X | γ_enc, β_enc), traced as a
   // sub-step of line 10, before W_f.
   if (c.norm_pos() == NormPosition::Pre) {
     X = norm_columns<T>(X, W.enc_gamma, W.enc_beta, c, tr);
-    if (tr) tr->substep(9, 10, "final norm (pre-LN variant)", {tv("X", X, Axis::Feature, Axis::TokenX)});
+    if (tr) tr->substep(lines::e_transformer::final_gelu, "final norm (pre-LN variant)", {tv("X", X, Axis::Feature, Axis::TokenX)});
   }
   // L10: X ← GELU(W_f X + b_f 1ᵀ)   (the paper's GELU under every activation variant)
   const Mat<T> Fpre = (W.W_f * X).colwise() + W.b_f;  // (d_f, ℓ)
-  if (tr) tr->substep(9, 10, "W_f X + b_f 1ᵀ", {tv("W_f X + b_f 1ᵀ", Fpre, Axis::Feature, Axis::TokenX)});
+  if (tr) tr->substep(lines::e_transformer::final_gelu, "W_f X + b_f 1ᵀ", {tv("W_f X + b_f 1ᵀ", Fpre, Axis::Feature, Axis::TokenX)});
   X = gelu<T>(Fpre);  // (d_f, ℓ) from here on
   patch(run, lines::e_transformer::final_gelu, "X", X);  // patch point: X of line 10
-  if (tr) tr->line(9, 10, {tv("X", X, Axis::Feature, Axis::TokenX)});
+  if (tr) tr->line(lines::e_transformer::final_gelu, {tv("X", X, Axis::Feature, Axis::TokenX)});
   // L11: for t ∈ [ℓ]: X[:, t] ← layer_norm(X[:, t] | γ, β)   (γ, β ∈ ℝ^{d_f})
   X = norm_columns<T>(X, W.gamma, W.beta, c, tr);
   patch(run, lines::e_transformer::final_norm, "X", X);  // patch point: the layer norm's output, line 11
-  if (tr) tr->line(9, 11, {tv("X", X, Axis::Feature, Axis::TokenX)});
+  if (tr) tr->line(lines::e_transformer::final_norm, {tv("X", X, Axis::Feature, Axis::TokenX)});
   // L12: return P = softmax(W_u X)   (W_u ∈ ℝ^{N_V×d_f}: kWuNote; tied: W_u = W_eᵀ, d_f = d_e;
   //      not in the paper, BERT checkpoints' masked-LM head with b_u: softmax(W_u X + b_u 1ᵀ))
   std::vector<Value> wu;
   if (tr && !tied) wu.push_back(with_note(tparam<T>(tr, "W_u", W.W_u, Axis::Vocab, Axis::Feature), kWuNote));
-  return unembed_line<T>(X, W.W_u, W.W_e, W.extras.b_u, tr, 9, 12, std::move(wu));  // (N_V, ℓ)
+  return unembed_line<T>(X, W.W_u, W.W_e, W.extras.b_u, tr, lines::e_transformer::P, std::move(wu));  // (N_V, ℓ)
 }
 
 template Mat<float> etransformer(const Tokens&, const ModelConfig&, const BertW<const float>&, Tracer*,

@@ -50,14 +50,14 @@ Mat<T> dtransformer(const Tokens& x, const ModelConfig& c, const GptW<const T>& 
 
   // L1: ℓ ← length(x)
   const int l = static_cast<int>(x.size());
-  if (tr) tr->line(10, 1, {tscalar("ℓ", l)});
+  if (tr) tr->line(lines::d_transformer::l, {tscalar("ℓ", l)});
   // L2: for t ∈ [ℓ]: e_t ← W_e[:, x[t]] + W_p[:, t]
   //     (not in the paper, BERT checkpoints' extras when configured: + W_s[:, 1], then layer_norm(e_t | γ_emb, β_emb))
-  Mat<T> X = embed_line<T>(x, c, W.W_e, W.W_p, W.extras, tr, 10, 2, Axis::TokenX);  // (d_e, ℓ): column t is e_t
+  Mat<T> X = embed_line<T>(x, c, W.W_e, W.W_p, W.extras, tr, lines::d_transformer::embed, Axis::TokenX);  // (d_e, ℓ): column t is e_t
   // L3: X ← [e_1, e_2, … e_ℓ]
   const PatchSite run{patches};
   patch(run, lines::d_transformer::X, "X", X);  // patch point: X of line 3, layer 1's input
-  if (tr) tr->line(10, 3, {tv("X", X, Axis::Feature, Axis::TokenX)});
+  if (tr) tr->line(lines::d_transformer::X, {tv("X", X, Axis::Feature, Axis::TokenX)});
   // Mask[t, t′] = [[t ≤ t′]], or the prefix-LM variant [[t ≤ max(t′, p)]]
   const int p = c.mask == MaskKind::Prefix ? prefix_position(x, c) : 0;
   const Mask mask = c.mask == MaskKind::Prefix ? prefix_mask(l, p) : unidirectional_mask(l, l);  // (ℓ, ℓ)
@@ -69,37 +69,37 @@ Mat<T> dtransformer(const Tokens& x, const ModelConfig& c, const GptW<const T>& 
     TraceIndex il(tr, &Indices::l, layer);
     const LayerW<const T>& Wl = W.layers[layer - 1];
     const PatchSite site = run.at({}, layer, 0);  // patch points of the lines of layer l
-    if (tr) tr->line(10, 4, {tscalar("l", layer)});
+    if (tr) tr->line(lines::d_transformer::loop, {tscalar("l", layer)});
     // L5: for t ∈ [ℓ]: X̃[:, t] ← layer_norm(X[:, t] | γ¹_l, β¹_l)
     // L6: X ← X + MHAttention(X̃ | W_l, Mask[t, t′] = [[t ≤ t′]])
-    residual_line_pair<T>(X, c, Wl.gamma1, Wl.beta1, tr, 10, 5, "X", "X̃", Axis::TokenX, site,
-                          [&](Mat<T>& Xr, const Mat<T>& in, const std::string&, int line) {
+    residual_line_pair<T>(X, c, Wl.gamma1, Wl.beta1, tr, lines::d_transformer::norm1, "X", "X̃", Axis::TokenX, site,
+                          [&](Mat<T>& Xr, const Mat<T>& in, const std::string&, LineRef line) {
                             AttentionOptions a = av;  // Algorithm 4's patch points, called from this line (experiments
-                            a.patch = run.at(LineRef{10, line}, layer, 0);  // run on core's MHAttention, never on `attn`)
+                            a.patch = run.at(line, layer, 0);  // run on core's MHAttention, never on `attn`)
                             Xr += attn && !patches ? attn(in, in, Wl.attn, mask, a) : mh_attention<T>(in, in, Wl.attn, mask, tr, nullptr, a);
-                            patch(site, LineRef{10, line}, "X", Xr);  // patch point: X after the attention line
+                            patch(site, line, "X", Xr);  // patch point: X after the attention line
                             if (!tr) return;
                             std::vector<Value> v{tmask("Mask", mask, Axis::TokenZ, Axis::TokenX), tv("X", Xr, Axis::Feature, Axis::TokenX)};
                             if (c.mask == MaskKind::Prefix)
                               v.push_back(with_note(tscalar("p", p), kPrefixNote));
-                            tr->line(10, line, std::move(v));
+                            tr->line(line, std::move(v));
                           });
     // L7: for t ∈ [ℓ]: X̃[:, t] ← layer_norm(X[:, t] | γ²_l, β²_l)
     // L8: X ← X + W^l_mlp2 GELU(W^l_mlp1 X̃ + b^l_mlp1 1ᵀ) + b^l_mlp2 1ᵀ
-    residual_line_pair<T>(X, c, Wl.gamma2, Wl.beta2, tr, 10, 7, "X", "X̃", Axis::TokenX, site,
-                          [&](Mat<T>& Xr, const Mat<T>& in, const std::string& in_name, int line) {
+    residual_line_pair<T>(X, c, Wl.gamma2, Wl.beta2, tr, lines::d_transformer::norm2, "X", "X̃", Axis::TokenX, site,
+                          [&](Mat<T>& Xr, const Mat<T>& in, const std::string& in_name, LineRef line) {
                             mlp_line<T>(Xr, in, in_name, {Wl.W_mlp1, Wl.b_mlp1, Wl.W_mlp2, Wl.b_mlp2, Wl.W_gate, Wl.b_gate, "mlp1", "gate"},
-                                        c.act(), tr, 10, line, "X", Axis::TokenX, site);
+                                        c.act(), tr, line, "X", Axis::TokenX, site);
                           });
   }
   // L10: for t ∈ [ℓ]: X[:, t] ← layer_norm(X[:, t] | γ, β)   (post-LN: no final norm, the line is skipped)
   if (c.norm_pos() == NormPosition::Pre) {
     X = norm_columns<T>(X, W.gamma, W.beta, c, tr);
     patch(run, lines::d_transformer::final_norm, "X", X);  // patch point: the final layer norm's output
-    if (tr) tr->line(10, 10, {tv("X", X, Axis::Feature, Axis::TokenX)});
+    if (tr) tr->line(lines::d_transformer::final_norm, {tv("X", X, Axis::Feature, Axis::TokenX)});
   }
   // L11: return P = softmax(W_u X)   (tied: W_u = W_eᵀ; not in the paper, with b_u: softmax(W_u X + b_u 1ᵀ))
-  return unembed_line<T>(X, W.W_u, W.W_e, W.extras.b_u, tr, 10, 11);  // (N_V, ℓ)
+  return unembed_line<T>(X, W.W_u, W.W_e, W.extras.b_u, tr, lines::d_transformer::P);  // (N_V, ℓ)
 }
 
 template Mat<float> dtransformer(const Tokens&, const ModelConfig&, const GptW<const float>&, Tracer*,

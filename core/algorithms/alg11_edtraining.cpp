@@ -30,22 +30,23 @@ PaperTraining::Loss EdTraining::loss_and_gradient(const Example& ex, const Model
                                                   ModelGradient& g, Rng& rng, Tracer* tr) {
   // θ changes at the update line while the trace lives: bind it by copy (trace.hpp).
   TraceParamCopies copies(tr);
+  TraceParameters params(tr, model.table, model.theta.data());  // each bound tensor says its entry of θ
   const Tokens &z = ex.z, &x = ex.x;
   TraceSequences labels(tr, x, z);  // this example's tokens label the values of lines 3–5
   // L3: ℓ ← length(x_n)
   const int l = static_cast<int>(x.size());
-  if (tr) tr->line(11, 3, {ttokens("z_n", z), ttokens("x_n", x), tscalar("ℓ", l)});
+  if (tr) tr->line(lines::ed_training::length, {ttokens("z_n", z), ttokens("x_n", x), tscalar("ℓ", l)});
   // L4: P(θ) ← EDTransformer(z_n, x_n | θ)
   if (tr) {  // the stepped run: Algorithm 8 with its own trace, nested under this line
     const MatF P = edtransformer<float>(z, x, model.config, ed_weights(model), tr);  // (N_V, ℓ)
-    tr->line(11, 4, {tv("P", P, Axis::Vocab, Axis::TokenX)});
+    tr->line(lines::ed_training::forward, {tv("P", P, Axis::Vocab, Axis::TokenX)});
   }
   // L5: loss(θ) = −Σ_{t=1}^{ℓ−1} log P(θ)[x_n[t+1], t]   (and ∇loss(θ), for line 6)
   Batch batch;
   EdArchitecture().make_batch(model.config, {ex}, {0}, l, static_cast<int>(z.size()), opt, rng, batch);
   const float loss = g.loss_and_gradient(model, batch, 1.0f);
   const VecF terms = g.position_losses().head(std::max(0, l - 1));  // (ℓ − 1)
-  if (tr) tr->line(11, 5, {tv("−log P[x_n[t+1], t]", terms.transpose(), Axis::Feature, Axis::TokenX), tscalar("loss", loss)});
+  if (tr) tr->line(lines::ed_training::loss, {tv("−log P[x_n[t+1], t]", terms.transpose(), Axis::Feature, Axis::TokenX), tscalar("loss", loss)});
   // L6's ∇loss(θ), stepped: Algorithm 8's backward listing (not in the paper), nested before line 6's
   // event (PaperTraining makes it). The update uses g's batched gradient, which the traced one equals.
   if (tr && std::isfinite(loss)) traced_backward<float>(model, batch, tr);

@@ -52,11 +52,12 @@ PaperTraining::Loss ETraining::loss_and_gradient(const Example& ex, const Model&
                                                  ModelGradient& g, Rng& rng, Tracer* tr) {
   // θ changes at the update line while the trace lives: bind it by copy (trace.hpp).
   TraceParamCopies copies(tr);
+  TraceParameters params(tr, model.table, model.theta.data());  // each bound tensor says its entry of θ
   const ModelConfig& c = model.config;
   const Tokens& x = ex.x;
   // L3: ℓ ← length(x_n)
   const int l = static_cast<int>(x.size());
-  if (tr) tr->line(12, 3, {ttokens("x_n", x), tscalar("ℓ", l)});
+  if (tr) tr->line(lines::e_training::length, {ttokens("x_n", x), tscalar("ℓ", l)});
   const std::vector<bool> given =
       opt.given_masks.empty() ? std::vector<bool>{} : given_positions(opt, (i() - 1) * N_data() + n(), l);
   Tokens x_tilde = x;                // x̃_n: position t is replaced at step t of the loop
@@ -64,7 +65,7 @@ PaperTraining::Loss ETraining::loss_and_gradient(const Example& ex, const Model&
   // L4: for t = 1, 2, …, ℓ do
   for (int t = 1; t <= l; ++t) {
     TraceIndex it(tr, &Indices::t, t);
-    if (tr) tr->line(12, 4, {tscalar("t", t)});
+    if (tr) tr->line(lines::e_training::for_t, {tscalar("t", t)});
     // L5: x̃_n[t] ← mask_token or x_n[t] randomly with probability p_mask or 1 − p_mask
     MaskDraw d;
     if (given.empty()) {
@@ -76,7 +77,7 @@ PaperTraining::Loss ETraining::loss_and_gradient(const Example& ex, const Model&
     x_tilde[t - 1] = d.token;
     if (d.chosen) targets[t - 1] = x[t - 1];
     if (tr)
-      tr->line(12, 5,
+      tr->line(lines::e_training::mask_token,
                {with_note(tscalar("x̃_n[t]", d.token),
                           given.empty() ? "Drawn: u = " + std::to_string(d.u) + (d.chosen ? " < " : " ≥ ") +
                                               "p_mask = " + std::to_string(opt.p_mask) +
@@ -94,7 +95,7 @@ PaperTraining::Loss ETraining::loss_and_gradient(const Example& ex, const Model&
       positions += (positions.empty() ? "" : ", ") + std::to_string(t);
     }
   if (tr)
-    tr->line(12, 7, {with_note(tv("T̃", T_tilde, Axis::Feature, Axis::TokenX),
+    tr->line(lines::e_training::masked, {with_note(tv("T̃", T_tilde, Axis::Feature, Axis::TokenX),
                                "T̃ = {" + positions + "}: 1 marks a position t ∈ T̃, scored against x_n[t]." +
                                    (opt.bert_80_10_10 ? " With BERT's 80/10/10 rule T̃ is every chosen position, "
                                                         "also those replaced by a random token or kept."
@@ -102,7 +103,7 @@ PaperTraining::Loss ETraining::loss_and_gradient(const Example& ex, const Model&
   // L8: P(θ) ← ETransformer(x̃_n | θ)
   if (tr) {  // the stepped run: Algorithm 9 with its own trace, nested under this line
     const MatF P = architecture(c).forward(model, {}, x_tilde, tr);  // (N_V, ℓ)
-    tr->line(12, 8, {tv("P", P, Axis::Vocab, Axis::TokenX)});
+    tr->line(lines::e_training::forward, {tv("P", P, Axis::Vocab, Axis::TokenX)});
   }
   // L9: loss(θ) = −Σ_{t ∈ T̃} log P(θ)[x_n[t], t]   (and ∇loss(θ), for line 10)
   Batch batch;
@@ -118,7 +119,7 @@ PaperTraining::Loss ETraining::loss_and_gradient(const Example& ex, const Model&
     MatF row(1, terms);                       // (1, |T̃|)
     for (int t = 0, j = 0; t < l; ++t)
       if (targets[t]) row(0, j++) = losses(t);
-    tr->line(12, 9, {with_note(tv("−log P[x_n[t], t]", row), "One column per t ∈ T̃ = {" + positions + "}."),
+    tr->line(lines::e_training::loss, {with_note(tv("−log P[x_n[t], t]", row), "One column per t ∈ T̃ = {" + positions + "}."),
                      tscalar("loss", loss)});
   }
   // L10's ∇loss(θ), stepped: Algorithm 9's backward listing (not in the paper), nested before line 10's

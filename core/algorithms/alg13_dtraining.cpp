@@ -30,22 +30,23 @@ PaperTraining::Loss DTraining::loss_and_gradient(const Example& ex, const Model&
                                                  ModelGradient& g, Rng&, Tracer* tr) {
   // θ changes at the update line while the trace lives: bind it by copy (trace.hpp).
   TraceParamCopies copies(tr);
+  TraceParameters params(tr, model.table, model.theta.data());  // each bound tensor says its entry of θ
   const Tokens& x = ex.x;
   const TraceSequences labels(tr, x, x);  // lines 3–5 and their DTransformer call label token axes by x_n
   // L3: ℓ ← length(x_n)
   const int l = static_cast<int>(x.size());
-  if (tr) tr->line(13, 3, {ttokens("x_n", x), tscalar("ℓ", l)});
+  if (tr) tr->line(lines::d_training::length, {ttokens("x_n", x), tscalar("ℓ", l)});
   // L4: P(θ) ← DTransformer(x_n | θ)
   if (tr) {  // the stepped run: Algorithm 10 with its own trace, nested under this line
     const MatF P = dtransformer<float>(x, model.config, model.weights(), tr);  // (N_V, ℓ)
-    tr->line(13, 4, {tv("P", P, Axis::Vocab, Axis::TokenX)});
+    tr->line(lines::d_training::forward, {tv("P", P, Axis::Vocab, Axis::TokenX)});
   }
   // L5: loss(θ) = −Σ_{t=1}^{ℓ−1} log P(θ)[x_n[t+1], t]   (and ∇loss(θ), for line 6)
   // (Prefix-LM, variant, seed 004: no loss term inside the prefix, t < p: position t sees x[t+1] there)
   const Batch batch = dtraining_batch(x, model.config);
   const float loss = g.loss_and_gradient(model, batch, 1.0f);
   if (tr)
-    tr->line(13, 5,
+    tr->line(lines::d_training::loss,
              {tv("−log P[x_n[t+1], t]", g.position_losses().head(std::max(0, l - 1)).transpose(), Axis::Feature,
                  Axis::TokenX),
               tscalar("loss", loss)});

@@ -24,6 +24,7 @@ InferenceResult dinference(const Tokens& x_in, const Model& model, const Inferen
     throw Error("the prompt has " + std::to_string(x_in.size()) + " tokens but ℓ_max is " + std::to_string(c.l_max) +
                 ": shorten it, or turn on context trimming");
   const GptW<const float> W = model.weights();
+  TraceParameters params(tr, model.table, model.theta.data());
   Rng rng(opt.seed);
   Tokens x = x_in;
   InferenceResult out;
@@ -33,7 +34,7 @@ InferenceResult dinference(const Tokens& x_in, const Model& model, const Inferen
                       : std::vector<Value>{});
   // L1: ℓ ← length(x)
   const int l = static_cast<int>(x.size());
-  if (tr) tr->line(14, 1, {tscalar("ℓ", l)});
+  if (tr) tr->line(lines::d_inference::l, {tscalar("ℓ", l)});
   // L2: for i = 1, 2, …, ℓ_gen do
   for (int i = 1; i <= opt.l_gen; ++i) {
     TraceIndex ii(tr, &Indices::i, i);
@@ -43,7 +44,7 @@ InferenceResult dinference(const Tokens& x_in, const Model& model, const Inferen
                     std::to_string(c.l_max) + " (turn on context trimming to go on)";
       break;
     }
-    if (tr) tr->line(14, 2, {tscalar("i", i)});
+    if (tr) tr->line(lines::d_inference::step, {tscalar("i", i)});
     // L3: P ← DTransformer(x | θ̂)   (with trimming: the last ℓ_max tokens of x)
     // L4: p ← P[:, ℓ + i − 1]   (the last column: the prediction for the next token)
     const Tokens input(x.begin() + start, x.end());
@@ -56,7 +57,7 @@ InferenceResult dinference(const Tokens& x_in, const Model& model, const Inferen
     if (opt.kv_cache) {  // not in the paper: only the new column, over the cached K, V
       step.p = dtransformer_cached(input, c, W, cache, &step.cache_rebuilt, opt.cached_attn);  // (N_V)
       if (tr)
-        tr->line(14, 3, {with_note(tv("P[:, ℓ + i − 1]", step.p, Axis::Vocab),
+        tr->line(lines::d_inference::forward, {with_note(tv("P[:, ℓ + i − 1]", step.p, Axis::Vocab),
                                    "KV cache (not in the paper; encyclopedia article 004): only the new column is "
                                    "computed, over the cached K, V of " +
                                        std::to_string(input.size() - 1) + " columns" +
@@ -68,17 +69,17 @@ InferenceResult dinference(const Tokens& x_in, const Model& model, const Inferen
                                        std::to_string(input.size()) + ").")});
     } else {
       const MatF P = dtransformer<float>(input, c, W, tr, opt.attn);  // (N_V, length(input))
-      if (tr) tr->line(14, 3, {with_note(tv("P", P, Axis::Vocab, Axis::TokenX), trimmed)});
+      if (tr) tr->line(lines::d_inference::forward, {with_note(tv("P", P, Axis::Vocab, Axis::TokenX), trimmed)});
       step.p = P.col(P.cols() - 1);  // (N_V)
     }
-    if (tr) tr->line(14, 4, {tv("p", step.p, Axis::Vocab)});
+    if (tr) tr->line(lines::d_inference::p, {tv("p", step.p, Axis::Vocab)});
     // L5: sample a token y from q ∝ p^{1/τ}
     step.q = temperature(step.p, opt.tau);  // (N_V)
     step.y = opt.tau <= 0.0 ? sample_argmax(step.p) : sample_mult(step.q, rng.uniform());
-    if (tr) tr->line(14, 5, {tv("q", step.q, Axis::Vocab), tscalar("y", step.y)});
+    if (tr) tr->line(lines::d_inference::sample, {tv("q", step.q, Axis::Vocab), tscalar("y", step.y)});
     // L6: x ← [x, y]
     x.push_back(step.y);
-    if (tr) tr->line(14, 6, {ttokens("x", x)});
+    if (tr) tr->line(lines::d_inference::append, {ttokens("x", x)});
     out.steps.push_back(step);
     if (opt.stop_at_eos && step.y == c.eos_token()) {
       out.stopped = "stopped at eos_token after " + std::to_string(i) + " tokens";
@@ -89,7 +90,7 @@ InferenceResult dinference(const Tokens& x_in, const Model& model, const Inferen
   out.y.assign(x.begin() + l, x.end());
   if (tr) {
     tr->trace().tokens_x = x;
-    tr->line(14, 8, {ttokens("y", out.y)});
+    tr->line(lines::d_inference::result, {ttokens("y", out.y)});
   }
   return out;
 }

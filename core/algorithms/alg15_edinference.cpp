@@ -19,6 +19,7 @@ EdInferenceResult edinference(const Tokens& z, const Model& model, const EdInfer
   if (!(opt.tau >= 0.0) || opt.tau > 1e6) throw Error("τ must be a number between 0 and 1e6");
   check_ed_tokens(z, {c.bos_token()}, c);
   const EdW<const float> W = ed_weights(model);
+  TraceParameters params(tr, model.table, model.theta.data());
   Rng rng(opt.seed);
   EdInferenceResult out;
   Tokens& x_hat = out.x_hat;
@@ -28,10 +29,10 @@ EdInferenceResult edinference(const Tokens& z, const Model& model, const EdInfer
                    tr ? std::vector<Value>{ttokens("z", z), tscalar("τ", opt.tau)} : std::vector<Value>{});
   // L1: x̂ ← [bos_token]
   x_hat = {c.bos_token()};
-  if (tr) tr->line(15, 1, {ttokens("x̂", x_hat)});
+  if (tr) tr->line(lines::ed_inference::bos, {ttokens("x̂", x_hat)});
   // L2: y ← 0
   int y = 0;
-  if (tr) tr->line(15, 2, {tscalar("y", y)});
+  if (tr) tr->line(lines::ed_inference::y, {tscalar("y", y)});
   for (int i = 1;; ++i) {
     // L3: while y ≠ eos_token do   (and, not in the paper, while x̂ has room for one more token)
     const bool capped = static_cast<int>(x_hat.size()) >= c.l_max;
@@ -40,19 +41,19 @@ EdInferenceResult edinference(const Tokens& z, const Model& model, const EdInfer
                                        : "the ℓ_max cap: x̂ reached ℓ_max = " + std::to_string(c.l_max) +
                                              " tokens before eos_token was drawn (the paper's loop has no bound)";
       if (tr)
-        tr->line(15, 3, {with_note(tscalar("y", y), y == c.eos_token() ? "y = eos_token: the loop ends."
+        tr->line(lines::ed_inference::loop, {with_note(tscalar("y", y), y == c.eos_token() ? "y = eos_token: the loop ends."
                                                                         : "Stopped by " + out.stopped + ".")});
       break;
     }
     TraceIndex ii(tr, &Indices::i, i);
-    if (tr) tr->line(15, 3, {tscalar("y", y)});
+    if (tr) tr->line(lines::ed_inference::loop, {tscalar("y", y)});
     TraceSequences labels(tr, x_hat, z);  // this pass's P is over the x̂ its EDTransformer call saw
     // L4: P ← EDTransformer(z, x̂ | θ̂)
     InferenceStep step;
     if (opt.kv_cache) {  // not in the paper: z encoded once, only x̂'s new column through the decoder
       step.p = edtransformer_cached(z, x_hat, c, W, cache, &step.cache_rebuilt, opt.attn, opt.cached_attn);  // (N_V)
       if (tr)
-        tr->line(15, 4, {with_note(tv("P[:, length(x̂)]", step.p, Axis::Vocab),
+        tr->line(lines::ed_inference::forward, {with_note(tv("P[:, length(x̂)]", step.p, Axis::Vocab),
                                    "KV cache (not in the paper; encyclopedia article 004): z was encoded once and only "
                                    "x̂'s new column ran through the decoder, over the cached K, V of " +
                                        std::to_string(x_hat.size() - 1) + " columns and Z's cached K, V" +
@@ -65,28 +66,28 @@ EdInferenceResult edinference(const Tokens& z, const Model& model, const EdInfer
       const MatF P = edtransformer_parts<float>(z, x_hat, c, W, tr, reuse ? &Z : nullptr,
                                                 opt.reuse_encoding && i == 1 ? &Z : nullptr, opt.attn);  // (N_V, length(x̂))
       if (tr)
-        tr->line(15, 4, {with_note(tv("P", P, Axis::Vocab, Axis::TokenX),
+        tr->line(lines::ed_inference::forward, {with_note(tv("P", P, Axis::Vocab, Axis::TokenX),
                                    opt.reuse_encoding ? "Not in the paper: the encoder ran once (first pass) and Z is "
                                                         "reused; the paper re-encodes z at every step."
                                                       : "")});
       // L5: p ← P[:, length(x̂)]
       step.p = P.col(static_cast<Eigen::Index>(x_hat.size()) - 1);  // (N_V)
     }
-    if (tr) tr->line(15, 5, {tv("p", step.p, Axis::Vocab)});
+    if (tr) tr->line(lines::ed_inference::p, {tv("p", step.p, Axis::Vocab)});
     // L6: sample a token y from q ∝ p^{1/τ}
     step.q = temperature(step.p, opt.tau);  // (N_V)
     y = step.y = opt.tau <= 0.0 ? sample_argmax(step.p) : sample_mult(step.q, rng.uniform());
-    if (tr) tr->line(15, 6, {tv("q", step.q, Axis::Vocab), tscalar("y", y)});
+    if (tr) tr->line(lines::ed_inference::sample, {tv("q", step.q, Axis::Vocab), tscalar("y", y)});
     // L7: x̂ ← [x̂, y]
     x_hat.push_back(y);
-    if (tr) tr->line(15, 7, {ttokens("x̂", x_hat)});
+    if (tr) tr->line(lines::ed_inference::append, {ttokens("x̂", x_hat)});
     out.steps.push_back(std::move(step));
   }  // L8: end
   // L9: return x̂
   if (tr) {
     tr->trace().tokens_z = z;
     tr->trace().tokens_x = x_hat;
-    tr->line(15, 9, {ttokens("x̂", x_hat)});
+    tr->line(lines::ed_inference::result, {ttokens("x̂", x_hat)});
   }
   return out;
 }

@@ -114,35 +114,35 @@ VecF edtransformer_cached(const Tokens& z, const Tokens& x, const ModelConfig& c
   const int pos0 = static_cast<int>(cache.x.size()), n = l - pos0;
   // L11–12: the new columns' e_t = W_e[:, x[t]] + W_p[:, t] at their absolute positions t
   MatF X = embed_new_columns(x, pos0, c, W.W_e, W.W_p);  // (d_e, n)
-  embedding_extras<float>(X, c, W.extras, nullptr, 8, 11, Axis::TokenX);  // not in the paper: BERT checkpoints' extras
+  embedding_extras<float>(X, c, W.extras, nullptr, lines::ed_transformer::dec_embed, Axis::TokenX);  // not in the paper: BERT checkpoints' extras
   const Mask causal = unidirectional_mask(l, l).rightCols(n);         // (ℓ_x, n): the new columns'
   const Mask ones = bidirectional_mask(static_cast<int>(cache.Z.cols()), n);  // (ℓ_z, n)
   const AttentionOptions av = attention_options(c, true), av_cross = attention_options(c, false);
   for (int layer = 0; layer < c.L_dec; ++layer) {  // L13
     const DecoderLayerW<const float>& Wl = W.dec[layer];
     // L14–15: cached causal self-attention
-    residual_line_pair<float>(X, c, Wl.gamma3, Wl.beta3, nullptr, 8, 14, "X", "X̃", Axis::TokenX,
-                              [&](MatF& Xr, const MatF& in, const std::string&, int line) {
+    residual_line_pair<float>(X, c, Wl.gamma3, Wl.beta3, nullptr, lines::ed_transformer::self_attention, "X", "X̃", Axis::TokenX,
+                              [&](MatF& Xr, const MatF& in, const std::string&, LineRef line) {
                                 Xr += cached_mha(cached_attn, in, Wl.self_attn, cache.K[layer], cache.V[layer], true,
-                                                 causal, at_line(av, LineRef{8, line}, layer + 1));
+                                                 causal, at_line(av, line, layer + 1));
                               });
     // L16–17: cross-attention over Z's cached K, V
-    residual_line_pair<float>(X, c, Wl.gamma4, Wl.beta4, nullptr, 8, 16, "X", "X̃", Axis::TokenX,
-                              [&](MatF& Xr, const MatF& in, const std::string&, int line) {
+    residual_line_pair<float>(X, c, Wl.gamma4, Wl.beta4, nullptr, lines::ed_transformer::cross_attention, "X", "X̃", Axis::TokenX,
+                              [&](MatF& Xr, const MatF& in, const std::string&, LineRef line) {
                                 Xr += cached_mha(cached_attn, in, Wl.cross_attn, cache.Kz[layer], cache.Vz[layer],
-                                                 false, ones, at_line(av_cross, LineRef{8, line}, layer + 1));
+                                                 false, ones, at_line(av_cross, line, layer + 1));
                               });
     // L18–19: the MLP
-    residual_line_pair<float>(X, c, Wl.gamma5, Wl.beta5, nullptr, 8, 18, "X", "X̃", Axis::TokenX,
-                              [&](MatF& Xr, const MatF& in, const std::string& in_name, int line) {
+    residual_line_pair<float>(X, c, Wl.gamma5, Wl.beta5, nullptr, lines::ed_transformer::dec_mlp, "X", "X̃", Axis::TokenX,
+                              [&](MatF& Xr, const MatF& in, const std::string& in_name, LineRef line) {
                                 mlp_line<float>(Xr, in, in_name,
                                                 {Wl.W_mlp3, Wl.b_mlp3, Wl.W_mlp4, Wl.b_mlp4, Wl.W_gate, Wl.b_gate, "mlp3", "gate2"},
-                                                c.act(), nullptr, 8, line, "X", Axis::TokenX);
+                                                c.act(), nullptr, line, "X", Axis::TokenX);
                               });
   }
   if (c.norm_pos() == NormPosition::Pre) X = norm_columns<float>(X, W.dec_gamma, W.dec_beta, c);  // L20
   cache.x = x;
-  const MatF P = unembed_line<float>(X, W.W_u, W.W_e, W.extras.b_u, nullptr, 8, 21);  // (N_V, n)   L21
+  const MatF P = unembed_line<float>(X, W.W_u, W.W_e, W.extras.b_u, nullptr, lines::ed_transformer::P);  // (N_V, n)   L21
   return P.col(n - 1);
 }
 
@@ -164,27 +164,27 @@ VecF dtransformer_cached(const Tokens& x, const ModelConfig& c, const GptW<const
   const int pos0 = static_cast<int>(cache.x.size()), n = l - pos0;
   // L2–3: the new columns' e_t = W_e[:, x[t]] + W_p[:, t] at their absolute positions t
   MatF X = embed_new_columns(x, pos0, c, W.W_e, W.W_p);  // (d_e, n)
-  embedding_extras<float>(X, c, W.extras, nullptr, 10, 2, Axis::TokenX);  // not in the paper: BERT checkpoints' extras
+  embedding_extras<float>(X, c, W.extras, nullptr, lines::d_transformer::embed, Axis::TokenX);  // not in the paper: BERT checkpoints' extras
   const Mask mask = (c.mask == MaskKind::Prefix ? prefix_mask(l, p) : unidirectional_mask(l, l)).rightCols(n);  // (ℓ, n)
   const AttentionOptions av = attention_options(c, true);
   for (int layer = 0; layer < c.L; ++layer) {  // L4
     const LayerW<const float>& Wl = W.layers[layer];
-    residual_line_pair<float>(X, c, Wl.gamma1, Wl.beta1, nullptr, 10, 5, "X", "X̃", Axis::TokenX,
-                              [&](MatF& Xr, const MatF& in, const std::string&, int line) {
+    residual_line_pair<float>(X, c, Wl.gamma1, Wl.beta1, nullptr, lines::d_transformer::norm1, "X", "X̃", Axis::TokenX,
+                              [&](MatF& Xr, const MatF& in, const std::string&, LineRef line) {
                                 Xr += cached_mha(attn, in, Wl.attn, cache.K[layer], cache.V[layer], true, mask,
-                                                 at_line(av, LineRef{10, line}, layer + 1));
+                                                 at_line(av, line, layer + 1));
                               });
-    residual_line_pair<float>(X, c, Wl.gamma2, Wl.beta2, nullptr, 10, 7, "X", "X̃", Axis::TokenX,
-                              [&](MatF& Xr, const MatF& in, const std::string& in_name, int line) {
+    residual_line_pair<float>(X, c, Wl.gamma2, Wl.beta2, nullptr, lines::d_transformer::norm2, "X", "X̃", Axis::TokenX,
+                              [&](MatF& Xr, const MatF& in, const std::string& in_name, LineRef line) {
                                 mlp_line<float>(Xr, in, in_name,
                                                 {Wl.W_mlp1, Wl.b_mlp1, Wl.W_mlp2, Wl.b_mlp2, Wl.W_gate, Wl.b_gate, "mlp1", "gate"},
-                                                c.act(), nullptr, 10, line, "X", Axis::TokenX);
+                                                c.act(), nullptr, line, "X", Axis::TokenX);
                               });
   }
   if (c.norm_pos() == NormPosition::Pre) X = norm_columns<float>(X, W.gamma, W.beta, c);  // L10
   cache.x = x;
   cache.p = p;
-  const MatF P = unembed_line<float>(X, W.W_u, W.W_e, W.extras.b_u, nullptr, 10, 11);  // (N_V, n)   L11
+  const MatF P = unembed_line<float>(X, W.W_u, W.W_e, W.extras.b_u, nullptr, lines::d_transformer::P);  // (N_V, n)   L11
   return P.col(n - 1);
 }
 

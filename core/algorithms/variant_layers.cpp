@@ -51,7 +51,7 @@ Mat<T> position_matrix(const ModelConfig& c, const MapM<const T>& W_p) {
 
 template <class T>
 Mat<T> embed_line(const Tokens& s, const ModelConfig& c, const MapM<const T>& W_e, const MapM<const T>& W_p,
-                  const ExtrasW<const T>& extras, Tracer* tr, int alg, int line, Axis tokens) {
+                  const ExtrasW<const T>& extras, Tracer* tr, LineRef at, Axis tokens) {
   const bool sinusoidal = c.position == Position::Sinusoidal;
   const Mat<T> W_sin = sinusoidal ? position_matrix<T>(c, W_p) : Mat<T>();  // (d_e, ℓ_max), computed
   const MapM<const T> W_pos = sinusoidal ? MapM<const T>(W_sin.data(), W_sin.rows(), W_sin.cols()) : W_p;
@@ -65,7 +65,7 @@ Mat<T> embed_line(const Tokens& s, const ModelConfig& c, const MapM<const T>& W_
     else
       E.col(t - 1) = e;
   }
-  embedding_extras<T>(E, c, extras, tr, alg, line, tokens);  // not in the paper: + W_s[:, 1], layer_norm
+  embedding_extras<T>(E, c, extras, tr, at, tokens);  // not in the paper: + W_s[:, 1], layer_norm
   if (!tr) return E;
   std::vector<Value> values{tv("e_t", E, Axis::Feature, tokens)};
   std::string extras_note = c.token_types > 0 ? kTokenTypeNote : "";
@@ -77,18 +77,18 @@ Mat<T> embed_line(const Tokens& s, const ModelConfig& c, const MapM<const T>& W_
                                                      std::to_string(c.sinusoid_base()) + "."));
   else if (!add_position)
     values.back() = with_note(values.back(), no_position_note(c.position) + (extras_note.empty() ? "" : " " + extras_note));
-  tr->line(alg, line, std::move(values));
+  tr->line(at, std::move(values));
   return E;
 }
 
 template <class T>
-void embedding_extras(Mat<T>& E, const ModelConfig& c, const ExtrasW<const T>& W, Tracer* tr, int alg, int line,
+void embedding_extras(Mat<T>& E, const ModelConfig& c, const ExtrasW<const T>& W, Tracer* tr, LineRef at,
                       Axis tokens) {
   if (c.token_types > 0) {
     // e_t ← e_t + W_s[:, 1]   (segment 0 for every token)
     E.colwise() += W.W_s.col(0);  // (d_e, ℓ)
     if (tr)
-      tr->substep(alg, line, "e_t + W_s[:, 1] — not in the paper: BERT checkpoints (token-type embedding, segment 1)",
+      tr->substep(at, "e_t + W_s[:, 1] — not in the paper: BERT checkpoints (token-type embedding, segment 1)",
                   {with_note(tv("e_t + W_s[:, 1]", E, Axis::Feature, tokens), kTokenTypeNote),
                    with_note(tv("W_s[:, 1]", W.W_s.col(0)), kTokenTypeNote)});
   }
@@ -96,14 +96,14 @@ void embedding_extras(Mat<T>& E, const ModelConfig& c, const ExtrasW<const T>& W
     // e_t ← layer_norm(e_t | γ_emb, β_emb)   (Algorithm 6 on every column)
     E = layer_norm_columns<T>(E, W.emb_gamma, W.emb_beta, static_cast<T>(c.eps), tr);  // (d_e, ℓ)
     if (tr)
-      tr->substep(alg, line, "layer_norm(e_t | γ_emb, β_emb) — not in the paper: BERT checkpoints (embedding layer norm)",
+      tr->substep(at, "layer_norm(e_t | γ_emb, β_emb) — not in the paper: BERT checkpoints (embedding layer norm)",
                   {with_note(tv("layer_norm(e_t | γ_emb, β_emb)", E, Axis::Feature, tokens), kEmbeddingNormNote)});
   }
 }
 
 template <class T>
 void mlp_line(Mat<T>& X, const Mat<T>& in, const std::string& in_name, const Mlp<T>& W, Activation act, Tracer* tr,
-              int alg, int line, const char* name, Axis tokens, const PatchSite& site) {
+              LineRef at, const char* name, Axis tokens, const PatchSite& site) {
   auto affine = [&](const char* w) { return "W_" + std::string(w) + " " + in_name + " + b_" + w + " 1ᵀ"; };
   const std::string pre = affine(W.a);
   const Mat<T> H_pre = product<T>(W.W_a, in).colwise() + W.b_a;  // (d_mlp, ℓ)
@@ -111,30 +111,30 @@ void mlp_line(Mat<T>& X, const Mat<T>& in, const std::string& in_name, const Mlp
   if (act == Activation::SwiGLU) {  // variant (seed 004): SiLU(W_gate X̃ + b_gate 1ᵀ) ⊙ (W_a X̃ + b_a 1ᵀ)
     const std::string gate = affine(W.gate);
     const Mat<T> G_pre = product<T>(W.W_gate, in).colwise() + W.b_gate;  // (d_mlp, ℓ)
-    if (tr) tr->substep(alg, line, gate + " (SwiGLU variant, seed 004)", {tv(gate, G_pre, Axis::Feature, tokens)});
+    if (tr) tr->substep(at, gate + " (SwiGLU variant, seed 004)", {tv(gate, G_pre, Axis::Feature, tokens)});
     const Mat<T> G = silu<T>(G_pre);  // (d_mlp, ℓ)
-    if (tr) tr->substep(alg, line, "SiLU(" + gate + ")", {tv("SiLU(…)", G, Axis::Feature, tokens)});
-    if (tr) tr->substep(alg, line, pre, {tv(pre, H_pre, Axis::Feature, tokens)});
+    if (tr) tr->substep(at, "SiLU(" + gate + ")", {tv("SiLU(…)", G, Axis::Feature, tokens)});
+    if (tr) tr->substep(at, pre, {tv(pre, H_pre, Axis::Feature, tokens)});
     H_act = G.cwiseProduct(H_pre);
-    if (tr) tr->substep(alg, line, "SiLU(…) ⊙ (" + pre + ")", {tv("SiLU(…) ⊙ (…)", H_act, Axis::Feature, tokens)});
+    if (tr) tr->substep(at, "SiLU(…) ⊙ (" + pre + ")", {tv("SiLU(…) ⊙ (…)", H_act, Axis::Feature, tokens)});
   } else {
-    if (tr) tr->substep(alg, line, pre, {tv(pre, H_pre, Axis::Feature, tokens)});
+    if (tr) tr->substep(at, pre, {tv(pre, H_pre, Axis::Feature, tokens)});
     const char* label = act == Activation::GELU ? "GELU(…)" : act == Activation::ReLU ? "ReLU(…)" : "GELU_tanh(…)";
     H_act = act == Activation::GELU ? gelu<T>(H_pre) : act == Activation::ReLU ? relu<T>(H_pre) : gelu_tanh<T>(H_pre);
     Value v = tv(label, H_act, Axis::Feature, tokens);
     if (act == Activation::GELUTanh)
       v = with_note(std::move(v), "GPT-2's tanh approximation (variant): 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))).");
-    if (tr) tr->substep(alg, line, label, {std::move(v)});
+    if (tr) tr->substep(at, label, {std::move(v)});
   }
   X += product<T>(W.W_b, H_act);  // (d_e, ℓ)
   X.colwise() += W.b_b;
-  patch(site, LineRef{alg, line}, name, X);  // patch point: the residual stream after the MLP's line
-  if (tr) tr->line(alg, line, {tv(name, X, Axis::Feature, tokens)});
+  patch(site, at, name, X);  // patch point: the residual stream after the MLP's line
+  if (tr) tr->line(at, {tv(name, X, Axis::Feature, tokens)});
 }
 
 template <class T>
 Mat<T> unembed_line(const Mat<T>& X, const MapM<const T>& W_u, const MapM<const T>& W_e, const MapV<const T>& b_u,
-                    Tracer* tr, int alg, int line, std::vector<Value> extra) {
+                    Tracer* tr, LineRef at, std::vector<Value> extra) {
   const bool tied = W_u.size() == 0, bias = b_u.size() != 0;
   Mat<T> logits = tied ? product_transposed<T>(W_e, X) : product<T>(W_u, X);  // (N_V, ℓ)
   if (bias) logits.colwise() += b_u;  // not in the paper: W_u X + b_u 1ᵀ
@@ -148,13 +148,13 @@ Mat<T> unembed_line(const Mat<T>& X, const MapM<const T>& W_u, const MapM<const 
     if (tied)
       sub.push_back(with_note(tparam<T>(tr, keys::tied_unembedding, W_e, true),
                               "Tied unembedding (variant, Dinan–Yaida–Zhang 001, GPT-2): W_u = W_eᵀ, no W_u tensor."));
-    tr->substep(alg, line, bias ? std::string(name) + " — not in the paper: BERT checkpoints (bias b_u on W_u)" : name,
+    tr->substep(at, bias ? std::string(name) + " — not in the paper: BERT checkpoints (bias b_u on W_u)" : name,
                 std::move(sub));
   }
   Mat<T> P = softmax_columns<T>(logits);  // (N_V, ℓ)
   if (tr) {
     extra.insert(extra.begin(), tv("P", P, Axis::Vocab, Axis::TokenX));
-    tr->line(alg, line, std::move(extra));
+    tr->line(at, std::move(extra));
   }
   return P;
 }
@@ -162,12 +162,12 @@ Mat<T> unembed_line(const Mat<T>& X, const MapM<const T>& W_u, const MapM<const 
 #define SF_INSTANTIATE_VARIANT_LAYERS(T)                                                                              \
   template Mat<T> position_matrix<T>(const ModelConfig&, const MapM<const T>&);                                       \
   template Mat<T> embed_line<T>(const Tokens&, const ModelConfig&, const MapM<const T>&, const MapM<const T>&,        \
-                                const ExtrasW<const T>&, Tracer*, int, int, Axis);                                    \
-  template void embedding_extras<T>(Mat<T>&, const ModelConfig&, const ExtrasW<const T>&, Tracer*, int, int, Axis);   \
-  template void mlp_line<T>(Mat<T>&, const Mat<T>&, const std::string&, const Mlp<T>&, Activation, Tracer*, int, int, \
+                                const ExtrasW<const T>&, Tracer*, LineRef, Axis);                                    \
+  template void embedding_extras<T>(Mat<T>&, const ModelConfig&, const ExtrasW<const T>&, Tracer*, LineRef, Axis);   \
+  template void mlp_line<T>(Mat<T>&, const Mat<T>&, const std::string&, const Mlp<T>&, Activation, Tracer*, LineRef, \
                             const char*, Axis, const PatchSite&);                                                     \
   template Mat<T> unembed_line<T>(const Mat<T>&, const MapM<const T>&, const MapM<const T>&, const MapV<const T>&,    \
-                                  Tracer*, int, int, std::vector<Value>);
+                                  Tracer*, LineRef, std::vector<Value>);
 SF_INSTANTIATE_VARIANT_LAYERS(float)
 SF_INSTANTIATE_VARIANT_LAYERS(double)
 #undef SF_INSTANTIATE_VARIANT_LAYERS

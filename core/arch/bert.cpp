@@ -83,6 +83,7 @@ void BertArchitecture::build_table(const ModelConfig& c, ParamTable& t) const {
 
 MatF BertArchitecture::forward(const Model& m, const Tokens&, const Tokens& x, Tracer* tr,
                                const MHAttentionFn<float>& attn, const Patches* patches) const {
+  TraceParameters params(tr, m.table, m.theta.data());
   return etransformer<float>(x, m.config, weights(m), tr, attn, patches);
 }
 

@@ -59,7 +59,7 @@ std::vector<int> special_ids(const ModelConfig& c);
 //    positions listed in the value's note. If T̃ is empty, the loss is 0 and θ is unchanged.
 class ETraining : public PaperTraining {
  public:
-  ETraining(int N_data, int N_epochs) : PaperTraining(12, 10, N_data, N_epochs) {}
+  ETraining(int N_data, int N_epochs) : PaperTraining({lines::e_training::epoch, lines::e_training::sequence, lines::e_training::update}, N_data, N_epochs) {}
 
  protected:
   Loss loss_and_gradient(const Example& ex, const Model& model, const TrainOptions& opt, ModelGradient& g, Rng& rng,

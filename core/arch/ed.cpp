@@ -58,6 +58,7 @@ void EdArchitecture::build_table(const ModelConfig& c, ParamTable& t) const {
 
 MatF EdArchitecture::forward(const Model& m, const Tokens& z, const Tokens& x, Tracer* tr,
                              const MHAttentionFn<float>& attn, const Patches* patches) const {
+  TraceParameters params(tr, m.table, m.theta.data());
   return edtransformer_parts<float>(z, x, m.config, ed_weights(m), tr, nullptr, nullptr, attn, patches);
 }
 

@@ -55,7 +55,7 @@ void check_ed_tokens(const Tokens& z, const Tokens& x, const ModelConfig& c);
 // their sum); line 6 is the update.
 class EdTraining : public PaperTraining {
  public:
-  EdTraining(int N_data, int N_epochs) : PaperTraining(11, 6, N_data, N_epochs) {}
+  EdTraining(int N_data, int N_epochs) : PaperTraining({lines::ed_training::epoch, lines::ed_training::sequence, lines::ed_training::update}, N_data, N_epochs) {}
 
  protected:
   Loss loss_and_gradient(const Example& ex, const Model& model, const TrainOptions& opt, ModelGradient& g, Rng& rng,

@@ -41,6 +41,7 @@ void GptArchitecture::build_table(const ModelConfig& c, ParamTable& t) const {
 
 MatF GptArchitecture::forward(const Model& m, const Tokens&, const Tokens& x, Tracer* tr,
                               const MHAttentionFn<float>& attn, const Patches* patches) const {
+  TraceParameters params(tr, m.table, m.theta.data());
   return dtransformer<float>(x, m.config, m.weights(), tr, attn, patches);
 }
 

@@ -97,45 +97,45 @@ void adjoint_attention(const AttentionForward<T>& f, const AttentionHeadW<const 
     const Value v_dA = with_note(tv("∇A", dA, Axis::TokenZ, Axis::TokenX), kANote);
     Value v_dS = tv("∇S", dS, Axis::TokenZ, Axis::TokenX);
     if (f.variant.alibi) v_dS = with_note(std::move(v_dS), kAlibiNote);
-    tr->substep(4, 6, "∇V ← ∇Ṽ Aᵀ", {v_dV});
-    tr->substep(4, 6, "∇A ← Vᵀ ∇Ṽ", {v_dA});
-    tr->substep(4, 6, "∇S ← (A ⊙ (∇A − 1 (1ᵀ (A ⊙ ∇A)))) / √d_attn", {v_dS});
-    tr->line(4, 6, {v_dV, v_dA, v_dS});
+    tr->substep(lines::attention::V_tilde.adjoint(), "∇V ← ∇Ṽ Aᵀ", {v_dV});
+    tr->substep(lines::attention::V_tilde.adjoint(), "∇A ← Vᵀ ∇Ṽ", {v_dA});
+    tr->substep(lines::attention::V_tilde.adjoint(), "∇S ← (A ⊙ (∇A − 1 (1ᵀ (A ⊙ ∇A)))) / √d_attn", {v_dS});
+    tr->line(lines::attention::V_tilde.adjoint(), {v_dV, v_dA, v_dS});
   }
   // Adjoint of L5: ∀t_z, t_x, if ¬Mask[t_z, t_x] then S[t_z, t_x] ← −∞
   dS = (f.mask.array() != 0).select(dS, T(0));
-  if (tr) tr->line(4, 5, {with_note(tv("∇S", dS, Axis::TokenZ, Axis::TokenX), kMaskNote)});
+  if (tr) tr->line(lines::attention::mask.adjoint(), {with_note(tv("∇S", dS, Axis::TokenZ, Axis::TokenX), kMaskNote)});
   // Adjoint of L4: S ← Kᵀ Q
   const Mat<T> dQ = f.K * dS;              // (d_attn, ℓ_x)
   const Mat<T> dK = f.Q * dS.transpose();  // (d_attn, ℓ_z)
-  if (tr) tr->line(4, 4, {tv("∇Q", dQ, Axis::Feature, Axis::TokenX), tv("∇K", dK, Axis::Feature, Axis::TokenZ)});
+  if (tr) tr->line(lines::attention::S.adjoint(), {tv("∇Q", dQ, Axis::Feature, Axis::TokenX), tv("∇K", dK, Axis::Feature, Axis::TokenZ)});
   // Adjoint of L3: V ← W_v Z + b_v 1ᵀ
   const Mat<T> dW_v = dV * f.Z.transpose();  // (d_mid, d_z)
   const Mat<T> db_v = dV.rowwise().sum();    // (d_mid, 1)
   Mat<T> dZ_h = W.W_v.transpose() * dV;      // (d_z, ℓ_z) line 3's path of ∇Z
   if (tr)
-    tr->line(4, 3, {head_term<T>("∇W_v", dW_v, shared_kv), head_term<T>("∇b_v", db_v, shared_kv),
+    tr->line(lines::attention::V.adjoint(), {head_term<T>("∇W_v", dW_v, shared_kv), head_term<T>("∇b_v", db_v, shared_kv),
                     with_note(tv("∇Z", dZ_h, Axis::Feature, Axis::TokenZ), kPartialZNote)});
   // Adjoint of L2: K ← W_k Z + b_k 1ᵀ   (RoPE: K was then rotated; rotate ∇K back first)
   const Mat<T> dK_pre = rope ? rope_rotate_back<T>(dK, f.variant.z_pos0, f.variant.rope_base) : dK;
   if (tr && rope)
-    tr->substep(4, 2, "variant: RoPE — rotate ∇K back", {tv("∇(W_k Z + b_k 1ᵀ)", dK_pre, Axis::Feature, Axis::TokenZ)});
+    tr->substep(lines::attention::K.adjoint(), "variant: RoPE — rotate ∇K back", {tv("∇(W_k Z + b_k 1ᵀ)", dK_pre, Axis::Feature, Axis::TokenZ)});
   const Mat<T> dW_k = dK_pre * f.Z.transpose();  // (d_attn, d_z)
   const Mat<T> db_k = dK_pre.rowwise().sum();    // (d_attn, 1)
   dZ_h.noalias() += W.W_k.transpose() * dK_pre;
   if (tr)
-    tr->line(4, 2, {head_term<T>("∇W_k", dW_k, shared_kv), head_term<T>("∇b_k", db_k, shared_kv),
+    tr->line(lines::attention::K.adjoint(), {head_term<T>("∇W_k", dW_k, shared_kv), head_term<T>("∇b_k", db_k, shared_kv),
                     self ? with_note(tv("∇Z", dZ_h, Axis::Feature, Axis::TokenZ), kSelfNote)
                          : tv("∇Z", dZ_h, Axis::Feature, Axis::TokenZ)});
   // Adjoint of L1: Q ← W_q X + b_q 1ᵀ   (RoPE: rotate ∇Q back first)
   const Mat<T> dQ_pre = rope ? rope_rotate_back<T>(dQ, f.variant.x_pos0, f.variant.rope_base) : dQ;
   if (tr && rope)
-    tr->substep(4, 1, "variant: RoPE — rotate ∇Q back", {tv("∇(W_q X + b_q 1ᵀ)", dQ_pre, Axis::Feature, Axis::TokenX)});
+    tr->substep(lines::attention::Q.adjoint(), "variant: RoPE — rotate ∇Q back", {tv("∇(W_q X + b_q 1ᵀ)", dQ_pre, Axis::Feature, Axis::TokenX)});
   const Mat<T> dW_q = dQ_pre * f.X.transpose();  // (d_attn, d_x)
   const Mat<T> db_q = dQ_pre.rowwise().sum();    // (d_attn, 1)
   const Mat<T> dX_h = W.W_q.transpose() * dQ_pre;  // (d_x, ℓ_x)
   if (tr)
-    tr->line(4, 1, {tv("∇W_q", dW_q), tv("∇b_q", db_q),
+    tr->line(lines::attention::Q.adjoint(), {tv("∇W_q", dW_q), tv("∇b_q", db_q),
                     self ? with_note(tv("∇X", dX_h, Axis::Feature, Axis::TokenX), kSelfNote)
                          : tv("∇X", dX_h, Axis::Feature, Axis::TokenX)});
   // Into the caller's gradients (a shared W_k, W_v, and X̃ = X = Z, accumulate)

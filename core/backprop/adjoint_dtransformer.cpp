@@ -44,14 +44,14 @@ void adjoint_dtransformer(const ModelConfig& c, const GptW<const T>& W, const Gp
                             dW.beta, tr);
     g.dX.swap(dX_in);
     if (tr)
-      tr->line(d::final_norm.alg, d::final_norm.line, norm_values("∇X", g.dX, Axis::TokenX, "∇γ", dW.gamma, "∇β", dW.beta));
+      tr->line(d::final_norm.adjoint(), norm_values("∇X", g.dX, Axis::TokenX, "∇γ", dW.gamma, "∇β", dW.beta));
   }
   if (kept) kept->X.assign(L + 1, Mat<T>());
   if (kept) kept->X[L] = g.dX;  // after layer L
   // Adjoint of L4: for l = L, …, 1 (lines 8, 7, 6, 5 of each)
   for (int layer = L; layer >= 1; --layer) {
     const TraceIndex il(tr, &Indices::l, layer);
-    if (tr) tr->line(d::loop.alg, d::loop.line, {tscalar("l", layer)});
+    if (tr) tr->line(d::loop.adjoint(), {tscalar("l", layer)});
     self_attention_layer_adjoint<T>(c, W.layers[layer - 1], cache.layers[layer - 1], dW.layers[layer - 1], cache.mask,
                                     g, tr, {d::norm1.alg, d::norm1.line, "X", "X̃", Axis::TokenX});
     if (kept) kept->X[layer - 1] = g.dX;  // as X enters layer `layer`

@@ -79,7 +79,7 @@ void encoder_output_adjoint(const ModelConfig& c, const EdW<const T>& W, const E
   const LineRef L9 = lines::ed_transformer::enc_end;
   if (c.norm_pos() != NormPosition::Pre) {
     g.dX = dZ;
-    if (tr) tr->line(L9.alg, L9.line, {with_note(tv("∇Z", g.dX, Axis::Feature, Axis::TokenZ), kSumZNote)});
+    if (tr) tr->line(L9.adjoint(), {with_note(tv("∇Z", g.dX, Axis::Feature, Axis::TokenZ), kSumZNote)});
     return;
   }
   g.dX.setZero(dZ.rows(), dZ.cols());  // (d_e, ℓ_z)
@@ -89,7 +89,7 @@ void encoder_output_adjoint(const ModelConfig& c, const EdW<const T>& W, const E
   std::vector<Value> values = norm_values("∇Z", g.dX, Axis::TokenZ, "∇γ_enc", dW.enc_gamma, "∇β_enc", dW.enc_beta);
   values[0] = with_note(std::move(values[0]),
                         std::string(kSumZNote) + " Pre-LN (variant): then through the encoder's final norm γ_enc, β_enc.");
-  tr->line(L9.alg, L9.line, std::move(values));
+  tr->line(L9.adjoint(), std::move(values));
 }
 
 }  // namespace
@@ -120,7 +120,7 @@ void adjoint_edtransformer(const ModelConfig& c, const EdW<const T>& W, const Ed
     adjoint_norm_columns<T>(c.norm, static_cast<T>(c.eps), cache.X_stack, cache.ln_dec, W.dec_gamma, dOut, g.dX,
                             dW.dec_gamma, dW.dec_beta, tr);
     if (tr)
-      tr->line(ed::dec_end.alg, ed::dec_end.line,
+      tr->line(ed::dec_end.adjoint(),
                norm_values("∇X", g.dX, Axis::TokenX, "∇γ_dec", dW.dec_gamma, "∇β_dec", dW.dec_beta));
   }
   if (kept) kept->X.assign(L_dec + 1, Mat<T>());
@@ -130,7 +130,7 @@ void adjoint_edtransformer(const ModelConfig& c, const EdW<const T>& W, const Ed
   // adjoint of L13's body, for l = L_dec, …, 1
   for (int layer = L_dec; layer >= 1; --layer) {
     TraceIndex il(tr, &Indices::l, layer);
-    if (tr) tr->line(ed::dec_loop.alg, ed::dec_loop.line, {tscalar("l", layer)});
+    if (tr) tr->line(ed::dec_loop.adjoint(), {tscalar("l", layer)});
     decoder_layer_adjoint<T>(c, W, cache, layer, dW, g, dZ, tr);
     if (kept) kept->X[layer - 1] = g.dX;  // as X enters decoder layer l
   }
@@ -145,7 +145,7 @@ void adjoint_edtransformer(const ModelConfig& c, const EdW<const T>& W, const Ed
   // adjoint of L4's body, for l = L_enc, …, 1 (Mask ≡ 1)
   for (int layer = L_enc; layer >= 1; --layer) {
     TraceIndex il(tr, &Indices::l, layer);
-    if (tr) tr->line(ed::enc_loop.alg, ed::enc_loop.line, {tscalar("l", layer)});
+    if (tr) tr->line(ed::enc_loop.adjoint(), {tscalar("l", layer)});
     self_attention_layer_adjoint<T>(c, W.enc[layer - 1], cache.enc[layer - 1], dW.enc[layer - 1], cache.enc_mask, g, tr,
                              {ed::enc_attention.alg, ed::enc_attention.line, "Z", "Z̃", Axis::TokenZ});
     if (kept) kept->Z[layer - 1] = g.dX;  // as Z enters encoder layer l

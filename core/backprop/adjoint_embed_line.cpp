@@ -18,7 +18,7 @@ void adjoint_embed_line(const ModelConfig& c, const Tokens& s, const ExtrasW<con
                             dextras.emb_gamma, dextras.emb_beta, tr);
     de.swap(d_in);
     if (tr)
-      tr->substep(alg, line, "∇ of layer_norm(e_t | γ_emb, β_emb) — not in the paper: BERT checkpoints",
+      tr->substep(LineRef{alg, line}, "∇ of layer_norm(e_t | γ_emb, β_emb) — not in the paper: BERT checkpoints",
                   {tv(c.token_types > 0 ? "∇(e_t + W_s[:, 1])" : "∇e_t", de, Axis::Feature, Axis::TokenX),
                    tv("∇γ_emb", dextras.emb_gamma), tv("∇β_emb", dextras.emb_beta)});
   }
@@ -26,7 +26,7 @@ void adjoint_embed_line(const ModelConfig& c, const Tokens& s, const ExtrasW<con
     // Not in the paper: adjoint of e_t ← e_t + W_s[:, 1] (every position reads column 1)
     dextras.W_s.col(0) += de.rowwise().sum();
     if (tr)
-      tr->substep(alg, line, "∇W_s[:, 1] ← Σ_t ∇e_t — not in the paper: BERT checkpoints (token-type embedding)",
+      tr->substep(LineRef{alg, line}, "∇W_s[:, 1] ← Σ_t ∇e_t — not in the paper: BERT checkpoints (token-type embedding)",
                   {tv("∇W_s[:, 1]", dextras.W_s.col(0))});
   }
   const bool learned = c.position == Position::Learned;

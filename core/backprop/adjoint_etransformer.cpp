@@ -45,7 +45,7 @@ void final_gelu_adjoint(const ModelConfig& c, const BertW<const T>& W, const Ber
   const LineRef L10 = lines::e_transformer::final_gelu;
   dF.array() *= gelu_derivative<T>(cache.F_pre).array();
   if (tr)
-    tr->substep(L10.alg, L10.line, "∇(W_f X + b_f 1ᵀ) ← ∇X ⊙ GELU′(W_f X + b_f 1ᵀ)",
+    tr->substep(L10.adjoint(), "∇(W_f X + b_f 1ᵀ) ← ∇X ⊙ GELU′(W_f X + b_f 1ᵀ)",
                 {tv("∇(W_f X + b_f 1ᵀ)", dF, Axis::Feature, Axis::TokenX)});
   dW.W_f.noalias() += dF * cache.X.transpose();  // (d_f, d_e)
   dW.b_f += dF.rowwise().sum();                  // (d_f)
@@ -57,7 +57,7 @@ void final_gelu_adjoint(const ModelConfig& c, const BertW<const T>& W, const Ber
     // is of the norm's output, the line's of its input: the partial gets its own name (one name, one value)
     if (tr) {
       values[0] = with_note(tv(kNormOutputGrad, dX, Axis::Feature, Axis::TokenX), kNormOutputNote);
-      tr->substep(L10.alg, L10.line, std::string("∇W_f ← ∇(…) Xᵀ, ∇b_f ← ∇(…) 1, ") + kNormOutputGrad + " ← W_fᵀ ∇(…)",
+      tr->substep(L10.adjoint(), std::string("∇W_f ← ∇(…) Xᵀ, ∇b_f ← ∇(…) 1, ") + kNormOutputGrad + " ← W_fᵀ ∇(…)",
                   values);
     }
     g.dX.setZero();
@@ -68,7 +68,7 @@ void final_gelu_adjoint(const ModelConfig& c, const BertW<const T>& W, const Ber
                           "Pre-LN (variant): ∇X of the last layer's output, through the stack's final norm γ_enc, β_enc.");
     values.insert(values.begin() + 1, {tv("∇W_f", dW.W_f), tv("∇b_f", dW.b_f)});
   }
-  if (tr) tr->line(L10.alg, L10.line, std::move(values));
+  if (tr) tr->line(L10.adjoint(), std::move(values));
 }
 
 }  // namespace
@@ -94,7 +94,7 @@ void adjoint_etransformer(const ModelConfig& c, const BertW<const T>& W, const B
   Mat<T> dF = Mat<T>::Zero(dXf.rows(), dXf.cols());  // (d_f, ℓ) ∂loss/∂GELU(W_f X + b_f 1ᵀ)
   adjoint_norm_columns<T>(c.norm, static_cast<T>(c.eps), cache.F_act, cache.ln_f, W.gamma, dXf, dF, dW.gamma, dW.beta, tr);
   if (tr)
-    tr->line(e::final_norm.alg, e::final_norm.line, norm_values("∇X", dF, Axis::TokenX, "∇γ", dW.gamma, "∇β", dW.beta));
+    tr->line(e::final_norm.adjoint(), norm_values("∇X", dF, Axis::TokenX, "∇γ", dW.gamma, "∇β", dW.beta));
   // adjoint of L10: X ← GELU(W_f X + b_f 1ᵀ)
   Stream<T> g;
   final_gelu_adjoint<T>(c, W, cache, dW, dF, g, tr);
@@ -103,7 +103,7 @@ void adjoint_etransformer(const ModelConfig& c, const BertW<const T>& W, const B
   // adjoint of L4's body, for l = L, …, 1 (Mask ≡ 1)
   for (int layer = L; layer >= 1; --layer) {
     TraceIndex il(tr, &Indices::l, layer);
-    if (tr) tr->line(e::loop.alg, e::loop.line, {tscalar("l", layer)});
+    if (tr) tr->line(e::loop.adjoint(), {tscalar("l", layer)});
     self_attention_layer_adjoint<T>(c, W.layers[layer - 1], cache.layers[layer - 1], dW.layers[layer - 1], cache.mask, g, tr,
                              {e::attention.alg, e::attention.line, "X", "X̃", Axis::TokenX});
     if (kept) kept->X[layer - 1] = g.dX;  // as X enters layer l

@@ -45,20 +45,20 @@ void adjoint_layer_norm(CView<T> e, CView<T> x_hat, T rstd, const MapV<const T>&
     const Value v_dgamma = with_note(tv("∇γ", dgamma_t), kColumnNote);
     const Value v_dbeta = with_note(tv("∇β", de_hat), kColumnNote);
     const Value v_de = with_note(tv("∇e", de_t), kDirectNote), v_dv = tscalar("∇v", dv), v_dm = tscalar("∇m", dm);
-    tr->substep(6, 3, "∇γ ← ∇ê ⊙ (e − m)/√(v + ε)", {v_dgamma});
-    tr->substep(6, 3, "∇β ← ∇ê", {v_dbeta});
-    tr->substep(6, 3, "∇e ← ∇ê ⊙ γ / √(v + ε)", {v_de});
-    tr->substep(6, 3, "∇v ← −½ Σ_i ∇ê[i] γ[i] (e[i] − m) (v + ε)^{−3/2}", {v_dv});
-    tr->substep(6, 3, "∇m ← −Σ_i ∇ê[i] γ[i] / √(v + ε)", {v_dm});
-    tr->line(6, 3, {v_dgamma, v_dbeta, v_de, v_dv, v_dm});
+    tr->substep(lines::layer_norm::e_hat.adjoint(), "∇γ ← ∇ê ⊙ (e − m)/√(v + ε)", {v_dgamma});
+    tr->substep(lines::layer_norm::e_hat.adjoint(), "∇β ← ∇ê", {v_dbeta});
+    tr->substep(lines::layer_norm::e_hat.adjoint(), "∇e ← ∇ê ⊙ γ / √(v + ε)", {v_de});
+    tr->substep(lines::layer_norm::e_hat.adjoint(), "∇v ← −½ Σ_i ∇ê[i] γ[i] (e[i] − m) (v + ε)^{−3/2}", {v_dv});
+    tr->substep(lines::layer_norm::e_hat.adjoint(), "∇m ← −Σ_i ∇ê[i] γ[i] / √(v + ε)", {v_dm});
+    tr->line(lines::layer_norm::e_hat.adjoint(), {v_dgamma, v_dbeta, v_de, v_dv, v_dm});
   }
   // Adjoint of L2: v ← Σ_i (e[i] − m)² / d_e   ((e − m) = x̂/r)
   de_t += ((T(2) * dv / (rstd * d_e)) * x_hat.array()).matrix();
   dm -= T(2) * dv * x_hat.sum() / (rstd * d_e);
-  if (tr) tr->line(6, 2, {with_note(tv("∇e", de_t), kViaVNote), with_note(tscalar("∇m", dm), kZeroSumNote)});
+  if (tr) tr->line(lines::layer_norm::v.adjoint(), {with_note(tv("∇e", de_t), kViaVNote), with_note(tscalar("∇m", dm), kZeroSumNote)});
   // Adjoint of L1: m ← Σ_i e[i] / d_e
   de_t.array() += dm / d_e;
-  if (tr) tr->line(6, 1, {tv("∇e", de_t)});
+  if (tr) tr->line(lines::layer_norm::m.adjoint(), {tv("∇e", de_t)});
   dgamma += dgamma_t;
   dbeta += de_hat;
   de += de_t;
@@ -78,14 +78,14 @@ void adjoint_rms_norm(CView<T> e, CView<T> x_hat, T rstd, const MapV<const T>& g
   if (tr) {
     const Value v_dgamma = with_note(tv("∇γ", dgamma_t), kColumnNote);
     const Value v_de = with_note(tv("∇e", de_t), kDirectNote), v_dv = tscalar("∇v", dv);
-    tr->substep(6, 3, "∇γ ← ∇ê ⊙ e/√(v + ε)", {v_dgamma});
-    tr->substep(6, 3, "∇e ← ∇ê ⊙ γ / √(v + ε)", {v_de});
-    tr->substep(6, 3, "∇v ← −½ Σ_i ∇ê[i] γ[i] e[i] (v + ε)^{−3/2}", {v_dv});
-    tr->line(6, 3, {v_dgamma, v_de, v_dv});
+    tr->substep(lines::layer_norm::e_hat.adjoint(), "∇γ ← ∇ê ⊙ e/√(v + ε)", {v_dgamma});
+    tr->substep(lines::layer_norm::e_hat.adjoint(), "∇e ← ∇ê ⊙ γ / √(v + ε)", {v_de});
+    tr->substep(lines::layer_norm::e_hat.adjoint(), "∇v ← −½ Σ_i ∇ê[i] γ[i] e[i] (v + ε)^{−3/2}", {v_dv});
+    tr->line(lines::layer_norm::e_hat.adjoint(), {v_dgamma, v_de, v_dv});
   }
   // Adjoint of L2: v ← Σ_i e[i]² / d_e   (e = x̂/r)
   de_t += ((T(2) * dv / (rstd * d_e)) * x_hat.array()).matrix();
-  if (tr) tr->line(6, 2, {tv("∇e", de_t)});
+  if (tr) tr->line(lines::layer_norm::v.adjoint(), {tv("∇e", de_t)});
   dgamma += dgamma_t;
   de += de_t;
 }

@@ -27,7 +27,7 @@ Mat<T> loss_adjoint_line(CView<T> P, const std::vector<int>& targets, T loss, Tr
   Mat<T> dP = Mat<T>::Zero(P.rows(), P.cols());  // (N_V, ℓ)
   for (Eigen::Index t = 0; t < P.cols(); ++t)
     if (const int y = targets[t]) dP(y - 1, t) = T(-1) / P(y - 1, t);  // ∂(−log P[y, t])/∂P[y, t]
-  if (tr) tr->line(loss_line.alg, loss_line.line, {with_note(tv("∇P", dP, Axis::Vocab, Axis::TokenX), note), tscalar("loss", loss)});
+  if (tr) tr->line(loss_line.adjoint(), {with_note(tv("∇P", dP, Axis::Vocab, Axis::TokenX), note), tscalar("loss", loss)});
   return dP;
 }
 

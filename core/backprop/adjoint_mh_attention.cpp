@@ -90,13 +90,13 @@ void adjoint_mh_attention(const MHAttentionForward<T>& f, const MHAttentionW<con
   const Mat<T> dW_o = dVt * f.Y.transpose();     // (d_out, H·d_mid)
   const Mat<T> db_o = dVt.rowwise().sum();       // (d_out, 1)
   const Mat<T> dY = W.W_o.transpose() * dVt;     // (H·d_mid, ℓ_x)
-  if (tr) tr->line(5, 4, {tv("∇W_o", dW_o), tv("∇b_o", db_o), tv("∇Y", dY, Axis::Feature, Axis::TokenX)});
+  if (tr) tr->line(lines::mh_attention::V_tilde.adjoint(), {tv("∇W_o", dW_o), tv("∇b_o", db_o), tv("∇Y", dY, Axis::Feature, Axis::TokenX)});
   // Adjoint of L3: Y ← [Y^1; Y^2; …; Y^H]
   if (tr) {
     std::vector<Value> parts;
     for (int h = 1; h <= H; ++h)
       parts.push_back(tv("∇Y^" + std::to_string(h), dY.middleRows((h - 1) * d_mid, d_mid), Axis::Feature, Axis::TokenX));
-    tr->line(5, 3, std::move(parts));
+    tr->line(lines::mh_attention::Y.adjoint(), std::move(parts));
   }
   // For h = H, …, 1: adjoint of L1 (the loop) and L2: Y^h ← Attention(X, Z | W^h_qkv, Mask)
   Mat<T> gX = Mat<T>::Zero(f.X.rows(), f.X.cols());  // ∇X summed over the heads run so far
@@ -105,7 +105,7 @@ void adjoint_mh_attention(const MHAttentionForward<T>& f, const MHAttentionW<con
   Mat<T>& gZ = self ? gX : gZ_own;
   for (int h = H; h >= 1; --h) {
     const TraceIndex ih(tr, &Indices::h, h);
-    if (tr) tr->line(5, 1, {tscalar("h", h)});
+    if (tr) tr->line(lines::mh_attention::for_h.adjoint(), {tscalar("h", h)});
     adjoint_attention<T>(f.heads[h - 1], W.heads[h - 1], dY.middleRows((h - 1) * d_mid, d_mid), dW.heads[h - 1], gX,
                          gZ, tr);
     if (!tr) continue;
@@ -120,7 +120,7 @@ void adjoint_mh_attention(const MHAttentionForward<T>& f, const MHAttentionW<con
       v.push_back(with_note(tv("∇W_k^g", dW.heads[h - 1].W_k), kGroupNote));
       v.push_back(with_note(tv("∇W_v^g", dW.heads[h - 1].W_v), kGroupNote));
     }
-    tr->line(5, 2, std::move(v));
+    tr->line(lines::mh_attention::Y_h.adjoint(), std::move(v));
   }
   dW.W_o += dW_o;
   dW.b_o += db_o;

@@ -61,7 +61,7 @@ void adjoint_mlp(const MlpForward<T>& f, const MlpLineW<T>& W, Activation act, C
   const std::string a = names.a, b = names.b, g = names.gate;
   auto affine = [&](const std::string& w) { return "W_" + w + " " + in_name + " + b_" + w + " 1ᵀ"; };
   const std::string H = activation_label(act), pre = affine(a), gate = affine(g);
-  auto sub = [&](const std::string& label, std::vector<Value> v) { tr->substep(alg, line, label, std::move(v)); };
+  auto sub = [&](const std::string& label, std::vector<Value> v) { tr->substep(LineRef{alg, line}, label, std::move(v)); };
   std::vector<Value> params;  // the parameter gradients: bound once, the sub-step and the line share them
   auto param = [&](const std::string& name, const Mat<T>& m) {  // a copy of the Value shares its matrix
     params.push_back(tv(name, m));
@@ -126,7 +126,7 @@ void adjoint_mlp(const MlpForward<T>& f, const MlpLineW<T>& W, Activation act, C
   din += din_f;
   if (!tr) return;
   params.insert(params.begin(), tv("∇" + in_name, din, Axis::Feature, Axis::TokenX));
-  tr->line(alg, line, std::move(params));
+  tr->line(LineRef{alg, line}, std::move(params));
 }
 
 #define SF_ADJOINT_MLP(T)                                                                                          \

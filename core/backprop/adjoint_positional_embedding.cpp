@@ -12,7 +12,7 @@ void adjoint_positional_embedding(int l, CView<T> de_p, MapM<T>& dW_p, Tracer* t
   TraceFrame frame(tr, 2, tr ? std::vector<Value>{tscalar("ℓ", l), tv("∇e_p", de_p)} : std::vector<Value>{});
   // Adjoint of L1: return e_p = W_p[:, ℓ]
   dW_p.col(l - 1) += de_p;
-  if (tr) tr->line(2, 1, {tv("∇W_p[:, ℓ]", de_p)});
+  if (tr) tr->line(lines::positional_embedding::e_p.adjoint(), {tv("∇W_p[:, ℓ]", de_p)});
 }
 
 std::string no_position_gradient_note(const ModelConfig& c) {

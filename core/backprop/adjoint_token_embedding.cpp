@@ -12,7 +12,7 @@ void adjoint_token_embedding(int v, CView<T> de, MapM<T>& dW_e, Tracer* tr) {
   // Adjoint of L1: return e = W_e[:, v]
   dW_e.col(v - 1) += de;
   if (tr)
-    tr->line(1, 1,
+    tr->line(lines::token_embedding::e.adjoint(),
              {with_note(tv("∇W_e[:, v]", de), "This position's term: ∇W_e gathers columns, so a token used twice "
                                               "accumulates both positions' ∇e in its column."),
               with_note(tv("∇W_e[:, v] (so far)", dW_e.col(v - 1)),

@@ -36,9 +36,9 @@ void trace_adjoint_unembedding(Tracer* tr, CView<T> e, CView<T> p, CView<T> dp, 
   const Value v_de = tied ? with_note(tv("∇e", de), "Tied (variant): W_u = W_eᵀ, so ∇e = W_e " + logits + ".")
                           : tv("∇e", de);
   // Adjoint of L1: return p = softmax(W_u e)
-  tr->substep(7, 1, logits + " ← p ⊙ (∇p − 1 (pᵀ ∇p))", {v_dlogits});
-  tr->substep(7, 1, "∇e ← W_uᵀ " + logits, {v_de});
-  tr->line(7, 1, {v_dlogits, v_de});
+  tr->substep(lines::unembedding::p.adjoint(), logits + " ← p ⊙ (∇p − 1 (pᵀ ∇p))", {v_dlogits});
+  tr->substep(lines::unembedding::p.adjoint(), "∇e ← W_uᵀ " + logits, {v_de});
+  tr->line(lines::unembedding::p.adjoint(), {v_dlogits, v_de});
 }
 
 template <class T>
@@ -69,7 +69,7 @@ void adjoint_unembed_line(CView<T> X, CView<T> P, CView<T> dP, CView<T> W_u, boo
   v.push_back(tied ? with_note(tv("∇W_u", dL * X.transpose(), Axis::Vocab, Axis::Feature), kTiedNote)
                    : tv("∇W_u", dW_u, Axis::Vocab, Axis::Feature));
   if (bias) v.push_back(tv("∇b_u", db_u, Axis::Vocab));
-  tr->line(alg, line, std::move(v));
+  tr->line(LineRef{alg, line}, std::move(v));
 }
 
 #define SF_ADJOINT_UNEMBEDDING(T)                                                                                  \

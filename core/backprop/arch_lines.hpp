@@ -68,7 +68,7 @@ void residual_line_pair_adjoint(const ModelConfig& c, Stream<T>& g, const Residu
                                 Tracer* tr, FAdjoint&& f_adjoint) {
   const std::string dname = std::string("∇") + at.name;
   auto norm_line = [&](int line, const Mat<T>& dX) {
-    if (tr) tr->line(at.alg, line, norm_values(dname, dX, at.tokens, at.dgamma, dgamma, at.dbeta, dbeta));
+    if (tr) tr->line(LineRef{at.alg, line}, norm_values(dname, dX, at.tokens, at.dgamma, dgamma, at.dbeta, dbeta));
   };
   const T eps = static_cast<T>(c.eps);
   if (sub.position == NormPosition::Pre) {
@@ -99,7 +99,7 @@ void attention_line_event(Tracer* tr, const ResidualLines& at, NormPosition p, i
   if (p == NormPosition::Pre)
     values.push_back(with_note(tv(std::string("∇") + at.name, dY, Axis::Feature, at.tokens), kResidualOnlyNote));
   for (Value& v : more) values.push_back(std::move(v));
-  tr->line(at.alg, line, std::move(values));
+  tr->line(LineRef{at.alg, line}, std::move(values));
 }
 
 // Adjoint of one self-attention layer (GPT's, BERT's, the encoder's): lines n+3, n+2 (the MLP, γ², β²),
@@ -149,7 +149,7 @@ template <class T>
 void embed_lines_adjoint(const ModelConfig& c, const Tokens& s, const ExtrasW<const T>& W,
                          const EmbeddingExtrasCache<T>& cache, const Mat<T>& dE, MapM<T>& dW_e, MapM<T>& dW_p,
                          ExtrasW<T>& dExtras, Tracer* tr, int alg, int line, Axis tokens, const std::string& partial) {
-  if (tr) tr->line(alg, line + 1, {tv("∇e_t", dE, Axis::Feature, tokens)});
+  if (tr) tr->line(LineRef{alg, line + 1}, {tv("∇e_t", dE, Axis::Feature, tokens)});
   adjoint_embed_line<T>(c, s, W, cache, dE, dW_e, dW_p, dExtras, tr, alg, line);
   if (!tr) return;
   // Notes: a tied W_e's gradient holds both uses; a W_p that is not trained has none (say why)
@@ -162,7 +162,7 @@ void embed_lines_adjoint(const ModelConfig& c, const Tokens& s, const ExtrasW<co
   if (no_wp.empty()) values.push_back(noted(tv("∇W_p", dW_p)));
   if (c.embedding_norm) values.insert(values.end(), {noted(tv("∇γ_emb", dExtras.emb_gamma)), noted(tv("∇β_emb", dExtras.emb_beta))});
   if (c.token_types > 0) values.push_back(noted(tv("∇W_s", dExtras.W_s)));
-  tr->line(alg, line, std::move(values));
+  tr->line(LineRef{alg, line}, std::move(values));
 }
 
 }  // namespace sf::arch_adjoint

@@ -33,7 +33,9 @@ TracedGradient<T> run(const Model& m, const Batch& batch, Tracer* tr, W<const T>
                       void (*adjoint)(const ModelConfig&, const W<const T>&, const Cache<T>&, W<T>&,
                                       ResidualGradients<T>*, Tracer*)) {
   std::vector<T> theta;
-  const W<const T> weights = bind(m.table, theta_as<T>(m, theta));
+  const T* base = theta_as<T>(m, theta);
+  TraceParameters params(tr, m.table, base);  // the parameters the adjoints bind (W_q, γ, …) say their entry
+  const W<const T> weights = bind(m.table, base);
   Cache<T> cache;
   TracedGradient<T> out;
   out.loss = forward(m.config, weights, batch, T(1), cache);

@@ -1,5 +1,7 @@
 #include "core/trace/trace.hpp"
 
+#include "core/model/params.hpp"
+
 #include <algorithm>
 #include <cstdlib>
 #include <unordered_set>
@@ -75,17 +77,41 @@ Value with_note(Value v, std::string note) {
   return v;
 }
 
-Event Tracer::make(EventKind kind, int alg, int line, int depth) {
+Event Tracer::make(EventKind kind, int alg, int line, int depth, Pass pass) {
   Event e;
   e.kind = kind;
   e.alg = alg;
   e.line = line;
-  e.pass = pass_;
+  e.pass = pass;
   e.depth = depth;
   e.idx = idx_;
   e.seq_x = seq_x_;
   e.seq_z = seq_z_;
   return e;
+}
+
+ParamRef ParamSource::find(const void* data, size_t bytes) const {
+  if (!table || bytes != elem_bytes) return {};
+  const auto* p = static_cast<const char*>(data);
+  const auto* b = static_cast<const char*>(base);
+  if (p < b || p >= b + table->total() * elem_bytes) return {};
+  const size_t d = static_cast<size_t>(p - b);
+  if (d % elem_bytes != 0) return {};
+  const size_t e = d / elem_bytes;  // the element offset into the flat buffer
+  const std::vector<ParamEntry>& entries = table->entries();
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const ParamEntry& entry = entries[i];
+    if (e < entry.offset || e >= entry.offset + entry.size()) continue;
+    const int head = entry.count > 1 ? static_cast<int>((e - entry.offset) / entry.matrix_size()) + 1 : 0;
+    return {static_cast<int>(i), head};
+  }
+  return {};
+}
+
+ParamRef Tracer::param_ref(const void* data, size_t elem_bytes) const {
+  for (auto s = param_sources_.rbegin(); s != param_sources_.rend(); ++s)
+    if (const ParamRef r = s->find(data, elem_bytes); r.param >= 0) return r;
+  return {};
 }
 
 int Tracer::add_sequence(const Tokens& t) {
@@ -106,7 +132,7 @@ void Tracer::enter(int alg, std::vector<Value> inputs) {
     if (v.name == "z") z = &v.tokens;
   }
   if (x) set_sequences(add_sequence(*x), z ? add_sequence(*z) : add_sequence(*x));
-  Event e = make(EventKind::Enter, alg, 0, depth_);
+  Event e = make(EventKind::Enter, alg, 0, depth_, pass_);
   e.values = std::move(inputs);
   trace_.events.push_back(std::move(e));
 }
@@ -118,14 +144,16 @@ void Tracer::leave() {
   saved_.pop_back();
 }
 
-void Tracer::line(int alg, int line, std::vector<Value> values) {
-  Event e = make(EventKind::Line, alg, line, depth_);
+Pass Tracer::pass_of(LineRef ref) const { return ref.pass == Pass::Backward ? Pass::Backward : pass_; }
+
+void Tracer::line(LineRef ref, std::vector<Value> values) {
+  Event e = make(EventKind::Line, ref.alg, ref.line, depth_, pass_of(ref));
   e.values = std::move(values);
   trace_.events.push_back(std::move(e));
 }
 
-void Tracer::substep(int alg, int line, std::string label, std::vector<Value> values) {
-  Event e = make(EventKind::SubStep, alg, line, depth_ + 1);
+void Tracer::substep(LineRef ref, std::string label, std::vector<Value> values) {
+  Event e = make(EventKind::SubStep, ref.alg, ref.line, depth_ + 1, pass_of(ref));
   e.label = std::move(label);
   e.values = std::move(values);
   trace_.events.push_back(std::move(e));

@@ -37,6 +37,8 @@
 
 namespace sf {
 
+class ParamTable;
+
 // Loop indices in force, 1-based as in the paper; 0 means "not in force".
 struct Indices {
   int l = 0;  // layer
@@ -84,6 +86,16 @@ struct Value {
   Tokens tokens;     // Tokens values (1-based ids)
   Axis rows = Axis::Feature, cols = Axis::Feature;
   std::string note;  // optional: why this value looks as it does (e.g. the ε the paper lacks)
+  // Which tensor of θ this value is, when it is one (tparam inside a TraceParameters scope sets
+  // both from where its storage lies, never from its name): `param` indexes ParamTable::entries()
+  // (−1: not a parameter of θ, e.g. an activation, or a sinusoid computed rather than stored);
+  // `head` is the 1-based head within a per-head entry (count > 1), 0 for a whole entry. With
+  // H_kv < H the heads that share a key/value head view the same W_k, b_k, W_v, b_v storage, so
+  // their `head` is the STORAGE's head (the shared key/value head, 1 … H_kv), not the query head
+  // (and 0 when H_kv = 1: the entry is then one matrix).
+  // The tied "W_u = W_eᵀ" is W_e's entry.
+  int param = -1;
+  int head = 0;
 };
 
 enum class EventKind { Enter, Line, SubStep };
@@ -155,6 +167,20 @@ class Trace {
   LineRef outer_caller_ref(size_t k) const;
 };
 
+// Where a parameter tensor lies: the entry of `table` and the head whose storage holds `data` within
+// the flat buffer at `base` (elem_bytes per element; θ or a copy of θ laid out by the table).
+struct ParamRef {
+  int param = -1;  // as Value::param
+  int head = 0;    // as Value::head
+};
+struct ParamSource {
+  const ParamTable* table = nullptr;
+  const void* base = nullptr;
+  size_t elem_bytes = 0;
+  // {−1, 0} when data is not inside this buffer (or not on an element boundary).
+  ParamRef find(const void* data, size_t elem_bytes) const;
+};
+
 // How a Tracer binds the parameters of θ (tparam): copies (the default: safe whatever happens to θ
 // afterwards) or views into θ (no copy; θ must outlive the trace, unchanged).
 enum class ParamBinding { Copy, View };
@@ -169,8 +195,11 @@ class Tracer {
   void set_pass(Pass p) { pass_ = p; }
   void enter(int alg, std::vector<Value> inputs);
   void leave();
-  void line(int alg, int line, std::vector<Value> values);
-  void substep(int alg, int line, std::string label, std::vector<Value> values);
+  // A line of the frame's algorithm has run (a `lines::` constant of core/trace/vocabulary.hpp, never
+  // bare numbers); SubStep: one part of that line. The event is in Pass::Backward inside a
+  // TraceBackward scope or when `ref` names an adjoint line (ref.adjoint()), else in Pass::Forward.
+  void line(LineRef ref, std::vector<Value> values);
+  void substep(LineRef ref, std::string label, std::vector<Value> values);
   Indices& idx() { return idx_; }
   Trace& trace() { return trace_; }
   // The sequences labelling the TokenX and TokenZ axes of the events that follow (indices into
@@ -179,9 +208,15 @@ class Tracer {
   int add_sequence(const Tokens& t);
   void set_sequences(int x, int z) { seq_x_ = x, seq_z_ = z; }
   std::pair<int, int> sequences() const { return {seq_x_, seq_z_}; }
+  // The parameter buffers in force (TraceParameters): tparam asks which entry and head hold a
+  // tensor, the innermost buffer first; {−1, 0} when none does.
+  void push_params(ParamSource s) { param_sources_.push_back(s); }
+  void pop_params() { param_sources_.pop_back(); }
+  ParamRef param_ref(const void* data, size_t elem_bytes) const;
 
  private:
-  Event make(EventKind kind, int alg, int line, int depth);
+  Event make(EventKind kind, int alg, int line, int depth, Pass pass);
+  Pass pass_of(LineRef ref) const;  // the pass of an event at `ref` (see line)
   Trace& trace_;
   ParamBinding params_;
   Pass pass_ = Pass::Forward;
@@ -193,6 +228,7 @@ class Tracer {
     int seq_x, seq_z;
   };
   std::vector<Saved> saved_;
+  std::vector<ParamSource> param_sources_;
 };
 
 // RAII frame: Enter on construction, leave on destruction; a no-op without a tracer.
@@ -273,6 +309,27 @@ class TraceBackward {
   Pass old_ = Pass::Forward;
 };
 
+// RAII: within its scope, tparam knows the parameter table of the θ being bound and where that θ
+// lies, so that each bound parameter says which entry (and head) of the table it is (Value::param,
+// Value::head). Opened wherever a model's θ (or a copy of it laid out by the same table) is bound
+// to an algorithm. Nests: an inner scope is searched first and removed on leaving. No-op without a
+// tracer.
+class TraceParameters {
+ public:
+  template <class T>
+  TraceParameters(Tracer* tr, const ParamTable& table, const T* theta) : tr_(tr) {
+    if (tr_) tr_->push_params({&table, theta, sizeof(T)});
+  }
+  ~TraceParameters() {
+    if (tr_) tr_->pop_params();
+  }
+  TraceParameters(const TraceParameters&) = delete;
+  TraceParameters& operator=(const TraceParameters&) = delete;
+
+ private:
+  Tracer* tr_;
+};
+
 // RAII loop index: sets idx().*field for the scope of a loop body.
 class TraceIndex {
  public:
@@ -306,21 +363,30 @@ Value tv(std::string name, const Eigen::MatrixBase<Derived>& m, Axis rows = Axis
 }
 // A parameter tensor of θ, W (or Wᵀ with `transposed`: the tied "W_u = W_eᵀ"): a view into θ when
 // tr binds by reference (ParamBinding::View) and θ is float, else a copy as tv makes.
+// Inside a TraceParameters scope it also says which entry and head of the table W is.
 template <class T>
 Value tparam(Tracer* tr, std::string name, const MapM<const T>& W, Axis rows = Axis::Feature,
              Axis cols = Axis::Feature, bool transposed = false) {
+  Value v;
+  bool viewed = false;
   if constexpr (std::is_same_v<T, float>) {
     if (tr && tr->params() == ParamBinding::View) {
       tr->trace().holds_views = true;
-      Value v;
       v.name = std::move(name);
       v.m = TraceMat::view(W.data(), W.rows(), W.cols(), transposed);
       v.rows = rows;
       v.cols = cols;
-      return v;
+      viewed = true;
     }
   }
-  return transposed ? tv(std::move(name), W.transpose(), rows, cols) : tv(std::move(name), W, rows, cols);
+  if (!viewed)
+    v = transposed ? tv(std::move(name), W.transpose(), rows, cols) : tv(std::move(name), W, rows, cols);
+  if (tr && W.size() > 0) {
+    const ParamRef r = tr->param_ref(W.data(), sizeof(T));
+    v.param = r.param;
+    v.head = r.head;
+  }
+  return v;
 }
 template <class T>
 Value tparam(Tracer* tr, std::string name, const MapV<const T>& w, Axis rows = Axis::Feature) {

@@ -11,16 +11,16 @@
 
 namespace sf {
 
-PaperTraining::PaperTraining(int alg, int update_line, int N_data, int N_epochs)
-    : alg_(alg), update_line_(update_line), N_data_(N_data), N_epochs_(N_epochs) {
+PaperTraining::PaperTraining(Lines lines, int N_data, int N_epochs)
+    : lines_(lines), N_data_(N_data), N_epochs_(N_epochs) {
   if (N_data < 1)
-    throw Error("Algorithm " + std::to_string(alg) + " needs at least one training example (N_data ≥ 1)");
+    throw Error("Algorithm " + std::to_string(lines.update.alg) + " needs at least one training example (N_data ≥ 1)");
   if (N_epochs < 1) throw Error("N_epochs must be at least 1");
 }
 
 void PaperTraining::seek(int i, int n) {
   if (i < 1 || i > N_epochs_ + 1 || n < 1 || n > N_data_ || (i == N_epochs_ + 1 && n != 1))
-    throw Error("Algorithm " + std::to_string(alg_) + " has no position i = " + std::to_string(i) +
+    throw Error("Algorithm " + std::to_string(algorithm()) + " has no position i = " + std::to_string(i) +
                 ", n = " + std::to_string(n) + " (N_epochs = " + std::to_string(N_epochs_) +
                 ", N_data = " + std::to_string(N_data_) + ")");
   i_ = i;
@@ -29,19 +29,19 @@ void PaperTraining::seek(int i, int n) {
 
 PaperTraining::Update PaperTraining::step(const std::vector<Example>& data, Model& model, float eta,
                                           const TrainOptions& opt, ModelGradient& g, Rng& rng, Tracer* tr) {
-  const std::string name = "Algorithm " + std::to_string(alg_);
+  const std::string name = "Algorithm " + std::to_string(algorithm());
   if (done()) throw Error(name + " has finished: all " + std::to_string(N_epochs_) + " epochs are done");
   if (static_cast<int>(data.size()) != N_data_) throw Error(name + ": the data has changed size");
   TraceFrame frame(
-      tr, alg_,
+      tr, algorithm(),
       tr ? std::vector<Value>{tscalar("N_data", N_data_), tscalar("N_epochs", N_epochs_), tscalar("η", eta)}
          : std::vector<Value>{});
   // L1: for i = 1, 2, …, N_epochs do
   TraceIndex ii(tr, &Indices::i, i_);
-  if (tr) tr->line(alg_, 1, {tscalar("i", i_)});
+  if (tr) tr->line(lines_.epoch, {tscalar("i", i_)});
   // L2: for n = 1, 2, …, N_data do
   TraceIndex in(tr, &Indices::n, n_);
-  if (tr) tr->line(alg_, 2, {tscalar("n", n_)});
+  if (tr) tr->line(lines_.sequence, {tscalar("n", n_)});
   // The architecture's lines: the forward algorithm on example n, loss(θ) and ∇loss(θ)
   const Loss loss = loss_and_gradient(data[n_ - 1], model, opt, g, rng, tr);
   Update u;
@@ -81,7 +81,7 @@ PaperTraining::Update PaperTraining::step(const std::vector<Example>& data, Mode
     if (copies)
       for (const ParamEntry& e : model.table.entries())
         values.push_back(tv(update_value_name(e.name, UpdateValue::After), tensor(e, model.theta.data())));
-    tr->line(alg_, update_line_, std::move(values));
+    tr->line(lines_.update, std::move(values));
   }
   // The ends of the loops: the next (i, n)
   if (++n_ > N_data_) {

@@ -67,10 +67,15 @@ class PaperTraining {
  public:
   static constexpr size_t kTraceCopyLimit = 1'000'000;
 
-  PaperTraining(int alg, int update_line, int N_data, int N_epochs);
+  // The lines the loop itself traces: line 1 (for i ∈ [N_epochs]), line 2 (for n ∈ [N_data]) and
+  // the update θ ← θ − η · ∇loss(θ), as `lines::` constants of the algorithm (11, 12 or 13).
+  struct Lines {
+    LineRef epoch, sequence, update;
+  };
+  PaperTraining(Lines lines, int N_data, int N_epochs);
   virtual ~PaperTraining() = default;
-  int algorithm() const { return alg_; }
-  int update_line() const { return update_line_; }  // U, the line θ ← θ − η · ∇loss(θ)
+  int algorithm() const { return lines_.update.alg; }
+  int update_line() const { return lines_.update.line; }  // U, the line θ ← θ − η · ∇loss(θ)
   int N_data() const { return N_data_; }
   int N_epochs() const { return N_epochs_; }
   bool done() const { return i_ > N_epochs_; }
@@ -105,7 +110,8 @@ class PaperTraining {
                                  Rng& rng, Tracer* tr) = 0;
 
  private:
-  int alg_, update_line_, N_data_, N_epochs_;
+  Lines lines_;
+  int N_data_, N_epochs_;
   int i_ = 1, n_ = 1;
 };
 
@@ -114,7 +120,7 @@ class PaperTraining {
 // binds the terms as a 1×(ℓ−1) row and their sum).
 class DTraining : public PaperTraining {
  public:
-  DTraining(int N_data, int N_epochs) : PaperTraining(13, 6, N_data, N_epochs) {}
+  DTraining(int N_data, int N_epochs) : PaperTraining({lines::d_training::epoch, lines::d_training::sequence, lines::d_training::update}, N_data, N_epochs) {}
 
  protected:
   Loss loss_and_gradient(const Example& ex, const Model& model, const TrainOptions& opt, ModelGradient& g, Rng& rng,

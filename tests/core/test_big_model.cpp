@@ -142,7 +142,7 @@ TEST(BigModel, TraceCountsSharedStorageOnce) {
   Trace t;
   Tracer tr(t);
   const Value v = tv("A", MatF::Constant(10, 20, 1.5f));
-  tr.line(1, 1, {v, v});  // the same matrix bound twice (copies of a Value share it)
+  tr.line(lines::token_embedding::e, {v, v});  // the same matrix bound twice (copies of a Value share it)
   EXPECT_EQ(t.bytes(), 10u * 20u * sizeof(float));
   EXPECT_EQ(t.events[0].values[1].m.data(), v.m.data());
   EXPECT_EQ(t.events[0].values[1].m(9, 19), 1.5f);

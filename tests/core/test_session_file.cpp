@@ -405,13 +405,13 @@ sf::Trace small_trace() {
   for (int l = 1; l <= 2; ++l) {
     sf::TraceIndex li(&tr, &sf::Indices::l, l);
     tr.enter(4, {});
-    tr.line(4, 5, {});
-    tr.substep(4, 6, "softmax", {});
-    tr.line(4, 6, {});
+    tr.line(sf::lines::attention::mask, {});
+    tr.substep(sf::lines::attention::V_tilde, "softmax", {});
+    tr.line(sf::lines::attention::V_tilde, {});
     tr.leave();
-    tr.line(10, 6, {});
+    tr.line(sf::lines::d_transformer::attention, {});
   }
-  tr.line(10, 9, {});
+  tr.line(sf::lines::d_transformer::end, {});
   tr.leave();
   return t;
 }
