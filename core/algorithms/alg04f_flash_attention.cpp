@@ -38,8 +38,10 @@ Block block(int k, int B, Eigen::Index n) {  // block k (1-based) of size B over
 
 int blocks(Eigen::Index n, int B) { return static_cast<int>((n + B - 1) / B); }  // ⌈n/B⌉
 
-void line(Tracer* tr, LineRef r, std::vector<Value> values) {
-  if (tr) tr->line(r.alg, r.line, std::move(values));
+// Emits line r with the values `bind()` makes, only when tracing (untraced, no value is copied).
+template <class F>
+void line(Tracer* tr, LineRef r, F&& bind) {
+  if (tr) tr->line(r.alg, r.line, bind());
 }
 
 // Labels the TokenX / TokenZ axes of a block's values with the block's own tokens, so that row 1 of
@@ -112,40 +114,48 @@ Mat<T> flash_attention(const Mat<T>& X, const Mat<T>& Z, const AttentionHeadW<co
   // L1: Q ← W_q X + b_q 1ᵀ   (RoPE: then column t rotated by t·θ_i, as Algorithm 4)
   Mat<T> Q = (W.W_q * X).colwise() + W.b_q;  // (d_attn, ℓ_x)
   if (av.rope_base > 0) rope_rotate<T>(Q, av.x_pos0, av.rope_base);
-  line(tr, L::Q, {tv("Q", Q, Axis::Feature, Axis::TokenX)});
+  line(tr, L::Q, [&] { return std::vector<Value>{tv("Q", Q, Axis::Feature, Axis::TokenX)}; });
   // L2: K ← W_k Z + b_k 1ᵀ   (RoPE: then column t rotated by t·θ_i)
   Mat<T> K = (W.W_k * Z).colwise() + W.b_k;  // (d_attn, ℓ_z)
   if (av.rope_base > 0) rope_rotate<T>(K, av.z_pos0, av.rope_base);
-  line(tr, L::K, {tv("K", K, Axis::Feature, Axis::TokenZ)});
+  line(tr, L::K, [&] { return std::vector<Value>{tv("K", K, Axis::Feature, Axis::TokenZ)}; });
   // L3: V ← W_v Z + b_v 1ᵀ
   const Mat<T> V = (W.W_v * Z).colwise() + W.b_v;  // (d_out, ℓ_z)
-  line(tr, L::V, {tv("V", V, Axis::Feature, Axis::TokenZ)});
+  line(tr, L::V, [&] { return std::vector<Value>{tv("V", V, Axis::Feature, Axis::TokenZ)}; });
 
   Mat<T> Vt = Mat<T>::Zero(d_out, l_x);  // (d_out, ℓ_x), filled one query block at a time
   // L4: for i ∈ [⌈ℓ_x/B_r⌉]: I ← the i-th block of B_r query columns
   for (int i = 1; i <= blocks(l_x, B_r); ++i) {
     const Block I = block(i, B_r, l_x);
-    line(tr, L::for_i, {with_note(tscalar("i", i), "Query block I = columns " + I.range("t_x") + ". " + kColumns)});
+    line(tr, L::for_i, [&] {
+      return std::vector<Value>{with_note(tscalar("i", i), "Query block I = columns " + I.range("t_x") + ". " + kColumns)};
+    });
     // L5: m ← −∞, ℓ ← 0, O ← 0   [[m, ℓ ∈ ℝ^{1×|I|}, O ∈ ℝ^{d_out×|I|}]]
     Row<T> m = Row<T>::Constant(I.size, neg_inf<T>()), ell = Row<T>::Zero(I.size);  // (1, |I|) each
     Mat<T> O = Mat<T>::Zero(d_out, I.size);                                            // (d_out, |I|)
     {
       BlockTokens labels(tr, I, {0, 0});
-      line(tr, L::init, {tv("m", m, Axis::Feature, Axis::TokenX), tv("ℓ", ell, Axis::Feature, Axis::TokenX),
-                         tv("O", O, Axis::Feature, Axis::TokenX)});
+      line(tr, L::init, [&] {
+        return std::vector<Value>{tv("m", m, Axis::Feature, Axis::TokenX), tv("ℓ", ell, Axis::Feature, Axis::TokenX),
+                                  tv("O", O, Axis::Feature, Axis::TokenX)};
+      });
     }
     // L6: for j ∈ [⌈ℓ_z/B_c⌉]: J ← the j-th block of B_c key tokens
     for (int j = 1; j <= blocks(l_z, B_c); ++j) {
       const Block J = block(j, B_c, l_z);
       BlockTokens labels(tr, I, J);
-      line(tr, L::for_j, {with_note(tscalar("j", j), "Key block J = tokens " + J.range("t_z") + " of Z.")});
+      line(tr, L::for_j, [&] {
+        return std::vector<Value>{with_note(tscalar("j", j), "Key block J = tokens " + J.range("t_z") + " of Z.")};
+      });
       const auto M = mask.block(J.start, I.start, J.size, I.size);  // (|J|, |I|)
       // L7: if ¬Mask[t_z, t_x] for every t_z ∈ J, t_x ∈ I then skip this block
       const bool skip = (M.array() == 0).all();
-      line(tr, L::skip,
-           {with_note(tscalar("skip", skip ? 1 : 0),
-                      skip ? "Every pair of block (i, j) is masked: its scores would all be −∞, so it is never computed."
-                           : "Some pair of block (i, j) is allowed by the mask: the block is computed.")});
+      line(tr, L::skip, [&] {
+        return std::vector<Value>{with_note(
+            tscalar("skip", skip ? 1 : 0),
+            skip ? "Every pair of block (i, j) is masked: its scores would all be −∞, so it is never computed."
+                 : "Some pair of block (i, j) is allowed by the mask: the block is computed.")};
+      });
       if (skip) continue;
       // L8: S_blk ← K[:, J]ᵀ Q[:, I] / √d_attn; ∀ t_z, t_x, if ¬Mask[t_z, t_x] then S_blk[t_z, t_x] ← −∞
       Mat<T> S = (K.middleCols(J.start, J.size).transpose() * Q.middleCols(I.start, I.size)) * inv_sqrt_d;  // (|J|, |I|)
@@ -153,10 +163,10 @@ Mat<T> flash_attention(const Mat<T>& X, const Mat<T>& Z, const AttentionHeadW<co
         S += static_cast<T>(av.m) * alibi_bias<T>(static_cast<int>(J.size), static_cast<int>(I.size),
                                                   av.z_pos0 + static_cast<int>(J.start), av.x_pos0 + static_cast<int>(I.start));
       S = (M.array() != 0).select(S, neg_inf<T>());
-      line(tr, L::S_blk, {tv("S_blk", S, Axis::TokenZ, Axis::TokenX)});
+      line(tr, L::S_blk, [&] { return std::vector<Value>{tv("S_blk", S, Axis::TokenZ, Axis::TokenX)}; });
       // L9: m_new ← max(m, max_{t_z} S_blk[t_z, :])   (column-wise)
       const Row<T> m_new = m.cwiseMax(S.colwise().maxCoeff());  // (1, |I|)
-      line(tr, L::m_new, {tv("m_new", m_new, Axis::Feature, Axis::TokenX)});
+      line(tr, L::m_new, [&] { return std::vector<Value>{tv("m_new", m_new, Axis::Feature, Axis::TokenX)}; });
       // exp(m − m_new): a column with no allowed key yet (m = −∞) has O = 0 and ℓ = 0, so its factor is
       // 0 (not exp(−∞ + ∞) = NaN); exp(S_blk − m_new) is exactly 0 at −∞ (Eigen's exp clamps its input).
       const Row<T> alpha = (m.array() == neg_inf<T>()).select(T(0), (m - m_new).array().exp()).matrix();
@@ -164,22 +174,23 @@ Mat<T> flash_attention(const Mat<T>& X, const Mat<T>& Z, const AttentionHeadW<co
       // L10: O ← O · diag(exp(m − m_new)) + V[:, J] exp(S_blk − 1 m_newᵀ)
       O = O * alpha.asDiagonal();
       O.noalias() += V.middleCols(J.start, J.size) * P;
-      line(tr, L::O, {tv("O", O, Axis::Feature, Axis::TokenX)});
+      line(tr, L::O, [&] { return std::vector<Value>{tv("O", O, Axis::Feature, Axis::TokenX)}; });
       // L11: ℓ ← ℓ ⊙ exp(m − m_new) + 1ᵀ exp(S_blk − 1 m_newᵀ)
       ell = ell.cwiseProduct(alpha) + P.colwise().sum();
-      line(tr, L::ell, {tv("ℓ", ell, Axis::Feature, Axis::TokenX)});
+      line(tr, L::ell, [&] { return std::vector<Value>{tv("ℓ", ell, Axis::Feature, Axis::TokenX)}; });
       // L12: m ← m_new
       m = m_new;
-      line(tr, L::m, {tv("m", m, Axis::Feature, Axis::TokenX)});
+      line(tr, L::m, [&] { return std::vector<Value>{tv("m", m, Axis::Feature, Axis::TokenX)}; });
     }  // L13: end
     // L14: Ṽ[:, I] ← O · diag(ℓ)⁻¹   (ℓ = 0: every key masked, the column is 0 as in Algorithm 4)
     Vt.middleCols(I.start, I.size) = O * (ell.array() > 0).select(ell.array().inverse(), T(0)).matrix().asDiagonal();
-    line(tr, L::V_block,
-         {with_note(tv("Ṽ", Vt, Axis::Feature, Axis::TokenX),
-                    "Columns " + I.range("t_x") + " are done; the columns of later query blocks are still 0.")});
+    line(tr, L::V_block, [&] {
+      return std::vector<Value>{with_note(tv("Ṽ", Vt, Axis::Feature, Axis::TokenX),
+                                          "Columns " + I.range("t_x") + " are done; the columns of later query blocks are still 0.")};
+    });
   }  // L15: end
   // L16: return Ṽ   (with max |Ṽ_flash − Ṽ| against Algorithm 4, and the memory each needs)
-  if (tr) line(tr, L::V_tilde, comparison<T>(X, Z, W, mask, B_r, B_c, av, Vt));
+  line(tr, L::V_tilde, [&] { return comparison<T>(X, Z, W, mask, B_r, B_c, av, Vt); });
   return Vt;
 }
 
