@@ -183,9 +183,9 @@ inline constexpr int flash_attention = 104;
 }  // namespace algs
 namespace lines::flash_attention {  // Algorithm 4-F (core/algorithms/alg04f_flash_attention.cpp)
 inline constexpr LineRef Q{104, 1}, K{104, 2}, V{104, 3};
-inline constexpr LineRef for_i{104, 4};    // for i ∈ [⌈ℓ_x/B_r⌉]: query block I_i of B_r columns
+inline constexpr LineRef for_i{104, 4};    // for i = 1, 2, …: query block I of B_r columns
 inline constexpr LineRef init{104, 5};     // m ← −∞, ℓ ← 0, O ← 0
-inline constexpr LineRef for_j{104, 6};    // for j ∈ [⌈ℓ_z/B_c⌉]: key block J_j of B_c tokens
+inline constexpr LineRef for_j{104, 6};    // for j = 1, 2, …: key block J of B_c tokens
 inline constexpr LineRef skip{104, 7};     // if ¬Mask on all of J_j × I_i then skip the block
 inline constexpr LineRef S_blk{104, 8};    // S_blk ← K[:, J]ᵀ Q[:, I] / √d_attn, −∞ where ¬Mask
 inline constexpr LineRef m_new{104, 9};    // m_new ← max(m, max_{t_z} S_blk[t_z, :])
