@@ -43,7 +43,7 @@ std::string config_summary(const ModelConfig& c) {
 
 std::string algorithm_name(int alg) {
   const PseudoAlgorithm* a = pseudocode(alg);
-  return "Algorithm " + std::to_string(alg) + (a ? ", " + a->name : "");
+  return "Algorithm " + algorithm_label(alg) + (a ? ", " + a->name : "") + (not_in_paper(alg) ? " (not in the paper)" : "");
 }
 
 std::string algorithm_title(int alg) {

@@ -19,7 +19,7 @@ int frame_depth(const Event& e) { return e.kind == EventKind::SubStep ? e.depth 
 
 std::string alg_name(int alg) {
   const PseudoAlgorithm* a = pseudocode(alg);
-  return "Alg " + std::to_string(alg) + (a ? " " + a->name : "");
+  return "Alg " + algorithm_label(alg) + (a ? " " + a->name : "") + (not_in_paper(alg) ? " (not in the paper)" : "");
 }
 
 // Runs of two or more spaces (the margin notes of Algorithm 4) become two spaces.

@@ -29,6 +29,7 @@ std::string describe_indices(const Indices& idx) {
 
 std::string describe_event(const Event& e) {
   std::string s = algorithm_name(e.alg);
+  if (not_in_paper(e.alg)) s = "Algorithm " + algorithm_label(e.alg) + " " + s + " (not in the paper)";
   if (e.pass == Pass::Backward) s += " adjoint";  // Stepformer's backward listing: "Attention adjoint line 6"
   s += e.kind == EventKind::Enter ? " (call)" : " line " + std::to_string(e.line);
   std::string idx = describe_indices(e.idx);

@@ -113,8 +113,9 @@ void PseudocodePanel::draw(App& app) {
                  "(docs/variants.md). Hover a marked line for its source and the paper's line.");
   }
   if (backward) backward_view::draw_label(app);
-  const std::string title = "Algorithm " + std::to_string(alg->number) + (backward ? ", backward: " : ": ") +
-                            (alg->signature.empty() ? alg->name : alg->signature);
+  const std::string title = "Algorithm " + algorithm_label(alg->number) + (backward ? ", backward: " : ": ") +
+                            (alg->signature.empty() ? alg->name : alg->signature) +
+                            (not_in_paper(alg->number) ? "   (not in the paper)" : "");
   math_text(app.fonts, title, accent_color(dark));
   // A backward listing's first header line is its label, already drawn as the banner above.
   for (size_t i = backward ? 1 : 0; i < alg->header.size(); ++i) math_text(app.fonts, alg->header[i], dim);

@@ -33,6 +33,16 @@ AttentionOptions head_options(const AttentionOptions& av, int h, int H) {
   return head;
 }
 
+// Line 2's Attention: Algorithm 4, or FlashAttention (Algorithm 4-F, not in the paper) when the
+// config says "attention": "flash" and neither a record (Algorithm 4's S and softmax(S), for the
+// views and backward) nor an experiment (Algorithm 4's patch points) is asked for.
+template <class T>
+Mat<T> head_attention(const Mat<T>& X, const Mat<T>& Z, const AttentionHeadW<const T>& W, const Mask& mask, Tracer* tr,
+                      AttentionRecord<T>* rec, const AttentionOptions& av) {
+  if (av.flash() && !rec && !av.patch.patches) return flash_attention<T>(X, Z, W, mask, av.flash_B_r, av.flash_B_c, tr, av);
+  return attention<T>(X, Z, W, mask, tr, rec, av);
+}
+
 }  // namespace
 
 template <class T>
@@ -53,8 +63,8 @@ Mat<T> mh_attention(const Mat<T>& X, const Mat<T>& Z, const MHAttentionW<const T
     TraceIndex ih(tr, &Indices::h, h);
     if (tr) tr->line(lines::mh_attention::for_h, {tscalar("h", h)});
     // L2: Y^h ← Attention(X, Z | W^h_qkv, Mask)
-    Mat<T> Y_h = attention<T>(X, Z, W.heads[h - 1], mask, tr, recs ? &(*recs)[h - 1] : nullptr,
-                              head_options(av, h, H));  // (d_mid, ℓ_x)
+    Mat<T> Y_h = head_attention<T>(X, Z, W.heads[h - 1], mask, tr, recs ? &(*recs)[h - 1] : nullptr,
+                                   head_options(av, h, H));  // (d_mid, ℓ_x)
     if (tr) tr->line(lines::mh_attention::Y_h, head_values<T>(h, H, Y_h, av));
     Y.middleRows((h - 1) * d_mid, d_mid) = Y_h;
   };

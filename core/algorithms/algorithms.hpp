@@ -55,7 +55,11 @@ struct AttentionOptions {
   // Experiments (core/experiments/): Algorithm 4's patch points for this call, with the calling
   // line of the forward algorithm, the layer and (set per head by Algorithm 5) the head.
   PatchSite patch;
+  // Not in the paper (config "attention": "flash"): > 0 makes Algorithm 5's line 2 run FlashAttention
+  // (Algorithm 4-F) with query blocks of flash_B_r columns and key blocks of flash_B_c tokens.
+  int flash_B_r = 0, flash_B_c = 0;
   bool positional() const { return rope_base > 0 || alibi; }
+  bool flash() const { return flash_B_r > 0 && flash_B_c > 0; }
 };
 // The variant of a self-attention (self = true) or a cross-attention (no RoPE, no ALiBi) of c.
 AttentionOptions attention_options(const ModelConfig& c, bool self);
@@ -84,6 +88,18 @@ struct AttentionRecord {
 template <class T>
 Mat<T> attention(const Mat<T>& X, const Mat<T>& Z, const AttentionHeadW<const T>& W, const Mask& mask,
                  Tracer* tr = nullptr, AttentionRecord<T>* rec = nullptr, const AttentionOptions& av = {});
+
+// Algorithm 4-F (NOT IN THE PAPER; Dao et al. 2022, encyclopedia article 004):
+// Ṽ ← FlashAttention(X, Z | W_qkv, Mask; B_r, B_c): Algorithm 4's Ṽ (equal up to rounding) over query
+// blocks of B_r columns and key blocks of B_c tokens with an online softmax, never holding the
+// ℓ_z×ℓ_x matrix S. Blocks that the mask rules out entirely are skipped. A query column whose keys are
+// all masked gives a 0 column (as Algorithm 4). RoPE and ALiBi as Algorithm 4 (av); no patch points
+// (throws if av.patch has experiments). Throws sf::Error for B_r or B_c < 1 or a Mask of the wrong size.
+// Traced as algs::flash_attention (lines::flash_attention): each block's S_blk, m, ℓ and O, and on
+// the last line max |Ṽ_flash − Ṽ| against Algorithm 4 (run untraced) and the memory each needs.
+template <class T>
+Mat<T> flash_attention(const Mat<T>& X, const Mat<T>& Z, const AttentionHeadW<const T>& W, const Mask& mask,
+                       int B_r, int B_c, Tracer* tr = nullptr, const AttentionOptions& av = {});
 
 // Algorithm 5: Ṽ ← MHAttention(X, Z | W, Mask); all heads, then W_o Y + b_o 1ᵀ.
 // `recs`, when given, receives each head's AttentionRecord.

@@ -44,6 +44,7 @@ AttentionOptions attention_options(const ModelConfig& c, bool self) {
   av.rope_base = self && c.position == Position::Rope ? c.rope_base : 0;
   av.alibi = self && c.position == Position::Alibi;
   av.H_kv = c.kv_heads();
+  if (c.attention == AttentionKind::Flash) av.flash_B_r = c.block_r, av.flash_B_c = c.block_c;
   return av;
 }
 

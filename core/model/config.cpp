@@ -43,6 +43,7 @@ const char* to_string(Activation v) {
   return "gelu";
 }
 const char* to_string(MaskKind v) { return v == MaskKind::Causal ? "causal" : "prefix"; }
+const char* to_string(AttentionKind v) { return v == AttentionKind::Exact ? "exact" : "flash"; }
 const char* to_string(TokenizerKind v) {
   switch (v) {
     case TokenizerKind::Char: return "char";
@@ -85,6 +86,8 @@ std::string variant_summary(const ModelConfig& c) {
   if (c.tied_unembedding) parts.push_back("tied W_u = W_eᵀ");
   if (c.kv_heads() != c.H) parts.push_back(c.kv_heads() == 1 ? "multi-query (H_kv = 1)" : "grouped-query (H_kv = " + std::to_string(c.kv_heads()) + ")");
   if (c.mask == MaskKind::Prefix) parts.push_back("prefix-LM mask at \"" + c.prefix_separator + "\"");
+  if (c.attention == AttentionKind::Flash)
+    parts.push_back("FlashAttention (B_r = " + std::to_string(c.block_r) + ", B_c = " + std::to_string(c.block_c) + ")");
   if (c.embedding_norm) parts.push_back("embedding layer norm");
   if (c.token_types > 0) parts.push_back("token-type embedding (segment 1)");
   if (c.unembedding_bias) parts.push_back("bias b_u on W_u");
@@ -158,6 +161,14 @@ void read_variants(const nlohmann::json& j, ModelConfig& c) {
     c.H_kv = static_cast<int>(v);
   }
   get_choice(j, "mask", {"causal", "prefix"}, c.mask);
+  get_choice(j, "attention", {"exact", "flash"}, c.attention);
+  for (auto [k, dst] : {std::pair{"block_r", &c.block_r}, {"block_c", &c.block_c}}) {
+    if (!j.contains(k)) continue;
+    if (!j[k].is_number_integer() || j[k].get<long long>() < 1 || j[k].get<long long>() > 65536)
+      throw Error(std::string("config: \"") + k + "\" (FlashAttention's " + (k[6] == 'r' ? "query" : "key") +
+                  " block size) must be an integer from 1 to 65536, such as 16");
+    *dst = static_cast<int>(j[k].get<long long>());
+  }
   get_choice(j, "tokenizer", {"char", "word", "bpe", "gpt2", "wordpiece"}, c.tokenizer);
   auto get_bool = [&](const char* k, bool& dst) {
     if (!j.contains(k)) return;
@@ -247,6 +258,9 @@ std::string validate(const ModelConfig& c) {
   if (c.position_base != 0 && !(c.position_base > 1 && std::isfinite(c.position_base)))
     e << "position_base must be \"l_max\" or a number > 1 such as 10000; ";
   if (!(c.rope_base > 1 && std::isfinite(c.rope_base))) e << "rope_base must be a number > 1 such as 10000; ";
+  if (c.block_r < 1 || c.block_c < 1)
+    e << "FlashAttention's block sizes block_r and block_c must be at least 1 (they are " << c.block_r << " and "
+      << c.block_c << "); ";
   if (c.mask == MaskKind::Prefix && utf8_length(c.prefix_separator) != 1)
     e << "prefix_separator must be one character (it is \"" << c.prefix_separator << "\"); ";
   if (c.file_tokenizer()) {
@@ -306,6 +320,11 @@ std::string to_json(const ModelConfig& c) {
   j["H_kv"] = c.kv_heads();
   j["mask"] = to_string(c.mask);
   if (c.mask == MaskKind::Prefix) j["prefix_separator"] = c.prefix_separator;
+  if (c.attention == AttentionKind::Flash) {  // the paper's exact attention writes no key (older files stay as they were)
+    j["attention"] = to_string(c.attention);
+    j["block_r"] = c.block_r;
+    j["block_c"] = c.block_c;
+  }
   if (c.embedding_norm) j["embedding_norm"] = true;
   if (c.token_types > 0) j["token_types"] = c.token_types;
   if (c.unembedding_bias) j["unembedding_bias"] = true;
@@ -337,7 +356,8 @@ ModelConfig config_from_json(const std::string& text) {
     const std::vector<std::string> ints = int_keys(*arch);
     std::set<std::string> known{"arch",  "eps",         "vocab",     "position_init",    "N_V",  "norm_position",
                                 "norm",  "position",    "position_base", "rope_base", "activation",
-                                "tied_unembedding", "H_kv", "mask", "prefix_separator", "embedding_norm", "token_types",
+                                "tied_unembedding", "H_kv", "mask", "prefix_separator", "attention", "block_r", "block_c",
+                                "embedding_norm", "token_types",
                                 "unembedding_bias", "tokenizer", "merges", "vocab_size", "bos_id", "eos_id", "mask_id", "pad_id"};
     known.insert(ints.begin(), ints.end());
     for (auto it = j.begin(); it != j.end(); ++it) {

@@ -22,6 +22,9 @@ enum class Activation { GELU, GELUTanh, ReLU, SwiGLU };
 // GPT's self-attention mask: causal (the paper), or prefix-LM: bidirectional over the first p
 // tokens, where p is the position of the first prefix_separator in the input.
 enum class MaskKind { Causal, Prefix };
+// Not in the paper (issue 25): how Algorithm 5's heads compute Attention: Algorithm 4 (exact, the
+// paper) or FlashAttention (Algorithm 4-F, Dao et al.; equal up to rounding, blocks B_r × B_c).
+enum class AttentionKind { Exact, Flash };
 // How text becomes token ids (paper §4; core/tokenizers/, docs/tokenizers.md). Char, Word and Bpe
 // keep their vocabulary in the configuration (ids 1 … |vocab|, then the paper's three special
 // tokens); Gpt2 (byte-level BPE) and WordPiece (BERT) read the ecosystem's tokenizer files beside
@@ -56,6 +59,11 @@ struct ModelConfig {
   int H_kv = 0;                          // key/value heads, dividing H; 0 means H (no sharing)
   MaskKind mask = MaskKind::Causal;      // GPT only
   std::string prefix_separator = "=";    // MaskKind::Prefix: p = position of its first occurrence
+  // "attention": "exact" | "flash" (not in the paper): Algorithms 8–10's MHAttention heads run
+  // Algorithm 4 or FlashAttention with query blocks of block_r columns and key blocks of block_c
+  // tokens (both ≥ 1). Training's gradient is exact attention's either way (docs/variants.md).
+  AttentionKind attention = AttentionKind::Exact;
+  int block_r = 16, block_c = 16;
 
   // ---- ecosystem extras (issue 11; variants "not in the paper", JSON keys of the same names) ----
   bool embedding_norm = false;    // BERT: layer_norm(e_t | γ_emb, β_emb) after the embedding sum
@@ -115,6 +123,7 @@ const char* to_string(Norm v);
 const char* to_string(Position v);
 const char* to_string(Activation v);
 const char* to_string(MaskKind v);
+const char* to_string(AttentionKind v);  // "exact", "flash"
 const char* to_string(TokenizerKind v);  // "char", "word", "bpe", "gpt2", "wordpiece"
 // One line naming every variant that differs from the paper's choice for the arch, e.g.
 // "pre-LN, RMSNorm, RoPE, SwiGLU, tied W_u, H_kv = 1"; "" for the paper's model.

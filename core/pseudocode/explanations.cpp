@@ -3,6 +3,8 @@
 #include <map>
 #include <utility>
 
+#include "core/pseudocode/flash_listing.hpp"
+
 namespace sf {
 
 const char* explain_line(int alg, int line) {
@@ -165,6 +167,10 @@ const char* explain_line(int alg, int line) {
                 "length."},
       {{15, 9}, "Return the output sequence."},
   };
+  if (alg == algs::flash_attention) {  // Algorithm 4-F, not in the paper (flash_listing.cpp)
+    const char* flash = explain_flash_line(line);
+    return flash ? flash : "";
+  }
   auto it = text.find({alg, line});
   return it == text.end() ? "" : it->second;
 }

@@ -4,6 +4,7 @@
 #include "core/pseudocode/notations.hpp"
 
 #include "core/pseudocode/backward_listings.hpp"
+#include "core/pseudocode/flash_listing.hpp"
 #include "core/pseudocode/pseudocode.hpp"
 
 namespace sf {
@@ -195,7 +196,12 @@ bool notation_from_key(const std::string& key, Notation& out) {
 }
 
 const std::vector<NotationEntry>& notation_entries() {
-  static const std::vector<NotationEntry> table = build_table();
+  static const std::vector<NotationEntry> table = [] {
+    std::vector<NotationEntry> t = build_table();
+    const std::vector<NotationEntry> flash = flash_notation_entries();  // Algorithm 4-F, not in the paper
+    t.insert(t.end(), flash.begin(), flash.end());
+    return t;
+  }();
   return table;
 }
 

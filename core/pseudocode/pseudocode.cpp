@@ -301,6 +301,8 @@ const std::vector<PseudoAlgorithm>& pseudocode_all() {
 const PseudoAlgorithm* pseudocode(int alg) {
   for (const auto& a : pseudocode_all())
     if (a.number == alg) return &a;
+  for (const auto& a : extra_pseudocode())
+    if (a.number == alg) return &a;
   return nullptr;
 }
 

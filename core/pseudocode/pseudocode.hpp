@@ -34,7 +34,7 @@ struct PseudoAlgorithm {
   std::vector<PseudoLine> variant_header{};
 };
 
-// The algorithm with that number, or nullptr when there is none (outside 1 … 15).
+// The algorithm with that number, or nullptr when there is none (outside 1 … 15 and extra_pseudocode()).
 const PseudoAlgorithm* pseudocode(int alg);
 
 // The numbered line `line` of algorithm `alg`, or nullptr (line 0 and unknown lines).
@@ -46,5 +46,16 @@ const char* loop_role(int alg, int line);
 
 // All 15 algorithms, in order.
 const std::vector<PseudoAlgorithm>& pseudocode_all();
+
+// Stepformer's listings of algorithms that are NOT in the paper (issue 25: the encyclopedia
+// article's, seed 004), numbered by their ids in vocabulary.hpp's `algs` (e.g. 104 for Algorithm
+// 4-F, FlashAttention; core/pseudocode/flash_listing.cpp). pseudocode(alg) finds them too.
+const std::vector<PseudoAlgorithm>& extra_pseudocode();
+
+// How an algorithm is numbered where "Algorithm N" is shown: "4-F" for algs::flash_attention, the
+// paper's number otherwise ("10").
+std::string algorithm_label(int alg);
+// True for the listings of extra_pseudocode(): they are labelled "not in the paper" wherever they show.
+bool not_in_paper(int alg);
 
 }  // namespace sf

@@ -52,6 +52,9 @@ Variants variants_of(const ModelConfig& c) {
   if (c.kv_heads() != c.H)
     v.kv = (c.kv_heads() == 1 ? "multi-query attention (H_kv = 1)" : "grouped-query attention (H_kv = " + std::to_string(c.kv_heads()) + ")") +
            kSeed004;
+  if (c.attention == AttentionKind::Flash)
+    v.flash = "FlashAttention, Algorithm 4-F (B_r = " + std::to_string(c.block_r) + ", B_c = " + std::to_string(c.block_c) +
+              "), not in the paper: Dao et al. 2022" + kSeed004;
   if (c.mask == MaskKind::Prefix) v.prefix = "prefix-LM mask at \"" + c.prefix_separator + "\"" + kSeed004;
   if (c.token_types > 0) v.token_type = "token-type embedding W_s[:, 1] (segment 1)" + kBert;
   if (c.embedding_norm) v.emb_norm = "embedding layer norm" + kBert;

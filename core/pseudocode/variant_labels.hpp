@@ -30,6 +30,7 @@ struct Variants {
   std::string tied;            // W_u = W_eᵀ
   std::string kv;              // H_kv < H
   std::string prefix;          // prefix-LM mask (GPT)
+  std::string flash;           // "attention": "flash": Algorithm 5's heads run Algorithm 4-F (not in the paper)
   std::string token_type;      // + W_s[:, 1] on the embedding line
   std::string emb_norm;        // layer_norm(e_t | γ_emb, β_emb) on the embedding line
   std::string bias;            // + b_u 1ᵀ on the return line

@@ -193,7 +193,11 @@ PseudoAlgorithm pseudocode_for(int alg, const ModelConfig& c, bool kv_cache) {
       }
       break;
     case 5:
-      rewrite(a, 2, "Y^h ← Attention(X, Z | W^h_q, b^h_q, W^{g(h)}_k, b^{g(h)}_k, W^{g(h)}_v, b^{g(h)}_v, Mask)", labels({v.kv}));
+      rewrite(a, 2,
+              "Y^h ← " + std::string(v.flash.empty() ? "Attention" : "FlashAttention") + "(X, Z | " +
+                  (v.kv.empty() ? "W^h_qkv" : "W^h_q, b^h_q, W^{g(h)}_k, b^{g(h)}_k, W^{g(h)}_v, b^{g(h)}_v") + ", Mask" +
+                  (v.flash.empty() ? ")" : "; B_r, B_c)   [[Algorithm 4-F]]"),
+              labels({v.kv, v.flash}));
       add_header(a, "W_k, b_k, W_v, b_v have H_kv = " + std::to_string(c.kv_heads()) + " heads; g(h) = ⌊(h−1)·H_kv/H⌋ + 1", v.kv);
       break;
     case 6:

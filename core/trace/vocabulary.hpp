@@ -172,3 +172,28 @@ inline constexpr LineRef kAll[] = {
 }  // namespace lines
 
 }  // namespace sf
+
+// ---- Not in the paper (issue 25): Stepformer's listings of the encyclopedia article's (seed 004)
+// algorithms. Each has an id outside the paper's 1–15 for LineRef / Event::alg; pseudocode.hpp's
+// algorithm_label() shows it ("4-F") wherever "Algorithm N" is printed.
+namespace sf {
+namespace algs {
+// Algorithm 4-F: Ṽ ← FlashAttention(X, Z | W_qkv, Mask; B_r, B_c) (Dao et al. 2022), displayed "4-F".
+inline constexpr int flash_attention = 104;
+}  // namespace algs
+namespace lines::flash_attention {  // Algorithm 4-F (core/algorithms/alg04f_flash_attention.cpp)
+inline constexpr LineRef Q{104, 1}, K{104, 2}, V{104, 3};
+inline constexpr LineRef for_i{104, 4};    // for i = 1, 2, …: query block I of B_r columns
+inline constexpr LineRef init{104, 5};     // m ← −∞, ℓ ← 0, O ← 0
+inline constexpr LineRef for_j{104, 6};    // for j = 1, 2, …: key block J of B_c tokens
+inline constexpr LineRef skip{104, 7};     // if ¬Mask on all of J_j × I_i then skip the block
+inline constexpr LineRef S_blk{104, 8};    // S_blk ← K[:, J]ᵀ Q[:, I] / √d_attn, −∞ where ¬Mask
+inline constexpr LineRef m_new{104, 9};    // m_new ← max(m, max_{t_z} S_blk[t_z, :])
+inline constexpr LineRef O{104, 10};       // O ← O · diag(exp(m − m_new)) + V[:, J] exp(S_blk − 1 m_newᵀ)
+inline constexpr LineRef ell{104, 11};     // ℓ ← ℓ ⊙ exp(m − m_new) + 1ᵀ exp(S_blk − 1 m_newᵀ)
+inline constexpr LineRef m{104, 12};       // m ← m_new
+inline constexpr LineRef V_block{104, 14};  // Ṽ[:, I] ← O · diag(ℓ)⁻¹
+inline constexpr LineRef V_tilde{104, 16};  // return Ṽ
+inline constexpr LineRef kAll[] = {Q, K, V, for_i, init, for_j, skip, S_blk, m_new, O, ell, m, V_block, V_tilde};
+}  // namespace lines::flash_attention
+}  // namespace sf
