@@ -114,8 +114,10 @@ bool TrainingPanel::configure(App& app, std::string& error) {
 bool TrainingPanel::ensure(App& app) {
   if (configured_ && arch_ == &app.session.arch() && config_key_ == config_key(app.session.model().config)) return true;
   const auto& names = tasks_for(app.session.arch());
-  if (arch_ != &app.session.arch() && recipe_)
+  if (arch_ != &app.session.arch() && recipe_) {
     task_ = classroom_recipe(app.session.arch().name()).task;
+    p_mask_ = static_cast<float>(classroom_recipe(app.session.arch().name()).options.p_mask);
+  }
   else if (arch_ != &app.session.arch() && std::find(names.begin(), names.end(), task_) == names.end())
     task_ = names.front();
   std::string err;
@@ -456,6 +458,7 @@ void TrainingPanel::draw_recipe(App& app) {
   if (wrapped_checkbox("Classroom recipe", &recipe_)) {
     const Recipe r = classroom_recipe(arch.name());
     batch_ = recipe_ ? r.options.batch : 16;
+    p_mask_ = static_cast<float>(recipe_ ? r.options.p_mask : TrainOptions{}.p_mask);
     lr_ = default_lr(app, mode_);
     std::string err;
     if (!configure(app, err)) app.notify(err, true);

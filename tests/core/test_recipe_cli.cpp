@@ -96,6 +96,17 @@ TEST_F(RecipeCli, RecipeSettingsReachTheTrainer) {
   EXPECT_NE(line_after(e.out, "mode: ").find("minibatches of 8"), std::string::npos) << e.out;
   EXPECT_NE(line_after(e.out, "data: ").find("dates (pairs), seed 1"), std::string::npos) << e.out;
   EXPECT_EQ(load_checkpoint(path("e.safetensors")).model.config.arch, "ed");
+  // BERT's masking: the recipe's p_mask, only in the answer; --p-mask overrides p_mask.
+  const CliResult b = run_cli(dir, {"train", "--recipe", "classroom-bert", "--steps", "1", "--out", path("b.safetensors")});
+  ASSERT_EQ(b.status, 0) << b.err;
+  EXPECT_NE(line_after(b.out, "mode: ").find("p_mask = 0.5 (each position becomes mask_token with probability p_mask), "
+                                             "only the answer's positions (after \"=\"; not the paper's rule)"),
+            std::string::npos)
+      << b.out;
+  const CliResult p = run_cli(dir, {"train", "--recipe", "classroom-bert", "--steps", "1", "--p-mask", "0.25", "--out",
+                                    path("p.safetensors")});
+  ASSERT_EQ(p.status, 0) << p.err;
+  EXPECT_NE(line_after(p.out, "mode: ").find("p_mask = 0.25"), std::string::npos) << p.out;
 }
 
 TEST_F(RecipeCli, MistakesAreOneLineErrors) {
