@@ -14,6 +14,7 @@
 #include "float_bounds.hpp"
 
 using namespace sf;
+using sf::test::binomial_tolerance;
 
 TEST(Recipe, ClassroomIsWhatTheDocsSay) {
   for (const std::string& name : recipe_names()) {
