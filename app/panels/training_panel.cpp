@@ -474,6 +474,9 @@ void TrainingPanel::draw_recipe(App& app) {
                         arch.title().c_str(), arch.training_algorithm(), arch.has_context() ? c.L_enc : c.L, c.H,
                         c.d_e, c.d_mlp, static_cast<long long>(r.options.warmup), r.options.threads,
                         100 * r.until_accuracy);
+    if (r.options.mask_answer)
+      ImGui::TextDisabled("Algorithm 12 masks only the answer's letters (after \"=\"), not every position as the paper "
+                          "does: the fill-in accuracy asks for those (docs/training.md).");
   } else {
     ImGui::TextDisabled("Trains a fresh %s (Algorithm %d) with the open model's sizes.", arch.title().c_str(),
                         arch.training_algorithm());
