@@ -119,6 +119,15 @@ TEST_F(RecipeCli, MistakesAreOneLineErrors) {
   const std::string e3 = expect_one_line_error(
       run_cli(dir, {"train", "--task", "sort", "--until-accuracy", "0.9", "--eval-every", "0", "--out", out}), 2, "0");
   EXPECT_NE(e3.find("--eval-every"), std::string::npos) << e3;
+  // --mask-answer is BERT's, and not the paper's rule.
+  const std::string e4 = expect_one_line_error(
+      run_cli(dir, {"train", "--recipe", "classroom", "--mask-answer", "--steps", "1", "--out", out}), 2, "mask");
+  EXPECT_NE(e4.find("--mask-answer"), std::string::npos) << e4;
+  const std::string e5 = expect_one_line_error(
+      run_cli(dir, {"train", "--model", asset("bert.safetensors"), "--task", "sort", "--sgd", "--mask-answer", "--out",
+                    out}),
+      2, "sgd");
+  EXPECT_NE(e5.find("leave out --sgd"), std::string::npos) << e5;
   const CliResult copy = run_cli(dir, {"train", "--recipe", "classroom", "--task", "copy", "--steps", "2",
                                        "--eval-every", "1", "--out", out});
   EXPECT_EQ(copy.status, 1);
