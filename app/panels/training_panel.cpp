@@ -474,9 +474,6 @@ void TrainingPanel::draw_recipe(App& app) {
                         arch.title().c_str(), arch.training_algorithm(), arch.has_context() ? c.L_enc : c.L, c.H,
                         c.d_e, c.d_mlp, static_cast<long long>(r.options.warmup), r.options.threads,
                         100 * r.until_accuracy);
-    if (r.options.mask_answer)
-      ImGui::TextDisabled("Algorithm 12 masks only the answer's letters (after \"=\"), not every position as the paper "
-                          "does: the fill-in accuracy asks for those (docs/training.md).");
   } else {
     ImGui::TextDisabled("Trains a fresh %s (Algorithm %d) with the open model's sizes.", arch.title().c_str(),
                         arch.training_algorithm());
@@ -489,7 +486,11 @@ void TrainingPanel::draw_masking(App& app) {
   if (app.session.arch().output() != OutputKind::FillIn) return;
   bool changed = false;
   changed |= ImGui::SliderFloat(fitted_label("p_mask", ImGui::GetFontSize() * 9).c_str(), &p_mask_, 0.01f, 0.9f, "%.2f");
-  item_tooltip("Algorithm 12: each position of x becomes mask_token with probability p_mask.");
+  item_tooltip(recipe_ && classroom_recipe(app.session.arch().name()).options.mask_answer
+                   ? "The classroom recipe, not the paper's rule: each letter of the answer (after \"=\") becomes "
+                     "mask_token with probability p_mask, the question never; the fill-in accuracy asks for the "
+                     "answer's letters (docs/training.md)."
+                   : "Algorithm 12: each position of x becomes mask_token with probability p_mask.");
   const char* bert_rule = "80/10/10 (BERT's rule, not the paper's)";
   same_line_if_fits(toggle_width(bert_rule));
   changed |= wrapped_checkbox(bert_rule, &bert_80_10_10_);
