@@ -486,7 +486,7 @@ void TrainingPanel::draw_masking(App& app) {
   if (app.session.arch().output() != OutputKind::FillIn) return;
   bool changed = false;
   changed |= ImGui::SliderFloat(fitted_label("p_mask", ImGui::GetFontSize() * 9).c_str(), &p_mask_, 0.01f, 0.9f, "%.2f");
-  item_tooltip(recipe_ && classroom_recipe(app.session.arch().name()).options.mask_answer
+  item_tooltip(recipe_ && mode_ == TrainMode::Practical && classroom_recipe(app.session.arch().name()).options.mask_answer
                    ? "The classroom recipe, not the paper's rule: each letter of the answer (after \"=\") becomes "
                      "mask_token with probability p_mask, the question never; the fill-in accuracy asks for the "
                      "answer's letters (docs/training.md)."
