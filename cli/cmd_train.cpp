@@ -167,6 +167,9 @@ void check_mode_options(const Args& args, bool paper) {
     if (args.has("masks"))
       throw UsageError("--masks gives T̃ of each update of the paper's Algorithm 12: add --sgd");
   }
+  if (args.has("mask-answer") && paper)
+    throw UsageError("--mask-answer is for the practical mode (the paper's Algorithm 12 masks every position alike): "
+                     "leave out --sgd");
   if (args.has("masks") && (args.has("p-mask") || args.has("bert-80-10-10")))
     throw UsageError("--masks gives T̃ itself (each of its positions becomes mask_token): leave out --p-mask and "
                      "--bert-80-10-10");
@@ -177,7 +180,7 @@ void check_model_options(const Args& args, const Architecture& arch) {
   if (arch.output() == OutputKind::FillIn) return;
   const std::string why = "it is for masked language modelling (Algorithm 12), and this model (" + arch.title() +
                           ") trains by " + algorithm_name(arch.training_algorithm());
-  for (const char* o : {"p-mask", "bert-80-10-10", "masks"}) refuse_option(args, o, why);
+  for (const char* o : {"p-mask", "bert-80-10-10", "mask-answer", "masks"}) refuse_option(args, o, why);
 }
 
 // What the run does, in the paper's words where it is the paper's algorithm.
@@ -203,6 +206,7 @@ std::string mode_line(const Architecture& arch, const TrainOptions& opt, bool pa
            "token, 10% stay";
     else
       s << "; p_mask = " << opt.p_mask << " (each position becomes mask_token with probability p_mask)";
+    if (opt.mask_answer) s << ", only the answer's positions (after \"=\"; not the paper's rule)";
   }
   return s.str();
 }
@@ -299,9 +303,10 @@ int run_train(const Args& args) {
   opt.clip = args.get_double("clip", 1.0, 0.0, 1e12);
   opt.threads = static_cast<int>(args.get_int("threads", rec ? r.threads : 1, 1, 256));
   opt.epochs = static_cast<int>(args.get_int("epochs", 1, 1, 1'000'000'000));
-  opt.p_mask = args.get_double("p-mask", 0.15, 0.0, 1.0);
+  opt.p_mask = args.get_double("p-mask", rec ? r.p_mask : 0.15, 0.0, 1.0);
   if (!(opt.p_mask > 0 && opt.p_mask < 1)) throw UsageError("--p-mask: p_mask must lie strictly between 0 and 1");
   opt.bert_80_10_10 = args.has("bert-80-10-10");
+  opt.mask_answer = args.has("mask-answer") || (rec && r.mask_answer);
   const int64_t eval_every = args.get_int("eval-every", rec ? rec->eval_every : 100, 0, INT64_MAX / 2);
   const double until_accuracy = args.get_double("until-accuracy", rec ? rec->until_accuracy : 0.0, 0.0, 1.0);
   if (args.has("until-accuracy") && !(until_accuracy > 0))
@@ -521,6 +526,10 @@ Command train_command() {
        "BERT's rule, not the paper's: of the positions chosen with probability p_mask, 80% become mask_token, 10% a "
        "random token and 10% stay as they are; all of them are scored. Default: the paper's rule (all become "
        "mask_token)."},
+      {"mask-answer", "",
+       "BERT, practical mode, not the paper's rule: p_mask draws only at the answer's positions, after the first "
+       "\"=\" (the positions the fill-in accuracy asks for; docs/training.md). Default: off, every position "
+       "(on in the classroom-bert recipe)."},
       {"masks", "FILE",
        "BERT, paper mode (--sgd): T̃ given instead of drawn. Line k holds the 1-based positions masked in the k-th "
        "update (sequence n = (k − 1) mod N_data + 1), space-separated, possibly none; one line per update, "

@@ -114,8 +114,10 @@ bool TrainingPanel::configure(App& app, std::string& error) {
 bool TrainingPanel::ensure(App& app) {
   if (configured_ && arch_ == &app.session.arch() && config_key_ == config_key(app.session.model().config)) return true;
   const auto& names = tasks_for(app.session.arch());
-  if (arch_ != &app.session.arch() && recipe_)
+  if (arch_ != &app.session.arch() && recipe_) {
     task_ = classroom_recipe(app.session.arch().name()).task;
+    p_mask_ = static_cast<float>(classroom_recipe(app.session.arch().name()).options.p_mask);
+  }
   else if (arch_ != &app.session.arch() && std::find(names.begin(), names.end(), task_) == names.end())
     task_ = names.front();
   std::string err;
@@ -456,6 +458,7 @@ void TrainingPanel::draw_recipe(App& app) {
   if (wrapped_checkbox("Classroom recipe", &recipe_)) {
     const Recipe r = classroom_recipe(arch.name());
     batch_ = recipe_ ? r.options.batch : 16;
+    p_mask_ = static_cast<float>(recipe_ ? r.options.p_mask : TrainOptions{}.p_mask);
     lr_ = default_lr(app, mode_);
     std::string err;
     if (!configure(app, err)) app.notify(err, true);
@@ -483,7 +486,11 @@ void TrainingPanel::draw_masking(App& app) {
   if (app.session.arch().output() != OutputKind::FillIn) return;
   bool changed = false;
   changed |= ImGui::SliderFloat(fitted_label("p_mask", ImGui::GetFontSize() * 9).c_str(), &p_mask_, 0.01f, 0.9f, "%.2f");
-  item_tooltip("Algorithm 12: each position of x becomes mask_token with probability p_mask.");
+  item_tooltip(recipe_ && mode_ == TrainMode::Practical && classroom_recipe(app.session.arch().name()).options.mask_answer
+                   ? "The classroom recipe, not the paper's rule: each letter of the answer (after \"=\") becomes "
+                     "mask_token with probability p_mask, the question never; the fill-in accuracy asks for the "
+                     "answer's letters (docs/training.md)."
+                   : "Algorithm 12: each position of x becomes mask_token with probability p_mask.");
   const char* bert_rule = "80/10/10 (BERT's rule, not the paper's)";
   same_line_if_fits(toggle_width(bert_rule));
   changed |= wrapped_checkbox(bert_rule, &bert_80_10_10_);

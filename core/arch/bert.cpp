@@ -4,11 +4,13 @@
 #include "core/arch/bert.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "core/arch/batched_gradient.hpp"
 
 #include "core/gradients/grad_etransformer.hpp"
 #include "core/model/error.hpp"
+#include "core/training/accuracy.hpp"
 #include "core/training/datasets.hpp"
 
 namespace sf {
@@ -110,6 +112,15 @@ void require_mask_token(const ModelConfig& c) {
                 "with mask_token, so it cannot train; give the vocabulary a [MASK] token (mask_id)");
 }
 
+// The 0-based positions [first, end) of x (length n) that Algorithm 12 draws for: all of them, or
+// with opt.mask_answer (equals ≠ 0) only the answer's, after the first "=" and before eos_token.
+std::pair<int, int> maskable(const Tokens& x, int n, int equals) {
+  if (equals == 0) return {0, n};
+  const auto q = std::find(x.begin(), x.begin() + n, equals);
+  if (q == x.begin() + n) return {0, n};
+  return {static_cast<int>(q - x.begin()) + 1, n - 1};
+}
+
 }  // namespace
 
 MaskDraw draw_mask(int x_t, const ModelConfig& c, const TrainOptions& opt, Rng& rng) {
@@ -150,10 +161,12 @@ void BertArchitecture::make_batch(const ModelConfig& c, const std::vector<Exampl
   b.z_tokens.clear();
   b.z_lengths.clear();
   b.targets.assign(b.tokens.size(), 0);
+  const int equals = opt.mask_answer ? equals_token(c) : 0;
   for (int s = 0; s < b.B; ++s) {
     const Tokens& x = *xs[s];
+    const auto [first, end] = maskable(x, b.lengths[s], equals);
     // Algorithm 12 L4–6: for t = 1, 2, …, ℓ do x̃[t] ← mask_token or x[t] randomly
-    for (int t = 0; t < b.lengths[s]; ++t) {
+    for (int t = first; t < end; ++t) {
       const size_t k = static_cast<size_t>(s) * l + t;
       const MaskDraw d = draw_mask(x[t], c, opt, rng);
       b.tokens[k] = d.token;

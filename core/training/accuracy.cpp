@@ -12,14 +12,13 @@
 
 namespace sf {
 
-namespace {
-
-// The token id of "=" in the model's vocabulary (0 when it is not one token).
 int equals_token(const ModelConfig& c) {
   if (!missing_characters({"="}, c).empty()) return 0;
   const std::vector<Tokens> t = tokenize({"="}, c);
   return t.front().size() == 3 ? t.front()[1] : 0;
 }
+
+namespace {
 
 // Algorithm 14 at τ = 0 with the KV cache, cut short at the first wrong token (the answer can no
 // longer be exact): x = [bos_token, question…, "=", answer…, eos_token], the prompt is x up to "="

@@ -33,6 +33,10 @@ struct Accuracy {
 // fit the model (a character its vocabulary lacks, longer than ℓ_max).
 Accuracy greedy_accuracy(const Model& m, const std::vector<std::string>& val, size_t limit = 0, int threads = 1);
 
+// The token id of "=" in the model's vocabulary, which separates question and answer (0 when it is
+// not one token).
+int equals_token(const ModelConfig& c);
+
 // What the model does right, for people, per architecture: "sorts" / "reverses" / "adds" (GPT, by
 // task), "fills in" (BERT), "translates" (encoder-decoder); `task` is the Dataset's name.
 std::string accuracy_verb(const ModelConfig& c, const std::string& task);

@@ -36,6 +36,18 @@ Recipe base(const std::string& name, const std::string& arch, const std::string&
   return r;
 }
 
+// BERT's changes (docs/training.md, "BERT"): Algorithm 12 draws only at the answer's positions,
+// the ones the fill-in accuracy asks for and the only ones inferable from the rest (with the
+// paper's rule, at p_mask = 0.15 over the whole sequence, it stays under 7% in 2000 updates); half
+// of them masked gives more scored positions per sequence, all still inferable. Its steps: with
+// the cosine over 2000 updates seed 3 stops at 93%; over 3000, seeds 1 and 3 reach 95% at 2250.
+Recipe bert(Recipe r) {
+  r.options.mask_answer = true;
+  r.options.p_mask = 0.5;
+  r.options.steps = 3000;
+  return r;
+}
+
 }  // namespace
 
 const std::vector<std::string>& recipe_names() {
@@ -49,7 +61,7 @@ Recipe classroom_recipe(const std::string& arch) {
 
 Recipe recipe(const std::string& name) {
   if (name == "classroom") return base(name, "gpt", "sort");
-  if (name == "classroom-bert") return base(name, "bert", "sort");
+  if (name == "classroom-bert") return bert(base(name, "bert", "sort"));
   if (name == "classroom-ed") return base(name, "ed", "dates");
   std::string known;
   for (const std::string& n : recipe_names()) known += (known.empty() ? "" : ", ") + n;

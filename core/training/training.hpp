@@ -149,6 +149,12 @@ struct TrainOptions {
   // BERT's rule, not the paper's: of the chosen positions 80% become mask_token, 10% a random
   // ordinary token, 10% stay unchanged (all are scored). Off: the paper's rule.
   bool bert_80_10_10 = false;
+  // Practical mode, NOT the paper's rule: Algorithm 12's draw only at the answer's positions, those
+  // after the first "=" (eos_token excluded); the question before it is never masked nor scored.
+  // The fill-in measure (core/training/accuracy.hpp) asks for exactly these positions, and any set
+  // of them is inferable from the rest (docs/training.md); a masked question letter is not.
+  // Sequences without "=" are masked as the paper says.
+  bool mask_answer = false;
   // Paper mode: the positions of T̃ in update k (1-based) are given_masks[k − 1] instead of
   // drawn (stepformer-cli train --masks FILE), so that other implementations can compare.
   std::vector<std::vector<int>> given_masks;

@@ -4,6 +4,8 @@
 // run of the same recipe gives (TrainingRunner with the same model, data and options). Not timed.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "app/training_runner.hpp"
 #include "core/training/datasets.hpp"
 #include "core/training/recipe.hpp"
@@ -45,4 +47,46 @@ TEST(GuiTrainingRecipe, AccuracyCurveEqualsAHeadlessRun) {
     EXPECT_EQ(shown[k]["correct"], s.accuracy[k].accuracy.correct);
     EXPECT_EQ(shown[k]["total"], 500);
   }
+}
+
+// With a BERT open, Play follows classroom-bert: its p_mask (0.5) and its answer-only masking
+// (TrainOptions::mask_answer), not the slider's old 0.15 over every position. The tab's loss after
+// 60 updates equals a headless run of the recipe's options; the paper's rule gives another loss
+// (so the comparison tells the two apart).
+TEST(GuiTrainingRecipe, BertTabTrainsWithTheRecipesMasking) {
+  const AppRun r = run_app("--model " + std::string(STEPFORMER_SOURCE_DIR) + "/assets/bert.safetensors",
+                           "open:training,train-task:sort,train-step:60");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_EQ(r.state["train_step"], 60);
+
+  const sf::Recipe rec = sf::recipe("classroom-bert");
+  sf::TaskOptions t;
+  t.seed = 1;
+  t.max_chars = rec.config.l_max - 2;
+  const sf::Dataset d = sf::make_task("sort", t);
+  sf::ModelConfig c = rec.config;
+  c.vocab = d.vocab;
+  const auto headless_loss = [&](const sf::TrainOptions& options) {
+    sf::TrainOptions o = options;
+    o.epochs = 3;
+    o.eval_sequences = 256;
+    o.data_seed = 1;
+    sf::TrainingRunner run;
+    run.eval_every = static_cast<int>(rec.eval_every);
+    run.configure(sf::Model::initialised(c, 1), d, o);
+    run.step_sync(60);
+    sf::TrainSnapshot s;
+    run.snapshot(s);
+    return s.train.back().loss;
+  };
+  // The same minibatches and masks; the two threads' partial sums may add in another order, which
+  // moved the loss by 6e-6 (2 ppm) after 60 updates. 1e-4 allows 50 times that; the paper's rule
+  // differs by far more than that (checked below).
+  const float shown = r.state["train_loss"].get<float>();
+  const float recipe_loss = headless_loss(rec.options);
+  EXPECT_NEAR(shown, recipe_loss, 1e-4f * recipe_loss);
+  sf::TrainOptions paper_rule = rec.options;
+  paper_rule.mask_answer = false;
+  paper_rule.p_mask = 0.15;
+  EXPECT_GT(std::abs(shown - headless_loss(paper_rule)), 1e-2f * recipe_loss);
 }

@@ -96,6 +96,17 @@ TEST_F(RecipeCli, RecipeSettingsReachTheTrainer) {
   EXPECT_NE(line_after(e.out, "mode: ").find("minibatches of 8"), std::string::npos) << e.out;
   EXPECT_NE(line_after(e.out, "data: ").find("dates (pairs), seed 1"), std::string::npos) << e.out;
   EXPECT_EQ(load_checkpoint(path("e.safetensors")).model.config.arch, "ed");
+  // BERT's masking: the recipe's p_mask, only in the answer; --p-mask overrides p_mask.
+  const CliResult b = run_cli(dir, {"train", "--recipe", "classroom-bert", "--steps", "1", "--out", path("b.safetensors")});
+  ASSERT_EQ(b.status, 0) << b.err;
+  EXPECT_NE(line_after(b.out, "mode: ").find("p_mask = 0.5 (each position becomes mask_token with probability p_mask), "
+                                             "only the answer's positions (after \"=\"; not the paper's rule)"),
+            std::string::npos)
+      << b.out;
+  const CliResult p = run_cli(dir, {"train", "--recipe", "classroom-bert", "--steps", "1", "--p-mask", "0.25", "--out",
+                                    path("p.safetensors")});
+  ASSERT_EQ(p.status, 0) << p.err;
+  EXPECT_NE(line_after(p.out, "mode: ").find("p_mask = 0.25"), std::string::npos) << p.out;
 }
 
 TEST_F(RecipeCli, MistakesAreOneLineErrors) {
@@ -108,6 +119,15 @@ TEST_F(RecipeCli, MistakesAreOneLineErrors) {
   const std::string e3 = expect_one_line_error(
       run_cli(dir, {"train", "--task", "sort", "--until-accuracy", "0.9", "--eval-every", "0", "--out", out}), 2, "0");
   EXPECT_NE(e3.find("--eval-every"), std::string::npos) << e3;
+  // --mask-answer is BERT's, and not the paper's rule.
+  const std::string e4 = expect_one_line_error(
+      run_cli(dir, {"train", "--recipe", "classroom", "--mask-answer", "--steps", "1", "--out", out}), 2, "mask");
+  EXPECT_NE(e4.find("--mask-answer"), std::string::npos) << e4;
+  const std::string e5 = expect_one_line_error(
+      run_cli(dir, {"train", "--model", asset("bert.safetensors"), "--task", "sort", "--sgd", "--mask-answer", "--out",
+                    out}),
+      2, "sgd");
+  EXPECT_NE(e5.find("leave out --sgd"), std::string::npos) << e5;
   const CliResult copy = run_cli(dir, {"train", "--recipe", "classroom", "--task", "copy", "--steps", "2",
                                        "--eval-every", "1", "--out", out});
   EXPECT_EQ(copy.status, 1);
