@@ -247,8 +247,8 @@ TEST(BackpropNames, ATiedModelBindsGradWuAndGradWeGainsItsTranspose) {
     EXPECT_LT(relative_error(grad_of(tied, gt, "W_e"), sum), 1e-12);
     // And the trace's: the embedding line's ∇W_e is the untied one's plus the bound ∇W_uᵀ. Each is a
     // float copy (2⁻²⁴ of its own size) of a double within 1e-12 of the sum: u·(‖a‖ + ‖b‖ + ‖c‖) bounds it.
-    const MatD a = bound_at(t_untied, embed, "∇W_e"), b = bound_at(t_tied, unembed, "∇W_u").transpose(),
-               c = bound_at(t_tied, embed, "∇W_e");
-    EXPECT_LE((c - (a + b)).norm(), kFloatU * (a.norm() + b.norm() + c.norm()));
+    const MatD untied_e = bound_at(t_untied, embed, "∇W_e"), tied_uT = bound_at(t_tied, unembed, "∇W_u").transpose(),
+               tied_e = bound_at(t_tied, embed, "∇W_e");
+    EXPECT_LE((tied_e - (untied_e + tied_uT)).norm(), kFloatU * (untied_e.norm() + tied_uT.norm() + tied_e.norm()));
   }
 }
