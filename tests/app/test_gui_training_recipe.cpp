@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 
 #include "app/training_runner.hpp"
 #include "core/training/datasets.hpp"
@@ -13,6 +14,40 @@
 
 using namespace gui;
 
+namespace {
+
+// What the Training tab trains on, headless: the recipe's model initialised with seed 1 on the sort
+// task of the tab's data (seed 1), with the tab's epochs, evaluation set and data order.
+struct HeadlessTab {
+  sf::Recipe rec;
+  sf::Dataset d;
+  sf::ModelConfig c;
+  explicit HeadlessTab(const std::string& recipe) : rec(sf::recipe(recipe)) {
+    sf::TaskOptions t;
+    t.seed = 1;
+    t.max_chars = rec.config.l_max - 2;
+    d = sf::make_task("sort", t);
+    c = rec.config;
+    c.vocab = d.vocab;
+  }
+  // The runner's snapshot after `updates` updates with `options`.
+  sf::TrainSnapshot run(int updates, const sf::TrainOptions& options) const {
+    sf::TrainOptions o = options;
+    o.epochs = 3;
+    o.eval_sequences = 256;
+    o.data_seed = 1;
+    sf::TrainingRunner runner;
+    runner.eval_every = static_cast<int>(rec.eval_every);
+    runner.configure(sf::Model::initialised(c, 1), d, o);
+    runner.step_sync(updates);
+    sf::TrainSnapshot s;
+    runner.snapshot(s);
+    return s;
+  }
+};
+
+}  // namespace
+
 TEST(GuiTrainingRecipe, AccuracyCurveEqualsAHeadlessRun) {
   const AppRun r = run_app("", "open:training,train-task:sort,train-step:100");
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -20,24 +55,9 @@ TEST(GuiTrainingRecipe, AccuracyCurveEqualsAHeadlessRun) {
   EXPECT_EQ(r.state["train_step"], 100);
   ASSERT_TRUE(r.state["train_accuracy"].is_array()) << r.state.dump();
 
-  // The same run headless: the tab's data (seed 1), the recipe's model initialised with seed 1.
-  const sf::Recipe rec = sf::recipe("classroom");
-  sf::TaskOptions t;
-  t.seed = 1;
-  t.max_chars = rec.config.l_max - 2;
-  sf::Dataset d = sf::make_task("sort", t);
-  sf::ModelConfig c = rec.config;
-  c.vocab = d.vocab;
-  sf::TrainOptions o = rec.options;
-  o.epochs = 3;
-  o.eval_sequences = 256;
-  o.data_seed = 1;
-  sf::TrainingRunner run;
-  run.eval_every = static_cast<int>(rec.eval_every);
-  run.configure(sf::Model::initialised(c, 1), d, o);
-  run.step_sync(100);
-  sf::TrainSnapshot s;
-  run.snapshot(s);
+  // The same run headless.
+  const HeadlessTab tab("classroom");
+  const sf::TrainSnapshot s = tab.run(100, tab.rec.options);
 
   const json& shown = r.state["train_accuracy"];
   ASSERT_EQ(shown.size(), s.accuracy.size());
@@ -59,26 +79,9 @@ TEST(GuiTrainingRecipe, BertTabTrainsWithTheRecipesMasking) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   ASSERT_EQ(r.state["train_step"], 60);
 
-  const sf::Recipe rec = sf::recipe("classroom-bert");
-  sf::TaskOptions t;
-  t.seed = 1;
-  t.max_chars = rec.config.l_max - 2;
-  const sf::Dataset d = sf::make_task("sort", t);
-  sf::ModelConfig c = rec.config;
-  c.vocab = d.vocab;
-  const auto headless_loss = [&](const sf::TrainOptions& options) {
-    sf::TrainOptions o = options;
-    o.epochs = 3;
-    o.eval_sequences = 256;
-    o.data_seed = 1;
-    sf::TrainingRunner run;
-    run.eval_every = static_cast<int>(rec.eval_every);
-    run.configure(sf::Model::initialised(c, 1), d, o);
-    run.step_sync(60);
-    sf::TrainSnapshot s;
-    run.snapshot(s);
-    return s.train.back().loss;
-  };
+  const HeadlessTab tab("classroom-bert");
+  const sf::Recipe& rec = tab.rec;
+  const auto headless_loss = [&](const sf::TrainOptions& options) { return tab.run(60, options).train.back().loss; };
   // The same minibatches and masks; the two threads' partial sums may add in another order, which
   // moved the loss by 6e-6 (2 ppm) after 60 updates. 1e-4 allows 50 times that; the paper's rule
   // differs by far more than that (checked below).

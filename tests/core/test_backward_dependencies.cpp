@@ -16,6 +16,7 @@
 #include "test_backprop_support.hpp"
 #include "test_bert_support.hpp"
 #include "test_ed_support.hpp"
+#include "dependency_closure.hpp"
 
 using namespace sf;
 using namespace sf::test;
@@ -99,24 +100,7 @@ TEST(BackwardDependencies, EveryValueOfAnEncoderDecoderBackwardHasARule) {
 
 namespace {
 
-using Cell = std::tuple<std::string, int, int>;  // an input of the frame (its Enter binds it) and a 0-based cell
-
-// The frame inputs that cell (r, c) of `value` at event k is computed from, following the rules
-// back (through the frame's earlier lines and sub-steps) to the values the frame's Enter binds.
-void closure(const Trace& tr, size_t k, const std::string& value, int r, int c, std::set<Cell>& inputs,
-             std::set<std::tuple<size_t, std::string, int, int>>& seen) {
-  if (!seen.insert({k, value, r, c}).second) return;
-  const CellDependencies d = cell_dependencies(tr, k, value, r, c);
-  ASSERT_TRUE(d.rule) << d.reason;
-  for (const CellSource& s : d.sources)
-    for (const CellBlock& b : s.blocks)
-      for (int i = b.row0; i < b.row0 + b.rows; ++i)
-        for (int j = b.col0; j < b.col0 + b.cols; ++j)
-          if (tr.events[s.event].kind == EventKind::Enter)
-            inputs.insert({s.value, i, j});
-          else
-            closure(tr, s.event, s.value, i, j, inputs, seen);
-}
+using Cell = DependencyCell;  // an input of the frame (its Enter binds it) and a 0-based cell
 
 // Algorithm 6's adjoint for one column in double, traced, from its inputs ∇ê, e, γ (the forward's
 // x̂ and 1/√(v + ε) computed here from e, as the forward's LayerNormCache holds them).
@@ -159,9 +143,7 @@ TEST(BackwardDependencies, LayerNormAdjointByPerturbation) {
     for (size_t k = 1; k < base.size(); ++k)
       for (const Value& v : base.events[k].values)
         for (int r = 0; r < v.m.rows(); ++r) {
-          std::set<Cell> named;
-          std::set<std::tuple<size_t, std::string, int, int>> seen;
-          closure(base, k, v.name, r, 0, named, seen);
+          const std::set<Cell> named = dependency_inputs(base, k, v.name, r, 0, 0);  // event 0: the frame's Enter
           for (auto& [name, x] : f.in)
             for (int i = 0; i < x.size(); ++i) {
               const double old = x(i);

@@ -16,42 +16,19 @@
 #include "core/training/training.hpp"
 #include "test_bert_support.hpp"
 #include "test_ed_support.hpp"
+#include "dependency_closure.hpp"
 
 using namespace sf;
 
 namespace {
 
-using Cell = std::tuple<std::string, int, int>;  // an input's name and 0-based cell
+using Cell = test::DependencyCell;  // an input's name and 0-based cell
 using MatD = Mat<double>;
 
 MatD spread(int rows, int cols, double seed) {
   MatD m(rows, cols);
   for (int i = 0; i < m.size(); ++i) m.data()[i] = std::sin(seed * 12.9898 + i * 78.233) * 1.3;
   return m;
-}
-
-// The frame inputs (cells of values bound by `frame`, its Enter event) that cell (r, c) of
-// `value` at event k is computed from, following the rules back.
-void closure(const Trace& tr, size_t k, const std::string& value, int r, int c, size_t frame, std::set<Cell>& inputs,
-             std::set<std::tuple<size_t, std::string, int, int>>& seen) {
-  if (!seen.insert({k, value, r, c}).second) return;
-  const CellDependencies d = cell_dependencies(tr, k, value, r, c);
-  ASSERT_TRUE(d.rule) << d.reason;
-  for (const CellSource& s : d.sources)
-    for (const CellBlock& b : s.blocks)
-      for (int i = b.row0; i < b.row0 + b.rows; ++i)
-        for (int j = b.col0; j < b.col0 + b.cols; ++j)
-          if (s.event == frame)
-            inputs.insert({s.value, i, j});
-          else
-            closure(tr, s.event, s.value, i, j, frame, inputs, seen);
-}
-
-std::set<Cell> inputs_of(const Trace& tr, size_t k, const std::string& value, int r, int c, size_t frame) {
-  std::set<Cell> in;
-  std::set<std::tuple<size_t, std::string, int, int>> seen;
-  closure(tr, k, value, r, c, frame, in, seen);
-  return in;
 }
 
 bool same(double a, double b) { return a == b || std::abs(a - b) <= 1e-12 * (1 + std::abs(a)); }
@@ -133,7 +110,7 @@ TEST(Dependencies, AttentionLinesByPerturbation) {
       if (v.kind != ValueKind::Matrix) continue;
       for (int r = 0; r < v.m.rows(); ++r)
         for (int c = 0; c < v.m.cols(); ++c) {
-          const std::set<Cell> named = inputs_of(trace, k, v.name, r, c, 0);
+          const std::set<Cell> named = test::dependency_inputs(trace, k, v.name, r, c, 0);
           auto target = [&] {
             AttentionRecord<double> rec;
             attention<double>(X, Z, h.W(), mask, nullptr, &rec);
@@ -211,7 +188,7 @@ TEST(Dependencies, MultiHeadLinesByPerturbation) {
             if (v.name == "Y") return recs[r / 2].Vt(r % 2, c);
             return recs[v.name == "Y^1" ? 0 : 1].Vt(r, c);
           };
-          expect_perturbation(inputs_of(trace, k, v.name, r, c, 0), inputs, target, "Algorithm 5 " + v.name);
+          expect_perturbation(test::dependency_inputs(trace, k, v.name, r, c, 0), inputs, target, "Algorithm 5 " + v.name);
           ++checked;
         }
     }
@@ -231,7 +208,7 @@ TEST(Dependencies, LayerNormByPerturbation) {
   const size_t line3 = trace.size() - 1;
   ASSERT_EQ(trace.events[line3].line, 3);
   for (int i = 0; i < 5; ++i) {
-    const std::set<Cell> named = inputs_of(trace, line3, "ê", i, 0, 0);
+    const std::set<Cell> named = test::dependency_inputs(trace, line3, "ê", i, 0, 0);
     EXPECT_EQ(named.size(), 5u + 2u);  // all of e (through m and v), γ[i], β[i]
     expect_perturbation(named, inputs, [&] { return run(nullptr)(i); }, "ê[" + std::to_string(i + 1) + "]");
   }
