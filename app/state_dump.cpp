@@ -106,6 +106,7 @@ void backprop_state(const App& app, nlohmann::ordered_json& j) {
   j["gradient_pairs"] = std::move(pairs);
   j["tensor_view"]["pair_view"] = pair_view_name(tensor_panel(app).pair_view());
   j["tensor_view"]["shown"] = tensor_panel(app).shown_name();
+  j["tensor_view"]["parameter"] = tensor_panel(app).parameter();
   const AttentionPanel::Shown& a = app.panels->attention.shown();
   j["attention_view"] = {{"l", a.l}, {"h", a.h}, {"gradients", a.gradients}, {"A", rows_of(a.A)}, {"grad_S", rows_of(a.dS)},
                          {"grad_A", rows_of(a.dA)}, {"mask", rows_of(a.mask)},

@@ -263,10 +263,16 @@ void TensorPanel::draw(App& app) {
                                                      : "bound by";
     ImGui::TextDisabled("%s %s%s", how, describe_event(e).c_str(), changed ? "  (this step)" : "");
   }
-  if (v->param >= 0 && static_cast<size_t>(v->param) < s.model().table.entries().size()) {
-    // The value says which entry of θ (and head) it is: core set it where θ was bound (trace.hpp).
-    const ParamEntry& entry = s.model().table.entries()[static_cast<size_t>(v->param)];
-    std::string what = "parameter " + entry.name + (v->head ? ", head " + std::to_string(v->head) : "");
+  // The entry of θ (and head) the value is, or, for a gradient ∇N, that N is: core set Value::param
+  // where θ was bound (trace.hpp).
+  const GradientPair* pair = pair_of(pairs, v);
+  const Value* param = v->param >= 0 ? v : pair && pair->grad == v ? pair->value : nullptr;
+  parameter_.clear();
+  if (param && param->param >= 0 && static_cast<size_t>(param->param) < s.model().table.entries().size()) {
+    const ParamEntry& entry = s.model().table.entries()[static_cast<size_t>(param->param)];
+    std::string what = std::string(param == v ? "parameter " : "the gradient of parameter ") + entry.name +
+                       (param->head ? ", head " + std::to_string(param->head) : "");
+    parameter_ = what;
     const auto it = s.origin().provenance.find(entry.name);
     ImGui::PushTextWrapPos(0.0f);
     if (it != s.origin().provenance.end()) ImGui::TextDisabled("%s ← %s", what.c_str(), it->second.c_str());
@@ -281,7 +287,7 @@ void TensorPanel::draw(App& app) {
   ImGui::Separator();
 
   shown_name_ = v->name;
-  if (const GradientPair* p = pair_of(pairs, v)) {
+  if (const GradientPair* p = pair) {
     const auto [shown, at] = draw_pair_switch(app, *p);
     shown_name_ = shown->name;
     if (shown != v) {

@@ -39,6 +39,9 @@ struct TensorPanel {
   PairView pair_view() const { return view_; }
   void set_pair_view(PairView v) { view_ = v; }
   const std::string& shown_name() const { return shown_name_; }
+  // The entry of θ the shown value is, or is the gradient of ("parameter layer1.attn.W_q, head 2";
+  // "" when none), as the header says it (--dump-state).
+  const std::string& parameter() const { return parameter_; }
 
  private:
   void draw_matrix(App& app, size_t k, const Value& v);
@@ -47,6 +50,7 @@ struct TensorPanel {
   PairView view_ = PairView::Gradient;
   Value product_;            // N ⊙ ∇N, made when shown
   std::string shown_name_;   // what the view showed last (--dump-state)
+  std::string parameter_;    // the header's parameter entry, "" when none (--dump-state)
   MatWindow zoom_;        // the part of the shown matrix in view
   HeatmapHover last_;
   std::string zoom_key_;  // the value (name and shape) zoom_ belongs to

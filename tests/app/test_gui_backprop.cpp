@@ -205,3 +205,17 @@ TEST(GuiBackprop, AttentionTabViewsAreReadableAtProjectorSizes) {
             std::string::npos)
       << bad.output;
 }
+
+// The Tensor view's header names the entry of θ a parameter is, and for a gradient ∇W the entry W
+// is, from Value::param and Value::head (set by core where θ was bound, never guessed by name).
+// The first Attention adjoint the backward reaches is layer L = 2's head H = 4.
+TEST(GuiBackprop, TensorViewNamesTheParameterEntryOfAGradient) {
+  const std::string to_line_1 = "open:training,train-step:1,train-trace,breakpoint-adjoint:4:1,continue";
+  AppRun r = run_app("", to_line_1 + ",select:∇W_q,tensor-view:gradient");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.state["tensor_view"]["shown"], "∇W_q");
+  EXPECT_EQ(r.state["tensor_view"]["parameter"], "the gradient of parameter layer2.attn.W_q, head 4");
+  r = run_app("", to_line_1 + ",select:∇X");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.state["tensor_view"]["parameter"], "") << "∇X is the gradient of an activation, not of θ";
+}
