@@ -42,6 +42,8 @@ struct Session::TraceJob {
   Tokens z, x;
   InferenceOptions gen;   // Generate
   EdInferenceOptions ed;  // Translate
+  SpeculativeOptions spec;                    // Speculate
+  std::shared_ptr<const Model> draft;         // Speculate: the draft model
   std::function<void(Tracer&)> train;  // Training: one traced step (trace_training)
   std::string label;                   // Training: its label
   int layers_total = 0;   // Forward: the layers it counts (0: not counted)
@@ -54,6 +56,7 @@ struct Session::TraceJob {
   Trace trace;
   InferenceResult generation;
   EdInferenceResult translation;
+  SpeculativeResult speculation;
   std::string error;
   bool cancelled = false;
   double ms = 0;
@@ -90,6 +93,7 @@ void Session::TraceJob::run() {
       case RunKind::Generate: generation = dinference(x, *model, gen, &tracer); break;
       case RunKind::Translate: translation = edinference(z, *model, ed, &tracer); break;
       case RunKind::Training: train(tracer); break;
+      case RunKind::Speculate: speculation = speculative_decoding(x, *model, *draft, spec, &tracer); break;
     }
   } catch (const Cancelled&) {
     cancelled = true;
@@ -135,6 +139,7 @@ std::string model_name(const std::string& path, Layout layout) {
 bool Session::load_model(const std::string& path, std::string& error) {
   try {
     OpenedModel om = open_model(path);
+    speculation_.remember_opened(path);  // a draft candidate for later targets
     std::string label = model_name(path, om.layout);
     if (om.layout != Layout::Stepformer) label += " (" + layout_title(om.layout) + ")";
     ModelOrigin o{om.layout, path, std::move(om.files), std::move(om.provenance), std::move(om.notes)};
@@ -162,6 +167,7 @@ void Session::set_model(Model m, std::string label, std::shared_ptr<const Tokeni
     context_.tokens = {tok_->bos_token(), tok_->eos_token()};
   model_label_ = std::move(label);
   generation_.clear();
+  speculation_.retarget(*model_);
   translation_.clear();
   fill_.clear();
   run_kind_ = RunKind::Forward;
@@ -255,6 +261,11 @@ void Session::run_trace(std::function<void()> then) {
   job->x = run_kind_ == RunKind::Generate ? generation_.input(prompt_.tokens) : prompt_.tokens;
   if (run_kind_ == RunKind::Generate) job->gen = generation_.options();
   if (run_kind_ == RunKind::Translate) job->ed = translation_.options();
+  if (run_kind_ == RunKind::Speculate) {
+    const SpeculationSettings& st = speculation_.settings;
+    job->spec = {.K = st.K, .tau = st.tau, .l_gen = st.l_gen, .seed = st.seed};
+    job->draft = speculation_.draft();
+  }
   const ModelConfig& c = model_->config;
   if (run_kind_ == RunKind::Forward && !arch_->has_context() && !attention_options(c, true).positional())
     job->layers_total = c.L;
@@ -339,6 +350,7 @@ void Session::finish(TraceJob& job) {
   trace_model_ = job.model;
   if (job.kind == RunKind::Generate) generation_.finish(job.gen, std::move(job.generation));
   if (job.kind == RunKind::Translate) translation_.finish(job.ed, std::move(job.translation));
+  if (job.kind == RunKind::Speculate) speculation_.finish(std::move(job.speculation));
   cursor_ = std::min(cursor_, trace_.size() ? trace_.size() - 1 : 0);
   last_trace_ms_ = job.ms;
 }
@@ -395,6 +407,7 @@ TraceProgress Session::trace_progress() const {
     case RunKind::Generate: p.what = "Algorithm 14 generating " + std::to_string(job_->gen.l_gen) + " tokens"; break;
     case RunKind::Translate: p.what = "Algorithm 15"; break;
     case RunKind::Training: p.what = job_->label; break;
+    case RunKind::Speculate: p.what = "Algorithm 14-S generating " + std::to_string(job_->spec.l_gen) + " tokens"; break;
   }
   return p;
 }
@@ -451,6 +464,14 @@ void Session::trace_generate(int n, bool append) {
   run_kind_ = RunKind::Generate;
   trace_label_.clear();
   run_trace([this] { restart(); });
+}
+
+bool Session::trace_speculate() {
+  if (arch().output() != OutputKind::Continuation || !speculation_.draft()) return false;
+  run_kind_ = RunKind::Speculate;
+  trace_label_.clear();
+  run_trace([this] { restart(); });
+  return true;
 }
 
 void Session::clear_generation() {

@@ -15,6 +15,7 @@
 #include "app/logic/session_input.hpp"
 #include "app/session_fill.hpp"
 #include "app/session_generation.hpp"
+#include "app/session_speculation.hpp"
 #include "app/session_translation.hpp"
 #include "core/algorithms/algorithms.hpp"
 #include "core/arch/architecture.hpp"
@@ -26,7 +27,7 @@ namespace sf {
 // Which run is traced: Algorithm 10 on the prompt, Algorithm 14 generating from it, or a trace
 // made elsewhere and shown as it is (Training: one update of Algorithm 13, see show_trace).
 // Translate: Algorithm 15 writing x̂ for the context z (models whose output is a Translation).
-enum class RunKind { Forward, Generate, Training, Translate };
+enum class RunKind { Forward, Generate, Training, Translate, Speculate };
 
 // One compute dispatch of a traced MHAttention call on another backend (the GPU): what
 // gpu::DispatchTime says of it.
@@ -173,6 +174,12 @@ class Session {
   // --- Algorithm 14: generation (its settings, what it generated: generation()) ---
   Generation& generation() { return generation_; }
   const Generation& generation() const { return generation_; }
+  // --- Algorithm 14-S: speculative decoding (not in the paper; its draft, settings, result) ---
+  Speculation& speculation() { return speculation_; }
+  const Speculation& speculation() const { return speculation_; }
+  // Traces Algorithm 14-S from the prompt with speculation().settings and its draft; false (nothing
+  // traced) when no draft is picked or the model does not continue text.
+  bool trace_speculate();
   // Traces Algorithm 14 generating `n` tokens (n = generation().settings.l_gen for "all at
   // once"); `append` continues from the text generated so far (one token at a time).
   void trace_generate(int n, bool append);
@@ -305,6 +312,7 @@ class Session {
   std::vector<LineRef> breakpoints_;
   double last_trace_ms_ = 0;
   Generation generation_;
+  Speculation speculation_;
   Translation translation_;
   FillIn fill_;
   AttentionHook attn_hook_;

@@ -7,6 +7,7 @@
 #include "app/feature.hpp"
 #include "app/gui_support.hpp"
 #include "app/logic/gradient_pairs.hpp"
+#include "app/logic/speculative_state.hpp"
 #include "app/panels/all_panels.hpp"
 #include "app/panels/gpu_text.hpp"
 #include "app/panels/panel.hpp"
@@ -269,6 +270,8 @@ bool App::write_state(const std::string& path, std::string& error) const {
     for (int id : session.generation().generated()) gen.push_back(token_label(session.tokenizer(), id));
     j["generated_labels"] = gen;
     j["generation_stopped"] = session.generation().result().stopped;
+    j["speculative"] = speculative_state(session);  // Algorithm 14-S (not in the paper)
+    j["speculative"]["heading"] = panels->sampling.speculative().heading();
     j["notice_rect"] = ui.notice_rect;
     j["trace_stale"] = session.trace_stale();
     nlohmann::ordered_json stepped = nlohmann::ordered_json::array();

@@ -8,6 +8,7 @@
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "cli/gpu_attention.hpp"
+#include "cli/speculate.hpp"
 #include "core/algorithms/algorithms.hpp"
 #include "core/parallel/parallel.hpp"
 
@@ -36,6 +37,10 @@ void report_gpu(const Args& args, const CliGpu* gpu) {
 int continue_prompt(const Args& args, const Model& model, const Tokenizer& tok, CliGpu* gpu) {
   refuse_option(args, "reuse-encoding", "it reuses Algorithm 15's encoder, and this model has none");
   context_tokens(args, model.config, tok);  // refuses --context: Algorithm 14 reads x alone
+  if (args.has("draft") || args.has("speculate")) {  // Algorithm 14-S (cli/speculate.cpp)
+    if (gpu) throw UsageError("--attention gpu does not run speculative decoding's two models: use --attention cpu");
+    return speculate(args, model, tok);
+  }
   InferenceOptions opt;
   opt.tau = args.get_double("tau", 1.0, 0.0, 1e6);
   opt.l_gen = static_cast<int>(args.get_int("gen", 16, 0, 1000000));
@@ -77,7 +82,7 @@ int continue_prompt(const Args& args, const Model& model, const Tokenizer& tok, 
 // Algorithm 15 on --context / --context-tokens; `gpu` as for continue_prompt.
 int translate(const Args& args, const Model& model, const Tokenizer& tok, CliGpu* gpu) {
   const char* why = "Algorithm 15 starts x̂ at [bos_token] and runs until eos_token (or ℓ_max)";
-  for (const char* o : {"prompt", "tokens", "gen", "no-trim", "stop-at-eos"}) refuse_option(args, o, why);
+  for (const char* o : {"prompt", "tokens", "gen", "no-trim", "stop-at-eos", "draft", "speculate"}) refuse_option(args, o, why);
   EdInferenceOptions opt;
   opt.tau = args.get_double("tau", 1.0, 0.0, 1e6);
   opt.seed = args.get_u64("seed", 1);
@@ -140,7 +145,7 @@ Command sample_command() {
   s.summary = "Generate text: Algorithm 14 (GPT, continue a prompt) or 15 (encoder-decoder, x̂ for a context z).";
   s.synopsis =
       "--model MODEL ((--prompt TEXT | --tokens IDS) [--gen N] [--no-trim] [--stop-at-eos] [--kv-cache] | (--context TEXT | "
-      "--context-tokens IDS) [--reuse-encoding] [--kv-cache]) [--tau T] [--seed S] [--threads N] [--json] "
+      "--context-tokens IDS) [--reuse-encoding] [--kv-cache]) [--draft MODEL [--speculate K]] [--tau T] [--seed S] [--threads N] [--json] "
       "[--attention cpu|gpu] [--gpu-form teaching|fused]";
   s.description =
       "GPT: Algorithm 14, y ← DInference(x, θ̂). Each step runs DTransformer on x, takes p = P[:, last], draws y "
@@ -190,12 +195,21 @@ Command sample_command() {
        "--attention gpu the GPU's report goes to stderr."},
       attention_option(),
       gpu_form_option(),
+      {"draft", "MODEL",
+       "GPT: run Algorithm 14-S, speculative decoding (not in the paper; Leviathan et al. 2023): MODEL, a smaller GPT "
+       "with the same vocabulary, proposes --speculate K tokens per round and --model checks them in one forward pass. "
+       "The same output distribution as Algorithm 14 (τ = 0: the same tokens). Prints the rounds, the proposals "
+       "accepted and the target's forward passes against plain Algorithm 14's (one per token); --json adds them as "
+       "\"rounds\", \"proposed\", \"accepted\", \"target_passes\", \"plain_passes\", \"draft_passes\". Stops at "
+       "the target's ℓ_max (no trimming)."},
+      {"speculate", "K", "With --draft: the draft's proposals per round, 1–64. Default: 4."},
   };
   s.examples =
       "  stepformer-cli sample --model model.safetensors --prompt \"hello\" --tau 0.8 --gen 20 --seed 1\n"
       "  stepformer-cli sample --model model.safetensors --prompt \"hello\" --tau 0 --gen 20 --json\n"
       "  stepformer-cli sample --model ed.safetensors --context \"dcab\" --tau 0 --reuse-encoding\n"
-      "  stepformer-cli sample --model model.safetensors --prompt \"hello\" --tau 0 --kv-cache --attention gpu\n";
+      "  stepformer-cli sample --model model.safetensors --prompt \"hello\" --tau 0 --kv-cache --attention gpu\n"
+      "  stepformer-cli sample --model default.safetensors --draft draft.safetensors --speculate 4 --prompt \"dcab=\" --tau 0\n";
   return {s, run_sample};
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "app/logic/speculative_actions.hpp"
 #include "app/session.hpp"
 
 namespace sf {
@@ -106,7 +107,7 @@ ActionResult apply_session_action(Session& s, const std::string& verb, const std
     if (!action_ints(arg, v) || v.size() != 1) return fail("seed needs a whole number");
     s.generation().settings.seed = static_cast<uint64_t>(v[0]);
   } else {
-    return ActionResult::NotMine;
+    return apply_speculative_action(s, verb, arg, error);  // Algorithm 14-S's verbs, or NotMine
   }
   return ActionResult::Done;
 }

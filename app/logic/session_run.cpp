@@ -17,6 +17,7 @@ SessionRun current_run(const Session& s) {
       break;
     }
     case RunKind::Training: r.kind = "training"; break;
+    case RunKind::Speculate: r.kind = "forward"; break;  // not saved: the draft is another file (speculative_actions.cpp)
   }
   return r;
 }

@@ -1,7 +1,10 @@
 #include "app/panels/errata_panel.hpp"
 
+#include <iterator>
+
 #include "app/mathtext.hpp"
 #include "app/panels/panel.hpp"
+#include "app/widgets/flow.hpp"
 
 namespace sf {
 
@@ -18,8 +21,9 @@ std::string target_text(const ErratumTarget& t) {
   return "Algorithm " + std::to_string(t.alg) + " (" + algorithm_name(t.alg) + ") line " + std::to_string(t.line);
 }
 
-const char* const kSeedFilters[] = {"every seed", "the paper (000)", "Carpenter (002)", "Dinan–Yaida–Zhang (001)"};
-const Seed kSeeds[] = {Seed::Paper, Seed::Paper, Seed::Carpenter, Seed::DinanYaidaZhang};  // by filter (0: all)
+const char* const kSeedFilters[] = {"every seed", "the paper (000)", "Carpenter (002)", "Dinan–Yaida–Zhang (001)",
+                                    "the article (004)"};
+const Seed kSeeds[] = {Seed::Paper, Seed::Paper, Seed::Carpenter, Seed::DinanYaidaZhang, Seed::Article};  // by filter (0: all)
 
 }  // namespace
 
@@ -83,8 +87,8 @@ void ErrataPanel::draw(App& app) {
         "Slips in the pseudocode of the seeds, as printed, and what Stepformer does instead. \"Show me\" moves the "
         "stepper to the line where it shows.");
     ImGui::PopTextWrapPos();
-    for (int i = 0; i < 4; ++i) {
-      if (i) ImGui::SameLine();
+    for (int i = 0; i < static_cast<int>(std::size(kSeeds)); ++i) {
+      if (i) same_line_if_fits(ImGui::CalcTextSize(kSeedFilters[i]).x + ImGui::GetFontSize() * 2.0f);
       ImGui::RadioButton(kSeedFilters[i], &seed_filter_, i);
     }
     if (!result_.empty()) {

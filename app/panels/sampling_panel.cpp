@@ -87,6 +87,7 @@ std::string step_heading(const InferenceStep& step, int i, int n_steps, int fed,
 void SamplingPanel::draw(App& app) {
   draw_controls(app);
   draw_commands(app);
+  if (speculative_.draw(app)) return;  // Algorithm 14-S traced: its rounds, not Algorithm 14's steps
   const int sel = selected_step(app);
   draw_generated_text(app, sel);
   ImGui::Separator();

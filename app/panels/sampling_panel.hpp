@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "app/app.hpp"
+#include "app/panels/speculative_panel.hpp"
 
 namespace sf {
 
@@ -23,6 +24,7 @@ struct SamplingPanel {
   void draw(App& app);
   // The heading of the step last shown ("" before a generation is shown), for --dump-state.
   const std::string& heading() const { return heading_; }
+  const SpeculativePanel& speculative() const { return speculative_; }
 
  private:
   enum class ChipKind { Prompt = 0, Earlier = 1, ThisRun = 2 };  // the values are part of the chips' ImGui IDs
@@ -47,6 +49,7 @@ struct SamplingPanel {
   size_t followed_ = SIZE_MAX;        // the shown event the selection last followed
   bool all_ = false;                  // every token of the vocabulary, not only the top 20 by p
   std::string heading_;
+  SpeculativePanel speculative_;  // Algorithm 14-S's section (not in the paper)
 };
 
 }  // namespace sf

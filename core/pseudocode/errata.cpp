@@ -25,6 +25,7 @@ const char* to_string(Seed s) {
     case Seed::Paper: return "Phuong & Hutter 2022 (seed 000)";
     case Seed::Carpenter: return "Carpenter 2023 (seed 002)";
     case Seed::DinanYaidaZhang: return "Dinan–Yaida–Zhang (seed 001)";
+    case Seed::Article: return "the encyclopedia article (seed 004)";
   }
   return "";
 }
@@ -121,6 +122,20 @@ const std::vector<Erratum>& errata() {
        "z^{(L)}_{α;t;i} = N_rescale Σ_{j=1}^{n} W^{WE}_{ji} s^{(L−1)}_{α;t;j}",
        "The tied head multiplies by N_rescale, which the tutorial does not define.",
        "tied_unembedding: true (a variant) uses W_u = W_eᵀ with no rescale factor.", kUnembeddingLines},
+      // ---- the encyclopedia article (seed 004) ----
+      // Issue 25 said its speculative-decoding paragraph "stops mid-sentence (…until all)"; in seed 004
+      // it ends "…until all tokens are generated." What is loose is the stochastic case, below.
+      {"article-speculative-acceptance-rule", Seed::Article, ErratumKind::Slip, "Speculative decoding",
+       "For non-greedy decoding, similar ideas apply, except the speculative tokens are accepted or rejected "
+       "stochastically, in a way that guarantees the final output distribution is the same as if speculative decoding "
+       "was not used.",
+       "The guarantee holds only for one rule, which the article does not give: accept x̃ with probability "
+       "min(1, p(x̃)/q(x̃)) and, on rejection, draw the replacement from norm(max(0, p − q)), not from p (drawing from "
+       "p would over-weight the tokens the draft already proposes too often). Its greedy example also leaves out that "
+       "when every proposal is accepted the same target run gives one more token.",
+       "Algorithm 14-S writes the rule out (lines 10–16: r, u, the residual p′ and the extra token from p_{K′+1}); a "
+       "chi-square test over 20,000 seeded runs checks that the first token has the target's distribution.",
+       {{105, 13}, {105, 11}, {105, 16}}},
   };
   return table;
 }

@@ -12,7 +12,7 @@ namespace sf {
 
 // The seed a slip is in: the paper (000), Carpenter's "Transformer decoding in fifty lines" (002,
 // code listings) and the Dinan–Yaida–Zhang index tutorial (001, formulas).
-enum class Seed { Paper, Carpenter, DinanYaidaZhang };
+enum class Seed { Paper, Carpenter, DinanYaidaZhang, Article };  // Article: the encyclopedia article (004)
 
 enum class ErratumKind {
   Slip,     // wrong as printed: a typo, a wrong shape, code that does not do what it says

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "core/pseudocode/flash_listing.hpp"
+#include "core/pseudocode/speculative_listing.hpp"
 
 namespace sf {
 
@@ -170,6 +171,10 @@ const char* explain_line(int alg, int line) {
   if (alg == algs::flash_attention) {  // Algorithm 4-F, not in the paper (flash_listing.cpp)
     const char* flash = explain_flash_line(line);
     return flash ? flash : "";
+  }
+  if (alg == algs::speculative_decoding) {  // Algorithm 14-S, not in the paper (speculative_listing.cpp)
+    const char* spec = explain_speculative_line(line);
+    return spec ? spec : "";
   }
   auto it = text.find({alg, line});
   return it == text.end() ? "" : it->second;

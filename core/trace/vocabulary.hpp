@@ -197,3 +197,27 @@ inline constexpr LineRef V_tilde{104, 16};  // return Ṽ
 inline constexpr LineRef kAll[] = {Q, K, V, for_i, init, for_j, skip, S_blk, m_new, O, ell, m, V_block, V_tilde};
 }  // namespace lines::flash_attention
 }  // namespace sf
+
+// ---- Issue 25, item 2 (not in the paper): speculative decoding (Leviathan et al. 2023, Chen et al.
+// 2023; the encyclopedia article, seed 004). core/algorithms/alg14s_speculative_decoding.cpp.
+namespace sf {
+namespace algs {
+// Algorithm 14-S: y ← SpeculativeDecoding(x, θ_target, θ_draft; K, τ, ℓ_gen), displayed "14-S".
+inline constexpr int speculative_decoding = 105;
+}  // namespace algs
+namespace lines::speculative_decoding {  // Algorithm 14-S (core/pseudocode/speculative_listing.cpp)
+inline constexpr LineRef l{105, 1};          // ℓ ← length(x)
+inline constexpr LineRef round{105, 2};      // while length(x) < ℓ + ℓ_gen do (one round)
+inline constexpr LineRef K_round{105, 3};    // K′ ← min(K, …): fewer proposals near ℓ_gen and ℓ_max
+inline constexpr LineRef draft{105, 5};      // q_i ∝ P_draft[:, last]^{1/τ}
+inline constexpr LineRef propose{105, 6};    // sample x̃_i from q_i
+inline constexpr LineRef target{105, 8};     // P ← DTransformer([x, x̃] | θ_target): p_1 … p_{K′+1}
+inline constexpr LineRef ratio{105, 10};     // r ← p_i(x̃_i)/q_i(x̃_i), draw u
+inline constexpr LineRef accept{105, 11};    // if u < min(1, r) then x ← [x, x̃_i]
+inline constexpr LineRef residual{105, 13};  // p′ ← norm(max(0, p_i − q_i))
+inline constexpr LineRef replace{105, 14};   // sample y from p′, x ← [x, y], end the round
+inline constexpr LineRef bonus{105, 16};     // all K′ accepted: sample y from p_{K′+1}, x ← [x, y]
+inline constexpr LineRef result{105, 18};    // return y = x[ℓ+1 : ℓ+ℓ_gen]
+inline constexpr LineRef kAll[] = {l, round, K_round, draft, propose, target, ratio, accept, residual, replace, bonus, result};
+}  // namespace lines::speculative_decoding
+}  // namespace sf
