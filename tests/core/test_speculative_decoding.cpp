@@ -21,11 +21,12 @@ using namespace sf;
 
 namespace {
 
-// A small GPT with a 5-token vocabulary (N_V = 8), its weights scaled up so that its next-token
+// A small GPT with a 5-token vocabulary (N_V = 8), its weights scaled up 5× so that its next-token
 // distributions are far from uniform and differ between seeds (GPT-2's N(0, 0.02²) initialisation
-// gives nearly uniform p, where target and draft would hardly differ and the test could not tell
-// a wrong acceptance rule from the right one).
-Model model(uint64_t seed, int L = 1, int d_e = 8, float scale = 60.0f) {
+// gives nearly uniform p, where target and draft would hardly differ and the test could not tell a
+// wrong acceptance rule from the right one), yet not one-hot: seeds 3 and 4 below give a target p
+// with every entry ≥ 0.02 and a draft q at total-variation distance 0.73 from it.
+Model model(uint64_t seed, int L = 1, int d_e = 8, float scale = 5.0f) {
   ModelConfig c;
   c.L = L;
   c.H = 2;
@@ -173,6 +174,7 @@ TEST(SpeculativeDecoding, FirstTokenIsDistributedAsTheTargetsAlgorithm14Q) {
   // then decides the token): the draft's q differs from the target's p.
   EXPECT_GT(rejected_first, n / 10);
   const ChiSquare c = chi_square(counts, expected, n);
+  EXPECT_GE(c.df, 4) << "too few bins left after merging: the test would say little";
   const double critical = chi_square_critical(c.df, 0.001);
   EXPECT_LT(c.statistic, critical) << "df = " << c.df;
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -197,8 +199,17 @@ TEST(SpeculativeDecoding, ADraftIdenticalToTheTargetAcceptsEveryProposal) {
     // 8 tokens in rounds of K′ + 1 = 4, 4: two target passes where Algorithm 14 takes 8.
     EXPECT_EQ(r.target_passes, 2);
     EXPECT_EQ(r.plain_passes(), 8);
+    // τ = 0: p_i and q_i are the same one-hot, r = 1 exactly. τ > 0: r = 1 only up to float rounding,
+    // because the target's column comes from a pass over more tokens than the draft's (other matrix
+    // shapes, so Eigen may sum the same products in another order). r − 1 ≈ δ(x̃) − Σ_v p(v) δ(v), δ the
+    // logits' difference between the two passes; each logit here is some 50 float roundings (ε = 2⁻²⁴)
+    // of terms of size ≲ 10, so |r − 1| ≲ 50 · 6e-8 · 10 = 3e-5 (measured over 200 seeds: 7e-7).
+    // Rejection then has probability 1 − r ≤ 3e-5 per proposal: the seeded run below accepts all.
     for (const SpeculativeRound& round : r.rounds)
-      for (double ratio : round.ratio) EXPECT_EQ(ratio, 1.0) << "τ = " << tau;
+      for (double ratio : round.ratio) {
+        if (tau == 0.0) EXPECT_EQ(ratio, 1.0);
+        else EXPECT_NEAR(ratio, 1.0, 3e-5);
+      }
   }
 }
 
