@@ -16,6 +16,11 @@
 #include "core/model/config.hpp"
 #include "core/model/error.hpp"
 #include "core/model/params.hpp"
+#include "core/pseudocode/explanations.hpp"
+#include "core/pseudocode/notations.hpp"
+#include "core/pseudocode/pseudocode.hpp"
+#include "core/trace/trace.hpp"
+#include "core/trace/vocabulary.hpp"
 
 using namespace sf;
 
@@ -262,4 +267,80 @@ TEST(SpeculativeDecoding, ResidualKeepsOnlyWhereTheTargetExceedsTheDraft) {
   EXPECT_EQ(r(1), 0.0f);
   EXPECT_EQ(r(2), 0.0f);
   EXPECT_EQ(r(3), 0.0f);
+}
+
+TEST(SpeculativeDecoding, ListingExplanationsAndNotations) {
+  namespace L = lines::speculative_decoding;
+  const PseudoAlgorithm* a = pseudocode(algs::speculative_decoding);
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(algorithm_label(algs::speculative_decoding), "14-S");
+  EXPECT_TRUE(not_in_paper(algs::speculative_decoding));
+  EXPECT_EQ(a->signature, "y ← SpeculativeDecoding(x, θ_target, θ_draft; K, τ, ℓ_gen)");
+  EXPECT_NE(a->header.front().find("Not in the paper"), std::string::npos);
+  EXPECT_NE(a->header[1].find("p is the TARGET's distribution after τ (Algorithm 14's q) and q the DRAFT's"),
+            std::string::npos);
+  EXPECT_EQ(pseudocode_all().size(), 15u);  // the paper's table is unchanged
+  for (const LineRef r : L::kAll) {
+    ASSERT_NE(pseudocode_line(r.alg, r.line), nullptr) << r.line;
+    EXPECT_STRNE(explain_line(r.alg, r.line), "") << r.line;
+  }
+  for (const PseudoLine& line : a->lines)  // every numbered line: a text or why there is none
+    for (Notation n : {Notation::Carpenter, Notation::DinanYaidaZhang}) {
+      const NotationText t = notation_text(n, algs::speculative_decoding, line.number);
+      EXPECT_NE(t.text.empty(), t.no_counterpart.empty()) << line.number;
+    }
+  EXPECT_EQ(pseudocode_line(algs::speculative_decoding, 13)->text.rfind("p′ ← norm(max(0, p_i − q_i))", 0), 0u);
+}
+
+// The value named `name` bound at the first event of `line` in round `round`; null when none.
+const Value* bound(const Trace& t, LineRef line, int round, const std::string& name) {
+  for (const Event& e : t.events)
+    if (e.ref() == line && e.idx.i == round)
+      for (const Value& v : e.values)
+        if (v.name == name) return &v;
+  return nullptr;
+}
+
+TEST(SpeculativeDecoding, TraceBindsProposalsDrawsRatiosAndTheResidual) {
+  namespace L = lines::speculative_decoding;
+  const Model target = model(3, 2);
+  const Model draft = model(4, 1);
+  const Tokens x{target.config.bos_token(), 2, 4};
+  SpeculativeOptions opt;
+  opt.K = 3;
+  opt.tau = 0.8;
+  opt.l_gen = 8;
+  opt.seed = 2;
+  Trace t;
+  Tracer tr(t);
+  const SpeculativeResult r = speculative_decoding(x, target, draft, opt, &tr);
+  EXPECT_EQ(r.y, speculative_decoding(x, target, draft, opt).y);  // tracing changes nothing
+  ASSERT_FALSE(r.rounds.empty());
+  for (size_t k = 0; k < r.rounds.size(); ++k) {
+    const SpeculativeRound& round = r.rounds[k];
+    const int i = static_cast<int>(k) + 1;
+    if (round.K > 0) {
+      const Value* q = bound(t, L::draft, i, "q_i");
+      ASSERT_NE(q, nullptr) << i;
+      EXPECT_EQ(q->m(round.proposals[0] - 1, 0), round.q[0](round.proposals[0] - 1));
+      const Value* u = bound(t, L::ratio, i, "u");
+      ASSERT_NE(u, nullptr) << i;
+      EXPECT_EQ(u->m(0, 0), static_cast<float>(round.u[0]));
+    }
+    const Value* p = bound(t, L::target, i, "p");
+    ASSERT_NE(p, nullptr) << i;
+    EXPECT_EQ(p->m.cols(), round.K + 1);  // p_1 … p_{K′+1}: one pass
+    if (round.accepted < round.K) {
+      const Value* residual = bound(t, L::residual, i, "p′");
+      ASSERT_NE(residual, nullptr) << i;
+      EXPECT_NEAR(residual->m.sum(), 1.0f, 1e-6f);  // a distribution over N_V = 8 floats: 8 roundings of ≤ 1
+      EXPECT_GT(residual->m(round.y - 1, 0), 0.0f);  // y was drawn from it
+    } else {
+      EXPECT_NE(bound(t, L::bonus, i, "p_{K′+1}"), nullptr) << i;
+    }
+  }
+  const Value* passes = bound(t, L::result, 0, "target passes");
+  ASSERT_NE(passes, nullptr);
+  EXPECT_EQ(passes->m(0, 0), static_cast<float>(r.target_passes));
+  EXPECT_EQ(bound(t, L::result, 0, "Algorithm 14's passes")->m(0, 0), 8.0f);
 }
