@@ -85,9 +85,14 @@ std::string step_heading(const InferenceStep& step, int i, int n_steps, int fed,
 }
 
 void SamplingPanel::draw(App& app) {
+  // Algorithm 14-S traced (speculative_panel.cpp): its own controls and rounds replace Algorithm 14's.
+  if (app.session.run_kind() == RunKind::Speculate) {
+    speculative_.draw(app);
+    return;
+  }
   draw_controls(app);
   draw_commands(app);
-  if (speculative_.draw(app)) return;  // Algorithm 14-S traced: its rounds, not Algorithm 14's steps
+  speculative_.draw(app);
   const int sel = selected_step(app);
   draw_generated_text(app, sel);
   ImGui::Separator();

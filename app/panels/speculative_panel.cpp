@@ -17,6 +17,7 @@ namespace sf {
 namespace {
 
 constexpr int kResidualRows = 12;  // the residual's bars: its largest entries (the rest are ≈ 0)
+constexpr const char* kNumberWidth = "4.1e-05 ";  // prob()'s widest text: the bars start after it
 
 std::string prob(double x) {
   char buf[32];
@@ -30,21 +31,20 @@ const SpeculativeResult* traced(const Session& s) {
 
 }  // namespace
 
-bool SpeculativePanel::draw(App& app) {
+void SpeculativePanel::draw(App& app) {
   const bool is_traced = traced(app.session) != nullptr;
-  ImGui::SetNextItemOpen(true, is_traced ? ImGuiCond_Always : ImGuiCond_Once);
   heading_.clear();
-  if (!ImGui::CollapsingHeader("Speculative decoding: Algorithm 14-S (not in the paper)")) return is_traced;
+  if (is_traced) ImGui::SetNextItemOpen(true, ImGuiCond_Always);
+  if (!ImGui::CollapsingHeader("Speculative decoding: Algorithm 14-S (not in the paper)")) return;
   draw_controls(app);
-  if (!is_traced) return false;
+  if (!is_traced) return;
   const SpeculativeResult& r = app.session.speculation().result();
   draw_counter(app);
   if (!r.stopped.empty()) wrapped_colored(accent_color(app.settings.dark), "Generation " + r.stopped + ".");
-  if (r.rounds.empty()) return true;
+  if (r.rounds.empty()) return;
   const int sel = selected_round(app);
   draw_round_buttons(app, sel);
   draw_round(app, sel);
-  return true;
 }
 
 // The draft, K, τ, ℓ_gen and the seed, and the button that traces Algorithm 14-S.
@@ -83,6 +83,11 @@ void SpeculativePanel::draw_controls(App& app) {
   ImGui::EndDisabled();
   item_tooltip("Traces Algorithm 14-S from the prompt: step it like Algorithm 14 (the pseudocode panel shows its "
                "listing). Its DTransformer passes run untraced.");
+  if (s.run_kind() == RunKind::Speculate) {
+    same_line_if_fits(button_width("Back to Algorithm 14"));
+    if (ImGui::Button("Back to Algorithm 14")) s.trace_forward();
+    item_tooltip("Traces the forward pass again and shows Algorithm 14's controls (τ, ℓ_gen, generate).");
+  }
   if (!s.speculation().error().empty()) wrapped_colored(accent_color(app.settings.dark), s.speculation().error());
 }
 
@@ -140,7 +145,7 @@ void SpeculativePanel::draw_round_buttons(const App& app, int sel) {
       followed_ = app.shown_event();
     }
     if (static_cast<int>(k) == sel) ImGui::PopStyleColor();
-    item_tooltip("Round " + std::to_string(k + 1) + ": accepted/proposed. Click to see its proposals.");
+    item_tooltip("Round " + std::to_string(k + 1) + ": proposals accepted / K′. Click to see its proposals.");
   }
 }
 
@@ -160,11 +165,11 @@ void SpeculativePanel::draw_round(const App& app, int sel) {
                                 ImGuiTableFlags_SizingFixedFit;
   if (ImGui::BeginTable("proposals", 6, flags)) {
     ImGui::TableSetupColumn("i", ImGuiTableColumnFlags_WidthFixed, fs * 1.5f);
-    ImGui::TableSetupColumn("x̃_i", ImGuiTableColumnFlags_WidthFixed, fs * 3.0f);
-    ImGui::TableSetupColumn("q_i(x̃_i) draft", ImGuiTableColumnFlags_WidthStretch);
-    ImGui::TableSetupColumn("p_i(x̃_i) target", ImGuiTableColumnFlags_WidthStretch);
-    ImGui::TableSetupColumn("r, u", ImGuiTableColumnFlags_WidthFixed, fs * 7.5f);
-    ImGui::TableSetupColumn("verdict", ImGuiTableColumnFlags_WidthFixed, fs * 6.0f);
+    ImGui::TableSetupColumn("x̃", ImGuiTableColumnFlags_WidthFixed, fs * 3.0f);
+    ImGui::TableSetupColumn("q (draft)", ImGuiTableColumnFlags_WidthStretch);
+    ImGui::TableSetupColumn("p (target)", ImGuiTableColumnFlags_WidthStretch);
+    ImGui::TableSetupColumn("r, u", ImGuiTableColumnFlags_WidthFixed, ImGui::CalcTextSize("r = 4.1e-05").x);
+    ImGui::TableSetupColumn("verdict", ImGuiTableColumnFlags_WidthFixed, ImGui::CalcTextSize("discarded").x);
     ImGui::TableHeadersRow();
     for (int i = 0; i < r.K; ++i) draw_proposal_row(app, r, i);
     ImGui::EndTable();
@@ -187,13 +192,13 @@ void SpeculativePanel::draw_proposal_row(const App& app, const SpeculativeRound&
   ImGui::PopFont();
   const float q = r.q[static_cast<size_t>(i)](t), p = r.p[static_cast<size_t>(i)](t);
   ImGui::TableNextColumn();
-  number_bar(app, prob(q), "0.000 ", q, 1.0f, false, dark ? IM_COL32(230, 140, 70, 255) : IM_COL32(200, 100, 30, 255));
+  number_bar(app, prob(q), kNumberWidth, q, 1.0f, false, dark ? IM_COL32(230, 140, 70, 255) : IM_COL32(200, 100, 30, 255));
   ImGui::TableNextColumn();
-  number_bar(app, prob(p), "0.000 ", p, 1.0f, false, dark ? IM_COL32(90, 160, 230, 255) : IM_COL32(40, 100, 190, 255));
+  number_bar(app, prob(p), kNumberWidth, p, 1.0f, false, dark ? IM_COL32(90, 160, 230, 255) : IM_COL32(40, 100, 190, 255));
   ImGui::TableNextColumn();
   if (examined) {
-    const std::string ru = "r=" + prob(r.ratio[static_cast<size_t>(i)]) +
-                           (r.u.empty() ? "" : " u=" + prob(r.u[static_cast<size_t>(i)]));
+    const std::string ru = "r = " + prob(r.ratio[static_cast<size_t>(i)]) +
+                           (r.u.empty() ? "" : "\nu = " + prob(r.u[static_cast<size_t>(i)]));
     ImGui::TextUnformatted(ru.c_str());
     item_tooltip("r = p_i(x̃_i)/q_i(x̃_i); accepted when u < min(1, r)" +
                  std::string(r.u.empty() ? " (τ = 0: no draw, accepted when r = 1, i.e. the target's argmax agrees)" : ""));
@@ -215,7 +220,7 @@ void SpeculativePanel::draw_residual(const App& app, const SpeculativeRound& r) 
                            ": y = “" + token_label(app.session.tokenizer(), r.y) + "” was drawn from it");
   const float fs = ImGui::GetFontSize();
   const bool dark = app.settings.dark;
-  if (!begin_bar_table("residual", {"token", fs * 3.0f, "p_i − q_i", fs * 5.0f, "p′ (residual)", "p_i (target)"},
+  if (!begin_bar_table("residual", {"token", fs * 3.0f, "p − q", fs * 4.0f, "p′ (residual)", "p (target)"},
                        std::max(fs * 8.0f, ImGui::GetContentRegionAvail().y)))
     return;
   for (int k = 0; k < rows; ++k) {
@@ -229,9 +234,9 @@ void SpeculativePanel::draw_residual(const App& app, const SpeculativeRound& r) 
     ImGui::TableNextColumn();
     ImGui::Text("%+.3f", static_cast<double>(p(v)) - static_cast<double>(q(v)));
     ImGui::TableNextColumn();
-    number_bar(app, prob(r.residual(v)), "0.000 ", r.residual(v), 1.0f, false, accent_color(dark));
+    number_bar(app, prob(r.residual(v)), kNumberWidth, r.residual(v), 1.0f, false, accent_color(dark));
     ImGui::TableNextColumn();
-    number_bar(app, prob(p(v)), "0.000 ", p(v), 1.0f, false, dark ? IM_COL32(90, 160, 230, 255) : IM_COL32(40, 100, 190, 255));
+    number_bar(app, prob(p(v)), kNumberWidth, p(v), 1.0f, false, dark ? IM_COL32(90, 160, 230, 255) : IM_COL32(40, 100, 190, 255));
   }
   ImGui::EndTable();
 }

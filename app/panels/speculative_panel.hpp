@@ -11,9 +11,9 @@
 namespace sf {
 
 struct SpeculativePanel {
-  // Draws the section; true when the trace is Algorithm 14-S (its rounds then take the tab's place
-  // of Algorithm 14's steps).
-  bool draw(App& app);
+  // Draws the section: collapsed under Algorithm 14's controls until Algorithm 14-S is traced, then
+  // open with its rounds in the tab's place of Algorithm 14 (with a button back to it).
+  void draw(App& app);
   // "Round 2 of 4: 3 of 4 proposals accepted, …" for the round shown ("" when none), for --dump-state.
   const std::string& heading() const { return heading_; }
 
