@@ -38,7 +38,7 @@ bool Speculation::pick_draft(const std::string& name, const std::string& path, c
   std::string why;
   std::shared_ptr<const Model> m = load_draft(path, target, why);
   if (!m) {
-    error_ = path + ": " + why;
+    error_ = why;  // the loader's and check_draft_model's messages name the file or the model
     return false;
   }
   draft_ = std::move(m);

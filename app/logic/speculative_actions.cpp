@@ -11,10 +11,14 @@ namespace sf {
 
 namespace {
 
-// draft:NAME: the candidate whose file name is NAME (e.g. draft.safetensors), else NAME as a path.
+// draft:NAME: the candidate whose file name is NAME (e.g. draft.safetensors), else a bundled model of
+// that name (assets/, assets/lessons/: refused with the reason it cannot draft), else NAME as a path.
 bool pick_draft(Session& s, const std::string& arg, std::string& error) {
   Speculation& sp = s.speculation();
+  const std::filesystem::path assets = assets_dir();
   std::string name = std::filesystem::path(arg).filename().string(), path = arg;
+  for (const std::filesystem::path& bundled : {assets / arg, assets / "lessons" / arg})
+    if (!std::filesystem::exists(arg) && std::filesystem::exists(bundled)) path = bundled.string();
   for (const DraftCandidate& c : sp.candidates(s.model()))
     if (std::filesystem::path(c.path).filename() == arg) {
       name = c.name;
