@@ -5,6 +5,7 @@
 #include "app/mathtext.hpp"
 #include "app/panels/panel.hpp"
 #include "app/widgets/flow.hpp"
+#include "core/pseudocode/pseudocode.hpp"
 
 namespace sf {
 
@@ -18,7 +19,7 @@ bool runs(const Architecture& a, int alg) {
 }
 
 std::string target_text(const ErratumTarget& t) {
-  return "Algorithm " + std::to_string(t.alg) + " (" + algorithm_name(t.alg) + ") line " + std::to_string(t.line);
+  return "Algorithm " + algorithm_label(t.alg) + " (" + algorithm_name(t.alg) + ") line " + std::to_string(t.line);
 }
 
 const char* const kSeedFilters[] = {"every seed", "the paper (000)", "Carpenter (002)", "Dinan–Yaida–Zhang (001)",
@@ -118,6 +119,10 @@ void ErrataPanel::draw(App& app) {
         ImGui::PushFont(app.fonts.mono);
         ImGui::TextUnformatted(e.printed.c_str());
         ImGui::PopFont();
+      } else if (e.seed == Seed::Article) {  // the article's prose, wrapped
+        ImGui::PushTextWrapPos(0.0f);
+        ImGui::TextUnformatted(e.printed.c_str());
+        ImGui::PopTextWrapPos();
       } else {  // the paper's and the tutorial's notation, with real sub- and superscripts
         size_t from = 0;
         for (size_t nl; (nl = e.printed.find('\n', from)) != std::string::npos; from = nl + 1)

@@ -133,7 +133,8 @@ const std::vector<Erratum>& errata() {
        "min(1, p(x̃)/q(x̃)) and, on rejection, draw the replacement from norm(max(0, p − q)), not from p (drawing from "
        "p would over-weight the tokens the draft already proposes too often). Its greedy example also leaves out that "
        "when every proposal is accepted the same target run gives one more token.",
-       "Algorithm 14-S writes the rule out (lines 10–16: r, u, the residual p′ and the extra token from p_{K′+1}); a "
+       "Algorithm 14-S writes the rule out (lines 10–16: r, u, the residual p′, and the extra token from the pass's last "
+       "column); a "
        "chi-square test over 20,000 seeded runs checks that the first token has the target's distribution.",
        {{105, 13}, {105, 11}, {105, 16}}},
   };
