@@ -216,8 +216,8 @@ void SpeculativePanel::draw_residual(const App& app, const SpeculativeRound& r) 
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return r.residual(a) > r.residual(b); });
   const int rows = std::min(kResidualRows, static_cast<int>(order.size()));
   ImGui::Spacing();
-  math_text(app.fonts, "Residual p′ = norm(max(0, p_i − q_i)) at i = " + std::to_string(r.accepted + 1) +
-                           ": y = “" + token_label(app.session.tokenizer(), r.y) + "” was drawn from it");
+  math_text(app.fonts, "Residual p′ = norm(max(0, p_i − q_i)) at i = " + std::to_string(r.accepted + 1));
+  wrapped_note(("y = “" + token_label(app.session.tokenizer(), r.y) + "” was drawn from it (its row is marked).").c_str());
   const float fs = ImGui::GetFontSize();
   const bool dark = app.settings.dark;
   if (!begin_bar_table("residual", {"token", fs * 3.0f, "p − q", fs * 4.0f, "p′ (residual)", "p (target)"},

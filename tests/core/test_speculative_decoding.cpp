@@ -277,7 +277,7 @@ TEST(SpeculativeDecoding, ListingExplanationsAndNotations) {
   EXPECT_TRUE(not_in_paper(algs::speculative_decoding));
   EXPECT_EQ(a->signature, "y ← SpeculativeDecoding(x, θ_target, θ_draft; K, τ, ℓ_gen)");
   EXPECT_NE(a->header.front().find("Not in the paper"), std::string::npos);
-  EXPECT_NE(a->header[1].find("p is the TARGET's distribution after τ (Algorithm 14's q) and q the DRAFT's"),
+  EXPECT_NE(a->header[3].find("p is the TARGET's distribution after τ (Algorithm 14's q) and q the DRAFT's"),
             std::string::npos);
   EXPECT_EQ(pseudocode_all().size(), 15u);  // the paper's table is unchanged
   for (const LineRef r : L::kAll) {
