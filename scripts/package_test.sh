@@ -55,6 +55,11 @@ grep -q "^model: /usr/share/stepformer/assets/default.safetensors" demo.txt ||
   fail "stepformer-cli demo did not load the installed default model: $(head -n 5 demo.txt)"
 grep -q "^Algorithm 14, y ← DInference" demo.txt || fail "stepformer-cli demo printed no sampled continuation"
 echo "package_test: stepformer-cli demo ran on /usr/share/stepformer/assets/default.safetensors"
+# The bundled draft model (Algorithm 14-S, speculative decoding) is installed beside the default one.
+assets=/usr/share/stepformer/assets
+/usr/bin/stepformer-cli sample --model $assets/default.safetensors --draft $assets/draft.safetensors --speculate 4 \
+  --prompt "dcab=" --tau 0 --gen 5 > speculate.txt || fail "stepformer-cli sample --draft exited with status $?"
+grep -q "^target passes: " speculate.txt || fail "stepformer-cli sample --draft printed no counts: $(cat speculate.txt)"
 
 /usr/bin/stepformer --version > app-version.txt
 grep -qx "data: /usr/share/stepformer (from the installed prefix)" app-version.txt ||

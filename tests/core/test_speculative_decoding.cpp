@@ -93,9 +93,10 @@ ChiSquare chi_square(const std::vector<int>& observed, const VecF& expected_p, i
   std::vector<std::pair<double, double>> bins;  // (expected, observed)
   std::pair<double, double> pool{0, 0};
   for (size_t k = 0; k < observed.size(); ++k) {
-    const double e = expected_p(static_cast<Eigen::Index>(k)) * static_cast<double>(n);
-    (e < 5 ? pool : bins.emplace_back()).first += e;
-    (e < 5 ? pool : bins.back()).second += observed[k];
+    const double expected = expected_p(static_cast<Eigen::Index>(k)) * static_cast<double>(n);
+    std::pair<double, double>& bin = expected < 5 ? pool : bins.emplace_back(0.0, 0.0);
+    bin.first += expected;
+    bin.second += observed[k];
   }
   if (pool.first > 0 || pool.second > 0) {
     if (pool.first >= 5 || bins.empty()) {
