@@ -1,6 +1,7 @@
 #include "app/panels/flash_blocks_view.hpp"
 
 #include <algorithm>
+#include <cstdio>
 
 #include <nlohmann/json.hpp>
 
@@ -19,6 +20,18 @@ namespace {
 
 const ImVec4 kError(1, 0.4f, 0.35f, 1);
 
+// Line 16's comparison as the trace bound it: "max |Ṽ_flash − Ṽ| = 1.27e-07 · floats, Algorithm 4's S = 49 · …".
+std::string comparison_text(const Event& e) {
+  std::string s;
+  char buf[48];
+  for (const Value& v : e.values) {
+    if (v.kind != ValueKind::Scalar || v.m.size() != 1) continue;
+    std::snprintf(buf, sizeof buf, " = %.3g", static_cast<double>(v.m(0, 0)));
+    s += (s.empty() ? "" : "  ·  ") + v.name + buf;
+  }
+  return s;
+}
+
 // What the cursor's line is doing, in words: the block in progress, or where the loops are.
 std::string where_text(const FlashBlocks& f) {
   if (f.j > 0) return flash_block_text(f, f.at(f.i, f.j));
@@ -27,8 +40,8 @@ std::string where_text(const FlashBlocks& f) {
            (f.line == lines::flash_attention::V_block.line ? ": every key block done, Ṽ[:, I] ← O · diag(ℓ)⁻¹ (line 14)."
                                                            : ": m ← −∞, ℓ ← 0, O ← 0 before its key blocks (line 5).");
   if (f.line == lines::flash_attention::V_tilde.line)
-    return "Every block done: S was never held whole, only one block of it at a time. The step compares Ṽ with "
-           "Algorithm 4's (Variables: max |Ṽ_flash − Ṽ| and the memory of each).";
+    return "Every block done: S was never held whole, only one block of it at a time. Against Algorithm 4 on the "
+           "same inputs, and the memory each needs:";
   return "Lines 1–3 compute Q, K and V whole; the blocks of S come next (line 4).";
 }
 
@@ -119,6 +132,8 @@ bool FlashBlocksView::draw(App& app) {
                ImGui::GetColorU32(ImGuiCol_TextDisabled));
   ImGui::PushTextWrapPos(0.0f);
   ImGui::TextUnformatted(where_text(f).c_str());
+  if (f.line == lines::flash_attention::V_tilde.line && s.cursor() < s.trace().size())
+    ImGui::TextColored(ImColor(accent_color(app.settings.dark)), "%s", comparison_text(s.current()).c_str());
   ImGui::PopTextWrapPos();
 
   S_.name = "S_blk";
@@ -204,6 +219,7 @@ void FlashBlocksView::dump(const App& app, nlohmann::ordered_json& j) const {
        {"blocks", std::move(blocks)},
        {"cells", {cells_[0], cells_[1], cells_[2], cells_[3]}},
        {"hovered", {{"i", hovered_i_}, {"j", hovered_j_}, {"text", hovered_text_}}},
+       {"comparison", f.line == lines::flash_attention::V_tilde.line ? comparison_text(s.current()) : ""},
        {"error", error_}};
 }
 

@@ -31,7 +31,8 @@ class FlashBlocksView {
   // to its first call. False (nothing drawn) when the trace has no Algorithm 4-F call either.
   bool draw_no_call(App& app);
   // --dump-state: the blocks at the cursor (found, B_r, B_c, n_i, n_j, i, j, each block's state),
-  // whether the view was drawn this frame, the hovered block and its text, the last error.
+  // whether the view was drawn this frame, the heatmap's cells on screen, the hovered block and its text,
+  // line 16's comparison as the tab writes it, the last error.
   void dump(const App& app, nlohmann::ordered_json& j) const;
   const std::string& error() const { return error_; }
 
