@@ -133,10 +133,11 @@ size_t first_flash_call(const Trace& t) {
 }
 
 bool set_flash_blocks(Session& s, int B_r, int B_c, std::string& error) {
-  if (B_r < 1 || B_c < 1) {
+  constexpr int kMax = 65536;  // as the configuration's block_r, block_c (config_from_json)
+  if (B_r < 1 || B_c < 1 || B_r > kMax || B_c > kMax) {
     error = "FlashAttention's block sizes must be whole numbers of at least 1 (B_r = " + std::to_string(B_r) +
-            ", B_c = " + std::to_string(B_c) + "): a block holds at least one query column and one key. "
-            "The blocks are unchanged.";
+            ", B_c = " + std::to_string(B_c) + "): a block holds at least one query column and one key, and at most " +
+            std::to_string(kMax) + ". The blocks are unchanged.";
     return false;
   }
   // Where the cursor is, to find the same step in the new trace (find_matching reads no values).

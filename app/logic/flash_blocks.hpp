@@ -58,7 +58,8 @@ class Session;
 // The learner's B_r and B_c (the Attention tab, the --actions verb flash-blocks:R:C): the session's model
 // gets "attention": "flash" with block_r = B_r, block_c = B_c, its θ unchanged, and its forward pass is
 // re-traced with the cursor kept on its step where that step still exists (same algorithm, line, layer
-// and head). False, with `error` saying what is wrong and what to do, when B_r or B_c < 1: nothing changes.
+// and head). False, with `error` saying what is wrong and what to do, when B_r or B_c is outside 1 … 65536
+// (the configuration's range): nothing changes.
 bool set_flash_blocks(Session& s, int B_r, int B_c, std::string& error);
 
 }  // namespace sf
