@@ -69,9 +69,10 @@ std::string fused_form_text(int d_attn, int d_mid, int max_shared_bytes) {
   std::string s = "The fused form (shaders/flash_attention.comp, stepformer-cli's --gpu-form fused) is " + alg +
                   ", FlashAttention: each work group takes B_r = " + std::to_string(b.B_r) + " query columns and walks "
                   "the keys in blocks of ";
-  const std::string memory = "(d_attn + d_mid)·4 = " + std::to_string(b.bytes_per_key) + " bytes of shared memory per key, " +
-                             (known ? "this device offers " : "OpenGL 4.3's minimum; the GPU is not set up yet: ") +
-                             std::to_string(shared) + " bytes";
+  const std::string memory =
+      "(d_attn + d_mid)·4 = " + std::to_string(b.bytes_per_key) + " bytes per key, in " +
+      (known ? "this device's " + std::to_string(shared) + " bytes of shared memory"
+             : std::to_string(shared) + " bytes of shared memory, OpenGL 4.3's minimum (the GPU is not set up yet)");
   if (b.B_c == 0)
     return s + "keys held in shared memory, but this model's keys do not fit (" + memory +
            "): the fused form refuses it, the teaching form runs it.";
