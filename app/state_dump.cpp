@@ -145,8 +145,12 @@ bool App::write_state(const std::string& path, std::string& error) const {
   j["gl43"] = ui.gl43;
   j["attention_backend"] = session.attention_hooked() ? "gpu" : "cpu";
   gpu_state(session, j);
-  j["gpu_fused_form"] = fused_form_text(session.model().config.d_attn, session.model().config.d_mid,
-                                        gpu_backend().max_shared_bytes());
+  {
+    const ModelConfig& c = session.model().config;
+    const int shared = gpu_backend().max_shared_bytes();
+    j["gpu_fused_form"] = {{"title", fused_form_title(c.d_attn, c.d_mid, shared)},
+                           {"text", fused_form_text(c.d_attn, c.d_mid, shared)}};
+  }
   j["model"] = session.model_label();
   j["layout"] = to_string(session.origin().layout);
   j["tokenizer"] = session.tokenizer().describe();

@@ -63,10 +63,13 @@ void draw_summary(const Session& s) {
 
 // That the fused shader is Algorithm 4-F, with the block sizes it runs with for this model, and a
 // button to step through that listing.
+// Folded under its heading (which names 4-F and the block sizes), so that the calls keep the room.
 void draw_fused_form(App& app) {
   const ModelConfig& c = app.session.model().config;
+  const int shared = app.gpu_backend().max_shared_bytes();
+  if (!ImGui::CollapsingHeader((fused_form_title(c.d_attn, c.d_mid, shared) + "###fused-form").c_str())) return;
   ImGui::PushTextWrapPos(0.0f);
-  ImGui::TextUnformatted(fused_form_text(c.d_attn, c.d_mid, app.gpu_backend().max_shared_bytes()).c_str());
+  ImGui::TextUnformatted(fused_form_text(c.d_attn, c.d_mid, shared).c_str());
   ImGui::PopTextWrapPos();
   if (ImGui::SmallButton("Step through Algorithm 4-F (FlashAttention) on the CPU"))
     step_into_flash_attention(app);
