@@ -64,7 +64,7 @@ std::string diff_text(double d) {
 std::string fused_form_title(int d_attn, int d_mid, int max_shared_bytes) {
   const gpu::FusedBlocks b =
       gpu::fused_blocks(d_attn, d_mid, max_shared_bytes > 0 ? max_shared_bytes : gpu::kMinSharedBytes);
-  return "The fused shader is Algorithm " + algorithm_label(algs::flash_attention) + ", FlashAttention (B_r = " +
+  return "Fused shader: Algorithm " + algorithm_label(algs::flash_attention) + " (B_r = " +
          std::to_string(b.B_r) + ", " + (b.B_c ? "B_c = " + std::to_string(b.B_c) : std::string("no B_c fits")) + ")";
 }
 

@@ -33,7 +33,7 @@ std::string diff_text(double d);
 // the block sizes gpu/attention.cpp compiles it with for d_attn and d_mid on a device offering
 // max_shared_bytes of shared memory (0: not known yet, OpenGL 4.3's minimum is said and used).
 std::string fused_form_text(int d_attn, int d_mid, int max_shared_bytes);
-// Its heading, e.g. "The fused shader is Algorithm 4-F, FlashAttention (B_r = 64, B_c = 32)".
+// Its heading, short enough for a narrow Inspector: "Fused shader: Algorithm 4-F (B_r = 64, B_c = 32)".
 std::string fused_form_title(int d_attn, int d_mid, int max_shared_bytes);
 
 // The first event after the frame entered at `enter` (its lines and the calls they made);

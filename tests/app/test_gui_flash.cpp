@@ -107,7 +107,7 @@ TEST(GuiFlash, GpuTabSaysItsFusedShaderIsAlgorithm4F) {
   int B_c = 32;
   while (B_c > 1 && B_c * 128 > shared) B_c /= 2;
   EXPECT_NE(text.find("B_c = " + std::to_string(B_c) + " "), std::string::npos) << text;
-  EXPECT_EQ(title, "The fused shader is Algorithm 4-F, FlashAttention (B_r = 64, B_c = " + std::to_string(B_c) + ")");
+  EXPECT_EQ(title, "Fused shader: Algorithm 4-F (B_r = 64, B_c = " + std::to_string(B_c) + ")");
   // Its button (under the heading, unfolded by a click) puts Algorithm 4-F's listing in the stepper: on the
   // CPU, the model run with FlashAttention.
   std::string heading = title;  // a comma in an action's argument is written \,

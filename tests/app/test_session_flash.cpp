@@ -162,8 +162,8 @@ TEST(SessionFlash, GpuTabNamesAlgorithm4FWithTheBlockSizesOfItsSharedMemory) {
   EXPECT_NE(fused_form_text(4096, 4096, 32768).find("B_c = 1 "), std::string::npos);   // 32768 B/key
   EXPECT_NE(fused_form_text(8192, 8192, 32768).find("refuses"), std::string::npos);    // 65536 B/key
   EXPECT_NE(fused_form_text(16, 16, 65536).find("this device's 65536 bytes"), std::string::npos);
-  EXPECT_EQ(fused_form_title(16, 16, 1000), "The fused shader is Algorithm 4-F, FlashAttention (B_r = 64, B_c = 4)");
-  EXPECT_EQ(fused_form_title(8192, 8192, 32768), "The fused shader is Algorithm 4-F, FlashAttention (B_r = 64, no B_c fits)");
+  EXPECT_EQ(fused_form_title(16, 16, 1000), "Fused shader: Algorithm 4-F (B_r = 64, B_c = 4)");
+  EXPECT_EQ(fused_form_title(8192, 8192, 32768), "Fused shader: Algorithm 4-F (B_r = 64, no B_c fits)");
 }
 
 // The lesson's model is the default model's θ with "attention": "flash" and 3 × 3 blocks.
