@@ -42,7 +42,7 @@ const char* source(Activation v) {
 }
 const char* source(MaskKind v) { return v == MaskKind::Prefix ? "variant: prefix-LM (seed 004)" : ""; }
 const char* source(AttentionKind v) {
-  return v == AttentionKind::Flash ? "not in the paper: FlashAttention, Algorithm 4-F (seed 004)" : "";
+  return v == AttentionKind::Flash ? "Algorithm 4-F (seed 004)" : "";  // FlashAttention, not in the paper
 }
 
 constexpr NormPosition kNormPositions[] = {NormPosition::Pre, NormPosition::Post};

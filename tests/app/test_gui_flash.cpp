@@ -121,6 +121,21 @@ TEST(GuiFlash, GpuTabSaysItsFusedShaderIsAlgorithm4F) {
   EXPECT_EQ(r.state["event"]["line"], 0);
 }
 
+// The model builder makes a model that runs Algorithm 4-F with the learner's block sizes, and refuses a
+// block size under 1.
+TEST(GuiFlash, ModelBuilderMakesAFlashAttentionModel) {
+  AppRun r = run_app("", "builder:open,builder:set:attention=flash,builder:set:block_r=2,builder:set:block_c=5,"
+                         "builder:create,goto:104:6:1:1,open:attention");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.state["config"]["attention"], "flash");
+  EXPECT_EQ(r.state["config"]["block_r"], 2);
+  EXPECT_EQ(r.state["config"]["block_c"], 5);
+  EXPECT_EQ(r.state["flash_blocks"]["n_i"], 4);  // ⌈7/2⌉
+  EXPECT_EQ(r.state["flash_blocks"]["n_j"], 2);  // ⌈7/5⌉
+  r = run_app("", "builder:open,builder:set:block_r=0");
+  EXPECT_NE(r.output.find("block_r must be a whole number ≥ 1"), std::string::npos) << r.output;
+}
+
 // Lesson 12 ends on line 16 with max |Ṽ_flash − Ṽ| as its focal value, every block of the head seen.
 TEST(GuiFlash, LessonEndsOnTheComparison) {
   const AppRun r = run_app("", "lesson-open:12-attention-without-the-l-by-l-matrix,lesson-go:8");
