@@ -29,7 +29,8 @@ void use_flash(Session& s, int B_r, int B_c) {
 
 // Under the causal mask (key t_z may serve query t_x iff t_z ≤ t_x, 1-based), a block is fully masked iff
 // its first key comes after its last query: (j−1)·B_c + 1 > min(i·B_r, ℓ). Written from the mask's
-// definition, not from the listing's line 7.
+// definition, not from the listing's line 7. With keys as rows (the paper's S), these blocks lie below the
+// diagonal (Dao et al.'s "above": their rows are queries).
 bool causal_block_masked(int i, int j, int B_r, int B_c, int l) { return (j - 1) * B_c + 1 > std::min(i * B_r, l); }
 
 // The Line event of `r` for layer 1, head 1 with the given i and j of Algorithm 4-F (0: any).
@@ -45,7 +46,7 @@ size_t flash_line(const Trace& t, LineRef r, int want_i, int want_j) {
   return t.size();
 }
 
-TEST(SessionFlash, SkippedBlocksAreExactlyTheCausalMasksBlocksAboveTheDiagonal) {
+TEST(SessionFlash, SkippedBlocksAreExactlyTheCausalMasksBlocksBelowTheDiagonal) {
   Session s;
   const int l = static_cast<int>(s.tokens().size());
   ASSERT_EQ(l, 7);  // <bos>hello=
