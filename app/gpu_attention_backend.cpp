@@ -55,6 +55,13 @@ std::string GpuAttentionBackend::device() const {
   return "";
 }
 
+int GpuAttentionBackend::max_shared_bytes() const {
+#ifdef STEPFORMER_HAVE_GPU
+  if (impl_->gpu) return impl_->gpu->device().max_shared_bytes;
+#endif
+  return 0;
+}
+
 AttentionHook GpuAttentionBackend::hook() {
 #ifdef STEPFORMER_HAVE_GPU
   gpu::GpuAttention* g = impl_->gpu.get();

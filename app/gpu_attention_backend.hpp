@@ -23,6 +23,7 @@ class GpuAttentionBackend {
   bool ready() const;
   const std::string& why_not() const { return why_not_; }
   std::string device() const;  // the renderer, GL version and context, "" when not ready
+  int max_shared_bytes() const;  // GL_MAX_COMPUTE_SHARED_MEMORY_SIZE, 0 when not ready
   // The hook for Session::set_attention_hook (valid while this object lives and is ready).
   AttentionHook hook();
   // Deletes the GL objects; call while the context is still current (before it goes).

@@ -111,6 +111,7 @@ std::string Monkey::next_action() {
       {2, [&] { return "tau:" + pick({"0", "0.5", "1", "2.5", "-1", "nan", "x"}); }},
       {1, [&] { return "gen:" + num(-2, 24); }},
       {1, [&] { return "seed:" + num(0, 1000); }},
+      {0.5, [&] { return "flash-blocks:" + num(-1, 9) + ":" + num(-1, 9); }},  // Algorithm 4-F's B_r, B_c (< 1 refused)
       {5, [&] { return "open:" + panels[std::uniform_int_distribution<size_t>(0, panels.size() - 1)(rng_)]; }},
       {3, [&] { return "close:" + (std::bernoulli_distribution(0.1)(rng_) ? std::string("nosuchpanel")
                                                                             : panels[std::uniform_int_distribution<size_t>(0, panels.size() - 1)(rng_)]); }},
@@ -130,7 +131,8 @@ std::string Monkey::next_action() {
                              "03-masks.stepformer", "04-layer-norm.stepformer", "05-mlp-residual.stepformer",
                              "06-sampling-temperature.stepformer", "07-one-training-step.stepformer",
                              "08-bert-masked-lm.stepformer", "09-translation-cross-attention.stepformer",
-                             "11-backpropagation-through-one-attention-head.stepformer", "no-such-lesson.stepformer"}); }},
+                             "11-backpropagation-through-one-attention-head.stepformer",
+                             "12-attention-without-the-l-by-l-matrix.stepformer", "no-such-lesson.stepformer"}); }},
       {2, [] { return "lesson-next"; }},
       {1, [] { return "lesson-prev"; }},
       {0.5, [&] { return "lesson-go:" + num(0, 12); }},

@@ -5,6 +5,7 @@
 
 #include "app/app.hpp"
 #include "app/feature.hpp"
+#include "app/gpu_attention_backend.hpp"
 #include "app/gui_support.hpp"
 #include "app/logic/gradient_pairs.hpp"
 #include "app/logic/speculative_state.hpp"
@@ -112,6 +113,7 @@ void backprop_state(const App& app, nlohmann::ordered_json& j) {
   j["attention_view"] = {{"l", a.l}, {"h", a.h}, {"gradients", a.gradients}, {"A", rows_of(a.A)}, {"grad_S", rows_of(a.dS)},
                          {"grad_A", rows_of(a.dA)}, {"mask", rows_of(a.mask)},
                          {"views", a.views}, {"columns", a.columns}};
+  app.panels->attention.flash().dump(app, j["flash_blocks"]);  // Algorithm 4-F's blocks at the cursor
   // Dependencies on hover: the cells (0-based blocks) the hovered cell was computed from, framed.
   nlohmann::ordered_json sources = nlohmann::ordered_json::object();
   for (const auto& [name, regions] : app.ui.sources)
@@ -144,6 +146,12 @@ bool App::write_state(const std::string& path, std::string& error) const {
   j["gl43"] = ui.gl43;
   j["attention_backend"] = session.attention_hooked() ? "gpu" : "cpu";
   gpu_state(session, j);
+  {
+    const ModelConfig& c = session.model().config;
+    const int shared = gpu_backend().max_shared_bytes();
+    j["gpu_fused_form"] = {{"title", fused_form_title(c.d_attn, c.d_mid, shared)},
+                           {"text", fused_form_text(c.d_attn, c.d_mid, shared)}};
+  }
   j["model"] = session.model_label();
   j["layout"] = to_string(session.origin().layout);
   j["tokenizer"] = session.tokenizer().describe();

@@ -11,6 +11,7 @@
 
 #include "core/model/error.hpp"
 #include "core/trace/value_keys.hpp"
+#include "gpu/fused_blocks.hpp"
 #include "gpu/gl_util.hpp"
 
 namespace sf::gpu {
@@ -51,8 +52,6 @@ struct alignas(16) FlashParams {
 enum MaskKind : uint32_t { kBidirectional = 0, kUnidirectional = 1, kExplicit = 2 };
 
 constexpr uint32_t kTile = 16;     // work groups of 16×16 in linear, rope, scores, mask, apply_values
-constexpr uint32_t kFlashBR = 64;  // queries per work group in flash_attention.comp
-constexpr int kFlashMaxBC = 32;    // keys per shared-memory tile, fewer when shared memory is short
 
 GLuint groups(int n, uint32_t per) { return (static_cast<uint32_t>(n) + per - 1) / per; }
 
@@ -220,10 +219,9 @@ struct GpuAttention::Impl {
   }
 
   const Program& flash_program(int d_attn, int d_mid) {
-    const int per_key = (d_attn + d_mid) * static_cast<int>(sizeof(float));  // shared bytes per key
-    int bc = kFlashMaxBC;
-    while (bc > 1 && bc * per_key > dev.max_shared_bytes) bc /= 2;
-    if (bc * per_key > dev.max_shared_bytes)
+    const FusedBlocks blocks = fused_blocks(d_attn, d_mid, dev.max_shared_bytes);  // Algorithm 4-F's B_r, B_c
+    const int per_key = blocks.bytes_per_key, bc = blocks.B_c;
+    if (bc == 0)
       throw Error("the fused form needs (d_attn + d_mid)·4 = " + std::to_string(per_key) +
                   " bytes of shared memory per key, more than this GL's GL_MAX_COMPUTE_SHARED_MEMORY_SIZE of " +
                   std::to_string(dev.max_shared_bytes) + ": use the teaching form");
@@ -232,7 +230,7 @@ struct GpuAttention::Impl {
       p = std::make_unique<Program>(
           dir, "flash_attention",
           std::vector<std::pair<std::string, int>>{
-              {"D_ATTN", d_attn}, {"D_MID", d_mid}, {"BR", static_cast<int>(kFlashBR)}, {"BC", bc}});
+              {"D_ATTN", d_attn}, {"D_MID", d_mid}, {"BR", blocks.B_r}, {"BC", bc}});
     return *p;
   }
 
@@ -413,7 +411,7 @@ struct GpuAttention::Impl {
                FlashParams{l_z, l_x, c.kind, H * d_mid, 1.0f / std::sqrt(static_cast<float>(d_attn)), H, H_kv, alibi,
                            c.av.x_pos0, c.av.z_pos0},
                {{1, &Q}, {2, &K}, {3, &V}, {4, &mask_bytes}, {5, &Y}, {6, &L}, {7, &loop_guard}, {8, &slopes}},
-               {groups(s.l_x, kFlashBR), H, 1},
+               {groups(s.l_x, static_cast<uint32_t>(kFlashBR)), H, 1},
                {std::string(c.av.alibi ? "Alg. 4 L4–L6 fused: Ṽ = V · softmax(Kᵀ Q / √d_attn + m_h·B) (ALiBi)"
                                        : "Alg. 4 L4–L6 fused: Ṽ = V · softmax(Kᵀ Q / √d_attn)") +
                     ", into Y" + hn + shared,

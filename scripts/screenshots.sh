@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 declare -A SIZE=(
   [presentation-1280x720]=1280x720 [translation]=1600x1000 [ed-attention]=1600x1000
   [tensor-light]=1600x1000 [layernorm]=1600x1000 [training]=1600x1000 [gpu-calls]=1366x768
-  [attention-adjoint]=1600x1000 [gradflow-pre-ln]=1280x900 [gradflow-post-ln]=1280x900)
+  [attention-adjoint]=1600x1000 [gradflow-pre-ln]=1280x900 [gradflow-post-ln]=1280x900 [flash-blocks]=1920x1080)
 declare -A ARGS=(
   [presentation-1280x720]='--actions lesson-open:02-one-attention-head,lesson-go:5,presentation:on,mouse:1275:715'
   [translation]='--model assets/ed.safetensors --actions context:12 march 2024,translate-all,wait,open:translation,mouse:1590:990'
@@ -20,10 +20,13 @@ declare -A ARGS=(
   # of lesson 10's two 8-layer GPTs at initialisation, pre-LN and post-LN (shown side by side in the README).
   [attention-adjoint]='--actions open:training,train-step:1,train-trace,breakpoint-adjoint:4:6,continue,open:attention,attention-views:both,mouse:1590:990'
   [gradflow-pre-ln]='--model assets/lessons/pre-ln-init.safetensors --actions prompt:hello world=,close:variables,close:callstack,open:gradflow,mouse:1275:895'
-  [gradflow-post-ln]='--model assets/lessons/post-ln-init.safetensors --actions prompt:hello world=,close:variables,close:callstack,open:gradflow,mouse:1275:895')
+  [gradflow-post-ln]='--model assets/lessons/post-ln-init.safetensors --actions prompt:hello world=,close:variables,close:callstack,open:gradflow,mouse:1275:895'
+  # Issue 25: Algorithm 4-F's blocks in the Attention tab, line 10 of block (i = 2, j = 2) of layer 1, head 1
+  # (step 96 of lesson 12's model on "hello=").
+  [flash-blocks]='--model assets/lessons/flash-default.safetensors --actions open:attention,jump:96,mouse:1910:1070')
 names=("$@")
 [ ${#names[@]} -eq 0 ] && names=(presentation-1280x720 translation ed-attention tensor-light layernorm training gpu-calls
-                                  attention-adjoint gradflow-pre-ln gradflow-post-ln)
+                                  attention-adjoint gradflow-pre-ln gradflow-post-ln flash-blocks)
 for n in "${names[@]}"; do
   [ -n "${SIZE[$n]:-}" ] || { echo "screenshots: no scene \"$n\" (known: ${!SIZE[*]})" >&2; exit 1; }
   args=${ARGS[$n]}

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "app/logic/flash_blocks.hpp"
 #include "app/logic/speculative_actions.hpp"
 #include "app/session.hpp"
 
@@ -106,6 +107,9 @@ ActionResult apply_session_action(Session& s, const std::string& verb, const std
   } else if (verb == "seed") {
     if (!action_ints(arg, v) || v.size() != 1) return fail("seed needs a whole number");
     s.generation().settings.seed = static_cast<uint64_t>(v[0]);
+  } else if (verb == "flash-blocks") {  // FlashAttention (Algorithm 4-F) with B_r = R, B_c = C
+    if (!action_ints(arg, v) || v.size() != 2) return fail("flash-blocks needs R:C, two whole numbers (B_r:B_c), e.g. flash-blocks:4:4");
+    if (!set_flash_blocks(s, v[0], v[1], error)) return ActionResult::Failed;
   } else {
     return apply_speculative_action(s, verb, arg, error);  // Algorithm 14-S's verbs, or NotMine
   }

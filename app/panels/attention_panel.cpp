@@ -333,9 +333,10 @@ void AttentionPanel::draw_head_grid(App& app, const std::vector<HeadCall>& calls
 void AttentionPanel::draw(App& app) {
   Session& s = app.session;
   const ModelConfig& cfg = s.model().config;
+  if (flash_.draw(app)) return;  // the cursor is in an Algorithm 4-F call: its blocks
   const std::vector<HeadCall> calls = head_calls(s.trace());
   if (calls.empty()) {
-    ImGui::TextDisabled("This trace has no attention call.");
+    if (!flash_.draw_no_call(app)) ImGui::TextDisabled("This trace has no attention call.");
     return;
   }
   // The transformer lines that call attention (one for GPT and BERT; encoder, decoder and

@@ -3,7 +3,9 @@
 #include <string>
 
 #include "app/gpu_attention_backend.hpp"
+#include "app/panels/flash_blocks_view.hpp"
 #include "app/panels/gpu_calls_table.hpp"
+#include "app/panels/panel.hpp"
 #include "app/panels/gpu_text.hpp"
 #include "app/widgets/flow.hpp"
 #include "app/widgets/wording.hpp"
@@ -59,10 +61,28 @@ void draw_summary(const Session& s) {
   ImGui::PopTextWrapPos();
 }
 
+// That the fused shader is Algorithm 4-F, with the block sizes it runs with for this model, and a
+// button to step through that listing.
+// Folded under its heading (which names 4-F and the block sizes), so that the calls keep the room.
+void draw_fused_form(App& app) {
+  const ModelConfig& c = app.session.model().config;
+  const int shared = app.gpu_backend().max_shared_bytes();
+  if (!ImGui::CollapsingHeader((fused_form_title(c.d_attn, c.d_mid, shared) + "###fused-form").c_str())) return;
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextUnformatted(fused_form_text(c.d_attn, c.d_mid, shared).c_str());
+  ImGui::PopTextWrapPos();
+  if (ImGui::SmallButton("Step through Algorithm 4-F (FlashAttention) on the CPU"))
+    step_into_flash_attention(app);
+  item_tooltip("Shows Algorithm 4-F's listing at the first FlashAttention call of the forward pass, on the CPU (core's "
+               "steps): a model that runs Algorithm 4 is re-run with \"attention\": \"flash\" and its block_r, block_c, "
+               "θ unchanged.");
+}
+
 }  // namespace
 
 void GpuPanel::draw(App& app) {
   draw_backend(app);
+  draw_fused_form(app);
   const Session& s = app.session;
   if (!s.attention_hooked() || s.attention_calls().empty()) {
     ImGui::TextDisabled("No GPU calls in the last traced pass.");

@@ -4,6 +4,10 @@
 #include <cstdio>
 #include <limits>
 
+#include "core/pseudocode/pseudocode.hpp"  // algorithm_label
+#include "core/trace/vocabulary.hpp"
+#include "gpu/fused_blocks.hpp"
+
 namespace sf {
 
 bool measured(double ms) { return ms > 0; }  // false for NaN too
@@ -55,6 +59,33 @@ std::string diff_text(double d) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.2g", d);
   return buf;
+}
+
+std::string fused_form_title(int d_attn, int d_mid, int max_shared_bytes) {
+  const gpu::FusedBlocks b =
+      gpu::fused_blocks(d_attn, d_mid, max_shared_bytes > 0 ? max_shared_bytes : gpu::kMinSharedBytes);
+  return "Fused shader: Algorithm " + algorithm_label(algs::flash_attention) + " (B_r = " +
+         std::to_string(b.B_r) + ", " + (b.B_c ? "B_c = " + std::to_string(b.B_c) : std::string("no B_c fits")) + ")";
+}
+
+std::string fused_form_text(int d_attn, int d_mid, int max_shared_bytes) {
+  const bool known = max_shared_bytes > 0;
+  const int shared = known ? max_shared_bytes : gpu::kMinSharedBytes;
+  const gpu::FusedBlocks b = gpu::fused_blocks(d_attn, d_mid, shared);
+  const std::string alg = "Algorithm " + algorithm_label(algs::flash_attention);
+  std::string s = "The fused form (shaders/flash_attention.comp, stepformer-cli's --gpu-form fused) is " + alg +
+                  ", FlashAttention: each work group takes B_r = " + std::to_string(b.B_r) + " query columns and walks "
+                  "the keys in blocks of ";
+  const std::string memory =
+      "(d_attn + d_mid)·4 = " + std::to_string(b.bytes_per_key) + " bytes per key, in " +
+      (known ? "this device's " + std::to_string(shared) + " bytes of shared memory"
+             : std::to_string(shared) + " bytes of shared memory, OpenGL 4.3's minimum (the GPU is not set up yet)");
+  if (b.B_c == 0)
+    return s + "keys held in shared memory, but this model's keys do not fit (" + memory +
+           "): the fused form refuses it, the teaching form runs it.";
+  return s + "B_c = " + std::to_string(b.B_c) + " keys held in shared memory (at most " + std::to_string(gpu::kFlashMaxBC) +
+         "; " + memory + "), with the online softmax of lines 9–12; key blocks the causal mask hides are skipped "
+         "(line 7). This tab runs the teaching form (one dispatch per pseudocode line) so that S and softmax(S) come back.";
 }
 
 size_t frame_end(const Trace& t, size_t enter) {

@@ -29,6 +29,13 @@ std::string dispatch_lines_text(const AttentionDispatch& d);
 // "4.8e-07"; "—" for NaN (not compared).
 std::string diff_text(double d);
 
+// The GPU tab's note on the fused form (shaders/flash_attention.comp): that it is Algorithm 4-F, with
+// the block sizes gpu/attention.cpp compiles it with for d_attn and d_mid on a device offering
+// max_shared_bytes of shared memory (0: not known yet, OpenGL 4.3's minimum is said and used).
+std::string fused_form_text(int d_attn, int d_mid, int max_shared_bytes);
+// Its heading, short enough for a narrow Inspector: "Fused shader: Algorithm 4-F (B_r = 64, B_c = 32)".
+std::string fused_form_title(int d_attn, int d_mid, int max_shared_bytes);
+
 // The first event after the frame entered at `enter` (its lines and the calls they made);
 // t.size() when the trace ends inside it; enter itself when it is not an Enter event.
 size_t frame_end(const Trace& t, size_t enter);

@@ -41,6 +41,9 @@ const char* source(Activation v) {
   return "";
 }
 const char* source(MaskKind v) { return v == MaskKind::Prefix ? "variant: prefix-LM (seed 004)" : ""; }
+const char* source(AttentionKind v) {
+  return v == AttentionKind::Flash ? "Algorithm 4-F (seed 004)" : "";  // FlashAttention, not in the paper
+}
 
 constexpr NormPosition kNormPositions[] = {NormPosition::Pre, NormPosition::Post};
 constexpr Norm kNorms[] = {Norm::LayerNorm, Norm::RmsNorm};
@@ -48,6 +51,7 @@ constexpr Position kPositions[] = {Position::Learned, Position::Sinusoidal, Posi
                                    Position::None};
 constexpr Activation kActivations[] = {Activation::GELU, Activation::GELUTanh, Activation::ReLU, Activation::SwiGLU};
 constexpr MaskKind kMasks[] = {MaskKind::Causal, MaskKind::Prefix};
+constexpr AttentionKind kAttentions[] = {AttentionKind::Exact, AttentionKind::Flash};
 
 // The value of `all` whose to_string is `text`; false when none is.
 template <class E, size_t N>
@@ -143,6 +147,11 @@ bool ModelBuilder::set(const std::string& key, const std::string& value, std::st
     c_.activation = v;
   } else if (key == "mask") {
     if (!parse_choice(value, kMasks, c_.mask)) return bad(choices(kMasks));
+  } else if (key == "attention") {
+    if (!parse_choice(value, kAttentions, c_.attention)) return bad(choices(kAttentions));
+  } else if (key == "block_r" || key == "block_c") {
+    if (!parse_number(value, x) || x != std::floor(x) || x < 1 || x > 65536) return bad("a whole number ≥ 1");
+    (key == "block_r" ? c_.block_r : c_.block_c) = static_cast<int>(x);
   } else if (key == "position_base") {
     if (value == "l_max") c_.position_base = 0;
     else if (parse_number(value, x)) c_.position_base = x;
@@ -163,7 +172,8 @@ bool ModelBuilder::set(const std::string& key, const std::string& value, std::st
   } else {
     error = "builder: unknown key \"" + key +
             "\" (arch, L, L_enc, L_dec, d_f, H, d_e, d_attn, d_mid, d_mlp, l_max, norm_position, norm, position, "
-            "position_base, rope_base, activation, tied_unembedding, H_kv, mask, prefix_separator, vocab, seed)";
+            "position_base, rope_base, activation, tied_unembedding, H_kv, mask, prefix_separator, attention, block_r, "
+            "block_c, vocab, seed)";
     return false;
   }
   return true;
@@ -282,6 +292,15 @@ void ModelBuilder::draw_variants() {
   if (c_.H_kv > 0 && c_.H_kv < c_.H) {
     ImGui::SameLine();
     ImGui::TextDisabled(c_.H_kv == 1 ? "variant: multi-query (seed 004)" : "variant: grouped-query (seed 004)");
+  }
+  variant_combo("attention", kAttentions, AttentionKind::Exact, c_.attention);
+  if (c_.attention == AttentionKind::Flash) {  // the query and key block sizes B_r, B_c (≥ 1: validate says so)
+    ImGui::Indent();
+    ImGui::SetNextItemWidth(F * 7.0f);
+    ImGui::InputInt("block_r (B_r, query columns)", &c_.block_r);
+    ImGui::SetNextItemWidth(F * 7.0f);
+    ImGui::InputInt("block_c (B_c, keys)", &c_.block_c);
+    ImGui::Unindent();
   }
   if (c_.arch == "gpt") {
     variant_combo("mask", kMasks, MaskKind::Causal, c_.mask);

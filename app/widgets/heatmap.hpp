@@ -83,6 +83,10 @@ struct HeatmapOptions {
   // value was computed from, or the cells an experiment changed.
   std::vector<CellRegion> regions;
   ImU32 region_color = 0;
+  // What a NaN cell stands for where NaN means "no value yet" rather than an error (Algorithm 4-F's
+  // blocks not computed yet: "not computed yet"): such cells are grey, not NaN's magenta, and the
+  // tooltip and the legend's swatch say this. Empty: NaN, in magenta.
+  std::string nan_label;
   // Where the matrix comes from, for the right-click menu (export, experiments): the traced value
   // and the event it is shown at (heatmap_options sets them; SIZE_MAX / nullptr: not a traced
   // value), and a caption in the paper's notation for figures, e.g. "softmax(S/√d_attn), layer 2,

@@ -33,8 +33,8 @@ void draw_cell_by_cell(ImDrawList* dl, const MatView& m, const Layout& L, const 
       const ImVec2 a(L.gx + static_cast<float>(c) * cell_w, L.gy + static_cast<float>(r) * cell_h);
       const ImVec2 b(a.x + cell_w - sep, a.y + cell_h - sep);
       if (std::isnan(x)) {
-        dl->AddRectFilled(a, b, nan_ink());
-        centred(a, "NaN", IM_COL32(0, 0, 0, 255));
+        dl->AddRectFilled(a, b, sc.nan_cell());
+        if (sc.nan_label.empty()) centred(a, "NaN", IM_COL32(0, 0, 0, 255));
         continue;
       }
       if (std::isinf(x)) {

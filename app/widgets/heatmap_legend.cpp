@@ -46,7 +46,7 @@ Legend layout_legend(const Layout& L, const Scale& sc, std::string caption) {
   const float scale_w = lg.stacked ? lg.bar_w : labels_w + lg.bar_w;
   if (sc.neg_inf) lg.swatches.emplace_back(true, "−∞ masked: " + std::to_string(sc.neg_inf));
   if (sc.pos_inf) lg.swatches.emplace_back(true, "+∞: " + std::to_string(sc.pos_inf));
-  if (sc.nan) lg.swatches.emplace_back(false, "NaN: " + std::to_string(sc.nan));
+  if (sc.nan) lg.swatches.emplace_back(false, (sc.nan_label.empty() ? "NaN" : sc.nan_label) + ": " + std::to_string(sc.nan));
   float swatch_w = 0;
   for (const auto& sw : lg.swatches) swatch_w += F + lg.bar_h + gap + text_w(L.big, sw.second);
   // The swatches go on a second line (from the item's left edge) where one line is too wide.
@@ -94,7 +94,7 @@ void draw_legend(ImDrawList* dl, const Layout& L, const Scale& sc, Legend& lg) {
     if (hatched)
       hatch(dl, a, b);
     else
-      dl->AddRectFilled(a, b, nan_ink());
+      dl->AddRectFilled(a, b, sc.nan_cell());
     dl->AddText(L.big, F, ImVec2(b.x + gap, sy), text_col, what.c_str());
     x = b.x + gap + text_w(L.big, what) + F;
   }

@@ -29,10 +29,13 @@ struct Scale {
   bool diverging = false;
   float lo = 0, hi = 1;
   int neg_inf = 0, pos_inf = 0, nan = 0;
+  std::string nan_label;  // HeatmapOptions::nan_label: NaN is "no value yet", drawn grey
+
+  ImU32 nan_cell() const { return nan_label.empty() ? nan_ink() : ImGui::GetColorU32(ImGuiCol_TextDisabled, 0.45f); }
 
   ImU32 color_at(float t) const { return to_imu32(colormap(t, diverging, heatmap_palette())); }
   ImU32 color(float x) const {
-    if (std::isnan(x)) return nan_ink();
+    if (std::isnan(x)) return nan_cell();
     if (std::isinf(x)) return inf_color();
     return color_at(hi > lo ? (x - lo) / (hi - lo) : 0.5f);
   }

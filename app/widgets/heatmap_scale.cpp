@@ -19,6 +19,7 @@ Scale resolve_scale(const MatView& m, const HeatmapOptions& o) {
   s.nan = static_cast<int>(f.nan);
   s.neg_inf = static_cast<int>(f.neg_inf);
   s.pos_inf = static_cast<int>(f.pos_inf);
+  s.nan_label = o.nan_label;
   return s;
 }
 

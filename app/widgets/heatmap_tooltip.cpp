@@ -35,7 +35,8 @@ void cell_tooltip(const MatView& m, const Layout& L, const Fonts& f, const Heatm
   math_text(f, name + at);
   ImGui::SameLine(0, 0);
   ImGui::PushFont(f.mono);
-  ImGui::TextUnformatted(value_text(m(hv.row, hv.col)).c_str());
+  const float x = m(hv.row, hv.col);
+  ImGui::TextUnformatted(std::isnan(x) && !o.nan_label.empty() ? o.nan_label.c_str() : value_text(x).c_str());
   ImGui::PopFont();
   axis_line(f, o.rows, true, hv.row);
   if (L.C_all > 1) axis_line(f, o.cols, false, hv.col);

@@ -13,6 +13,7 @@
 
 #include "core/io/fileio.hpp"
 #include "core/model/error.hpp"
+#include "core/pseudocode/pseudocode.hpp"  // extra_pseudocode: the listings not in the paper
 
 namespace sf {
 
@@ -293,13 +294,30 @@ class Obj {
   std::string at_;
 };
 
+// What an algorithm number may be: the paper's 1–15, or the id of one of Stepformer's listings not in the
+// paper (extra_pseudocode(): 104 for Algorithm 4-F), whose steps a cursor or a breakpoint can name too.
+std::string algorithm_numbers() {
+  std::string s = range(1, 15);
+  for (const PseudoAlgorithm& a : extra_pseudocode())
+    s += ", or " + std::to_string(a.number) + " (Algorithm " + algorithm_label(a.number) + ", not in the paper)";
+  return s;
+}
+
+int read_alg(const Obj& o) {
+  const std::string what = algorithm_numbers();
+  o.require("alg", what);
+  const json& v = *o.find("alg");
+  const long long alg = v.is_number_integer() && !(v.is_number_unsigned() && v.get<uint64_t>() > INT_MAX) ? v.get<long long>() : 0;
+  if (alg < 1 || (alg > 15 && (alg > INT_MAX || !not_in_paper(static_cast<int>(alg))))) bad(o.path("alg"), what);
+  return static_cast<int>(alg);
+}
+
 Pass read_pass(const Obj& o) { return o.name("pass", kPasses, "forward") == kPasses[1] ? Pass::Backward : Pass::Forward; }
 
 CursorRef read_cursor(const Obj& o) {
   CursorRef c;
-  o.require("alg", range(1, 15));
+  c.alg = read_alg(o);
   o.require("line", range(0, 999));
-  c.alg = o.integer("alg", 1, 15, 0);
   c.line = o.integer("line", 0, 999, 0);
   c.pass = read_pass(o);
   if (const json* e = o.find("event")) {
@@ -352,9 +370,9 @@ SessionState read_state(const Obj& o) {
   if (o.find("cursor")) s.cursor = read_cursor(o.object("cursor"));
   for (const auto& [v, at] : o.array("breakpoints")) {
     const Obj b(*v, at);
-    b.require("alg", range(1, 15));
+    const int alg = read_alg(b);
     b.require("line", range(1, 999));
-    s.breakpoints.push_back({b.integer("alg", 1, 15, 0), b.integer("line", 1, 999, 0), read_pass(b)});
+    s.breakpoints.push_back({alg, b.integer("line", 1, 999, 0), read_pass(b)});
   }
   const Obj sa = o.object("sampling");
   s.sampling.tau = sa.number("tau", 0, 1e6, "a number ≥ 0 (τ; 0 takes the argmax)", s.sampling.tau);
