@@ -334,6 +334,7 @@ void AttentionPanel::draw(App& app) {
   Session& s = app.session;
   const ModelConfig& cfg = s.model().config;
   const std::vector<HeadCall> calls = head_calls(s.trace());
+  if (calls.empty() && rfa_.draw(app)) return;  // the heads ran Algorithm 4-R (random features), not Algorithm 4
   if (calls.empty()) {
     ImGui::TextDisabled("This trace has no attention call.");
     return;

@@ -15,6 +15,7 @@
 
 #include "app/app.hpp"
 #include "app/attention_calls.hpp"
+#include "app/panels/rfa_view.hpp"
 #include "app/widgets/heatmap.hpp"
 
 namespace sf {
@@ -35,6 +36,8 @@ struct AttentionPanel {
     int columns = 0;    // the views side by side
   };
   const Shown& shown() const { return shown_; }
+  // Random-feature attention (Algorithm 4-R): the comparison view shown instead of Algorithm 4's.
+  const RfaView& rfa() const { return rfa_; }
 
  private:
   void follow_cursor(const Session& s, const std::vector<HeadCall>& calls, const std::vector<AttentionGroup>& groups);
@@ -54,5 +57,6 @@ struct AttentionPanel {
   HeatmapHover hover_;          // the cell hovered last frame, outlined in all the views
   Shown shown_;
   GradientViews gradient_views_ = GradientViews::Auto;
+  RfaView rfa_;
 };
 }  // namespace sf

@@ -1,7 +1,10 @@
 #include "app/panels/errata_panel.hpp"
 
+#include <iterator>
+
 #include "app/mathtext.hpp"
 #include "app/panels/panel.hpp"
+#include "core/pseudocode/pseudocode.hpp"
 
 namespace sf {
 
@@ -15,11 +18,12 @@ bool runs(const Architecture& a, int alg) {
 }
 
 std::string target_text(const ErratumTarget& t) {
-  return "Algorithm " + std::to_string(t.alg) + " (" + algorithm_name(t.alg) + ") line " + std::to_string(t.line);
+  return "Algorithm " + algorithm_label(t.alg) + " (" + algorithm_name(t.alg) + ") line " + std::to_string(t.line);
 }
 
-const char* const kSeedFilters[] = {"every seed", "the paper (000)", "Carpenter (002)", "Dinan–Yaida–Zhang (001)"};
-const Seed kSeeds[] = {Seed::Paper, Seed::Paper, Seed::Carpenter, Seed::DinanYaidaZhang};  // by filter (0: all)
+const char* const kSeedFilters[] = {"every seed", "the paper (000)", "Carpenter (002)", "Dinan–Yaida–Zhang (001)",
+                                    "the article (004)"};
+const Seed kSeeds[] = {Seed::Paper, Seed::Paper, Seed::Carpenter, Seed::DinanYaidaZhang, Seed::Article};  // by filter (0: all)
 
 }  // namespace
 
@@ -83,7 +87,7 @@ void ErrataPanel::draw(App& app) {
         "Slips in the pseudocode of the seeds, as printed, and what Stepformer does instead. \"Show me\" moves the "
         "stepper to the line where it shows.");
     ImGui::PopTextWrapPos();
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < static_cast<int>(std::size(kSeedFilters)); ++i) {
       if (i) ImGui::SameLine();
       ImGui::RadioButton(kSeedFilters[i], &seed_filter_, i);
     }

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "core/pseudocode/flash_listing.hpp"
+#include "core/pseudocode/rfa_listing.hpp"
 
 namespace sf {
 
@@ -170,6 +171,10 @@ const char* explain_line(int alg, int line) {
   if (alg == algs::flash_attention) {  // Algorithm 4-F, not in the paper (flash_listing.cpp)
     const char* flash = explain_flash_line(line);
     return flash ? flash : "";
+  }
+  if (alg == algs::random_feature_attention) {  // Algorithm 4-R, not in the paper (rfa_listing.cpp)
+    const char* rfa = explain_rfa_line(line);
+    return rfa ? rfa : "";
   }
   auto it = text.find({alg, line});
   return it == text.end() ? "" : it->second;

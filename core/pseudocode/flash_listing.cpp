@@ -3,6 +3,7 @@
 // core/algorithms/alg04f_flash_attention.cpp (lines::flash_attention in vocabulary.hpp).
 #include "core/pseudocode/flash_listing.hpp"
 #include "core/pseudocode/pseudocode.hpp"
+#include "core/pseudocode/rfa_listing.hpp"
 #include "core/trace/vocabulary.hpp"
 
 namespace sf {
@@ -39,11 +40,15 @@ const std::vector<PseudoAlgorithm>& extra_pseudocode() {
          {15, "end", 0},
          {16, "return Ṽ", 0},
      }},
+    rfa_pseudocode(),  // Algorithm 4-R, random-feature attention (rfa_listing.cpp)
   };
   return table;
 }
 
-std::string algorithm_label(int alg) { return alg == algs::flash_attention ? "4-F" : std::to_string(alg); }
+std::string algorithm_label(int alg) {
+  if (alg == algs::random_feature_attention) return "4-R";
+  return alg == algs::flash_attention ? "4-F" : std::to_string(alg);
+}
 
 bool not_in_paper(int alg) {
   for (const PseudoAlgorithm& a : extra_pseudocode())

@@ -5,6 +5,7 @@
 
 #include "core/pseudocode/backward_listings.hpp"
 #include "core/pseudocode/flash_listing.hpp"
+#include "core/pseudocode/rfa_listing.hpp"
 #include "core/pseudocode/pseudocode.hpp"
 
 namespace sf {
@@ -200,6 +201,8 @@ const std::vector<NotationEntry>& notation_entries() {
     std::vector<NotationEntry> t = build_table();
     const std::vector<NotationEntry> flash = flash_notation_entries();  // Algorithm 4-F, not in the paper
     t.insert(t.end(), flash.begin(), flash.end());
+    const std::vector<NotationEntry> rfa = rfa_notation_entries();  // Algorithm 4-R, not in the paper
+    t.insert(t.end(), rfa.begin(), rfa.end());
     return t;
   }();
   return table;

@@ -102,8 +102,10 @@ void check_gradient(const ModelConfig& c, uint64_t seed) {
   auto f = [&] { return Ops::loss(c, W, b, w, cache); };
   EXPECT_NEAR(f(), loss, kReorderedDouble * std::abs(loss));  // grad_check.hpp
   const bool rope = c.position == Position::Rope;
+  // Random-feature attention (Algorithm 4-R) is not shift-invariant in k: κ and φ(k) depend on k itself.
+  const bool rf = c.attention == AttentionKind::RandomFeatures;
   auto zero = [&](const std::string& name) {
-    return zero_by_softmax_shift(name) && (!rope || name.find("cross_attn.") != std::string::npos);
+    return !rf && zero_by_softmax_shift(name) && (!rope || name.find("cross_attn.") != std::string::npos);
   };
   const double worst = check_every_tensor(table, theta.data(), g.grad.data(), f, 0.0, zero);
   ::testing::Test::RecordProperty("worst_relative_error", std::to_string(worst));
@@ -149,6 +151,17 @@ std::vector<std::pair<std::string, ModelConfig>> each_variant(const ModelConfig&
          m.unembedding_bias = true;
          m.norm = Norm::RmsNorm;
          m.tied_unembedding = true;
+       })},
+      // Not in the paper (issue 25): random-feature attention (Algorithm 4-R), iid and orthogonal features.
+      {"random_features", with(c, [](ModelConfig& m) {
+         m.attention = AttentionKind::RandomFeatures;
+         m.rf_features = 16;
+       })},
+      {"random_features_orthogonal_rope", with(c, [](ModelConfig& m) {
+         m.attention = AttentionKind::RandomFeatures;
+         m.rf_features = 16;
+         m.rf_orthogonal = true;
+         m.position = Position::Rope;
        })},
   };
   return v;
