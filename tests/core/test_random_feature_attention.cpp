@@ -98,34 +98,51 @@ const Value* find(const Event& e, const std::string& name) {
 
 }  // namespace
 
-// The error at D = 4096 against Algorithm 4, within a bound derived from the Monte-Carlo variance.
-// Each pair's φ(k)ᵀφ(q) = (1/D)Σ_i cos⟨w_i, k − q⟩ has variance ≤ 1/(2D) (a cosine's variance is at
-// most 1/2), so the κ-weighted sums a/g and b/g (weights κ_j/g summing to 1) have standard
+// The error at D = 4096 (and 2¹⁶) against Algorithm 4, within a bound derived from the Monte-Carlo
+// variance. Each pair's φ(k)ᵀφ(q) = (1/D)Σ_i cos⟨w_i, k − q⟩ has variance ≤ 1/(2D) (a cosine's variance
+// is at most 1/2), so the κ-weighted sums a/g and b/g (weights κ_j/g summing to 1) have standard
 // deviations ≤ max|v|/√(2D) and ≤ 1/√(2D). To first order Ṽ_rfa − Ṽ = (δa − Ṽ·δb)/(b/g), so each entry
 // is within z·(max|v| + |Ṽ|)/(√(2D)·β_t) with β_t = the exact b/g of the query (computed below) and
-// z = 6 (a six-sigma bound: with 80 entries the chance of any false failure is below 10⁻⁶). Without
-// the κ factor (the formula) the estimate converges to a Gaussian-kernel attention instead,
-// ~0.1 away here: the bound (~0.05) would catch it.
+// z = 6 (a six-sigma bound: with 40 entries per run the chance of a false failure is below 10⁻⁷).
+// The bound is loose (the cosines' variance, the triangle inequality), so at D = 4096 it could not
+// tell the estimate without the κ factor (the formula, a Gaussian-kernel attention); at
+// D = 2¹⁶ it can, and the test checks that it does (the power check at the end).
 TEST(RandomFeatureAttention, ConvergesToSoftmaxAttentionAsDGrows) {
-  const int d = 8, l = 10, D = 4096;
-  const Mat<double> Q = normal(d, l, 1, 0.7), K = normal(d, l, 2, 0.7), V = normal(4, l, 3);
-  for (const bool orthogonal : {false, true}) {
-    SCOPED_TRACE(orthogonal ? "orthogonal" : "iid");
-    const Mask M = unidirectional_mask(l, l);
-    const Mat<double> exact = V * softmax_weights(Q, K, M);
-    const Mat<double> rfa = rf_attention_qkv<double>(Q, K, V, M, rf_omega(D, d, 7, 1, orthogonal));
-    const double s2 = std::sqrt(static_cast<double>(d)), max_v = V.cwiseAbs().maxCoeff();
-    for (int tx = 0; tx < l; ++tx) {
-      double num = 0, g = 0;  // β_t = Σ κ_j e^{−‖q − k_j‖²/2σ²} / Σ κ_j over the keys j ≤ t
-      for (int j = 0; j <= tx; ++j) {
-        const double kappa = std::exp(K.col(j).squaredNorm() / (2 * s2));
-        num += kappa * std::exp(-(Q.col(tx) - K.col(j)).squaredNorm() / (2 * s2));
-        g += kappa;
-      }
-      const double bound = 6 * (max_v + exact.col(tx).cwiseAbs().maxCoeff()) / (std::sqrt(2.0 * D) * (num / g));
-      EXPECT_LE((rfa.col(tx) - exact.col(tx)).cwiseAbs().maxCoeff(), bound) << "t_x = " << tx + 1;
+  const int d = 8, l = 10;
+  // Keys of unequal norms (column j scaled by 0.3 + 0.15·j), so that κ = e^{‖k‖²/2σ²} matters.
+  const Mat<double> Q = normal(d, l, 1, 0.7), V = normal(4, l, 3);
+  const Mat<double> K = normal(d, l, 2, 0.7) * Eigen::VectorXd::LinSpaced(l, 0.3, 1.65).asDiagonal();
+  const Mask M = unidirectional_mask(l, l);
+  const Mat<double> exact = V * softmax_weights(Q, K, M);
+  const double s2 = std::sqrt(static_cast<double>(d)), max_v = V.cwiseAbs().maxCoeff();
+  // β_t and, for the power check, the D → ∞ limit without κ: Σ_j e^{−‖q−k_j‖²/2σ²} v_j / Σ_j e^{−‖q−k_j‖²/2σ²}.
+  std::vector<double> beta(l);
+  Mat<double> no_kappa(4, l);
+  for (int tx = 0; tx < l; ++tx) {
+    double num = 0, g = 0, z = 0;
+    Vec<double> y = Vec<double>::Zero(4);
+    for (int j = 0; j <= tx; ++j) {
+      const double kappa = std::exp(K.col(j).squaredNorm() / (2 * s2));
+      const double kernel = std::exp(-(Q.col(tx) - K.col(j)).squaredNorm() / (2 * s2));
+      num += kappa * kernel, g += kappa, z += kernel, y += kernel * V.col(j);
     }
+    beta[tx] = num / g;
+    no_kappa.col(tx) = y / z;
   }
+  const auto bound = [&](int D, int tx) {
+    return 6 * (max_v + exact.col(tx).cwiseAbs().maxCoeff()) / (std::sqrt(2.0 * D) * beta[tx]);
+  };
+  for (const int D : {4096, 1 << 16})
+    for (const bool orthogonal : {false, true}) {
+      SCOPED_TRACE("D = " + std::to_string(D) + (orthogonal ? " orthogonal" : " iid"));
+      const Mat<double> rfa = rf_attention_qkv<double>(Q, K, V, M, rf_omega(D, d, 7, 1, orthogonal));
+      for (int tx = 0; tx < l; ++tx)
+        EXPECT_LE((rfa.col(tx) - exact.col(tx)).cwiseAbs().maxCoeff(), bound(D, tx)) << "t_x = " << tx + 1;
+    }
+  double power = 0;  // the power check: dropping κ would fail the D = 2¹⁶ bound (by this factor)
+  for (int tx = 0; tx < l; ++tx)
+    power = std::max(power, (no_kappa.col(tx) - exact.col(tx)).cwiseAbs().maxCoeff() / bound(1 << 16, tx));
+  EXPECT_GT(power, 1.5);
 }
 
 // The error falls like 1/√D: the mean over 24 seeds of max |Ṽ_rfa − Ṽ| at D = 64 over that at
@@ -296,33 +313,41 @@ TEST(RandomFeatureAttention, TraceBindsTheFeaturesRunningSumsAndComparison) {
 // key, cross), iid and orthogonal. h = 10⁻⁵: truncation ~h²·|f'''| ≈ 10⁻¹⁰, rounding ~10⁻¹⁶/h ≈ 10⁻¹¹,
 // so 10⁻⁶ relative to the largest gradient entry is a wide bound that a wrong term would exceed.
 TEST(RandomFeatureAttention, GradientsMatchFiniteDifferences) {
-  const int d = 4, l = 6, D = 16;
-  for (const bool orthogonal : {false, true})
-    for (const MaskCase& mc : mask_cases(l)) {
-      SCOPED_TRACE(mc.name + (orthogonal ? " orthogonal" : ""));
-      Mat<double> Q = normal(d, mc.l_x, 31, 0.6), K = normal(d, mc.l_z, 32, 0.6), V = normal(3, mc.l_z, 33);
-      const Mat<double> R = normal(3, mc.l_x, 34), mask = mc.mask.cast<double>();
-      const Mat<double> omega = rf_omega(D, d, 4, 1, orthogonal);
-      const auto loss = [&] {
-        Mat<double> Vt(3, mc.l_x);
-        rf_attention_forward<double>(Q, K, V, mask, omega, Vt);
-        return (R.array() * Vt.array()).sum();
-      };
-      Mat<double> dQ(d, mc.l_x), dK(d, mc.l_z), dV(3, mc.l_z);
-      rf_attention_backward<double>(R, Q, K, V, mask, omega, dQ, dK, dV);
-      for (auto [X, dX] : {std::pair{&Q, &dQ}, {&K, &dK}, {&V, &dV}}) {
-        const double scale = std::max(1.0, dX->cwiseAbs().maxCoeff());
-        for (Eigen::Index i = 0; i < X->size(); ++i) {
-          const double x0 = (*X)(i), h = 1e-5;
-          (*X)(i) = x0 + h;
-          const double up = loss();
-          (*X)(i) = x0 - h;
-          const double down = loss();
-          (*X)(i) = x0;
-          EXPECT_NEAR((*dX)(i), (up - down) / (2 * h), 1e-6 * scale) << "entry " << i;
+  const int d = 4, l = 6;
+  int guarded = 0;
+  // D = 16 on small inputs: healthy denominators; D = 2 on larger ones: some are guarded (b < ε·g),
+  // and the guard's branch (b̂ = ε·g, whose gradient flows into κ through g) is checked too.
+  for (const auto& [D, scale] : {std::pair{16, 0.6}, {2, 1.5}})
+    for (const bool orthogonal : {false, true})
+      for (const MaskCase& mc : mask_cases(l)) {
+        SCOPED_TRACE(mc.name + (orthogonal ? " orthogonal" : "") + " D = " + std::to_string(D));
+        Mat<double> Q = normal(d, mc.l_x, 31, scale), K = normal(d, mc.l_z, 32, scale), V = normal(3, mc.l_z, 33);
+        const Mat<double> R = normal(3, mc.l_x, 34), mask = mc.mask.cast<double>();
+        const Mat<double> omega = rf_omega(D, d, 4, 1, orthogonal);
+        RfaStats<double> st;
+        rf_attention_qkv<double>(Q, K, V, mc.mask, omega, &st);
+        guarded += st.guarded;
+        const auto loss = [&] {
+          Mat<double> Vt(3, mc.l_x);
+          rf_attention_forward<double>(Q, K, V, mask, omega, Vt);
+          return (R.array() * Vt.array()).sum();
+        };
+        Mat<double> dQ(d, mc.l_x), dK(d, mc.l_z), dV(3, mc.l_z);
+        rf_attention_backward<double>(R, Q, K, V, mask, omega, dQ, dK, dV);
+        for (const auto& [X, dX] : {std::pair{&Q, &dQ}, {&K, &dK}, {&V, &dV}}) {
+          const double tol = 1e-6 * std::max(1.0, dX->cwiseAbs().maxCoeff());
+          for (Eigen::Index i = 0; i < X->size(); ++i) {
+            const double x0 = (*X)(i), h = 1e-5;
+            (*X)(i) = x0 + h;
+            const double up = loss();
+            (*X)(i) = x0 - h;
+            const double down = loss();
+            (*X)(i) = x0;
+            EXPECT_NEAR((*dX)(i), (up - down) / (2 * h), tol) << "entry " << i;
+          }
         }
       }
-    }
+  EXPECT_GT(guarded, 0);  // the guard's branch was exercised
 }
 
 // A GPT whose config says "attention": "random_features" runs Algorithm 4-R in every head of every
