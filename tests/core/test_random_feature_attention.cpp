@@ -22,6 +22,7 @@
 #include "core/pseudocode/explanations.hpp"
 #include "core/pseudocode/notations.hpp"
 #include "core/pseudocode/pseudocode.hpp"
+#include "reference_json.hpp"
 #include "test_backprop_support.hpp"
 
 using namespace sf;
@@ -419,6 +420,34 @@ TEST(RandomFeatureAttention, ListingExplanationsAndNotations) {
     for (Notation n : {Notation::Carpenter, Notation::DinanYaidaZhang}) {
       const NotationText t = notation_text(n, r);
       EXPECT_NE(t.text.empty(), t.no_counterpart.empty()) << r.line;
+    }
+  }
+}
+
+// Against PyTorch in float64 (tests/data/random_features_reference.json, made by
+// tests/reference/gen_random_features_reference.py): the script regenerates ω with the same splitmix64
+// and Box–Muller (and Gram–Schmidt with chi norms for the orthogonal cases) and computes the estimate the
+// quadratic way with autograd. ω must agree to rounding (1e-12: the same double operations; the
+// orthogonal rows through ≤ 4 Gram–Schmidt steps); Ṽ and ∂(Σ R ⊙ Ṽ)/∂Q, ∂K, ∂V within
+// kRefDouble / kRefDoubleGradient (reference_json.hpp: both sides double, in another order).
+TEST(RandomFeatureAttention, MatchesThePyTorchReference) {
+  const sf::test::json doc = sf::test::load_test_json("random_features_reference.json");
+  ASSERT_GE(doc["cases"].size(), 5u);
+  for (const auto& c : doc["cases"]) {
+    SCOPED_TRACE(c["name"].get<std::string>());
+    const Mat<double> Q = sf::test::json_matrix(c["Q"]), K = sf::test::json_matrix(c["K"]),
+                      V = sf::test::json_matrix(c["V"]), R = sf::test::json_matrix(c["R"]);
+    const Mat<double> mask = sf::test::json_matrix(c["mask"]);
+    const Mat<double> omega = rf_omega(c["D"].get<int>(), static_cast<int>(Q.rows()), c["seed"].get<int>(),
+                                       c["head"].get<int>(), c["orthogonal"].get<bool>());
+    EXPECT_LE((omega - sf::test::json_matrix(c["omega"])).cwiseAbs().maxCoeff(), 1e-12);
+    Mat<double> Vt(V.rows(), Q.cols()), dQ(Q.rows(), Q.cols()), dK(K.rows(), K.cols()), dV(V.rows(), V.cols());
+    rf_attention_forward<double>(Q, K, V, mask, omega, Vt);
+    EXPECT_LE((Vt - sf::test::json_matrix(c["Vt"])).cwiseAbs().maxCoeff(), sf::test::kRefDouble);
+    rf_attention_backward<double>(R, Q, K, V, mask, omega, dQ, dK, dV);
+    for (const auto& [got, key] : {std::pair{&dQ, "dQ"}, {&dK, "dK"}, {&dV, "dV"}}) {
+      const Mat<double> want = sf::test::json_matrix(c[key]);
+      EXPECT_LE((*got - want).norm(), sf::test::kRefDoubleGradient * std::max(1.0, want.norm())) << key;
     }
   }
 }
