@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/algorithms/algorithms.hpp"
+#include "core/algorithms/kv_cache.hpp"
 #include "core/algorithms/random_features.hpp"
 #include "core/gradients/grad.hpp"
 #include "core/model/config.hpp"
@@ -22,6 +23,7 @@
 #include "core/pseudocode/explanations.hpp"
 #include "core/pseudocode/notations.hpp"
 #include "core/pseudocode/pseudocode.hpp"
+#include "grad_check.hpp"
 #include "reference_json.hpp"
 #include "test_backprop_support.hpp"
 
@@ -374,6 +376,29 @@ TEST(RandomFeatureAttention, ModelRunsAlgorithm4RInEveryHead) {
   EXPECT_EQ(rf_calls, rf_c.L * rf_c.H);
   EXPECT_EQ(exact_calls, 0);
   EXPECT_EQ(P_rf, dtransformer<double>(x, rf_c, W));  // ω is regenerated from rf_seed: the same P again
+}
+
+// Generation with the KV cache (Algorithm 14's step, kv_cache.cpp) runs Algorithm 4-R on the cached K, V
+// too: each step's p equals the uncached forward's last column. Both sum the same keys in the same order
+// in float; P ≤ 1, so 1e-5 (≈ 100 float ulps of 1) allows only reordering in the products, while
+// running exact attention instead (what the cache did before) differs by ≥ 10⁻³ here.
+TEST(RandomFeatureAttention, KvCachedGenerationRunsAlgorithm4RToo) {
+  ModelConfig c = sf::test::small_gpt();
+  c.attention = AttentionKind::RandomFeatures, c.rf_features = 16;
+  const Model m = sf::test::spread_model(c, 3, 0.4);  // weights large enough that attention is not uniform
+  const GptW<const float> W = bind_gpt<const float>(m.table, m.theta.data());
+  const Tokens all{3, 1, 4, 1, 5, 2};  // ids within N_V = 8
+  GptKvCache cache;
+  ModelConfig exact = c;
+  exact.attention = AttentionKind::Exact;
+  double from_exact = 0;
+  for (size_t n = 1; n <= all.size(); ++n) {
+    const Tokens x(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(n));
+    const VecF p = dtransformer_cached(x, c, W, cache);
+    EXPECT_LT((p - dtransformer<float>(x, c, W).col(n - 1)).cwiseAbs().maxCoeff(), 1e-5) << "step " << n;
+    from_exact = std::max(from_exact, static_cast<double>((p - dtransformer<float>(x, exact, W).col(n - 1)).cwiseAbs().maxCoeff()));
+  }
+  EXPECT_GT(from_exact, 1e-3);
 }
 
 TEST(RandomFeatureAttention, ConfigKeysParseValidateAndRoundTrip) {
