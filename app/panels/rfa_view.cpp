@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 #include "app/mathtext.hpp"
@@ -28,12 +29,16 @@ std::vector<size_t> rfa_calls(const Trace& t) {
   return out;
 }
 
-// The value `name` bound by line `ref` inside the frame entered at `enter`; nullptr when none.
+// The value `name` bound by line `ref` of the frame entered at `enter` (its lines are at the Enter's
+// depth, until the next frame at that depth); nullptr when none.
 const Value* frame_value(const Trace& t, size_t enter, LineRef ref, const char* name) {
   const int depth = t.events[enter].depth;
-  for (size_t j = enter + 1; j < t.events.size() && t.events[j].depth > depth; ++j)
-    if (t.events[j].kind == EventKind::Line && t.events[j].ref() == ref)
-      if (const Value* v = value_named(t.events[j], name)) return v;
+  for (size_t j = enter + 1; j < t.events.size() && t.events[j].depth >= depth; ++j) {
+    const Event& e = t.events[j];
+    if (e.depth == depth && e.kind == EventKind::Enter) break;  // the next head's frame
+    if (e.depth == depth && e.kind == EventKind::Line && e.ref() == ref)
+      if (const Value* v = value_named(e, name)) return v;
+  }
   return nullptr;
 }
 
@@ -92,8 +97,14 @@ bool RfaView::draw(App& app) {
   ImGui::TextDisabled(
       "The heads ran Algorithm 4-R, an estimate of Algorithm 4 in linear time. The implied weights Â are computed "
       "here for the view only (4-R never builds an ℓ_z×ℓ_x matrix), beside Algorithm 4's softmax on the same Q, K.");
-  math_text(app.fonts, "max |Ṽ_rfa − Ṽ| = " + std::to_string(r.max_v) + "    max |Â − softmax(S/√d_attn)| = " +
-                           std::to_string(r.max_weights) + "    guarded columns = " + std::to_string(r.guarded));
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.3g", r.max_v);
+  math_text(app.fonts, std::string("max |Ṽ_rfa − Ṽ| = ") + buf);
+  ImGui::SameLine(0, 2 * F);
+  std::snprintf(buf, sizeof buf, "%.3g", r.max_weights);
+  math_text(app.fonts, std::string("max |Â − softmax| = ") + buf);
+  if (ImGui::GetContentRegionAvail().x > 40 * F) ImGui::SameLine(0, 2 * F);  // else on its own line
+  math_text(app.fonts, "guarded columns = " + std::to_string(r.guarded));
   if (r.guarded > 0)
     ImGui::TextColored(ImVec4(1, 0.55f, 0.3f, 1),
                        "%d quer%s had an estimated denominator below 10⁻³ of its key weights (negative or near 0; "
@@ -115,11 +126,11 @@ bool RfaView::draw(App& app) {
     ImGui::EndGroup();
   };
   const float err_hi = std::max(1e-6f, r.error.size() ? r.error.maxCoeff() : 0.0f);
-  view("softmax", "softmax(S/√d_attn), Algorithm 4", r.A_exact, 1.0f);
+  view("softmax", "softmax(S/√d_attn)", r.A_exact, 1.0f);
   ImGui::SameLine(0, F);
-  view("Â", "Â, implied by 4-R (view only)", r.A_rf, 1.0f);
+  view("Â", "Â (view only)", r.A_rf, 1.0f);
   ImGui::SameLine(0, F);
-  view("|Â − softmax|", "|Â − softmax(S/√d_attn)|", r.error, err_hi);
+  view("|Â − softmax|", "|Â − softmax|", r.error, err_hi);
   draw_chart(app, r);
   return true;
 }
@@ -138,13 +149,12 @@ bool RfaView::rfa_comparison_enter_changed(const Trace& t, size_t cursor) const 
 // marked and a 1/√D reference through the first point.
 void RfaView::draw_chart(App& app, const RfaComparison& r) {
   const float F = ImGui::GetFontSize();
-  math_text(app.fonts, "Error against D (" + std::to_string(kRfaChartSeeds) +
-                           " seeds each: mean ± standard deviation; the dashes fall like 1/√D)");
+  math_text(app.fonts, "Error against D (" + std::to_string(kRfaChartSeeds) + " seeds: mean ± sd; small dots: 1/√D)");
   const ImVec2 p0 = ImGui::GetCursorScreenPos();
   const ImVec2 size(ImGui::GetContentRegionAvail().x, std::max(8 * F, ImGui::GetContentRegionAvail().y - F));
   ImGui::InvisibleButton("rfa_chart", size);
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  const float left = p0.x + 4 * F, right = p0.x + size.x - F, top = p0.y + F * 0.5f, bottom = p0.y + size.y - 1.5f * F;
+  const float left = p0.x + 4 * F, right = p0.x + size.x - 2.5f * F, top = p0.y + F * 0.5f, bottom = p0.y + size.y - 1.5f * F;
   double y_max = 1e-9;
   for (const RfaErrorPoint& p : r.curve) y_max = std::max({y_max, p.weights_mean + p.weights_sd, p.v_mean + p.v_sd});
   const auto X = [&](size_t i) {
