@@ -118,8 +118,9 @@ bool RfaView::draw(App& app) {
     math_text(app.fonts, caption);
     HeatmapOptions o;
     o.value_name = id;
-    o.rows = {"t_z (keys)", "t_z", {}};
-    o.cols = {"t_x (queries)", "t_x", {}};
+    const bool titled = w > 16 * F;  // the axis titles only where they fit beside each other
+    o.rows = {titled ? "t_z (keys)" : "", "t_z", {}};
+    o.cols = {titled ? "t_x (queries)" : "", "t_x", {}};
     o.lo = 0, o.hi = hi;
     o.max_width = w, o.max_height = h, o.fit_height = true;
     heatmap(id, m, app.fonts, o);
