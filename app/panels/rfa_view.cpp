@@ -74,6 +74,9 @@ std::optional<RfaComparison> rfa_comparison(const Trace& t, size_t cursor, const
   r.max_weights = frame_value(t, enter, L::V_tilde, "max |Â − softmax|")->m(0, 0);
   r.guarded = static_cast<int>(frame_value(t, enter, L::V_tilde, "guarded columns")->m(0, 0));
   const Mask M = (MatF(mask->m).array() != 0).cast<unsigned char>();
+  // The chart runs 36 estimates with their ℓ_z×ℓ_x implied weights, once per call shown: skipped for
+  // long sequences, where it would stall the frame for seconds (draw says so).
+  if (M.size() > kRfaChartMaxCells) return r;
   r.curve = rf_error_curve<double>(as_double(*Q), as_double(*K), as_double(*V), M, rfa_chart_features(), kRfaChartSeeds,
                                    static_cast<std::uint64_t>(c.rf_seed), std::max(1, r.idx.h), c.rf_orthogonal);
   return r;
@@ -150,6 +153,10 @@ bool RfaView::rfa_comparison_enter_changed(const Trace& t, size_t cursor) const 
 // marked and a 1/√D reference through the first point.
 void RfaView::draw_chart(App& app, const RfaComparison& r) {
   const float F = ImGui::GetFontSize();
+  if (r.curve.empty()) {
+    ImGui::TextDisabled("The error against D is charted for ℓ_z·ℓ_x ≤ %d (this call has more).", kRfaChartMaxCells);
+    return;
+  }
   math_text(app.fonts, "Error against D (" + std::to_string(kRfaChartSeeds) + " seeds: mean ± sd; small dots: 1/√D)");
   const ImVec2 p0 = ImGui::GetCursorScreenPos();
   const ImVec2 size(ImGui::GetContentRegionAvail().x, std::max(8 * F, ImGui::GetContentRegionAvail().y - F));

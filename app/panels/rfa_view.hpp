@@ -24,12 +24,13 @@ struct RfaComparison {
   MatF A_exact, A_rf, error;  // (ℓ_z, ℓ_x) softmax(S/√d_attn), Â, |Â − softmax|
   double max_v = 0, max_weights = 0;  // from the call's last line
   int guarded = 0;
-  std::vector<RfaErrorPoint> curve;  // the error against D
+  std::vector<RfaErrorPoint> curve;  // the error against D (empty for ℓ_z·ℓ_x > kRfaChartMaxCells)
 };
 
 // The D and the seeds of the chart: D = 8, 16, 32, 64, 128, 256, kRfaChartSeeds seeds each (rf_seed,
 // rf_seed + 1, …: the model's own ω is the first).
 inline constexpr int kRfaChartSeeds = 6;
+inline constexpr int kRfaChartMaxCells = 256 * 256;  // the chart is computed for ℓ_z·ℓ_x up to this
 std::vector<int> rfa_chart_features();
 
 // The comparison for the Algorithm 4-R call at or last before event `cursor` (the first call when the
