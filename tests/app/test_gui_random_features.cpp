@@ -49,3 +49,19 @@ TEST(GuiRandomFeatures, AttentionTabComparesImpliedWeightsWithSoftmaxAndTheError
   EXPECT_GT(curve[0]["weights_mean"].get<double>(), curve[5]["weights_mean"].get<double>());
   EXPECT_GT(curve[0]["weights_sd"].get<double>(), 0);
 }
+
+// The GPU's shaders compute Algorithm 4 only: with the GPU attention on, a random-feature model's calls
+// run Algorithm 4-R on the CPU, and each call says so (never Algorithm 4's numbers under 4-R's name).
+TEST(GuiRandomFeatures, GpuAttentionRunsRandomFeatureCallsOnTheCpuAndSaysWhy) {
+  const AppRun r = run_app("", "builder:open,builder:set:attention=random_features,builder:create,close:builder,"
+                               "attention:gpu,open:gpu");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_EQ(r.state["attention_backend"], "gpu") << r.state["notice"];  // as Gui.GpuAttention…: Mesa's GL 4.3 here
+  const json& calls = r.state["gpu_calls"];
+  ASSERT_FALSE(calls.empty()) << r.state.dump().substr(0, 2000);
+  for (const json& c : calls)
+    EXPECT_NE(c["kind"].get<std::string>().find("random-feature attention (Algorithm 4-R): no GPU shader, computed on "
+                                                 "the CPU"),
+              std::string::npos)
+        << c["kind"];
+}
