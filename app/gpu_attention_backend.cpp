@@ -69,6 +69,10 @@ AttentionHook GpuAttentionBackend::hook() {
   return [g](const MatF& X, const MatF& Z, const MHAttentionW<const float>& W, const Mask& mask,
              const AttentionOptions& av, Tracer* tr, AttentionCall& call) {
     call.kind = gpu::describe_call(X.data() == Z.data(), mask, av, static_cast<int>(W.heads.size()));
+    if (av.random_features()) {  // no shader computes Algorithm 4-R: core runs it, and the call says so
+      call.kind += " · random-feature attention (Algorithm 4-R): no GPU shader, computed on the CPU";
+      return mh_attention<float>(X, Z, W, mask, tr, nullptr, av);
+    }
     std::vector<gpu::DispatchTime> dt;
     std::vector<AttentionRecord<float>> recs;
     MatF Vt = g->mh_attention(X, Z, W, mask, gpu::Form::Teaching, &dt, &recs, av);

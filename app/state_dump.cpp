@@ -114,6 +114,18 @@ void backprop_state(const App& app, nlohmann::ordered_json& j) {
                          {"grad_A", rows_of(a.dA)}, {"mask", rows_of(a.mask)},
                          {"views", a.views}, {"columns", a.columns}};
   app.panels->attention.flash().dump(app, j["flash_blocks"]);  // Algorithm 4-F's blocks at the cursor
+  // Random-feature attention's comparison view (Algorithm 4-R; null when the Attention tab has not shown it).
+  if (const auto& rf = app.panels->attention.rfa().shown()) {
+    nlohmann::ordered_json curve = nlohmann::ordered_json::array();
+    for (const RfaErrorPoint& p : rf->curve)
+      curve.push_back({{"D", p.D}, {"weights_mean", p.weights_mean}, {"weights_sd", p.weights_sd},
+                       {"v_mean", p.v_mean}, {"v_sd", p.v_sd}});
+    j["rfa_view"] = {{"l", rf->idx.l}, {"h", rf->idx.h}, {"D", rf->D}, {"max_v", rf->max_v},
+                     {"max_weights", rf->max_weights}, {"guarded", rf->guarded}, {"A", rows_of(rf->A_exact)},
+                     {"A_rf", rows_of(rf->A_rf)}, {"curve", std::move(curve)}};
+  } else {
+    j["rfa_view"] = nullptr;
+  }
   // Dependencies on hover: the cells (0-based blocks) the hovered cell was computed from, framed.
   nlohmann::ordered_json sources = nlohmann::ordered_json::object();
   for (const auto& [name, regions] : app.ui.sources)

@@ -618,9 +618,21 @@ FusedResult GpuAttention::fused(const MatF& X, const MatF& Z, const AttentionHea
   return r;
 }
 
+// The shaders compute Algorithm 4 (exact attention); random-feature attention (Algorithm 4-R, config
+// "attention": "random_features") is another function, so a call asking for it must not get Algorithm 4's
+// numbers: it is refused, and GpuForward runs it on the CPU with this reason in its call record.
+namespace {
+void refuse_random_features(const AttentionOptions& av) {
+  if (av.random_features())
+    throw Error("random-feature attention (Algorithm 4-R) has no GPU shader: the shaders compute exact attention "
+                "(Algorithm 4), so this call runs on the CPU");
+}
+}  // namespace
+
 MatF GpuAttention::mh_attention(const MatF& X, const MatF& Z, const MHAttentionW<const float>& W, const Mask& mask,
                                 Form form, std::vector<DispatchTime>* times,
                                 std::vector<AttentionRecord<float>>* recs, const AttentionOptions& av) {
+  refuse_random_features(av);
   impl_->make_current();
   if (recs && form != Form::Teaching)
     throw Error(
@@ -649,6 +661,7 @@ MatF GpuAttention::mh_attention(const MatF& X, const MatF& Z, const MHAttentionW
 MatF GpuAttention::mh_attention_cached(const MatF& X, const MHAttentionW<const float>& W, std::vector<MatF>& K,
                                        std::vector<MatF>& V, bool append, const Mask& mask, Form form,
                                        const AttentionOptions& av, std::vector<DispatchTime>* times) {
+  refuse_random_features(av);
   impl_->make_current();
   if (W.heads.empty()) throw Error("MHAttention on the GPU: W has no heads");
   if (!append && av.positional())

@@ -335,6 +335,7 @@ void AttentionPanel::draw(App& app) {
   const ModelConfig& cfg = s.model().config;
   if (flash_.draw(app)) return;  // the cursor is in an Algorithm 4-F call: its blocks
   const std::vector<HeadCall> calls = head_calls(s.trace());
+  if (calls.empty() && rfa_.draw(app)) return;  // the heads ran Algorithm 4-R (random features), not Algorithm 4
   if (calls.empty()) {
     if (!flash_.draw_no_call(app)) ImGui::TextDisabled("This trace has no attention call.");
     return;

@@ -16,6 +16,7 @@
 #include "app/app.hpp"
 #include "app/attention_calls.hpp"
 #include "app/panels/flash_blocks_view.hpp"
+#include "app/panels/rfa_view.hpp"
 #include "app/widgets/heatmap.hpp"
 
 namespace sf {
@@ -38,6 +39,8 @@ struct AttentionPanel {
   const Shown& shown() const { return shown_; }
   // On a step of Algorithm 4-F (FlashAttention) the tab shows its blocks instead (flash_blocks_view.hpp).
   const FlashBlocksView& flash() const { return flash_; }
+  // Random-feature attention (Algorithm 4-R): the comparison view shown instead of Algorithm 4's.
+  const RfaView& rfa() const { return rfa_; }
 
  private:
   void follow_cursor(const Session& s, const std::vector<HeadCall>& calls, const std::vector<AttentionGroup>& groups);
@@ -58,5 +61,6 @@ struct AttentionPanel {
   Shown shown_;
   GradientViews gradient_views_ = GradientViews::Auto;
   FlashBlocksView flash_;
+  RfaView rfa_;
 };
 }  // namespace sf

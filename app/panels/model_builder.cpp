@@ -41,9 +41,6 @@ const char* source(Activation v) {
   return "";
 }
 const char* source(MaskKind v) { return v == MaskKind::Prefix ? "variant: prefix-LM (seed 004)" : ""; }
-const char* source(AttentionKind v) {
-  return v == AttentionKind::Flash ? "Algorithm 4-F (seed 004)" : "";  // FlashAttention, not in the paper
-}
 
 constexpr NormPosition kNormPositions[] = {NormPosition::Pre, NormPosition::Post};
 constexpr Norm kNorms[] = {Norm::LayerNorm, Norm::RmsNorm};
@@ -51,7 +48,12 @@ constexpr Position kPositions[] = {Position::Learned, Position::Sinusoidal, Posi
                                    Position::None};
 constexpr Activation kActivations[] = {Activation::GELU, Activation::GELUTanh, Activation::ReLU, Activation::SwiGLU};
 constexpr MaskKind kMasks[] = {MaskKind::Causal, MaskKind::Prefix};
-constexpr AttentionKind kAttentions[] = {AttentionKind::Exact, AttentionKind::Flash};
+const char* source(AttentionKind v) {
+  return v == AttentionKind::Flash            ? "Algorithm 4-F, FlashAttention (seed 004, not in the paper)"
+         : v == AttentionKind::RandomFeatures ? "Algorithm 4-R, random features (seed 004, not in the paper)"
+                                              : "";
+}
+constexpr AttentionKind kAttentions[] = {AttentionKind::Exact, AttentionKind::Flash, AttentionKind::RandomFeatures};
 
 // The value of `all` whose to_string is `text`; false when none is.
 template <class E, size_t N>
@@ -152,6 +154,12 @@ bool ModelBuilder::set(const std::string& key, const std::string& value, std::st
   } else if (key == "block_r" || key == "block_c") {
     if (!parse_number(value, x) || x != std::floor(x) || x < 1 || x > 65536) return bad("a whole number ≥ 1");
     (key == "block_r" ? c_.block_r : c_.block_c) = static_cast<int>(x);
+  } else if (key == "rf_features" || key == "rf_seed") {
+    if (!parse_number(value, x) || x != std::floor(x) || x < 0 || x > 65536) return bad("a whole number");
+    (key == "rf_features" ? c_.rf_features : c_.rf_seed) = static_cast<int>(x);
+  } else if (key == "rf_orthogonal") {
+    if (value != "true" && value != "false") return bad("true or false");
+    c_.rf_orthogonal = value == "true";
   } else if (key == "position_base") {
     if (value == "l_max") c_.position_base = 0;
     else if (parse_number(value, x)) c_.position_base = x;
@@ -173,7 +181,7 @@ bool ModelBuilder::set(const std::string& key, const std::string& value, std::st
     error = "builder: unknown key \"" + key +
             "\" (arch, L, L_enc, L_dec, d_f, H, d_e, d_attn, d_mid, d_mlp, l_max, norm_position, norm, position, "
             "position_base, rope_base, activation, tied_unembedding, H_kv, mask, prefix_separator, attention, block_r, "
-            "block_c, vocab, seed)";
+            "block_c, rf_features, rf_seed, rf_orthogonal, vocab, seed)";
     return false;
   }
   return true;
@@ -253,6 +261,31 @@ void ModelBuilder::draw_sizes() {
   ImGui::TextDisabled("N_V = %d (%zu characters + [MASK], [BOS], [EOS])", c_.N_V(), c_.vocab.size());
 }
 
+// Which algorithm the heads run: Algorithm 4, 4-F (with its block sizes B_r, B_c) or 4-R (with its D,
+// seed and orthogonal features).
+void ModelBuilder::draw_attention_kind() {
+  variant_combo("attention", kAttentions, AttentionKind::Exact, c_.attention);
+  const float F = ImGui::GetFontSize();
+  if (c_.attention == AttentionKind::Flash) {  // the query and key block sizes B_r, B_c (≥ 1: validate says so)
+    ImGui::Indent();
+    ImGui::SetNextItemWidth(F * 7.0f);
+    ImGui::InputInt("block_r (B_r, query columns)", &c_.block_r);
+    ImGui::SetNextItemWidth(F * 7.0f);
+    ImGui::InputInt("block_c (B_c, keys)", &c_.block_c);
+    ImGui::Unindent();
+  }
+  if (c_.attention != AttentionKind::RandomFeatures) return;
+  ImGui::Indent();
+  ImGui::SetNextItemWidth(F * 7.0f);
+  if (ImGui::InputInt("rf_features (D)", &c_.rf_features)) c_.rf_features = std::clamp(c_.rf_features, 1, 65536);
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(F * 7.0f);
+  if (ImGui::InputInt("rf_seed", &c_.rf_seed)) c_.rf_seed = std::max(0, c_.rf_seed);
+  ImGui::Checkbox("rf_orthogonal: Performer's orthogonal features", &c_.rf_orthogonal);
+  ImGui::TextDisabled("ω is drawn from rf_seed, fixed and not trained; the checkpoint stores the seed, not ω.");
+  ImGui::Unindent();
+}
+
 void ModelBuilder::draw_variants() {
   const Architecture* a = find_architecture(c_.arch);
   if (!a) return;
@@ -293,15 +326,6 @@ void ModelBuilder::draw_variants() {
     ImGui::SameLine();
     ImGui::TextDisabled(c_.H_kv == 1 ? "variant: multi-query (seed 004)" : "variant: grouped-query (seed 004)");
   }
-  variant_combo("attention", kAttentions, AttentionKind::Exact, c_.attention);
-  if (c_.attention == AttentionKind::Flash) {  // the query and key block sizes B_r, B_c (≥ 1: validate says so)
-    ImGui::Indent();
-    ImGui::SetNextItemWidth(F * 7.0f);
-    ImGui::InputInt("block_r (B_r, query columns)", &c_.block_r);
-    ImGui::SetNextItemWidth(F * 7.0f);
-    ImGui::InputInt("block_c (B_c, keys)", &c_.block_c);
-    ImGui::Unindent();
-  }
   if (c_.arch == "gpt") {
     variant_combo("mask", kMasks, MaskKind::Causal, c_.mask);
     if (c_.mask == MaskKind::Prefix) {
@@ -315,6 +339,7 @@ void ModelBuilder::draw_variants() {
       ImGui::Unindent();
     }
   }
+  draw_attention_kind();
   const std::string summary = variant_summary(c_);
   ImGui::PushTextWrapPos(0.0f);
   ImGui::TextDisabled("%s", summary.empty() ? "The paper's model." : ("Variants: " + summary).c_str());

@@ -35,6 +35,7 @@ class ModelBuilder {
  private:
   void draw_sizes();
   void draw_variants();
+  void draw_attention_kind();
   void draw_table(App& app, float height);  // the table of c_ in `height` pixels
 
   ModelConfig c_;

@@ -7,6 +7,8 @@
 #include <cmath>
 
 #include "core/algorithms/algorithms.hpp"
+#include "core/algorithms/random_features.hpp"
+#include "core/model/error.hpp"
 #include "core/parallel/parallel.hpp"
 
 namespace sf {
@@ -36,9 +38,17 @@ AttentionOptions head_options(const AttentionOptions& av, int h, int H) {
 // Line 2's Attention: Algorithm 4, or FlashAttention (Algorithm 4-F, not in the paper) when the
 // config says "attention": "flash" and neither a record (Algorithm 4's S and softmax(S), for the
 // views and backward) nor an experiment (Algorithm 4's patch points) is asked for.
+// Random-feature attention (Algorithm 4-R, "attention": "random_features") is a different function,
+// not a faster Algorithm 4: it runs whatever is asked, with head h's own fixed directions ω.
 template <class T>
 Mat<T> head_attention(const Mat<T>& X, const Mat<T>& Z, const AttentionHeadW<const T>& W, const Mask& mask, Tracer* tr,
                       AttentionRecord<T>* rec, const AttentionOptions& av) {
+  if (av.random_features()) {
+    if (rec) throw Error("random-feature attention (Algorithm 4-R) has no Algorithm 4 record (S, softmax(S)) to keep");
+    return random_feature_attention<T>(
+        X, Z, W, mask, rf_omega(av.rf_D, static_cast<int>(W.W_q.rows()), static_cast<std::uint64_t>(av.rf_seed), av.patch.h, av.rf_orthogonal),
+        tr, av);
+  }
   if (av.flash() && !rec && !av.patch.patches) return flash_attention<T>(X, Z, W, mask, av.flash_B_r, av.flash_B_c, tr, av);
   return attention<T>(X, Z, W, mask, tr, rec, av);
 }

@@ -58,8 +58,15 @@ struct AttentionOptions {
   // Not in the paper (config "attention": "flash"): > 0 makes Algorithm 5's line 2 run FlashAttention
   // (Algorithm 4-F) with query blocks of flash_B_r columns and key blocks of flash_B_c tokens.
   int flash_B_r = 0, flash_B_c = 0;
+  // Not in the paper (config "attention": "random_features"): rf_D > 0 makes Algorithm 5's line 2 run
+  // random-feature attention (Algorithm 4-R) with D = rf_D features of head h drawn as
+  // rf_omega(rf_D, d_attn, rf_seed, h, rf_orthogonal) (core/algorithms/random_features.hpp).
+  int rf_D = 0;
+  int rf_seed = 1;
+  bool rf_orthogonal = false;
   bool positional() const { return rope_base > 0 || alibi; }
   bool flash() const { return flash_B_r > 0 && flash_B_c > 0; }
+  bool random_features() const { return rf_D > 0; }
 };
 // The variant of a self-attention (self = true) or a cross-attention (no RoPE, no ALiBi) of c.
 AttentionOptions attention_options(const ModelConfig& c, bool self);
@@ -100,6 +107,19 @@ Mat<T> attention(const Mat<T>& X, const Mat<T>& Z, const AttentionHeadW<const T>
 template <class T>
 Mat<T> flash_attention(const Mat<T>& X, const Mat<T>& Z, const AttentionHeadW<const T>& W, const Mask& mask,
                        int B_r, int B_c, Tracer* tr = nullptr, const AttentionOptions& av = {});
+
+// Algorithm 4-R (NOT IN THE PAPER; Peng et al. 2021, Performer, encyclopedia article 004):
+// Ṽ ← RFAttention(X, Z | W_qkv, Mask; D, ω): a random-feature estimate of Algorithm 4's Ṽ in time
+// linear in ℓ_x + ℓ_z, never building an ℓ_z×ℓ_x matrix (core/algorithms/random_features.hpp says
+// what it estimates and how). ω (D, d_attn) is the head's fixed random directions (rf_omega). RoPE as
+// Algorithm 4 (av); ALiBi cannot be expressed (a bias on scores 4-R never forms) and patch points
+// do not exist: both throw sf::Error, as do masks that are not per-query key prefixes (key_prefixes).
+// Traced as algs::random_feature_attention: φ(Q), φ(K), κ, the running S_φ and s_φ, each query's
+// numerator and denominator, and on the last line max |Ṽ_rfa − Ṽ| against Algorithm 4 (untraced)
+// with the implied weights (view only) and their error against softmax's.
+template <class T>
+Mat<T> random_feature_attention(const Mat<T>& X, const Mat<T>& Z, const AttentionHeadW<const T>& W, const Mask& mask,
+                                const Mat<double>& omega, Tracer* tr = nullptr, const AttentionOptions& av = {});
 
 // Algorithm 5: Ṽ ← MHAttention(X, Z | W, Mask); all heads, then W_o Y + b_o 1ᵀ.
 // `recs`, when given, receives each head's AttentionRecord.

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/algorithms/random_features.hpp"
 #include "core/algorithms/variant_layers.hpp"
 #include "core/arch/ed.hpp"
 #include "core/parallel/parallel.hpp"
@@ -35,6 +36,12 @@ MatF cached_attention(const MatF& in, const AttentionHeadW<const float>& W, MatF
     V.conservativeResize(V_new.rows(), pos0 + n);
     V.rightCols(n) = V_new;  // (d_mid, ℓ) V (cached)
   }
+  // Random-feature attention (Algorithm 4-R, not in the paper): its lines 4–13 on the cached K, V (the
+  // mask's new columns see prefixes of the keys), with head h's own ω, as the uncached forward runs them.
+  if (av.random_features())
+    return rf_attention_qkv<float>(Q, K, V, mask, rf_omega(av.rf_D, static_cast<int>(Q.rows()),
+                                                           static_cast<std::uint64_t>(av.rf_seed), av.patch.h,
+                                                           av.rf_orthogonal));
   const int l = static_cast<int>(K.cols());
   const MatF S = K.transpose() * Q;                                                // (ℓ, n)   L4
   MatF S_masked = (mask.array() != 0).select(S, neg_inf<float>());                 // (ℓ, n)   L5
@@ -83,6 +90,7 @@ MatF kv_cached_mh_attention(const MatF& X, const MHAttentionW<const float>& W, s
     const int h = k + 1;
     AttentionOptions head = av;
     head.m = av.alibi ? std::pow(2.0, -8.0 * h / H) : 0.0;
+    head.patch.h = h;  // random-feature attention draws head h's ω
     Y.middleRows((h - 1) * d_mid, d_mid) = cached_attention(X, W.heads[h - 1], K[h - 1], V[h - 1], append, mask, head);
   }, static_cast<double>(H) * (W.heads[0].W_q.size() + W.heads[0].W_k.size() + W.heads[0].W_v.size()) * n);  // lines 1–3
   return product<float>(W.W_o, Y).colwise() + W.b_o;

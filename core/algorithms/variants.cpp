@@ -45,6 +45,7 @@ AttentionOptions attention_options(const ModelConfig& c, bool self) {
   av.alibi = self && c.position == Position::Alibi;
   av.H_kv = c.kv_heads();
   if (c.attention == AttentionKind::Flash) av.flash_B_r = c.block_r, av.flash_B_c = c.block_c;
+  if (c.attention == AttentionKind::RandomFeatures) av.rf_D = c.rf_features, av.rf_seed = c.rf_seed, av.rf_orthogonal = c.rf_orthogonal;
   return av;
 }
 

@@ -131,6 +131,16 @@ template <class T>
 void attention_backward(CRef<T> dVt, CRef<T> Q, CRef<T> K, CRef<T> V, CRef<T> A, Ref<T> dS, Ref<T> dQ, Ref<T> dK,
                         Ref<T> dV);
 
+// ---- Algorithm 4-R lines 4–13, one head (random-feature attention, not in the paper) --------------
+// core/gradients/grad_random_features.cpp. ω (D, d_attn) is the head's fixed directions (rf_omega).
+// mask (ℓ_z, ℓ_x) as attention_forward's; it must give each query a prefix of the keys (key_prefixes).
+template <class T>
+void rf_attention_forward(CRef<T> Q, CRef<T> K, CRef<T> V, CRef<T> mask, const Mat<double>& omega, Ref<T> Vt);
+// dQ, dK, dV assigned (recomputing the forward's sums; no cache beyond Q, K, V). ω gets no gradient.
+template <class T>
+void rf_attention_backward(CRef<T> dVt, CRef<T> Q, CRef<T> K, CRef<T> V, CRef<T> mask, const Mat<double>& omega,
+                           Ref<T> dQ, Ref<T> dK, Ref<T> dV);
+
 // ---- Algorithm 5 over a batch: X ← X + MHAttention(X̃, Z | W, Mask) -------------------------------
 //
 // B sequences (or sequence pairs), each padded: query sequence b is the columns b·ℓ_x … b·ℓ_x+ℓ_x−1
@@ -197,6 +207,7 @@ struct MHCrossAttentionCache {
   Mat<T> W_kv;            // (H·(d_attn + d_mid), d_z)    W^1_k … W^H_k, W^1_v … W^H_v stacked
   Mat<T> b_kv;            // (H·(d_attn + d_mid), 1)      the biases, stacked the same way
   Mat<T> mask;            // (ℓ_z, ℓ_x) Mask ≡ 1 as values of T
+  AttentionOptions variant;  // random-feature attention's D, seed (no position variant in cross-attention)
   std::vector<int> keys;  // (B) ℓ_b, the real length of context b (ℓ_z without key padding)
   Mat<T> Q;               // (H·d_attn, B·ℓ_x)            Alg. 4 line 1 for every head: [Q^1;…;Q^H]
   Mat<T> KV;              // (H·(d_attn + d_mid), B·ℓ_z)  Alg. 4 lines 2–3: [K^1;…;K^H; V^1;…;V^H]
@@ -219,7 +230,8 @@ struct MHCrossAttentionWorkspace {
 // length ℓ_b ≤ ℓ_z of each context, or nullptr. Adds W_o Y + b_o 1ᵀ to X (d_out, B·ℓ_x).
 template <class T>
 void mh_cross_attention_forward(CRef<T> Xt, CRef<T> Z, const MHAttentionW<const T>& W, int B, int l_x, int l_z,
-                                MHCrossAttentionCache<T>& cache, Ref<T> X, const std::vector<int>* z_lengths = nullptr);
+                                MHCrossAttentionCache<T>& cache, Ref<T> X, const std::vector<int>* z_lengths = nullptr,
+                                const AttentionOptions& variant = {});
 // dX is ∂loss/∂(X + MHAttention(X̃, Z)); assigns dXt (d_x, B·ℓ_x) = ∂loss/∂X̃,
 // dZ (d_z, B·ℓ_z) = ∂loss/∂Z (zero in padded columns) and every dW.
 template <class T>

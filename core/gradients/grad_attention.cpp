@@ -23,6 +23,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/algorithms/random_features.hpp"
 #include "core/model/error.hpp"
 #include "core/gradients/grad.hpp"
 
@@ -196,6 +197,17 @@ void set_key_lengths(int B, int l_z, const std::vector<int>* key_lengths, std::v
   keys = *key_lengths;
 }
 
+// Random-feature attention (Algorithm 4-R): head h's fixed directions ω (rf_omega, 1-based head as
+// Algorithm 5 numbers it), drawn once per call; empty without the variant.
+std::vector<Mat<double>> head_directions(const AttentionOptions& rf, const QkvRows& r) {
+  std::vector<Mat<double>> omegas;
+  if (rf.random_features())
+    for (Eigen::Index h = 1; h <= r.H; ++h)
+      omegas.push_back(rf_omega(rf.rf_D, static_cast<int>(r.d_attn), static_cast<std::uint64_t>(rf.rf_seed),
+                                static_cast<int>(h), rf.rf_orthogonal));
+  return omegas;
+}
+
 // Where sequence b, head h is: its queries at columns b·ℓ_x …, its keys at columns b·ℓ_z …, of which
 // the first n = ℓ_b are real, its weights at columns (b·H + h)·ℓ_x … of A, its mask at columns m0 …
 // (0 for a mask shared by all sequences, b·ℓ_x for one mask per sequence).
@@ -219,7 +231,8 @@ void for_each_head(const QkvRows& r, Eigen::Index l_x, Eigen::Index l_z, Eigen::
 template <class T>
 void heads_forward(const MHAttentionW<const T>& W, const QkvRows& rq, const Mat<T>& Qs, const QkvRows& rkv,
                    const Mat<T>& KVs, const Mat<T>& mask, const std::vector<int>& keys, bool alibi, Mat<T>& A,
-                   Mat<T>& Y, Ref<T> X) {
+                   Mat<T>& Y, Ref<T> X, const AttentionOptions& rf = {}) {
+  const std::vector<Mat<double>> omegas = head_directions(rf, rq);
   const Eigen::Index B = static_cast<Eigen::Index>(keys.size()), l_z = mask.rows(), l_x = Qs.cols() / B;
   A.resize(l_z, B * rq.H * l_x);       // (ℓ_z, B·H·ℓ_x)
   Y.resize(rq.H * rq.d_mid, B * l_x);  // (H·d_mid, B·ℓ_x)
@@ -231,6 +244,13 @@ void heads_forward(const MHAttentionW<const T>& W, const QkvRows& rq, const Mat<
     A_h.bottomRows(l_z - s.n).setZero();
     if (s.n == 0) {  // every key masked: all-zero weights, Y^h = 0
       Y_h.setZero();
+      return;
+    }
+    // Algorithm 4-R's lines 4–13 instead (random-feature attention): no weights A are formed
+    if (rf.random_features()) {
+      A_h.topRows(s.n).setZero();
+      rf_attention_forward<T>(Qs.block(rq.q(h), s.x0, rq.d_attn, l_x), KVs.block(rkv.k(h), s.z0, rkv.d_attn, s.n),
+                              KVs.block(rkv.v(h), s.z0, rkv.d_mid, s.n), mask.block(0, s.m0, s.n, l_x), omegas[h], Y_h);
       return;
     }
     // Alg. 4 L4–L6 on the real keys (L1–L3 ran for every head as the stacked products)
@@ -251,14 +271,15 @@ template <class T>
 void heads_backward(CRef<T> dX, const MHAttentionW<const T>& W, const QkvRows& rq, const Mat<T>& Qs,
                     const QkvRows& rkv, const Mat<T>& KVs, Eigen::Index l_x, const std::vector<int>& keys,
                     const Mat<T>& A, const Mat<T>& Y, MHAttentionW<T>& dW, Mat<T>& dY, Mat<T>& dS, Mat<T>& dQs,
-                    Mat<T>& dKVs) {
+                    Mat<T>& dKVs, const Mat<T>& mask, const AttentionOptions& rf = {}) {
+  const std::vector<Mat<double>> omegas = head_directions(rf, rq);
   const Eigen::Index l_z = A.rows();
   dY.resize(Y.rows(), Y.cols());  // (H·d_mid, B·ℓ_x)
   dS.resize(l_z, l_x);            // (ℓ_z, ℓ_x)
   // ∂ of Alg. 5 L4: Ṽ = W_o Y + b_o 1ᵀ   (the caller's X ← X + Ṽ passes ∂X on unchanged)
   linear_backward<T>(dX, Y, W.W_o, dW.W_o, dW.b_o, dY);
   // ∂ of Alg. 5 L3 (Y's rows are the heads' Y^h) and L1–L2, each sequence b and head h
-  for_each_head(rq, l_x, l_z, l_x, keys, [&](Eigen::Index h, const HeadBlock& s) {
+  for_each_head(rq, l_x, l_z, mask.cols(), keys, [&](Eigen::Index h, const HeadBlock& s) {
     auto dQ_h = dQs.block(rq.q(h), s.x0, rq.d_attn, l_x);     // (d_attn, ℓ_x)
     auto dK_h = dKVs.block(rkv.k(h), s.z0, rkv.d_attn, l_z);  // (d_attn, ℓ_z)
     auto dV_h = dKVs.block(rkv.v(h), s.z0, rkv.d_mid, l_z);   // (d_mid, ℓ_z)
@@ -267,6 +288,13 @@ void heads_backward(CRef<T> dX, const MHAttentionW<const T>& W, const QkvRows& r
     dV_h.rightCols(l_z - s.n).setZero();
     if (s.n == 0) {  // every key masked: Y^h = 0 whatever Q is
       dQ_h.setZero();
+      return;
+    }
+    // ∂ of Algorithm 4-R's lines 13–4 (random-feature attention)
+    if (rf.random_features()) {
+      rf_attention_backward<T>(dY.block(h * rq.d_mid, s.x0, rq.d_mid, l_x), Qs.block(rq.q(h), s.x0, rq.d_attn, l_x),
+                               KVs.block(rkv.k(h), s.z0, rkv.d_attn, s.n), KVs.block(rkv.v(h), s.z0, rkv.d_mid, s.n),
+                               mask.block(0, s.m0, s.n, l_x), omegas[h], dQ_h, dK_h.leftCols(s.n), dV_h.leftCols(s.n));
       return;
     }
     // ∂ of Alg. 4 L6–L4 on the real keys
@@ -302,7 +330,7 @@ void mh_attention_forward(CRef<T> Xt, const MHAttentionW<const T>& W, int B, int
     rope_rotate_stack<T>(r, l, cache.rope_cos, cache.rope_sin, T(1), cache.QKV);
   }
   // Alg. 4 L4–L6 for every sequence and head (ALiBi: + m_h·B), Alg. 5 L1–L4, and X ← X + Ṽ
-  heads_forward(W, r, cache.QKV, r, cache.QKV, cache.mask, cache.keys, variant.alibi, cache.A, cache.Y, X);
+  heads_forward(W, r, cache.QKV, r, cache.QKV, cache.mask, cache.keys, variant.alibi, cache.A, cache.Y, X, variant);
 }
 
 template <class T>
@@ -317,7 +345,7 @@ void mh_attention_backward(CRef<T> dX, CRef<T> Xt, const MHAttentionW<const T>& 
   ws.db_qkv.resize(r.total(), 1);          // (H·(2·d_attn + d_mid), 1)
   // ∂ of Alg. 5 L4–L1 and Alg. 4 L6–L4, every sequence and head
   heads_backward<T>(dX, W, r, cache.QKV, r, cache.QKV, l, cache.keys, cache.A, cache.Y, dW, ws.dY, ws.dS,
-                    ws.dQKV, ws.dQKV);
+                    ws.dQKV, ws.dQKV, cache.mask, cache.variant);
   // ∂ of RoPE (variant): ∂Q, ∂K rotated back by −tθ_i
   if (cache.variant.rope_base > 0) rope_rotate_stack<T>(r, l, cache.rope_cos, cache.rope_sin, T(-1), ws.dQKV);
   // ∂ of Alg. 4 L1–L3 for every head at once: Q ← W_q X̃ + b_q 1ᵀ, K ← W_k X̃ + b_k 1ᵀ, V ← W_v X̃ + b_v 1ᵀ
@@ -327,12 +355,14 @@ void mh_attention_backward(CRef<T> dX, CRef<T> Xt, const MHAttentionW<const T>& 
 
 template <class T>
 void mh_cross_attention_forward(CRef<T> Xt, CRef<T> Z, const MHAttentionW<const T>& W, int B, int l_x, int l_z,
-                                MHCrossAttentionCache<T>& cache, Ref<T> X, const std::vector<int>* z_lengths) {
+                                MHCrossAttentionCache<T>& cache, Ref<T> X, const std::vector<int>* z_lengths,
+                                const AttentionOptions& variant) {
   const QkvRows rq = qkv_rows(W, Stack::Q), rkv = qkv_rows(W, Stack::KV);
   if (Xt.cols() != static_cast<Eigen::Index>(B) * l_x || Z.cols() != static_cast<Eigen::Index>(B) * l_z)
     throw Error("MHAttention: the batch is not B·ℓ_x query columns and B·ℓ_z context columns");
   set_key_lengths(B, l_z, z_lengths, cache.keys);  // (B)
   cache.mask.setOnes(l_z, l_x);                    // (ℓ_z, ℓ_x) Alg. 8 L16: Mask ≡ 1
+  cache.variant = variant;
   stack_weights(W, rq, cache.W_q, cache.b_q);      // (H·d_attn, d_x), (H·d_attn, 1)
   stack_weights(W, rkv, cache.W_kv, cache.b_kv);   // (H·(d_attn + d_mid), d_z), (H·(d_attn + d_mid), 1)
   // Alg. 4 L1 for every head at once: Q ← W_q X̃ + b_q 1ᵀ
@@ -342,7 +372,8 @@ void mh_cross_attention_forward(CRef<T> Xt, CRef<T> Z, const MHAttentionW<const 
   cache.KV.resize(rkv.total(), Z.cols());  // (H·(d_attn + d_mid), B·ℓ_z)
   linear_forward<T>(Z, cache.W_kv, cache.b_kv, cache.KV);
   // Alg. 4 L4–L6 for every pair and head, Alg. 5 L1–L4, and Alg. 8 L16: X ← X + Ṽ
-  heads_forward(W, rq, cache.Q, rkv, cache.KV, cache.mask, cache.keys, /*alibi=*/false, cache.A, cache.Y, X);
+  heads_forward(W, rq, cache.Q, rkv, cache.KV, cache.mask, cache.keys, /*alibi=*/false, cache.A, cache.Y, X,
+                cache.variant);
 }
 
 template <class T>
@@ -360,7 +391,7 @@ void mh_cross_attention_backward(CRef<T> dX, CRef<T> Xt, CRef<T> Z, const MHAtte
   ws.db_kv.resize(rkv.total(), 1);         // (H·(d_attn + d_mid), 1)
   // ∂ of Alg. 5 L4–L1 and Alg. 4 L6–L4, every pair and head
   heads_backward<T>(dX, W, rq, cache.Q, rkv, cache.KV, l_x, cache.keys, cache.A, cache.Y, dW, ws.dY, ws.dS,
-                    ws.dQ, ws.dKV);
+                    ws.dQ, ws.dKV, cache.mask, cache.variant);
   // ∂ of Alg. 4 L2–L3 for every head at once: K ← W_k Z + b_k 1ᵀ, V ← W_v Z + b_v 1ᵀ
   linear_backward<T>(ws.dKV, Z, cache.W_kv, ws.dW_kv, ws.db_kv, dZ);
   // ∂ of Alg. 4 L1 for every head at once: Q ← W_q X̃ + b_q 1ᵀ
@@ -385,7 +416,8 @@ template void attention_backward<double>(CRef<double>, CRef<double>, CRef<double
                                          const MHAttentionCache<T>&, MHAttentionWorkspace<T>&, MHAttentionW<T>&,    \
                                          Ref<T>);                                                                   \
   template void mh_cross_attention_forward<T>(CRef<T>, CRef<T>, const MHAttentionW<const T>&, int, int, int,        \
-                                              MHCrossAttentionCache<T>&, Ref<T>, const std::vector<int>*);          \
+                                              MHCrossAttentionCache<T>&, Ref<T>, const std::vector<int>*,           \
+                                              const AttentionOptions&);                                             \
   template void mh_cross_attention_backward<T>(CRef<T>, CRef<T>, CRef<T>, const MHAttentionW<const T>&, int, int,   \
                                                int, const MHCrossAttentionCache<T>&, MHCrossAttentionWorkspace<T>&, \
                                                MHAttentionW<T>&, Ref<T>, Ref<T>);

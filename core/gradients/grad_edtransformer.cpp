@@ -95,7 +95,8 @@ T edtransformer_forward(const ModelConfig& c, const EdW<const T>& W, const Batch
     //      no RoPE or ALiBi: queries and keys belong to different sequences)
     // L17: for t ∈ [ℓ_x]: X[:, t] ← layer_norm(X[:, t] | γ⁴_l, β⁴_l)
     sublayer_forward<T>(spec, cache.X, Wl.gamma4, Wl.beta4, lc.cross_ln, [&](const Mat<T>& X, Mat<T>& R) {
-      mh_cross_attention_forward<T>(X, cache.Z, Wl.cross_attn, B, l, l_z, lc.cross, R, &cache.z_lengths);
+      mh_cross_attention_forward<T>(X, cache.Z, Wl.cross_attn, B, l, l_z, lc.cross, R, &cache.z_lengths,
+                                    attention_options(c, false));  // random-feature attention's D, if any
     });
     // L18: X ← X + W^l_mlp4 ReLU(W^l_mlp3 X + b^l_mlp3 1ᵀ) + b^l_mlp4 1ᵀ
     // L19: for t ∈ [ℓ_x]: X[:, t] ← layer_norm(X[:, t] | γ⁵_l, β⁵_l)

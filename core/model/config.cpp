@@ -43,7 +43,9 @@ const char* to_string(Activation v) {
   return "gelu";
 }
 const char* to_string(MaskKind v) { return v == MaskKind::Causal ? "causal" : "prefix"; }
-const char* to_string(AttentionKind v) { return v == AttentionKind::Exact ? "exact" : "flash"; }
+const char* to_string(AttentionKind v) {
+  return v == AttentionKind::Exact ? "exact" : v == AttentionKind::Flash ? "flash" : "random_features";
+}
 const char* to_string(TokenizerKind v) {
   switch (v) {
     case TokenizerKind::Char: return "char";
@@ -88,6 +90,9 @@ std::string variant_summary(const ModelConfig& c) {
   if (c.mask == MaskKind::Prefix) parts.push_back("prefix-LM mask at \"" + c.prefix_separator + "\"");
   if (c.attention == AttentionKind::Flash)
     parts.push_back("FlashAttention (B_r = " + std::to_string(c.block_r) + ", B_c = " + std::to_string(c.block_c) + ")");
+  if (c.attention == AttentionKind::RandomFeatures)
+    parts.push_back(std::string("random-feature attention (D = ") + std::to_string(c.rf_features) + ", seed " +
+                    std::to_string(c.rf_seed) + (c.rf_orthogonal ? ", orthogonal)" : ")"));
   if (c.embedding_norm) parts.push_back("embedding layer norm");
   if (c.token_types > 0) parts.push_back("token-type embedding (segment 1)");
   if (c.unembedding_bias) parts.push_back("bias b_u on W_u");
@@ -161,7 +166,7 @@ void read_variants(const nlohmann::json& j, ModelConfig& c) {
     c.H_kv = static_cast<int>(v);
   }
   get_choice(j, "mask", {"causal", "prefix"}, c.mask);
-  get_choice(j, "attention", {"exact", "flash"}, c.attention);
+  get_choice(j, "attention", {"exact", "flash", "random_features"}, c.attention);
   for (auto [k, dst] : {std::pair{"block_r", &c.block_r}, {"block_c", &c.block_c}}) {
     if (!j.contains(k)) continue;
     if (!j[k].is_number_integer() || j[k].get<long long>() < 1 || j[k].get<long long>() > 65536)
@@ -190,6 +195,9 @@ void read_variants(const nlohmann::json& j, ModelConfig& c) {
   get_small("eos_id", c.eos_id, -1, 10000000);
   get_small("mask_id", c.mask_id, -1, 10000000);
   get_small("pad_id", c.pad_id, 0, 10000000);
+  get_small("rf_features", c.rf_features, 1, 65536);  // Algorithm 4-R's D
+  get_small("rf_seed", c.rf_seed, 0, 2147483647);
+  get_bool("rf_orthogonal", c.rf_orthogonal);
   if (j.contains("merges")) {
     if (!j["merges"].is_array()) throw Error("config: \"merges\" must be an array of \"left right\" strings");
     for (const auto& m : j["merges"]) {
@@ -261,6 +269,12 @@ std::string validate(const ModelConfig& c) {
   if (c.block_r < 1 || c.block_c < 1)
     e << "FlashAttention's block sizes block_r and block_c must be at least 1 (they are " << c.block_r << " and "
       << c.block_c << "); ";
+  if (c.attention == AttentionKind::RandomFeatures && c.position == Position::Alibi)
+    e << "attention \"random_features\" never forms the scores S, so ALiBi's bias cannot be added: use position "
+         "\"learned\", \"sinusoidal\" or \"rope\", or attention \"exact\"; ";
+  if (c.rf_features < 1 || c.rf_seed < 0)
+    e << "random-feature attention needs rf_features (D) ≥ 1 and rf_seed ≥ 0 (they are " << c.rf_features << " and "
+      << c.rf_seed << "); ";
   if (c.mask == MaskKind::Prefix && utf8_length(c.prefix_separator) != 1)
     e << "prefix_separator must be one character (it is \"" << c.prefix_separator << "\"); ";
   if (c.file_tokenizer()) {
@@ -325,6 +339,12 @@ std::string to_json(const ModelConfig& c) {
     j["block_r"] = c.block_r;
     j["block_c"] = c.block_c;
   }
+  if (c.attention == AttentionKind::RandomFeatures) {  // ω is not stored: rf_seed regenerates it
+    j["attention"] = to_string(c.attention);
+    j["rf_features"] = c.rf_features;
+    j["rf_seed"] = c.rf_seed;
+    j["rf_orthogonal"] = c.rf_orthogonal;
+  }
   if (c.embedding_norm) j["embedding_norm"] = true;
   if (c.token_types > 0) j["token_types"] = c.token_types;
   if (c.unembedding_bias) j["unembedding_bias"] = true;
@@ -360,6 +380,7 @@ ModelConfig config_from_json(const std::string& text) {
                                 "embedding_norm", "token_types",
                                 "unembedding_bias", "tokenizer", "merges", "vocab_size", "bos_id", "eos_id", "mask_id", "pad_id"};
     known.insert(ints.begin(), ints.end());
+    known.insert({"rf_features", "rf_seed", "rf_orthogonal"});  // random-feature attention (Algorithm 4-R)
     for (auto it = j.begin(); it != j.end(); ++it) {
       if (known.count(it.key())) continue;
       std::string keys;

@@ -23,8 +23,9 @@ enum class Activation { GELU, GELUTanh, ReLU, SwiGLU };
 // tokens, where p is the position of the first prefix_separator in the input.
 enum class MaskKind { Causal, Prefix };
 // Not in the paper (issue 25): how Algorithm 5's heads compute Attention: Algorithm 4 (exact, the
-// paper) or FlashAttention (Algorithm 4-F, Dao et al.; equal up to rounding, blocks B_r × B_c).
-enum class AttentionKind { Exact, Flash };
+// paper) or FlashAttention (Algorithm 4-F, Dao et al.; equal up to rounding, blocks B_r × B_c),
+// or random-feature attention (Algorithm 4-R, Peng et al. 2021: a seeded estimate of Algorithm 4).
+enum class AttentionKind { Exact, Flash, RandomFeatures };
 // How text becomes token ids (paper §4; core/tokenizers/, docs/tokenizers.md). Char, Word and Bpe
 // keep their vocabulary in the configuration (ids 1 … |vocab|, then the paper's three special
 // tokens); Gpt2 (byte-level BPE) and WordPiece (BERT) read the ecosystem's tokenizer files beside
@@ -64,6 +65,12 @@ struct ModelConfig {
   // tokens (both ≥ 1). Training's gradient is exact attention's either way (docs/variants.md).
   AttentionKind attention = AttentionKind::Exact;
   int block_r = 16, block_c = 16;
+  // "attention": "random_features" (not in the paper, Algorithm 4-R): D = rf_features random Fourier
+  // features per head, drawn from rf_seed (fixed, never trained, not in the checkpoint's tensors:
+  // regenerated from rf_seed), Gram–Schmidt-orthogonalised in blocks of d_attn when rf_orthogonal.
+  int rf_features = 64;
+  int rf_seed = 1;
+  bool rf_orthogonal = false;
 
   // ---- ecosystem extras (issue 11; variants "not in the paper", JSON keys of the same names) ----
   bool embedding_norm = false;    // BERT: layer_norm(e_t | γ_emb, β_emb) after the embedding sum
@@ -123,7 +130,7 @@ const char* to_string(Norm v);
 const char* to_string(Position v);
 const char* to_string(Activation v);
 const char* to_string(MaskKind v);
-const char* to_string(AttentionKind v);  // "exact", "flash"
+const char* to_string(AttentionKind v);  // "exact", "flash", "random_features"
 const char* to_string(TokenizerKind v);  // "char", "word", "bpe", "gpt2", "wordpiece"
 // One line naming every variant that differs from the paper's choice for the arch, e.g.
 // "pre-LN, RMSNorm, RoPE, SwiGLU, tied W_u, H_kv = 1"; "" for the paper's model.

@@ -137,6 +137,21 @@ const std::vector<Erratum>& errata() {
        "column); a "
        "chi-square test over 20,000 seeded runs checks that the first token has the target's distribution.",
        {{105, 13}, {105, 11}, {105, 16}}},
+      // ---- the encyclopedia article (seed 004): the algorithms issue 25 adds, not in the paper ----
+      {"article-rfa-sigma", Seed::Article, ErratumKind::Slip, "Random Feature Attention",
+       "where w_1, …, w_D are independent samples from the normal distribution N(0, σ²I). This choice of "
+       "parameters satisfy E[⟨φ(x), φ(y)⟩] = e^{−‖x−y‖²/2σ²} … where σ = d_K^{1/4}.",
+       "Three things are loose. (1) With w_i ~ N(0, σ²I), E[cos⟨w, x−y⟩] = e^{−σ²‖x−y‖²/2}, not e^{−‖x−y‖²/2σ²}: "
+       "the stated kernel needs w_i ~ N(0, σ⁻²I) (the two agree only at σ = 1). (2) The expectation is over the "
+       "random w_1 … w_D, which the article does not say; for one draw of the w_i the \"≈\" is a Monte-Carlo "
+       "estimate with error ~1/√D, not an identity. (3) σ is used throughout and only fixed at the end "
+       "(σ = d_K^{1/4}), which is what makes e^{⟨x,y⟩/σ²} the softmax's e^{qᵀk/√d_K}. The article does keep the "
+       "key factor e^{‖k_i‖²/2σ²} in its approximation; issue 25's summary of it drops that factor, without which "
+       "the estimate is of a Gaussian-kernel attention, not of softmax(qᵀk/√d_K).",
+       "Algorithm 4-R draws ω_i ~ N(0, I) from rf_seed and uses w_i = ω_i/σ ~ N(0, σ⁻²I) with σ = d_attn^{1/4} "
+       "(line 4), keeps the key weights κ = e^{‖k‖²/2σ²} (line 7), and labels max |Ṽ_rfa − Ṽ| as an estimate's "
+       "error; tests check the kernel estimate's mean over 20,000 seeds and that N(0, σ²I) would fail it.",
+       {{106, 4}, {106, 7}}},
   };
   return table;
 }

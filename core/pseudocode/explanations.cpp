@@ -5,6 +5,7 @@
 
 #include "core/pseudocode/flash_listing.hpp"
 #include "core/pseudocode/speculative_listing.hpp"
+#include "core/pseudocode/rfa_listing.hpp"
 
 namespace sf {
 
@@ -175,6 +176,10 @@ const char* explain_line(int alg, int line) {
   if (alg == algs::speculative_decoding) {  // Algorithm 14-S, not in the paper (speculative_listing.cpp)
     const char* spec = explain_speculative_line(line);
     return spec ? spec : "";
+  }
+  if (alg == algs::random_feature_attention) {  // Algorithm 4-R, not in the paper (rfa_listing.cpp)
+    const char* rfa = explain_rfa_line(line);
+    return rfa ? rfa : "";
   }
   auto it = text.find({alg, line});
   return it == text.end() ? "" : it->second;

@@ -4,6 +4,7 @@
 #include "core/pseudocode/flash_listing.hpp"
 #include "core/pseudocode/pseudocode.hpp"
 #include "core/pseudocode/speculative_listing.hpp"
+#include "core/pseudocode/rfa_listing.hpp"
 #include "core/trace/vocabulary.hpp"
 
 namespace sf {
@@ -41,12 +42,14 @@ const std::vector<PseudoAlgorithm>& extra_pseudocode() {
          {16, "return Ṽ", 0},
      }},
     speculative_pseudocode(),  // Algorithm 14-S (speculative_listing.cpp)
+    rfa_pseudocode(),  // Algorithm 4-R, random-feature attention (rfa_listing.cpp)
   };
   return table;
 }
 
 std::string algorithm_label(int alg) {
   if (alg == algs::speculative_decoding) return "14-S";
+  if (alg == algs::random_feature_attention) return "4-R";
   return alg == algs::flash_attention ? "4-F" : std::to_string(alg);
 }
 

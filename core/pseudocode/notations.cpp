@@ -6,6 +6,7 @@
 #include "core/pseudocode/backward_listings.hpp"
 #include "core/pseudocode/flash_listing.hpp"
 #include "core/pseudocode/speculative_listing.hpp"
+#include "core/pseudocode/rfa_listing.hpp"
 #include "core/pseudocode/pseudocode.hpp"
 
 namespace sf {
@@ -203,6 +204,8 @@ const std::vector<NotationEntry>& notation_entries() {
     t.insert(t.end(), flash.begin(), flash.end());
     const std::vector<NotationEntry> spec = speculative_notation_entries();  // Algorithm 14-S, not in the paper
     t.insert(t.end(), spec.begin(), spec.end());
+    const std::vector<NotationEntry> rfa = rfa_notation_entries();  // Algorithm 4-R, not in the paper
+    t.insert(t.end(), rfa.begin(), rfa.end());
     return t;
   }();
   return table;

@@ -221,3 +221,26 @@ inline constexpr LineRef result{105, 18};    // return y = x[ℓ+1 : ℓ+ℓ_gen
 inline constexpr LineRef kAll[] = {l, round, K_round, draft, propose, target, ratio, accept, residual, replace, bonus, result};
 }  // namespace lines::speculative_decoding
 }  // namespace sf
+
+// ---- Not in the paper (issue 25, item 3): random-feature attention (Peng et al. 2021, Performer).
+namespace sf {
+namespace algs {
+// Algorithm 4-R: Ṽ ← RFAttention(X, Z | W_qkv, Mask; D, ω) (Peng et al. 2021; the encyclopedia
+// article, seed 004), displayed "4-R".
+inline constexpr int random_feature_attention = 106;
+}  // namespace algs
+namespace lines::random_feature_attention {  // Algorithm 4-R (core/algorithms/alg04r_random_feature_attention.cpp)
+inline constexpr LineRef Q{106, 1}, K{106, 2}, V{106, 3};
+inline constexpr LineRef W{106, 4};        // σ ← d_attn^{1/4}; w_i ← ω_i/σ
+inline constexpr LineRef phi_Q{106, 5};    // Φ_Q ← φ(Q)
+inline constexpr LineRef phi_K{106, 6};    // Φ_K ← φ(K)
+inline constexpr LineRef kappa{106, 7};    // κ[t_z] ← exp(‖k_{t_z}‖²/2σ² − c)
+inline constexpr LineRef init{106, 8};     // S_φ ← 0, s_φ ← 0, g ← 0, n ← 0
+inline constexpr LineRef for_t{106, 9};    // for t_x ∈ [ℓ_x], by the number of keys Mask allows it
+inline constexpr LineRef add{106, 10};     // while n < n(t_x): add key n's κ φ(k) vᵀ, κ φ(k), κ
+inline constexpr LineRef num{106, 11};     // a ← S_φᵀ φ(q), b ← s_φᵀ φ(q)
+inline constexpr LineRef V_col{106, 12};   // Ṽ[:, t_x] ← a / max(b, ε g)
+inline constexpr LineRef V_tilde{106, 14};  // return Ṽ (with the comparison against Algorithm 4)
+inline constexpr LineRef kAll[] = {Q, K, V, W, phi_Q, phi_K, kappa, init, for_t, add, num, V_col, V_tilde};
+}  // namespace lines::random_feature_attention
+}  // namespace sf

@@ -63,6 +63,10 @@ const std::vector<Variant> kVariants = [] {
   v.push_back({"gpt", R"("norm_position": "post", "position": "alibi", "activation": "gelu_tanh")"});
   v.push_back({"ed", R"("norm_position": "pre", "position": "rope", "norm": "rms_norm", "activation": "swiglu",
                         "H_kv": 2, "tied_unembedding": true)"});
+  // Random-feature attention (Algorithm 4-R, issue 25): its ω is not a tensor (regenerated from rf_seed),
+  // so the file holds the table's tensors only, and the three keys round-trip.
+  for (const char* arch : {"gpt", "bert", "ed"})
+    v.push_back({arch, R"("attention": "random_features", "rf_features": 16, "rf_seed": 3, "rf_orthogonal": true)"});
   return v;
 }();
 

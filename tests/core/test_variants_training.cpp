@@ -104,6 +104,10 @@ TEST(VariantsTraining, GptVariantsLearnSort) {
          c.position = Position::Sinusoidal;
          c.H_kv = 2;
        }},
+      {"random_features_32", [](ModelConfig& c) {  // Algorithm 4-R (issue 25), trained through φ
+         c.attention = AttentionKind::RandomFeatures;
+         c.rf_features = 32;
+       }},
   });
 }
 
