@@ -27,7 +27,9 @@ InferenceOptions Generation::options() const {
           .seed = settings.seed + prefix_.size(),
           .trim_context = settings.trim_context,
           .stop_at_eos = settings.stop_at_eos,
-          .kv_cache = settings.kv_cache};
+          .kv_cache = settings.kv_cache,
+          .cut = settings.cut,
+          .kv_block_size = settings.paged ? settings.kv_block_size : 0};
 }
 
 void Generation::finish(const InferenceOptions& used, InferenceResult r) {

@@ -45,6 +45,7 @@ int continue_prompt(const Args& args, const Model& model, const Tokenizer& tok, 
   opt.stop_at_eos = args.has("stop-at-eos");
   opt.kv_cache = args.has("kv-cache");
   opt.cut = top_k_top_p_options(args);
+  opt.kv_block_size = kv_block_option(args);
   if (gpu) {
     opt.attn = gpu->attention();
     opt.cached_attn = gpu->cached_attention();
@@ -72,6 +73,7 @@ int continue_prompt(const Args& args, const Model& model, const Tokenizer& tok, 
       break;
     }
   if (!r.stopped.empty()) std::cout << "note: " << r.stopped << "\n";
+  if (opt.kv_block_size > 0 && !r.steps.empty()) print_block_table(r.steps.back().block_table);
   report_gpu(args, gpu);
   return 0;
 }
@@ -80,6 +82,7 @@ int continue_prompt(const Args& args, const Model& model, const Tokenizer& tok, 
 int translate(const Args& args, const Model& model, const Tokenizer& tok, CliGpu* gpu) {
   const char* why = "Algorithm 15 starts x̂ at [bos_token] and runs until eos_token (or ℓ_max)";
   for (const char* o : {"prompt", "tokens", "gen", "no-trim", "stop-at-eos"}) refuse_option(args, o, why);
+  refuse_option(args, "kv-block", "Algorithm 15's KV cache is not paged");
   EdInferenceOptions opt;
   opt.tau = args.get_double("tau", 1.0, 0.0, 1e6);
   opt.seed = args.get_u64("seed", 1);
@@ -117,6 +120,7 @@ int run_sample(const Args& args) {
   args.get_int("gen", 16, 0, 1000000);
   args.get_u64("seed", 1);
   top_k_top_p_options(args);
+  kv_block_option(args);
   if (args.has("prompt") && args.has("tokens")) args.require_one_of({"prompt", "tokens"});
   if (args.has("context") && args.has("context-tokens")) args.require_one_of({"context", "context-tokens"});
   const AttentionChoice attention = attention_choice(args);
@@ -143,7 +147,7 @@ Command sample_command() {
   s.name = "sample";
   s.summary = "Generate text: Algorithm 14 (GPT, continue a prompt) or 15 (encoder-decoder, x̂ for a context z).";
   s.synopsis =
-      "--model MODEL ((--prompt TEXT | --tokens IDS) [--gen N] [--no-trim] [--stop-at-eos] [--kv-cache] | (--context TEXT | "
+      "--model MODEL ((--prompt TEXT | --tokens IDS) [--gen N] [--no-trim] [--stop-at-eos] [--kv-cache [--kv-block B]] | (--context TEXT | "
       "--context-tokens IDS) [--reuse-encoding] [--kv-cache]) [--tau T] [--top-k K] [--top-p P] [--seed S] [--threads N] [--json] "
       "[--attention cpu|gpu] [--gpu-form teaching|fused]";
   s.description =
@@ -195,7 +199,7 @@ Command sample_command() {
       attention_option(),
       gpu_form_option(),
   };
-  for (Option& o : top_k_top_p_option_specs()) s.options.push_back(std::move(o));
+  for (Option& o : cut_and_paging_option_specs()) s.options.push_back(std::move(o));
   s.examples =
       "  stepformer-cli sample --model model.safetensors --prompt \"hello\" --tau 0.8 --gen 20 --seed 1\n"
       "  stepformer-cli sample --model model.safetensors --prompt \"hello\" --tau 0 --gen 20 --json\n"

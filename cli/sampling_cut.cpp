@@ -1,6 +1,7 @@
 #include "cli/sampling_cut.hpp"
 
 #include <cstdio>
+#include <iostream>
 
 namespace sf::cli {
 
@@ -14,8 +15,19 @@ TopKTopP top_k_top_p_options(const Args& args) {
   return cut;
 }
 
-std::vector<Option> top_k_top_p_option_specs() {
+int kv_block_option(const Args& args) {
+  if (!args.has("kv-block")) return 0;
+  if (!args.has("kv-cache"))
+    throw UsageError("--kv-block pages the KV cache, so it needs --kv-cache: e.g. --kv-cache --kv-block 4");
+  return static_cast<int>(args.get_int("kv-block", 0, 1, 4096));
+}
+
+std::vector<Option> cut_and_paging_option_specs() {
   return {
+      {"kv-block", "B",
+       "GPT, with --kv-cache: hold the cache in blocks of B tokens (1–4096) with a block table mapping the "
+       "sequence's logical blocks to physical ones (PagedAttention, Kwon et al. 2023; not in the paper). The same "
+       "tokens, bit for bit. Default: not paged."},
       {"top-k", "K",
        "Keep only the K most likely tokens (by p; equal p: the smaller id first) and renormalise q over them, after "
        "τ (a whole number ≥ 1; K ≥ N_V cuts nothing; K = 1 is argmax). Not in the paper (the encyclopedia article's "
@@ -25,6 +37,13 @@ std::vector<Option> top_k_top_p_option_specs() {
        "are given) sums to at least P of the mass, at least one token, and renormalise q over them (0 < P ≤ 1; 1 "
        "cuts nothing). Not in the paper (the encyclopedia article's top-p). Default: 1."},
   };
+}
+
+void print_block_table(const BlockTable& t) {
+  std::cout << "kv cache: paged in blocks of B = " << t.block_size << "; block table after the last step [";
+  for (size_t b = 0; b < t.blocks.size(); ++b) std::cout << (b ? ", " : "") << t.blocks[b] + 1;
+  const int n = static_cast<int>(t.blocks.size());
+  std::cout << "] (" << t.tokens << " tokens, the last block holds " << (n ? t.fill(n - 1) : 0) << ")\n";
 }
 
 std::string top_k_top_p_summary(const TopKTopP& cut) {

@@ -23,6 +23,8 @@ struct SamplingPanel {
   void draw(App& app);
   // The heading of the step last shown ("" before a generation is shown), for --dump-state.
   const std::string& heading() const { return heading_; }
+  // The selected step's top-k / top-p cut as the bars label it ("" when it drew without a cut), for --dump-state.
+  const std::string& cut_label() const { return cut_label_; }
 
  private:
   enum class ChipKind { Prompt = 0, Earlier = 1, ThisRun = 2 };  // the values are part of the chips' ImGui IDs
@@ -47,6 +49,7 @@ struct SamplingPanel {
   size_t followed_ = SIZE_MAX;        // the shown event the selection last followed
   bool all_ = false;                  // every token of the vocabulary, not only the top 20 by p
   std::string heading_;
+  std::string cut_label_;
 };
 
 }  // namespace sf
