@@ -1,5 +1,6 @@
 #include "core/algorithms/sample_step.hpp"
 
+#include <cstdio>
 #include <string>
 
 namespace sf {
