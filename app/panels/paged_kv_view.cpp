@@ -21,11 +21,9 @@ void draw_block(const App& app, const BlockTable& t, int b) {
   same_line_if_fits(w);
   const ImVec2 at = ImGui::GetCursorScreenPos();
   ImGui::Dummy(ImVec2(w, fs * 1.2f + slot + gap * 2));
-  ImGui::PushID(b);
   item_tooltip("Logical block " + std::to_string(b + 1) + " (tokens " + std::to_string(b * t.block_size + 1) + "–" +
                std::to_string((b + 1) * t.block_size) + ") is held in physical block " + std::to_string(t.blocks[b] + 1) +
                ": " + std::to_string(t.fill(b)) + " of its " + std::to_string(t.block_size) + " slots filled.");
-  ImGui::PopID();
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
   dl->AddText(at, text, label.c_str());
