@@ -27,8 +27,10 @@ bool Translation::needs_run(const Tokens& z, size_t n_params, bool traced) {
 }
 
 EdInferenceOptions Translation::options() const {
-  return {.tau = settings.tau, .seed = settings.seed, .reuse_encoding = settings.reuse_encoding,
-          .kv_cache = settings.kv_cache, .cut = settings.cut};
+  EdInferenceOptions o{.tau = settings.tau, .seed = settings.seed, .reuse_encoding = settings.reuse_encoding,
+                       .kv_cache = settings.kv_cache};
+  o.cut = settings.cut;
+  return o;
 }
 
 void Translation::finish(const EdInferenceOptions& used, EdInferenceResult r) {

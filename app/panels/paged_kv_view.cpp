@@ -18,7 +18,7 @@ void draw_block(const App& app, const BlockTable& t, int b) {
   const std::string label = std::to_string(b + 1) + " → " + std::to_string(t.blocks[b] + 1);
   const float boxes_w = t.block_size * (slot + gap) + gap;
   const float w = std::max(boxes_w, ImGui::CalcTextSize(label.c_str()).x);
-  same_line_if_fits(w);
+  if (b > 0) same_line_if_fits(w, fs * 0.8f);
   const ImVec2 at = ImGui::GetCursorScreenPos();
   ImGui::Dummy(ImVec2(w, fs * 1.2f + slot + gap * 2));
   item_tooltip("Logical block " + std::to_string(b + 1) + " (tokens " + std::to_string(b * t.block_size + 1) + "–" +

@@ -70,7 +70,10 @@ void draw_cut_line_row(const App& app, const std::string& label) {
   const float x0 = table->WorkRect.Min.x, x1 = table->WorkRect.Max.x;
   const ImU32 accent = accent_color(app.settings.dark);
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  dl->PushClipRect(ImVec2(x0, at.y), ImVec2(x1, at.y + fs * 1.4f), true);
+  // Across every column, within what the table shows (its rows scroll under the header).
+  const ImRect clip = table->InnerClipRect;
+  dl->PushClipRect(ImVec2(std::max(x0, clip.Min.x), std::max(at.y, clip.Min.y)),
+                   ImVec2(std::min(x1, clip.Max.x), std::min(at.y + fs * 1.4f, clip.Max.y)), false);
   const float y = at.y + fs * 0.7f;
   const ImVec2 ts = ImGui::CalcTextSize(label.c_str());
   const float tx = x0 + fs * 1.5f;
