@@ -28,6 +28,8 @@ const char* app_usage() {
          "                               dump-state:FILE, screenshot:FILE (written at the end of their frame),\n"
          "                               generate-one, generate-all, tau:T, gen:N, seed:S, kv-cache:on|off,\n"
          "                               stop-at-eos:on|off (the Sampling tab's \"stop at eos_token\"),\n"
+         "                               top-k:K, top-p:P, translate-top-k:K, translate-top-p:P (top-k / top-p;\n"
+         "                               0 and 1 turn them off), kv-paged:on|off, kv-block:B (the paged KV cache),\n"
          "                               context:TEXT (a model with a context z), example:N (File › Examples),\n"
          "                               mask:T (toggle [MASK] at prompt position T, <bos> = 1), fill-trace,\n"
          "                               translate-one, translate-all, translate-tau:T, translate-reuse:on|off,\n"

@@ -22,12 +22,15 @@ Tokens Generation::input(const Tokens& prompt) const {
 }
 
 InferenceOptions Generation::options() const {
-  return {.l_gen = count_,
+  InferenceOptions o{.l_gen = count_,
           .tau = settings.tau,
           .seed = settings.seed + prefix_.size(),
           .trim_context = settings.trim_context,
           .stop_at_eos = settings.stop_at_eos,
           .kv_cache = settings.kv_cache};
+  o.cut = settings.cut;
+  o.kv_block_size = settings.paged ? settings.kv_block_size : 0;
+  return o;
 }
 
 void Generation::finish(const InferenceOptions& used, InferenceResult r) {

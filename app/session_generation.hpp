@@ -14,6 +14,9 @@ struct SamplingSettings {
   bool trim_context = true;
   bool kv_cache = false;  // not in the paper: compute only the new token's column (docs/variants.md)
   bool stop_at_eos = true;  // not in the paper's Algorithm 14: stop once eos_token is drawn (the CLI's --stop-at-eos)
+  TopKTopP cut;            // not in the paper: top-k / top-p after τ (core/algorithms/sampling.hpp); off
+  bool paged = false;      // not in the paper: with kv_cache, hold the cache in blocks (PagedAttention)
+  int kv_block_size = 4;   // B, tokens per block when paged (core/algorithms/paged_kv.hpp's default)
 };
 
 class Generation {

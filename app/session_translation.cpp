@@ -18,6 +18,7 @@ void Translation::clear() {
 bool Translation::needs_run(const Tokens& z, size_t n_params, bool traced) {
   std::vector<double> key(z.begin(), z.end());
   key.insert(key.end(), {settings.tau, static_cast<double>(settings.seed), settings.reuse_encoding ? 1.0 : 0.0,
+                         static_cast<double>(settings.cut.k), settings.cut.p,
                          static_cast<double>(n_params)});
   if (traced && key == key_) return false;
   key_ = std::move(key);
@@ -26,8 +27,10 @@ bool Translation::needs_run(const Tokens& z, size_t n_params, bool traced) {
 }
 
 EdInferenceOptions Translation::options() const {
-  return {.tau = settings.tau, .seed = settings.seed, .reuse_encoding = settings.reuse_encoding,
-          .kv_cache = settings.kv_cache};
+  EdInferenceOptions o{.tau = settings.tau, .seed = settings.seed, .reuse_encoding = settings.reuse_encoding,
+                       .kv_cache = settings.kv_cache};
+  o.cut = settings.cut;
+  return o;
 }
 
 void Translation::finish(const EdInferenceOptions& used, EdInferenceResult r) {

@@ -13,6 +13,7 @@ struct TranslationSettings {
   uint64_t seed = 1;
   bool reuse_encoding = false;  // not in the paper: encode z once and reuse Z
   bool kv_cache = false;        // not in the paper: z encoded once, only x̂'s new column per step
+  TopKTopP cut;                 // not in the paper: top-k / top-p after τ (core/algorithms/sampling.hpp); off
 };
 
 class Translation {

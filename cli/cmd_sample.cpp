@@ -9,6 +9,7 @@
 #include "cli/common.hpp"
 #include "cli/gpu_attention.hpp"
 #include "cli/speculate.hpp"
+#include "cli/sampling_cut.hpp"
 #include "core/algorithms/algorithms.hpp"
 #include "core/parallel/parallel.hpp"
 
@@ -48,6 +49,8 @@ int continue_prompt(const Args& args, const Model& model, const Tokenizer& tok, 
   opt.trim_context = !args.has("no-trim");
   opt.stop_at_eos = args.has("stop-at-eos");
   opt.kv_cache = args.has("kv-cache");
+  opt.cut = top_k_top_p_options(args);
+  opt.kv_block_size = kv_block_option(args);
   if (gpu) {
     opt.attn = gpu->attention();
     opt.cached_attn = gpu->cached_attention();
@@ -66,7 +69,7 @@ int continue_prompt(const Args& args, const Model& model, const Tokenizer& tok, 
   std::cout << algorithm_title(14) << "\n";
   std::cout << "prompt:       \"" << tok.decode(x) << "\"  (x = [" << id_list(x) << "], ℓ = " << x.size() << ")\n";
   std::cout << "continuation: \"" << tok.decode(r.y) << "\"  (τ = " << opt.tau << (opt.tau == 0 ? ", argmax" : "")
-            << ", ℓ_gen = " << opt.l_gen << ", seed " << opt.seed << ")\n";
+            << top_k_top_p_summary(opt.cut) << ", ℓ_gen = " << opt.l_gen << ", seed " << opt.seed << ")\n";
   std::cout << "y: " << id_list(r.y, ",") << "\n";
   for (size_t i = 0; i < r.steps.size(); ++i)
     if (r.steps[i].context_start > 1) {
@@ -75,6 +78,7 @@ int continue_prompt(const Args& args, const Model& model, const Tokenizer& tok, 
       break;
     }
   if (!r.stopped.empty()) std::cout << "note: " << r.stopped << "\n";
+  if (opt.kv_block_size > 0 && !r.steps.empty()) print_block_table(r.steps.back().block_table);
   report_gpu(args, gpu);
   return 0;
 }
@@ -83,11 +87,13 @@ int continue_prompt(const Args& args, const Model& model, const Tokenizer& tok, 
 int translate(const Args& args, const Model& model, const Tokenizer& tok, CliGpu* gpu) {
   const char* why = "Algorithm 15 starts x̂ at [bos_token] and runs until eos_token (or ℓ_max)";
   for (const char* o : {"prompt", "tokens", "gen", "no-trim", "stop-at-eos", "draft", "speculate"}) refuse_option(args, o, why);
+  refuse_option(args, "kv-block", "Algorithm 15's KV cache is not paged");
   EdInferenceOptions opt;
   opt.tau = args.get_double("tau", 1.0, 0.0, 1e6);
   opt.seed = args.get_u64("seed", 1);
   opt.reuse_encoding = args.has("reuse-encoding");
   opt.kv_cache = args.has("kv-cache");
+  opt.cut = top_k_top_p_options(args);
   if (gpu) {
     opt.attn = gpu->attention();
     opt.cached_attn = gpu->cached_attention();
@@ -101,8 +107,8 @@ int translate(const Args& args, const Model& model, const Tokenizer& tok, CliGpu
     return 0;
   }
   std::cout << "model: " << args.get("model") << " (" << config_summary(model.config) << ")\n";
-  std::cout << algorithm_title(15) << "  (τ = " << opt.tau << (opt.tau == 0 ? ", argmax" : "") << ", seed "
-            << opt.seed
+  std::cout << algorithm_title(15) << "  (τ = " << opt.tau << (opt.tau == 0 ? ", argmax" : "")
+            << top_k_top_p_summary(opt.cut) << ", seed " << opt.seed
             << (opt.reuse_encoding ? "; the encoder ran once and Z was reused, not the paper's re-encoding" : "")
             << ")\n";
   std::cout << "context: \"" << tok.decode(z) << "\"  (z = [" << id_list(z) << "], ℓ_z = " << z.size() << ")\n";
@@ -118,6 +124,8 @@ int run_sample(const Args& args) {
   args.get_double("tau", 1.0, 0.0, 1e6);
   args.get_int("gen", 16, 0, 1000000);
   args.get_u64("seed", 1);
+  top_k_top_p_options(args);
+  kv_block_option(args);
   if (args.has("prompt") && args.has("tokens")) args.require_one_of({"prompt", "tokens"});
   if (args.has("context") && args.has("context-tokens")) args.require_one_of({"context", "context-tokens"});
   const AttentionChoice attention = attention_choice(args);
@@ -144,8 +152,8 @@ Command sample_command() {
   s.name = "sample";
   s.summary = "Generate text: Algorithm 14 (GPT, continue a prompt) or 15 (encoder-decoder, x̂ for a context z).";
   s.synopsis =
-      "--model MODEL ((--prompt TEXT | --tokens IDS) [--gen N] [--no-trim] [--stop-at-eos] [--kv-cache] | (--context TEXT | "
-      "--context-tokens IDS) [--reuse-encoding] [--kv-cache]) [--draft MODEL [--speculate K]] [--tau T] [--seed S] [--threads N] [--json] "
+      "--model MODEL ((--prompt TEXT | --tokens IDS) [--gen N] [--no-trim] [--stop-at-eos] [--kv-cache [--kv-block B]] | (--context TEXT | "
+      "--context-tokens IDS) [--reuse-encoding] [--kv-cache]) [--draft MODEL [--speculate K]] [--tau T] [--top-k K] [--top-p P] [--seed S] [--threads N] [--json] "
       "[--attention cpu|gpu] [--gpu-form teaching|fused]";
   s.description =
       "GPT: Algorithm 14, y ← DInference(x, θ̂). Each step runs DTransformer on x, takes p = P[:, last], draws y "
@@ -204,9 +212,11 @@ Command sample_command() {
        "the target's ℓ_max (no trimming)."},
       {"speculate", "K", "With --draft: the draft's proposals per round, 1–64. Default: 4."},
   };
+  for (Option& o : cut_and_paging_option_specs()) s.options.push_back(std::move(o));
   s.examples =
       "  stepformer-cli sample --model model.safetensors --prompt \"hello\" --tau 0.8 --gen 20 --seed 1\n"
       "  stepformer-cli sample --model model.safetensors --prompt \"hello\" --tau 0 --gen 20 --json\n"
+      "  stepformer-cli sample --model model.safetensors --prompt \"hello\" --tau 0.8 --top-k 5 --top-p 0.9\n"
       "  stepformer-cli sample --model ed.safetensors --context \"dcab\" --tau 0 --reuse-encoding\n"
       "  stepformer-cli sample --model model.safetensors --prompt \"hello\" --tau 0 --kv-cache --attention gpu\n"
       "  stepformer-cli sample --model default.safetensors --draft draft.safetensors --speculate 4 --prompt \"dcab=\" --tau 0\n";

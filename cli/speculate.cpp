@@ -43,7 +43,9 @@ void print_counts(const SpeculativeResult& r) {
 
 int speculate(const Args& args, const Model& target, const Tokenizer& tok) {
   const char* why = "Algorithm 14-S feeds the whole x to both models and stops at the target's ℓ_max";
-  for (const char* o : {"kv-cache", "no-trim", "stop-at-eos"}) refuse_option(args, o, why);
+  for (const char* o : {"kv-cache", "kv-block", "no-trim", "stop-at-eos"}) refuse_option(args, o, why);
+  for (const char* o : {"top-k", "top-p"})
+    refuse_option(args, o, "Algorithm 14-S's acceptance rule min(1, p/q) is written for the plain distributions after τ");
   if (!args.has("draft")) throw UsageError("--speculate K needs --draft MODEL, the model that proposes the tokens");
   const OpenedModel opened = load_model(args.get("draft"));
   const Model& draft = opened.checkpoint.model;

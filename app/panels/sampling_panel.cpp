@@ -2,11 +2,12 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <numeric>
 #include <vector>
 
 #include "app/mathtext.hpp"
+#include "app/panels/paged_kv_view.hpp"
 #include "app/panels/panel.hpp"
+#include "app/panels/sampling_cut.hpp"
 #include "app/widgets/bar_table.hpp"
 #include "app/widgets/flow.hpp"
 #include "app/widgets/labelled.hpp"
@@ -57,14 +58,6 @@ const Value* traced_tau(const Trace& tr) {
   return enter < tr.size() ? find_value(tr.events[enter], "τ") : nullptr;
 }
 
-// Token indices (0-based) by decreasing p.
-std::vector<int> by_decreasing_p(const InferenceStep& step) {
-  std::vector<int> order(step.p.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return step.p(a) > step.p(b); });
-  return order;
-}
-
 }  // namespace
 
 int tokens_fed(const Trace& tr, const InferenceStep& step, int i) {
@@ -97,11 +90,14 @@ void SamplingPanel::draw(App& app) {
   draw_generated_text(app, sel);
   ImGui::Separator();
   heading_.clear();
+  cut_label_.clear();
   if (!draw_run_status(app) || sel < 0) return;
   const InferenceStep& step = app.session.generation().result().steps[sel];
-  const std::vector<int> order = by_decreasing_p(step);
+  const std::vector<int> order = order_by_decreasing(step.p);  // the order top-k / top-p cut in
   const int y_rank = static_cast<int>(std::find(order.begin(), order.end(), step.y - 1) - order.begin());
+  cut_label_ = traced_cut_label(app.session.trace(), lines::d_inference::sample, sel + 1, static_cast<int>(step.p.size()));
   draw_step_details(app, sel, y_rank);
+  if (step.block_table.block_size > 0) draw_paged_kv_view(app, step.block_table, "x");
   draw_p_and_q_bars(app, step, order, y_rank);
 }
 
@@ -117,6 +113,7 @@ void SamplingPanel::draw_controls(App& app) {
                "τ = 1 samples from the model's p as it is, and a large τ flattens q towards uniform (§7). "
                "Ctrl+click the slider to type a value.");
   aside(st.tau <= 0 ? "argmax" : st.tau == 1 ? "sample from p itself" : st.tau < 1 ? "sharper than p" : "flatter than p");
+  draw_top_k_top_p_controls(st.cut, c.N_V(), "");
   int l_gen = st.l_gen;
   if (ImGui::InputInt(fitted_label("ℓ_gen", fs * 7.0f).c_str(), &l_gen)) st.l_gen = std::clamp(l_gen, 1, 4096);
   item_tooltip("How many tokens \"Generate ℓ_gen tokens\" draws (Algorithm 14's loop, line 2).");
@@ -136,6 +133,7 @@ void SamplingPanel::draw_controls(App& app) {
                "growing). The same p, q and tokens as recomputing every column. Rebuilt after trimming or when "
                "a prefix separator first appears.");
   aside("(not in the paper: encyclopedia article, seed 004)");
+  draw_paged_kv_controls(st);
   wrapped_checkbox("Stop at eos_token", &st.stop_at_eos);
   item_tooltip("Generation ends once the model draws eos_token (" + token_label(app.session.tokenizer(), c.eos_token()) +
                "), as the CLI's --stop-at-eos does. Off: Algorithm 14 as printed, which draws all ℓ_gen tokens, "
@@ -340,7 +338,10 @@ void SamplingPanel::draw_p_and_q_bars(const App& app, const InferenceStep& step,
   if (!begin_bar_table("pq", {"rank", fs * 2.6f, "token", fs * 4.2f, "p", "q"},
                        std::max(fs * 8.0f, ImGui::GetContentRegionAvail().y)))
     return;
-  for (int r = 0; r < shown_rows; ++r) draw_p_and_q_row(app, step, order[r], r, scale, colors);
+  for (int r = 0; r < shown_rows; ++r) {
+    if (r == step.kept && !cut_label_.empty()) draw_cut_line_row(app, cut_label_);
+    draw_p_and_q_row(app, step, order[r], r, scale, colors);
+  }
   if (y_rank >= shown_rows) {
     ImGui::TableNextRow();
     ImGui::TableNextColumn();
@@ -365,11 +366,13 @@ void SamplingPanel::draw_p_and_q_legend(const App& app, int N, int shown_rows, c
   swatch(colors.p);
   math_text(app.fonts, "p (line 4)");
   const Value* tau_v = traced_tau(app.session.trace());
-  const std::string q_label = "q ∝ p^{1/τ} (line 5)" + std::string(tau_v && tau_v->m(0, 0) <= 0 ? ": τ = 0, argmax" : "");
+  const std::string q_label = (cut_label_.empty() ? "q ∝ p^{1/τ} (line 5)" : "q: q ∝ p^{1/τ} renormalised over the kept tokens (line 5)") +
+                              std::string(tau_v && tau_v->m(0, 0) <= 0 ? ": τ = 0, argmax" : "");
   same_line_if_fits(sw.x + ImGui::GetStyle().ItemSpacing.x + math_text_size(app.fonts, q_label).x);
   swatch(colors.q);
   math_text(app.fonts, q_label);
   if (!all_) aside(("top " + std::to_string(shown_rows) + " by p").c_str());
+  if (!cut_label_.empty()) aside("(faded: cut by top-k / top-p, q = 0)");
 }
 
 // The row of token v (0-based) at rank `rank` (0-based), highlighted when v is the sampled y.
@@ -377,6 +380,7 @@ void SamplingPanel::draw_p_and_q_row(const App& app, const InferenceStep& step, 
                                      const PqColors& colors) const {
   const bool dark = app.settings.dark;
   const bool sampled = v == step.y - 1;
+  const bool cut = rank >= step.kept;  // top-k / top-p cut it (kept = N_V without a cut)
   ImGui::TableNextRow();
   if (sampled) ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, highlight_bg(dark));
   ImGui::TableNextColumn();
@@ -387,11 +391,12 @@ void SamplingPanel::draw_p_and_q_row(const App& app, const InferenceStep& step, 
   if (sampled) ImGui::TextColored(ImColor(accent_color(dark)), "%s ◀", label.c_str());
   else ImGui::TextUnformatted(label.c_str());
   ImGui::PopFont();
-  item_tooltip("“" + label + "” (id " + std::to_string(v + 1) + ")" + (sampled ? ": the sampled token y" : ""));
+  item_tooltip("“" + label + "” (id " + std::to_string(v + 1) + ")" + (sampled ? ": the sampled token y" : "") +
+               (cut ? ". Cut by top-k / top-p: q = 0 (before the cut, q ∝ p^(1/τ) = " + prob(step.q_tau(v)) + ")." : ""));
   ImGui::TableNextColumn();
-  number_bar(app, prob(step.p(v)), "0.000 ", step.p(v), scale, false, colors.p);
+  number_bar(app, prob(step.p(v)), "0.000 ", step.p(v), scale, false, cut ? cut_color(colors.p) : colors.p);
   ImGui::TableNextColumn();
-  number_bar(app, prob(step.q(v)), "0.000 ", step.q(v), scale, false, colors.q);
+  number_bar(app, prob(step.q(v)), "0.000 ", step.q(v), scale, false, cut ? cut_color(colors.q) : colors.q);
 }
 
 }  // namespace sf

@@ -25,6 +25,8 @@ struct SamplingPanel {
   // The heading of the step last shown ("" before a generation is shown), for --dump-state.
   const std::string& heading() const { return heading_; }
   const SpeculativePanel& speculative() const { return speculative_; }
+  // The selected step's top-k / top-p cut as the bars label it ("" when it drew without a cut), for --dump-state.
+  const std::string& cut_label() const { return cut_label_; }
 
  private:
   enum class ChipKind { Prompt = 0, Earlier = 1, ThisRun = 2 };  // the values are part of the chips' ImGui IDs
@@ -50,6 +52,7 @@ struct SamplingPanel {
   bool all_ = false;                  // every token of the vocabulary, not only the top 20 by p
   std::string heading_;
   SpeculativePanel speculative_;  // Algorithm 14-S's section (not in the paper)
+  std::string cut_label_;
 };
 
 }  // namespace sf

@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <numeric>
 
 #include "app/attention_calls.hpp"
 #include "app/mathtext.hpp"
 #include "app/panels/panel.hpp"
+#include "app/panels/sampling_cut.hpp"
 #include "app/widgets/heatmap.hpp"
 #include "app/widgets/labelled.hpp"
 
@@ -27,6 +27,7 @@ void TranslationPanel::draw(App& app) {
   const bool dark = app.settings.dark;
   const float fs = ImGui::GetFontSize();
   const ImU32 accent = accent_color(dark);
+  cut_label_.clear();
 
   float tau = static_cast<float>(st.tau);
   if (ImGui::SliderFloat(fitted_label("τ##ed", fs * 10.0f).c_str(), &tau, 0.0f, 5.0f, "%.2f", ImGuiSliderFlags_Logarithmic))
@@ -35,6 +36,7 @@ void TranslationPanel::draw(App& app) {
   same_line_if_fits(field_width("seed##ed", fs * 7.0f));
   const uint64_t one = 1;
   ImGui::InputScalar(fitted_label("seed##ed", fs * 7.0f).c_str(), ImGuiDataType_U64, &st.seed, &one);
+  draw_top_k_top_p_controls(st.cut, s.model().config.N_V(), "##ed");
   wrapped_checkbox("reuse the encoder output (not in the paper: the paper re-encodes z at every step)",
                   &st.reuse_encoding);
   wrapped_checkbox("KV cache (not in the paper: encyclopedia article, seed 004)", &st.kv_cache);
@@ -92,9 +94,8 @@ void TranslationPanel::draw(App& app) {
   const InferenceStep& stp = r.steps[sel - 1];
   ImGui::SameLine();
   ImGui::TextDisabled("y = “%s”", token_label(tok, stp.y).c_str());
-  std::vector<int> order(stp.p.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return stp.p(a) > stp.p(b); });
+  const std::vector<int> order = order_by_decreasing(stp.p);  // the order top-k / top-p cut in
+  cut_label_ = traced_cut_label(s.trace(), lines::ed_inference::sample, sel, static_cast<int>(stp.p.size()));
   const ImU32 p_col = dark ? IM_COL32(90, 160, 230, 255) : IM_COL32(40, 100, 190, 255);
   const ImU32 q_col = dark ? IM_COL32(230, 140, 70, 255) : IM_COL32(200, 100, 30, 255);
   const float scale = std::max(stp.p.maxCoeff(), stp.q.maxCoeff());
@@ -105,6 +106,8 @@ void TranslationPanel::draw(App& app) {
     ImGui::TableHeadersRow();
     for (int k = 0; k < std::min<int>(kTopK, static_cast<int>(order.size())); ++k) {
       const int v = order[k];
+      if (k == stp.kept && !cut_label_.empty()) draw_cut_line_row(app, cut_label_);
+      const bool cut = k >= stp.kept;  // faded: cut by top-k / top-p
       ImGui::TableNextRow();
       if (v == stp.y - 1) ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, highlight_bg(dark));
       ImGui::TableNextColumn();
@@ -115,9 +118,9 @@ void TranslationPanel::draw(App& app) {
       std::snprintf(a, sizeof a, "%.3f", stp.p(v));
       std::snprintf(b, sizeof b, "%.3f", stp.q(v));
       ImGui::TableNextColumn();
-      number_bar(app, a, "0.000 ", stp.p(v), scale, false, p_col);
+      number_bar(app, a, "0.000 ", stp.p(v), scale, false, cut ? cut_color(p_col) : p_col);
       ImGui::TableNextColumn();
-      number_bar(app, b, "0.000 ", stp.q(v), scale, false, q_col);
+      number_bar(app, b, "0.000 ", stp.q(v), scale, false, cut ? cut_color(q_col) : q_col);
     }
     ImGui::EndTable();
   }

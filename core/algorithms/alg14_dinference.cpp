@@ -10,8 +10,9 @@
 
 #include "core/algorithms/algorithms.hpp"
 #include "core/algorithms/kv_cache.hpp"
+#include "core/algorithms/paged_kv.hpp"
 #include "core/model/error.hpp"
-#include "core/algorithms/sampling.hpp"
+#include "core/algorithms/sample_step.hpp"
 
 namespace sf {
 
@@ -20,6 +21,9 @@ InferenceResult dinference(const Tokens& x_in, const Model& model, const Inferen
   if (x_in.empty()) throw Error("the prompt is empty: DInference needs at least one token (e.g. bos_token)");
   if (!(opt.tau >= 0.0) || opt.tau > 1e6) throw Error("τ must be a number between 0 and 1e6");
   if (opt.l_gen < 0) throw Error("ℓ_gen must be ≥ 0");
+  check_top_k_top_p(opt.cut);
+  if (opt.kv_block_size != 0) check_kv_block_size(opt.kv_block_size);
+  const bool paged_on = opt.kv_cache && opt.kv_block_size > 0;
   if (!opt.trim_context && static_cast<int>(x_in.size()) > c.l_max)
     throw Error("the prompt has " + std::to_string(x_in.size()) + " tokens but ℓ_max is " + std::to_string(c.l_max) +
                 ": shorten it, or turn on context trimming");
@@ -29,6 +33,7 @@ InferenceResult dinference(const Tokens& x_in, const Model& model, const Inferen
   Tokens x = x_in;
   InferenceResult out;
   GptKvCache cache;  // KV cache (not in the paper), used when opt.kv_cache
+  PagedKvCache paged(opt.kv_block_size);  // its blocks (PagedAttention, not in the paper), when paged_on
   TraceFrame frame(tr, 14,
                    tr ? std::vector<Value>{ttokens("x", x), tscalar("ℓ_gen", opt.l_gen), tscalar("τ", opt.tau)}
                       : std::vector<Value>{});
@@ -55,18 +60,27 @@ InferenceResult dinference(const Tokens& x_in, const Model& model, const Inferen
                                                 std::to_string(start + 1) + "), as Carpenter's COMPLETE_TEXT does."
                                           : "";
     if (opt.kv_cache) {  // not in the paper: only the new column, over the cached K, V
+      if (paged_on && !cache.K.empty()) paged_gather(paged, cache);  // the attention reads K, V from the blocks
       step.p = dtransformer_cached(input, c, W, cache, &step.cache_rebuilt, opt.cached_attn);  // (N_V)
-      if (tr)
-        tr->line(lines::d_inference::forward, {with_note(tv("P[:, ℓ + i − 1]", step.p, Axis::Vocab),
-                                   "KV cache (not in the paper; encyclopedia article 004): only the new column is "
-                                   "computed, over the cached K, V of " +
-                                       std::to_string(input.size() - 1) + " columns" +
-                                       (step.cache_rebuilt ? "; the cache was rebuilt from the whole context (first step, "
-                                                             "trimmed context or a new prefix). " + trimmed
-                                                           : ".")),
-                         with_note(tv("K (cached)", cache.K.back().front(), Axis::Feature, Axis::TokenZ),
-                                   "Last layer, head 1: the keys of every column so far (ℓ_z = " +
-                                       std::to_string(input.size()) + ").")});
+      if (paged_on) {
+        paged_store(paged, cache, step.cache_rebuilt);
+        step.block_table = paged.table;
+      }
+      if (tr) {
+        std::vector<Value> values{
+            with_note(tv("P[:, ℓ + i − 1]", step.p, Axis::Vocab),
+                      "KV cache (not in the paper; encyclopedia article 004): only the new column is computed, over "
+                      "the cached K, V of " +
+                          std::to_string(input.size() - 1) + " columns" +
+                          (step.cache_rebuilt ? "; the cache was rebuilt from the whole context (first step, "
+                                                "trimmed context or a new prefix). " + trimmed
+                                              : ".")),
+            with_note(tv("K (cached)", cache.K.back().front(), Axis::Feature, Axis::TokenZ),
+                      "Last layer, head 1: the keys of every column so far (ℓ_z = " + std::to_string(input.size()) +
+                          ").")};
+        if (paged_on) values.push_back(block_table_value(paged.table));
+        tr->line(lines::d_inference::forward, std::move(values));
+      }
     } else {
       const MatF P = dtransformer<float>(input, c, W, tr, opt.attn);  // (N_V, length(input))
       if (tr) tr->line(lines::d_inference::forward, {with_note(tv("P", P, Axis::Vocab, Axis::TokenX), trimmed)});
@@ -74,9 +88,8 @@ InferenceResult dinference(const Tokens& x_in, const Model& model, const Inferen
     }
     if (tr) tr->line(lines::d_inference::p, {tv("p", step.p, Axis::Vocab)});
     // L5: sample a token y from q ∝ p^{1/τ}
-    step.q = temperature(step.p, opt.tau);  // (N_V)
-    step.y = opt.tau <= 0.0 ? sample_argmax(step.p) : sample_mult(step.q, rng.uniform());
-    if (tr) tr->line(lines::d_inference::sample, {tv("q", step.q, Axis::Vocab), tscalar("y", step.y)});
+    //     (not in the paper: then top-k / top-p, traced as this line's sub-steps)
+    sample_token(step, opt.tau, opt.cut, rng, tr, lines::d_inference::sample);
     // L6: x ← [x, y]
     x.push_back(step.y);
     if (tr) tr->line(lines::d_inference::append, {ttokens("x", x)});

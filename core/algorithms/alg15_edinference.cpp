@@ -8,7 +8,7 @@
 // which way the loop ended. Not in the paper, optional: run the encoder once and reuse Z.
 #include "core/algorithms/algorithms.hpp"
 #include "core/algorithms/kv_cache.hpp"
-#include "core/algorithms/sampling.hpp"
+#include "core/algorithms/sample_step.hpp"
 #include "core/arch/ed.hpp"
 #include "core/model/error.hpp"
 
@@ -17,6 +17,7 @@ namespace sf {
 EdInferenceResult edinference(const Tokens& z, const Model& model, const EdInferenceOptions& opt, Tracer* tr) {
   const ModelConfig& c = model.config;
   if (!(opt.tau >= 0.0) || opt.tau > 1e6) throw Error("τ must be a number between 0 and 1e6");
+  check_top_k_top_p(opt.cut);
   check_ed_tokens(z, {c.bos_token()}, c);
   const EdW<const float> W = ed_weights(model);
   TraceParameters params(tr, model.table, model.theta.data());
@@ -75,9 +76,9 @@ EdInferenceResult edinference(const Tokens& z, const Model& model, const EdInfer
     }
     if (tr) tr->line(lines::ed_inference::p, {tv("p", step.p, Axis::Vocab)});
     // L6: sample a token y from q ∝ p^{1/τ}
-    step.q = temperature(step.p, opt.tau);  // (N_V)
-    y = step.y = opt.tau <= 0.0 ? sample_argmax(step.p) : sample_mult(step.q, rng.uniform());
-    if (tr) tr->line(lines::ed_inference::sample, {tv("q", step.q, Axis::Vocab), tscalar("y", y)});
+    //     (not in the paper: then top-k / top-p, traced as this line's sub-steps)
+    sample_token(step, opt.tau, opt.cut, rng, tr, lines::ed_inference::sample);
+    y = step.y;
     // L7: x̂ ← [x̂, y]
     x_hat.push_back(y);
     if (tr) tr->line(lines::ed_inference::append, {ttokens("x̂", x_hat)});

@@ -6,6 +6,8 @@
 #include <functional>
 #include <optional>
 
+#include "core/algorithms/block_table.hpp"
+#include "core/algorithms/sampling.hpp"
 #include "core/experiments/patch_point.hpp"
 #include "core/model/params.hpp"
 #include "core/trace/trace.hpp"
@@ -221,10 +223,20 @@ struct InferenceOptions {
   // Unset: core's mh_attention. Untraced when set.
   MHAttentionFn<float> attn;
   CachedMHAttentionFn cached_attn;
+  // Not in the paper (seed 004): top-k / top-p applied to q after τ (sampling.hpp), traced as
+  // sub-steps of line 5. Off by default.
+  TopKTopP cut;
+  // Not in the paper (PagedAttention, block_table.hpp): with kv_cache, hold the cache in blocks of
+  // this many tokens; each step's attention reads K, V gathered through the block table. 0: off.
+  int kv_block_size = 0;
 };
 struct InferenceStep {  // one pass of lines 3–6, kept for the sampling panel
   VecF p;               // P[:, ℓ+i−1]
-  VecF q;               // q ∝ p^{1/τ}
+  VecF q;               // the q y was drawn from: q ∝ p^{1/τ}, renormalised over the kept set under top-k / top-p
+  VecF q_tau;           // q ∝ p^{1/τ} before the top-k / top-p cut (= q when nothing is cut)
+  int kept = 0;         // top-k / top-p: the tokens kept (the first `kept` by decreasing p); N_V when none is cut
+  double kept_mass = 1.0;  // Σ of q_tau over the kept tokens
+  BlockTable block_table;  // PagedAttention (kv_block_size > 0): the cache's block table after this step
   int y = 0;            // the sampled token (1-based)
   int context_start = 1;  // 1-based position in the full x where the model's input began
   bool cache_rebuilt = false;  // KV cache: this step recomputed every column (first step, trimmed, new prefix)
@@ -251,6 +263,9 @@ struct EdInferenceOptions {
   // and for the KV-cached step (`cached_attn`). Unset: core's mh_attention. Untraced when set.
   MHAttentionFn<float> attn;
   CachedMHAttentionFn cached_attn;
+  // Not in the paper (seed 004): top-k / top-p applied to q after τ (sampling.hpp), traced as
+  // sub-steps of line 6. Off by default.
+  TopKTopP cut;
 };
 struct EdInferenceResult {
   Tokens x_hat;                       // [bos_token, …] as the algorithm returns it
