@@ -12,7 +12,8 @@ namespace sf {
 
 // The seed a slip is in: the paper (000), Carpenter's "Transformer decoding in fifty lines" (002,
 // code listings) and the Dinan–Yaida–Zhang index tutorial (001, formulas).
-enum class Seed { Paper, Carpenter, DinanYaidaZhang };
+// Article: the encyclopedia article (seed 004), whose algorithms issue 25 adds (not in the paper).
+enum class Seed { Paper, Carpenter, DinanYaidaZhang, Article };
 
 enum class ErratumKind {
   Slip,     // wrong as printed: a typo, a wrong shape, code that does not do what it says

@@ -104,6 +104,14 @@ TEST(VariantsTraining, GptVariantsLearnSort) {
          c.position = Position::Sinusoidal;
          c.H_kv = 2;
        }},
+      // Issue 25 (not in the paper): T5's relative bias with a sliding window of w = 8 (a sorted
+      // token then sees only the last 9 tokens, part of the unsorted half: the bar below still holds).
+      {"relative_window_8", [](ModelConfig& c) {
+         c.position = Position::Relative;
+         c.relative_buckets = 16;
+         c.relative_max_distance = 24;
+         c.window = 8;
+       }},
   });
 }
 
