@@ -83,9 +83,11 @@ void relative_bias_adjoint(const AttentionOptions& v, const Mat<T>& dS, T scale,
   dW_rel.setZero(1, v.rel_buckets);  // (1, buckets)
   for (Eigen::Index tx = 0; tx < dB.cols(); ++tx)
     for (Eigen::Index tz = 0; tz < dB.rows(); ++tz) dW_rel(0, bucket(tz, tx)) += dB(tz, tx);
-  if (tr)
-    tr->substep(lines::attention::mask.adjoint(), "variant: relative bias — ∇W_rel[h, k] ← Σ_{bucket(t_z − t_x) = k} ∇S·√d_attn",
-                {tv("∇B", dB, Axis::TokenZ, Axis::TokenX), with_note(tv("∇W_rel[h, :]", dW_rel), kRelativeNote)});
+  if (!tr) return;
+  tr->substep(lines::attention::mask.adjoint(), "variant: relative bias — ∇B ← ∇S·√d_attn",
+              {tv("∇B", dB, Axis::TokenZ, Axis::TokenX)});
+  tr->substep(lines::attention::mask.adjoint(), "variant: relative bias — ∇W_rel[h, k] ← Σ_{bucket(t_z − t_x) = k} ∇B",
+              {with_note(tv("∇W_rel[h, :]", dW_rel), kRelativeNote)});
 }
 
 }  // namespace
