@@ -64,7 +64,7 @@ std::vector<HeadCall> head_calls(const Trace& t) {
     c.caller_alg = up.alg, c.caller_line = up.line;
     for (size_t j = k + 1; j < t.size() && t.events[j].depth >= e.depth; ++j) {
       const Event& x = t.events[j];
-      if (x.depth == e.depth && x.kind == EventKind::SubStep && x.ref() == lines::attention::V_tilde &&
+      if (x.depth == e.depth + 1 && x.kind == EventKind::SubStep && x.ref() == lines::attention::V_tilde &&
           x.label.find("relative position bias") != std::string::npos)
         c.B = event_value(x, "B"), c.B_event = j;
       if (x.depth != e.depth || x.kind != EventKind::Line) continue;
