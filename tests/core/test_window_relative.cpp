@@ -21,6 +21,7 @@
 #include "core/io/checkpoint.hpp"
 #include "core/model/params.hpp"
 #include "core/pseudocode/errata.hpp"
+#include "core/pseudocode/variants.hpp"
 #include "core/trace/vocabulary.hpp"
 
 using namespace sf;
@@ -299,4 +300,27 @@ TEST(WindowRelativeErrata, AlibiEntrySaysTheCausalFormAndStepformerComputesIt) {
   const Mat<double> B = alibi_bias<double>(5, 5, 0, 0);
   for (int t_x = 1; t_x <= 5; ++t_x)
     for (int t_z = 1; t_z <= t_x; ++t_z) EXPECT_EQ(B(t_z - 1, t_x - 1), t_z - t_x);
+}
+
+// The listings say both variants where they act: Algorithm 4's line 5 (the window in Mask) and line 6
+// (+ B), Algorithm 10's MHAttention line (the windowed mask), with a variant label on each.
+TEST(WindowRelativePseudocode, VariantLinesShowTheWindowAndTheBias) {
+  ModelConfig c = tiny_gpt();
+  c.window = 3;
+  c.position = Position::Relative;
+  auto line = [](const PseudoAlgorithm& a, int n) -> const PseudoLine& {
+    for (const PseudoLine& l : a.lines)
+      if (l.number == n) return l;
+    throw std::runtime_error("no line " + std::to_string(n));
+  };
+  const PseudoAlgorithm a4 = pseudocode_for(4, c);
+  EXPECT_NE(line(a4, 5).text.find("|t_z − t_x| ≤ 3"), std::string::npos) << line(a4, 5).text;
+  EXPECT_NE(line(a4, 5).variant.find("sliding-window"), std::string::npos);
+  EXPECT_NE(line(a4, 6).text.find("S / √d_attn + B"), std::string::npos) << line(a4, 6).text;
+  EXPECT_NE(line(a4, 6).variant.find("relative position bias"), std::string::npos);
+  const PseudoAlgorithm a10 = pseudocode_for(10, c);
+  EXPECT_NE(line(a10, 6).text.find("Mask[t, t′] = [[t′ − 3 ≤ t ≤ t′]]"), std::string::npos) << line(a10, 6).text;
+  c.arch = "bert";
+  c.window = 1;
+  EXPECT_NE(line(pseudocode_for(9, c), 5).text.find("Mask[t, t′] = [[|t − t′| ≤ 1]]"), std::string::npos);
 }
