@@ -36,6 +36,14 @@ void read_adjoint(const Trace& t, size_t k, HeadCall& c) {
   }
 }
 
+// The sliding window's part of a self-attention's mask (issue 25, not in the paper).
+std::string window_text(int w, bool causal) {
+  const std::string W = std::to_string(w);
+  return causal ? "; sliding window w = " + W + " (a variant, seed 004): only t_x − " + W + " ≤ t_z ≤ t_x, the " +
+                      std::to_string(w + 1) + " keys up to and including the query"
+                : "; sliding window w = " + W + " (a variant, seed 004): only |t_x − t_z| ≤ " + W;
+}
+
 }  // namespace
 
 std::vector<HeadCall> head_calls(const Trace& t) {
@@ -56,6 +64,9 @@ std::vector<HeadCall> head_calls(const Trace& t) {
     c.caller_alg = up.alg, c.caller_line = up.line;
     for (size_t j = k + 1; j < t.size() && t.events[j].depth >= e.depth; ++j) {
       const Event& x = t.events[j];
+      if (x.depth == e.depth + 1 && x.kind == EventKind::SubStep && x.ref() == lines::attention::V_tilde &&
+          x.label.find("relative position bias") != std::string::npos)
+        c.B = event_value(x, "B"), c.B_event = j;
       if (x.depth != e.depth || x.kind != EventKind::Line) continue;
       if (x.ref() == lines::attention::S) c.line4 = j, c.S = event_value(x, "S");
       if (x.ref() == lines::attention::mask) c.line5 = j, c.S_masked = event_value(x, "S");
@@ -90,6 +101,7 @@ std::vector<AttentionGroup> attention_groups(const std::vector<HeadCall>& calls,
                       ? "Mask[t_z, t_x] = [t_z ≤ max(t_x, p)]: prefix-LM (a variant, seed 004), every query sees "
                         "the first p tokens (up to the first \"" + config.prefix_separator + "\") and the keys up to itself"
                       : "Mask[t_z, t_x] = [t_z ≤ t_x]: causal, a query sees the keys up to itself";
+    if (!cross && config.window > 0) g.mask_text += window_text(config.window, text.find("Mask ≡ 1") == std::string::npos);
     out.push_back(g);
   }
   return out;

@@ -21,6 +21,10 @@ struct HeadCall {
   const Value* S = nullptr;                // line 4: S = KᵀQ
   const Value* S_masked = nullptr;         // line 5: S with −∞
   const Value* A = nullptr;                // line 6: softmax(S/√d_attn)
+  // Not in the paper (position "relative", T5; issue 25): line 6's sub-step binds the head's relative
+  // bias B[t_z, t_x] = W_rel[h, bucket(t_z − t_x)], a Toeplitz matrix (nullptr without it).
+  const Value* B = nullptr;
+  size_t B_event = 0;
   // Its adjoint frame in a traced backward (a training step's update line, issue 24; not in the
   // paper): the last ∇A and ∇S that frame bound (∇S after the adjoint of line 5: masked cells 0).
   size_t back_enter = SIZE_MAX;

@@ -46,7 +46,9 @@ Command init_command() {
       {"config", "FILE.json",
        "The model configuration, a JSON object with any of the keys arch, the architecture's own keys, H, d_e, "
        "d_attn, d_mid, d_mlp, l_max, eps, the variants (norm_position \"pre\"|\"post\", norm \"layer_norm\"|\"rms_norm\", "
-       "position \"learned\"|\"sinusoidal\"|\"rope\"|\"alibi\"|\"none\" with position_base \"l_max\"|10000 and rope_base, "
+       "position \"learned\"|\"sinusoidal\"|\"rope\"|\"alibi\"|\"none\"|\"relative\" with position_base \"l_max\"|10000, rope_base, "
+       "relative_buckets and relative_max_distance (T5's relative bias, not in the paper), window (sliding-window "
+       "attention, 0 = off; not in the paper), "
        "activation \"gelu\"|\"gelu_tanh\"|\"relu\"|\"swiglu\", tied_unembedding, H_kv, mask \"causal\"|\"prefix\" with "
        "prefix_separator; docs/checkpoint-format.md) and "
        "vocab (a string of characters, or an array of one-character strings; N_V = characters + 3 special tokens). "

@@ -86,6 +86,9 @@ struct Shapes {
 Shapes check_shapes(const MatF& X, int d_z, int l_z, const std::vector<AttentionHeadW<const float>>& heads,
                     const Mask& mask, const AttentionOptions& av, bool kv_weights) {
   if (heads.empty()) throw Error("MHAttention on the GPU: W has no heads");
+  if (av.relative())  // issue 25: a learned table, not a formula the shaders know; never a silent wrong number
+    throw Error("MHAttention on the GPU: this model's relative position bias (position \"relative\", T5) is not "
+                "computed by the GPU's shaders (they add only ALiBi's m_h·B); run it on the CPU");
   Shapes s;
   s.H = static_cast<int>(heads.size());
   s.H_kv = kv_heads(av, s.H);

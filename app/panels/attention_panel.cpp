@@ -209,6 +209,10 @@ void AttentionPanel::draw_views(App& app, const HeadCall& call, const AttentionG
              {"Mask", "Mask[t_z, t_x]", call.enter, call.mask},
              {"masked", "S after masking, line 5", call.line5, call.S_masked},
              {"softmax", call.A->name + ", line 6", call.line6, call.A}};
+    if (call.B) {  // the relative bias (issue 25, T5; not in the paper): B as the Toeplitz matrix it is
+      views.push_back({"bias", "B, the relative bias", call.B_event, call.B});
+      columns = 3;
+    }
   } else {
     // S after masking and A, and ∇S and ∇A from the head's adjoint frame (hover traces their cells there).
     const float switch_h = ImGui::GetFrameHeightWithSpacing();

@@ -28,6 +28,7 @@ const char* source(Position v) {
     case Position::Rope: return "variant: RoPE (seed 004)";
     case Position::Alibi: return "variant: ALiBi (seed 004)";
     case Position::None: return "variant: no position at all";
+    case Position::Relative: return "variant: T5's relative bias (not in the paper)";
   }
   return "";
 }
@@ -45,7 +46,7 @@ const char* source(MaskKind v) { return v == MaskKind::Prefix ? "variant: prefix
 constexpr NormPosition kNormPositions[] = {NormPosition::Pre, NormPosition::Post};
 constexpr Norm kNorms[] = {Norm::LayerNorm, Norm::RmsNorm};
 constexpr Position kPositions[] = {Position::Learned, Position::Sinusoidal, Position::Rope, Position::Alibi,
-                                   Position::None};
+                                   Position::None,    Position::Relative};
 constexpr Activation kActivations[] = {Activation::GELU, Activation::GELUTanh, Activation::ReLU, Activation::SwiGLU};
 constexpr MaskKind kMasks[] = {MaskKind::Causal, MaskKind::Prefix};
 const char* source(AttentionKind v) {
@@ -167,6 +168,9 @@ bool ModelBuilder::set(const std::string& key, const std::string& value, std::st
   } else if (key == "rope_base") {
     if (!parse_number(value, x)) return bad("a number such as 10000");
     c_.rope_base = x;
+  } else if (key == "window" || key == "relative_buckets" || key == "relative_max_distance") {
+    if (!parse_number(value, x) || x != std::floor(x) || x < 0 || x > 65536) return bad("a whole number ≥ 0");
+    (key == "window" ? c_.window : key == "relative_buckets" ? c_.relative_buckets : c_.relative_max_distance) = static_cast<int>(x);
   } else if (key == "tied_unembedding") {
     if (value != "true" && value != "false") return bad("true or false");
     c_.tied_unembedding = value == "true";
@@ -181,7 +185,7 @@ bool ModelBuilder::set(const std::string& key, const std::string& value, std::st
     error = "builder: unknown key \"" + key +
             "\" (arch, L, L_enc, L_dec, d_f, H, d_e, d_attn, d_mid, d_mlp, l_max, norm_position, norm, position, "
             "position_base, rope_base, activation, tied_unembedding, H_kv, mask, prefix_separator, attention, block_r, "
-            "block_c, rf_features, rf_seed, rf_orthogonal, vocab, seed)";
+            "block_c, rf_features, rf_seed, rf_orthogonal, vocab, seed, window, relative_buckets, relative_max_distance)";
     return false;
   }
   return true;
@@ -312,6 +316,7 @@ void ModelBuilder::draw_variants() {
     ImGui::InputDouble("rope_base", &c_.rope_base, 0, 0, "%.6g");
     ImGui::Unindent();
   }
+  if (c_.position == Position::Relative) draw_relative_bias();
   Activation act = c_.act();
   if (variant_combo("activation", kActivations, a->paper_activation(), act)) c_.activation = act;
   ImGui::Checkbox("tied_unembedding: W_u = W_eᵀ", &c_.tied_unembedding);
@@ -340,10 +345,35 @@ void ModelBuilder::draw_variants() {
     }
   }
   draw_attention_kind();
+  draw_window();
   const std::string summary = variant_summary(c_);
   ImGui::PushTextWrapPos(0.0f);
   ImGui::TextDisabled("%s", summary.empty() ? "The paper's model." : ("Variants: " + summary).c_str());
   ImGui::PopTextWrapPos();
+}
+
+// T5's bucketing of the relative bias (issue 25, not in the paper).
+void ModelBuilder::draw_relative_bias() {
+  const float F = ImGui::GetFontSize();
+  ImGui::Indent();
+  ImGui::SetNextItemWidth(F * 7.0f);
+  ImGui::InputInt("relative_buckets", &c_.relative_buckets);
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(F * 7.0f);
+  ImGui::InputInt("relative_max_distance", &c_.relative_max_distance);
+  ImGui::TextDisabled("B[t_z, t_x] = W_rel[h, bucket(t_z − t_x)] is added to S/√d_attn in every self-attention");
+  ImGui::Unindent();
+}
+
+// Sliding-window attention (issue 25, not in the paper): every self-attention's mask keeps |t_z − t_x| ≤ w.
+void ModelBuilder::draw_window() {
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7.0f);
+  if (ImGui::InputInt("window w (0: off)", &c_.window)) c_.window = std::max(0, c_.window);
+  if (c_.window > 0) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("variant: sliding window (seed 004): causal keeps t_x − w ≤ t_z ≤ t_x, %d keys; "
+                        "bidirectional |t_x − t_z| ≤ w; cross-attention unwindowed", c_.window + 1);
+  }
 }
 
 void ModelBuilder::draw_table(App& app, float height) {

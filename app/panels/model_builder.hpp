@@ -36,6 +36,8 @@ class ModelBuilder {
   void draw_sizes();
   void draw_variants();
   void draw_attention_kind();
+  void draw_relative_bias();  // T5's relative_buckets and relative_max_distance (position "relative")
+  void draw_window();         // the sliding window w (0: off)
   void draw_table(App& app, float height);  // the table of c_ in `height` pixels
 
   ModelConfig c_;

@@ -340,7 +340,8 @@ void TrainingPanel::draw_padded_mask(const App& app, const Batch& b) {
   const bool prefix = causal && train_config_.mask == MaskKind::Prefix;
   const auto x0 = b.tokens.begin() + static_cast<long>(batch_seq_ - 1) * l;
   const int p_sep = prefix ? prefix_position(Tokens(x0, x0 + len), train_config_) : 0;
-  Mask mask = !causal ? bidirectional_mask(l, l) : prefix ? prefix_mask(l, p_sep) : unidirectional_mask(l, l);  // (ℓ, ℓ)
+  Mask mask = windowed(!causal ? bidirectional_mask(l, l) : prefix ? prefix_mask(l, p_sep) : unidirectional_mask(l, l),
+                       train_config_.window);  // (ℓ, ℓ), sliding-window variant: ∧ |t_z − t_x| ≤ w
   mask.bottomRows(l - len).setZero();  // keys t_z > ℓ_b are padding
   const std::string kind = !causal  ? "The bidirectional"
                            : prefix ? "The prefix-LM (a variant, seed 004; p = " + std::to_string(p_sep) + ")"

@@ -21,6 +21,11 @@ const char* const kRopeNote =
 const char* const kAlibiNote =
     "ALiBi (variant, encyclopedia article 004): B[t_z, t_x] = −|t_z − t_x|, m_h = 2^{−8h/H}; masked entries stay −∞.";
 
+const char* const kRelativeNote =
+    "Relative position bias (variant, T5 — Raffel et al.; not in the paper): B[t_z, t_x] = W_rel[h, bucket(t_z − t_x)], "
+    "the same along each diagonal (a Toeplitz matrix); added after the scaling by 1/√d_attn (T5 itself does not "
+    "scale S). Masked entries stay −∞.";
+
 }  // namespace
 
 // Algorithm 4's events for a head whose record is complete (computed here or elsewhere, e.g. the
@@ -51,7 +56,11 @@ void trace_attention_record(Tracer* tr, const Mat<T>& X, const Mat<T>& Z, const 
   // L6: return Ṽ = V · softmax(S / √d_attn)
   const Mat<T> S_scaled = r.S_masked / std::sqrt(d_attn);  // (ℓ_z, ℓ_x)
   tr->substep(lines::attention::V_tilde, "S / √d_attn", {tv("S/√d_attn", S_scaled, Axis::TokenZ, Axis::TokenX)});
-  if (r.B.size() > 0)
+  if (r.relative)
+    tr->substep(lines::attention::V_tilde, "S / √d_attn + B (relative position bias, T5; not in the paper)",
+                {with_note(tv("B", r.B, Axis::TokenZ, Axis::TokenX), kRelativeNote),
+                 tv("S/√d_attn + B", Mat<T>(S_scaled + r.B), Axis::TokenZ, Axis::TokenX)});
+  else if (r.B.size() > 0)
     tr->substep(lines::attention::V_tilde, "S / √d_attn + m_h·B (ALiBi variant, seed 004)",
                 {tv("B", r.B, Axis::TokenZ, Axis::TokenX), tscalar("m_h", r.m),
                  with_note(tv("S/√d_attn + m_h·B", Mat<T>(S_scaled + r.m * r.B), Axis::TokenZ, Axis::TokenX), kAlibiNote)});
@@ -101,6 +110,11 @@ Mat<T> attention(const Mat<T>& X, const Mat<T>& Z, const AttentionHeadW<const T>
     r.B = alibi_bias<T>(static_cast<int>(Z.cols()), static_cast<int>(X.cols()), av.z_pos0, av.x_pos0);  // (ℓ_z, ℓ_x)
     r.m = static_cast<T>(av.m);
     r.A = softmax_columns<T>(Mat<T>(r.S_masked / std::sqrt(d_attn) + r.m * r.B));  // (ℓ_z, ℓ_x)
+  } else if (av.relative()) {  // relative bias (variant, T5): softmax(S/√d_attn + B), after the scaling as the issue says
+    r.B = relative_bias<T>(av, static_cast<int>(Z.cols()), static_cast<int>(X.cols()));  // (ℓ_z, ℓ_x), Toeplitz
+    r.m = T(1);
+    r.relative = true;
+    r.A = softmax_columns<T>(Mat<T>(r.S_masked / std::sqrt(d_attn) + r.B));  // (ℓ_z, ℓ_x)
   } else {
     r.A = softmax_columns<T>(Mat<T>(r.S_masked / std::sqrt(d_attn)));  // (ℓ_z, ℓ_x), each column sums to 1
   }

@@ -162,6 +162,12 @@ Mat<T> flash_attention(const Mat<T>& X, const Mat<T>& Z, const AttentionHeadW<co
       if (av.alibi)  // ALiBi (variant, as Algorithm 4): + m_h·B of the block's positions
         S += static_cast<T>(av.m) * alibi_bias<T>(static_cast<int>(J.size), static_cast<int>(I.size),
                                                   av.z_pos0 + static_cast<int>(J.start), av.x_pos0 + static_cast<int>(I.start));
+      if (av.relative()) {  // relative bias (variant, as Algorithm 4): + B of the block's positions
+        AttentionOptions at = av;
+        at.z_pos0 += static_cast<int>(J.start);
+        at.x_pos0 += static_cast<int>(I.start);
+        S += relative_bias<T>(at, static_cast<int>(J.size), static_cast<int>(I.size));
+      }
       S = (M.array() != 0).select(S, neg_inf<T>());
       line(tr, L::S_blk, [&] { return std::vector<Value>{tv("S_blk", S, Axis::TokenZ, Axis::TokenX)}; });
       // L9: m_new ← max(m, max_{t_z} S_blk[t_z, :])   (column-wise)

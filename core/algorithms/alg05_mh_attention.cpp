@@ -27,9 +27,11 @@ std::vector<Value> head_values(int h, int H, const Mat<T>& Y_h, const AttentionO
   return v;
 }
 
-// The head's variant (ALiBi's slope m_h = 2^{−8h/H}) and its patch points.
-AttentionOptions head_options(const AttentionOptions& av, int h, int H) {
-  AttentionOptions head = av;
+// The head's variant (ALiBi's slope m_h = 2^{−8h/H}, the relative bias's row W_rel[h, :]) and its patch points.
+template <class T>
+AttentionOptions head_options(const AttentionOptions& av, int h, const MHAttentionW<const T>& W) {
+  const int H = static_cast<int>(W.heads.size());
+  AttentionOptions head = relative_head<T>(av, W, h);
   if (av.alibi) head.m = std::pow(2.0, -8.0 * h / H);
   head.patch.h = h;  // experiments: Algorithm 4's patch points of head h
   return head;
@@ -74,7 +76,7 @@ Mat<T> mh_attention(const Mat<T>& X, const Mat<T>& Z, const MHAttentionW<const T
     if (tr) tr->line(lines::mh_attention::for_h, {tscalar("h", h)});
     // L2: Y^h ← Attention(X, Z | W^h_qkv, Mask)
     Mat<T> Y_h = head_attention<T>(X, Z, W.heads[h - 1], mask, tr, recs ? &(*recs)[h - 1] : nullptr,
-                                   head_options(av, h, H));  // (d_mid, ℓ_x)
+                                   head_options<T>(av, h, W));  // (d_mid, ℓ_x)
     if (tr) tr->line(lines::mh_attention::Y_h, head_values<T>(h, H, Y_h, av));
     Y.middleRows((h - 1) * d_mid, d_mid) = Y_h;
   };

@@ -81,7 +81,7 @@ Mat<T> encode(const Tokens& z, const ModelConfig& c, const EdW<const T>& W, Trac
   // L2: for t ∈ [ℓ_z]: e_t ← W_e[:, z[t]] + W_p[:, t]
   // L3: Z ← [e_1, e_2, … e_{ℓ_z}]
   Mat<T> Z = embed_lines<T>(z, c, W, tr, lines::ed_transformer::enc_embed, "Z", Axis::TokenZ, run);  // (d_e, ℓ_z)
-  const Mask ones = bidirectional_mask(l_z, l_z);                // (ℓ_z, ℓ_z) Mask ≡ 1
+  const Mask ones = windowed(bidirectional_mask(l_z, l_z), c.window);  // (ℓ_z, ℓ_z) Mask ≡ 1 (window: [[|t − t′| ≤ w]])
   // L4: for l = 1, 2, …, L_enc do
   for (int layer = 1; layer <= c.L_enc; ++layer) {
     TraceIndex il(tr, &Indices::l, layer);
@@ -119,7 +119,7 @@ Mat<T> decode(const Tokens& x, const Mat<T>& Z, const ModelConfig& c, const EdW<
   // L11: for t ∈ [ℓ_x]: e_t ← W_e[:, x[t]] + W_p[:, t]
   // L12: X ← [e_1, e_2, … e_{ℓ_x}]
   Mat<T> X = embed_lines<T>(x, c, W, tr, lines::ed_transformer::dec_embed, "X", Axis::TokenX, run);  // (d_e, ℓ_x)
-  const Mask causal = unidirectional_mask(l_x, l_x);               // (ℓ_x, ℓ_x) Mask[t, t′] = [[t ≤ t′]]
+  const Mask causal = windowed(unidirectional_mask(l_x, l_x), c.window);  // (ℓ_x, ℓ_x) [[t ≤ t′]] (window: ∧ t′ − w ≤ t)
   const Mask ones = bidirectional_mask(l_z, l_x);                  // (ℓ_z, ℓ_x) Mask ≡ 1
   // L13: for i = 1, 2, …, L_dec do   (the body says l: see kLoopSlip)
   for (int layer = 1; layer <= c.L_dec; ++layer) {

@@ -50,7 +50,7 @@ Mat<T> etransformer(const Tokens& x, const ModelConfig& c, const BertW<const T>&
   const PatchSite run{patches};
   patch(run, lines::e_transformer::X, "X", X);  // patch point: X of line 3, layer 1's input
   if (tr) tr->line(lines::e_transformer::X, {tv("X", X, Axis::Feature, Axis::TokenX)});
-  const Mask mask = bidirectional_mask(l, l);  // (ℓ, ℓ) Mask ≡ 1
+  const Mask mask = windowed(bidirectional_mask(l, l), c.window);  // (ℓ, ℓ) Mask ≡ 1 (sliding window: [[|t − t′| ≤ w]])
   const AttentionOptions av = attention_options(c, true);
   // Pre-LN (a variant, seed 004) runs lines 5–8 as X̃ ← norm(X | γ¹), X ← X + MHA(X̃), X̃ ← norm(X | γ²),
   // X ← X + MLP(X̃); post-LN (the paper) as printed: residual_line_pair writes either order.

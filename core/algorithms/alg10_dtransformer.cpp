@@ -60,7 +60,8 @@ Mat<T> dtransformer(const Tokens& x, const ModelConfig& c, const GptW<const T>& 
   if (tr) tr->line(lines::d_transformer::X, {tv("X", X, Axis::Feature, Axis::TokenX)});
   // Mask[t, t′] = [[t ≤ t′]], or the prefix-LM variant [[t ≤ max(t′, p)]]
   const int p = c.mask == MaskKind::Prefix ? prefix_position(x, c) : 0;
-  const Mask mask = c.mask == MaskKind::Prefix ? prefix_mask(l, p) : unidirectional_mask(l, l);  // (ℓ, ℓ)
+  //   (sliding-window variant: ∧ [[|t − t′| ≤ w]])
+  const Mask mask = windowed(c.mask == MaskKind::Prefix ? prefix_mask(l, p) : unidirectional_mask(l, l), c.window);  // (ℓ, ℓ)
   const AttentionOptions av = attention_options(c, true);
   // Post-LN (GPT-1, a variant, seed 004) runs lines 5–8 as X ← X + MHA(X), norm γ¹, X ← X + MLP(X),
   // norm γ²; pre-LN (the paper) as printed: residual_line_pair writes either order.

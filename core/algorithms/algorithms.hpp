@@ -32,6 +32,10 @@ Mask unidirectional_mask(int l_z, int l_x);
 // Variant (prefix-LM, encyclopedia article 004): Mask[t_z, t_x] = [[t_z ≤ max(t_x, p)]] (ℓ×ℓ);
 // p = 0 is the causal mask.
 Mask prefix_mask(int l, int p);
+// Variant (sliding-window attention, issue 25, encyclopedia article 004): a self-attention's square
+// (ℓ, ℓ) mask ∧ [[|t_z − t_x| ≤ w]]: under the causal mask t_x − w ≤ t_z ≤ t_x (w + 1 keys), under
+// the bidirectional one |t_x − t_z| ≤ w. w = 0 (off) returns the mask unchanged.
+Mask windowed(Mask m, int w);
 // p: the 1-based position of the first c.prefix_separator in x, 0 when x has none.
 int prefix_position(const Tokens& x, const ModelConfig& c);
 
@@ -66,7 +70,15 @@ struct AttentionOptions {
   int rf_D = 0;
   int rf_seed = 1;
   bool rf_orthogonal = false;
-  bool positional() const { return rope_base > 0 || alibi; }
+  // Not in the paper (position "relative", T5; issue 25): rel_buckets > 0 adds B[t_z, t_x] =
+  // rel_table[relative_bucket(t_z − t_x, …)] to line 6's S/√d_attn (self-attention only).
+  // rel_bidirectional: T5's encoder buckets (BERT: each sign of t_z − t_x has half of them); else
+  // its decoder's (GPT: the distance t_x − t_z, keys after the query share bucket 0).
+  int rel_buckets = 0, rel_max_distance = 0;
+  bool rel_bidirectional = false;
+  std::vector<double> rel_table;  // this head's W_rel[h, :] (mh_attention sets it per head)
+  bool relative() const { return rel_buckets > 0; }
+  bool positional() const { return rope_base > 0 || alibi || relative(); }
   bool flash() const { return flash_B_r > 0 && flash_B_c > 0; }
   bool random_features() const { return rf_D > 0; }
 };
@@ -76,6 +88,19 @@ AttentionOptions attention_options(const ModelConfig& c, bool self);
 template <class T> void rope_rotate(Mat<T>& A, int pos0, double rope_base);
 // ALiBi's B (ℓ_z, ℓ_x): B[t_z, t_x] = −|(z_pos0 + t_z) − (x_pos0 + t_x)|.
 template <class T> Mat<T> alibi_bias(int l_z, int l_x, int z_pos0, int x_pos0);
+// T5's bucket (0-based, < buckets) of the relative position rel = t_z − t_x: bidirectional, each
+// sign gets buckets/2 (keys after the query from buckets/2 on), else only t_x − t_z ≥ 0 counts
+// (rel > 0 is bucket 0). Of the n buckets of a sign, distances d < n/2 are exact; larger ones
+// share n/2 + ⌊log(d/(n/2)) / log(max_distance/(n/2)) · (n − n/2)⌋, capped at n − 1.
+int relative_bucket(int rel, bool bidirectional, int buckets, int max_distance);
+// The relative bias B (ℓ_z, ℓ_x) of one head: B[t_z, t_x] = av.rel_table[bucket((z_pos0 + t_z) −
+// (x_pos0 + t_x))], constant along each diagonal (a Toeplitz matrix).
+template <class T> Mat<T> relative_bias(const AttentionOptions& av, int l_z, int l_x);
+// Each cell's bucket (ℓ_z, ℓ_x), as relative_bias reads them (the gradient sums ∇B over them).
+Eigen::MatrixXi relative_buckets(const AttentionOptions& av, int l_z, int l_x);
+// av with head h's (1-based) row W_rel[h, :] as rel_table under the relative bias; av itself
+// otherwise. Throws sf::Error when W has no W_rel of H×rel_buckets.
+template <class T> AttentionOptions relative_head(AttentionOptions av, const MHAttentionW<const T>& W, int h);
 
 // Everything Algorithm 4 computes, kept (never overwritten) for viewing and for backward.
 template <class T>
@@ -89,8 +114,9 @@ struct AttentionRecord {
   Mat<T> Vt;        // (d_out, ℓ_x)   line 6, Ṽ = V·A
   Mat<T> Q_pre;     // (d_attn, ℓ_x)  RoPE only: line 1 before the rotation (else empty)
   Mat<T> K_pre;     // (d_attn, ℓ_z)  RoPE only: line 2 before the rotation (else empty)
-  Mat<T> B;         // (ℓ_z, ℓ_x)     ALiBi only: the distance bias B (else empty)
-  T m = 0;          // ALiBi only: the head's slope m_h
+  Mat<T> B;         // (ℓ_z, ℓ_x)     ALiBi: the distance bias B; relative bias: B itself (else empty)
+  T m = 0;          // ALiBi only: the head's slope m_h (relative bias: 1, B is added as it is)
+  bool relative = false;  // B is the learned relative bias (T5, issue 25), not ALiBi's
 };
 
 // Algorithm 4: Ṽ ← Attention(X, Z | W_qkv, Mask). X (d_x, ℓ_x), Z (d_z, ℓ_z).

@@ -47,6 +47,12 @@ MatF cached_attention(const MatF& in, const AttentionHeadW<const float>& W, MatF
   MatF S_masked = (mask.array() != 0).select(S, neg_inf<float>());                 // (ℓ, n)   L5
   S_masked /= std::sqrt(static_cast<float>(W.W_q.rows()));
   if (av.alibi) S_masked += static_cast<float>(av.m) * alibi_bias<float>(l, n, 0, l - n);
+  if (av.relative()) {  // relative bias (variant): B over keys 1 … ℓ and the new queries ℓ − n + 1 … ℓ
+    AttentionOptions at = av;
+    at.x_pos0 = l - n;
+    at.z_pos0 = 0;
+    S_masked += relative_bias<float>(at, l, n);
+  }
   return V * softmax_columns<float>(S_masked);  // (d_mid, n)   L6
 }
 
@@ -88,7 +94,7 @@ MatF kv_cached_mh_attention(const MatF& X, const MHAttentionW<const float>& W, s
   MatF Y(H * d_mid, n);  // (H·d_mid, n)
   parallel_for(H, [&](int k) {  // the heads on the compute threads: each writes its own rows and cache
     const int h = k + 1;
-    AttentionOptions head = av;
+    AttentionOptions head = relative_head<float>(av, W, h);  // the relative bias's W_rel[h, :] (variant)
     head.m = av.alibi ? std::pow(2.0, -8.0 * h / H) : 0.0;
     head.patch.h = h;  // random-feature attention draws head h's ω
     Y.middleRows((h - 1) * d_mid, d_mid) = cached_attention(X, W.heads[h - 1], K[h - 1], V[h - 1], append, mask, head);
@@ -123,7 +129,7 @@ VecF edtransformer_cached(const Tokens& z, const Tokens& x, const ModelConfig& c
   // L11–12: the new columns' e_t = W_e[:, x[t]] + W_p[:, t] at their absolute positions t
   MatF X = embed_new_columns(x, pos0, c, W.W_e, W.W_p);  // (d_e, n)
   embedding_extras<float>(X, c, W.extras, nullptr, lines::ed_transformer::dec_embed, Axis::TokenX);  // not in the paper: BERT checkpoints' extras
-  const Mask causal = unidirectional_mask(l, l).rightCols(n);         // (ℓ_x, n): the new columns'
+  const Mask causal = windowed(unidirectional_mask(l, l), c.window).rightCols(n);         // (ℓ_x, n): the new columns'
   const Mask ones = bidirectional_mask(static_cast<int>(cache.Z.cols()), n);  // (ℓ_z, n)
   const AttentionOptions av = attention_options(c, true), av_cross = attention_options(c, false);
   for (int layer = 0; layer < c.L_dec; ++layer) {  // L13
@@ -173,7 +179,7 @@ VecF dtransformer_cached(const Tokens& x, const ModelConfig& c, const GptW<const
   // L2–3: the new columns' e_t = W_e[:, x[t]] + W_p[:, t] at their absolute positions t
   MatF X = embed_new_columns(x, pos0, c, W.W_e, W.W_p);  // (d_e, n)
   embedding_extras<float>(X, c, W.extras, nullptr, lines::d_transformer::embed, Axis::TokenX);  // not in the paper: BERT checkpoints' extras
-  const Mask mask = (c.mask == MaskKind::Prefix ? prefix_mask(l, p) : unidirectional_mask(l, l)).rightCols(n);  // (ℓ, n)
+  const Mask mask = windowed(c.mask == MaskKind::Prefix ? prefix_mask(l, p) : unidirectional_mask(l, l), c.window).rightCols(n);  // (ℓ, n)
   const AttentionOptions av = attention_options(c, true);
   for (int layer = 0; layer < c.L; ++layer) {  // L4
     const LayerW<const float>& Wl = W.layers[layer];

@@ -6,6 +6,7 @@
 #include <numbers>
 
 #include "core/algorithms/algorithms.hpp"
+#include "core/model/error.hpp"
 
 namespace sf {
 
@@ -31,6 +32,15 @@ Mask prefix_mask(int l, int p) {
   return M;
 }
 
+// Variant (sliding window, issue 25): Mask[t_z, t_x] ∧ [[|t_z − t_x| ≤ w]].
+Mask windowed(Mask m, int w) {
+  if (w <= 0) return m;
+  for (Eigen::Index t_x = 0; t_x < m.cols(); ++t_x)
+    for (Eigen::Index t_z = 0; t_z < m.rows(); ++t_z)
+      if (std::abs(t_z - t_x) > w) m(t_z, t_x) = 0;
+  return m;
+}
+
 int prefix_position(const Tokens& x, const ModelConfig& c) {
   const auto sep = std::find(c.vocab.begin(), c.vocab.end(), c.prefix_separator);
   if (sep == c.vocab.end()) return 0;
@@ -46,6 +56,11 @@ AttentionOptions attention_options(const ModelConfig& c, bool self) {
   av.H_kv = c.kv_heads();
   if (c.attention == AttentionKind::Flash) av.flash_B_r = c.block_r, av.flash_B_c = c.block_c;
   if (c.attention == AttentionKind::RandomFeatures) av.rf_D = c.rf_features, av.rf_seed = c.rf_seed, av.rf_orthogonal = c.rf_orthogonal;
+  if (self && c.position == Position::Relative) {
+    av.rel_buckets = c.relative_buckets;
+    av.rel_max_distance = c.relative_max_distance;
+    av.rel_bidirectional = c.arch == "bert";  // T5's encoder buckets; GPT's are its decoder's
+  }
   return av;
 }
 
@@ -75,7 +90,58 @@ Mat<T> alibi_bias(int l_z, int l_x, int z_pos0, int x_pos0) {
   return B;
 }
 
+// Variant (relative position bias, T5; issue 25): transformers' T5Attention._relative_position_bucket
+// with relative_position = t_z − t_x (memory − query), in double.
+int relative_bucket(int rel, bool bidirectional, int buckets, int max_distance) {
+  int offset = 0, n = buckets, d = 0;
+  if (bidirectional) {
+    n /= 2;
+    if (rel > 0) offset = n;  // keys after the query: the upper half
+    d = std::abs(rel);
+  } else {
+    d = std::max(-rel, 0);  // t_x − t_z; keys after the query (masked by the causal mask) at 0
+  }
+  const int exact = n / 2;
+  if (d < exact) return offset + d;
+  const int large = exact + static_cast<int>(std::log(static_cast<double>(d) / exact) /
+                                             std::log(static_cast<double>(max_distance) / exact) * (n - exact));
+  return offset + std::min(large, n - 1);
+}
+
+Eigen::MatrixXi relative_buckets(const AttentionOptions& av, int l_z, int l_x) {
+  Eigen::MatrixXi b(l_z, l_x);  // (ℓ_z, ℓ_x)
+  for (int t_x = 1; t_x <= l_x; ++t_x)
+    for (int t_z = 1; t_z <= l_z; ++t_z)
+      b(t_z - 1, t_x - 1) = relative_bucket((av.z_pos0 + t_z) - (av.x_pos0 + t_x), av.rel_bidirectional, av.rel_buckets,
+                                            av.rel_max_distance);
+  return b;
+}
+
+template <class T>
+Mat<T> relative_bias(const AttentionOptions& av, int l_z, int l_x) {
+  if (static_cast<int>(av.rel_table.size()) != av.rel_buckets)
+    throw Error("relative position bias: the head's W_rel row has " + std::to_string(av.rel_table.size()) +
+                " entries, not relative_buckets = " + std::to_string(av.rel_buckets));
+  const Eigen::MatrixXi b = relative_buckets(av, l_z, l_x);
+  return b.unaryExpr([&](int k) { return static_cast<T>(av.rel_table[static_cast<size_t>(k)]); });
+}
+
+template <class T>
+AttentionOptions relative_head(AttentionOptions av, const MHAttentionW<const T>& W, int h) {
+  if (!av.relative()) return av;
+  const Eigen::Index H = static_cast<Eigen::Index>(W.heads.size());
+  if (W.W_rel.rows() != H || W.W_rel.cols() != av.rel_buckets)
+    throw Error("relative position bias: W_rel must be H×relative_buckets = " + std::to_string(H) + "×" +
+                std::to_string(av.rel_buckets) + " (this self-attention's is " + std::to_string(W.W_rel.rows()) + "×" +
+                std::to_string(W.W_rel.cols()) + ")");
+  av.rel_table.resize(static_cast<size_t>(av.rel_buckets));
+  for (int k = 0; k < av.rel_buckets; ++k) av.rel_table[static_cast<size_t>(k)] = static_cast<double>(W.W_rel(h - 1, k));
+  return av;
+}
+
 #define SF_INSTANTIATE_VARIANTS(T)                               \
+  template AttentionOptions relative_head<T>(AttentionOptions, const MHAttentionW<const T>&, int); \
+  template Mat<T> relative_bias<T>(const AttentionOptions&, int, int); \
   template Mat<T> gelu_tanh<T>(const Mat<T>&);                   \
   template Mat<T> silu<T>(const Mat<T>&);                        \
   template void rope_rotate<T>(Mat<T>&, int, double);            \

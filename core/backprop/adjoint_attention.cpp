@@ -7,10 +7,13 @@
 //   2̄: ∇W_k ← ∇K Zᵀ;  ∇b_k ← ∇K 1;  ∇Z ← ∇Z + W_kᵀ ∇K
 //   1̄: ∇W_q ← ∇Q Xᵀ;  ∇b_q ← ∇Q 1;  ∇X ← W_qᵀ ∇Q
 // Variants: RoPE rotated Q and K after the bias, so 2̄ and 1̄ first rotate ∇K, ∇Q back (Rᵀ = R⁻¹);
-// ALiBi adds the constant m_h·B inside the softmax, so 6̄ is unchanged.
+// ALiBi adds the constant m_h·B inside the softmax, so 6̄ is unchanged. The relative bias (T5,
+// issue 25) adds a learned B = W_rel[h, bucket(t_z − t_x)]: 5̄ then gives ∇B = ∇S·√d_attn and
+// ∇W_rel[h, k] = Σ of ∇B over the cells of bucket k (a sub-step of 5̄).
 #include <cmath>
 
 #include "core/backprop/adjoints.hpp"
+#include "core/model/error.hpp"
 #include "core/trace/value_keys.hpp"
 
 namespace sf {
@@ -20,6 +23,9 @@ namespace {
 const char* const kANote = "A is softmax(S/√d_attn), line 6's attention weights (a column per query t_x).";
 const char* const kAlibiNote =
     "ALiBi (variant): line 6 adds the constant m_h·B to S/√d_attn before the softmax, so its adjoint is unchanged.";
+const char* const kRelativeNote =
+    "Relative position bias (variant, T5; not in the paper): B was added to S/√d_attn, so ∇B = ∇S·√d_attn, and "
+    "W_rel[h, k] sits in every cell whose bucket(t_z − t_x) is k: its gradient sums ∇B over them (masked cells add 0).";
 const char* const kMaskNote =
     "Adjoint of line 5: where ¬Mask[t_z, t_x] the score was set to −∞, so it has no gradient: ∇S is exactly 0 there.";
 const char* const kHeadShareNote =
@@ -68,11 +74,27 @@ Value head_term(const std::string& name, const Mat<T>& g, bool shared) {
   return shared ? with_note(std::move(v), kHeadShareNote) : v;
 }
 
+// Relative bias (variant): ∇B = ∇S·√d_attn (B was added to S/√d_attn), and dW_rel (1, buckets) ←
+// ∇W_rel[h, k] = Σ_{bucket(t_z − t_x) = k} ∇B[t_z, t_x], traced as a sub-step of line 5's adjoint.
+template <class T>
+void relative_bias_adjoint(const AttentionOptions& v, const Mat<T>& dS, T scale, Tracer* tr, Mat<T>& dW_rel) {
+  const Mat<T> dB = dS / scale;  // (ℓ_z, ℓ_x)
+  const Eigen::MatrixXi bucket = relative_buckets(v, static_cast<int>(dS.rows()), static_cast<int>(dS.cols()));
+  dW_rel.setZero(1, v.rel_buckets);  // (1, buckets)
+  for (Eigen::Index tx = 0; tx < dB.cols(); ++tx)
+    for (Eigen::Index tz = 0; tz < dB.rows(); ++tz) dW_rel(0, bucket(tz, tx)) += dB(tz, tx);
+  if (!tr) return;
+  tr->substep(lines::attention::mask.adjoint(), "variant: relative bias — ∇B ← ∇S·√d_attn",
+              {tv("∇B", dB, Axis::TokenZ, Axis::TokenX)});
+  tr->substep(lines::attention::mask.adjoint(), "variant: relative bias — ∇W_rel[h, k] ← Σ_{bucket(t_z − t_x) = k} ∇B",
+              {with_note(tv("∇W_rel[h, :]", dW_rel), kRelativeNote)});
+}
+
 }  // namespace
 
 template <class T>
 void adjoint_attention(const AttentionForward<T>& f, const AttentionHeadW<const T>& W, CView<T> dVt,
-                       AttentionHeadW<T>& dW, Ref<T> dX, Ref<T> dZ, Tracer* tr) {
+                       AttentionHeadW<T>& dW, Ref<T> dX, Ref<T> dZ, Tracer* tr, Mat<T>* dW_rel) {
   const TraceBackward backward(tr);
   TraceFrame frame(tr, 4,
                    tr ? std::vector<Value>{tv("∇Ṽ", dVt, Axis::Feature, Axis::TokenX),
@@ -104,6 +126,10 @@ void adjoint_attention(const AttentionForward<T>& f, const AttentionHeadW<const 
   }
   // Adjoint of L5: ∀t_z, t_x, if ¬Mask[t_z, t_x] then S[t_z, t_x] ← −∞
   dS = (f.mask.array() != 0).select(dS, T(0));
+  if (f.variant.relative()) {
+    if (!dW_rel) throw Error("Attention's adjoint: a relative position bias needs somewhere to put ∇W_rel[h, :]");
+    relative_bias_adjoint<T>(f.variant, dS, scale, tr, *dW_rel);
+  }
   if (tr) tr->line(lines::attention::mask.adjoint(), {with_note(tv("∇S", dS, Axis::TokenZ, Axis::TokenX), kMaskNote)});
   // Adjoint of L4: S ← Kᵀ Q
   const Mat<T> dQ = f.K * dS;              // (d_attn, ℓ_x)
@@ -151,7 +177,7 @@ void adjoint_attention(const AttentionForward<T>& f, const AttentionHeadW<const 
 
 #define SF_ADJOINT_ATTENTION(T)                                                                                \
   template void adjoint_attention<T>(const AttentionForward<T>&, const AttentionHeadW<const T>&, CView<T>,    \
-                                     AttentionHeadW<T>&, Ref<T>, Ref<T>, Tracer*);
+                                     AttentionHeadW<T>&, Ref<T>, Ref<T>, Tracer*, Mat<T>*);
 SF_ADJOINT_ATTENTION(float)
 SF_ADJOINT_ATTENTION(double)
 #undef SF_ADJOINT_ATTENTION

@@ -106,8 +106,10 @@ void adjoint_mh_attention(const MHAttentionForward<T>& f, const MHAttentionW<con
   for (int h = H; h >= 1; --h) {
     const TraceIndex ih(tr, &Indices::h, h);
     if (tr) tr->line(lines::mh_attention::for_h.adjoint(), {tscalar("h", h)});
+    Mat<T> dW_rel_h;  // (1, buckets) the relative bias's ∇W_rel[h, :] (variant; else unused)
     adjoint_attention<T>(f.heads[h - 1], W.heads[h - 1], dY.middleRows((h - 1) * d_mid, d_mid), dW.heads[h - 1], gX,
-                         gZ, tr);
+                         gZ, tr, &dW_rel_h);
+    if (f.heads[h - 1].variant.relative()) dW.W_rel.row(h - 1) += dW_rel_h;
     if (!tr) continue;
     std::vector<Value> v;
     if (self) {

@@ -81,9 +81,12 @@ struct AttentionForward {
 //   adjoint of line 1 (Q = W_q X + b_q 1ᵀ):
 //     RoPE only, sub "variant: RoPE — rotate ∇Q back": binds "∇(W_q X + b_q 1ᵀ)";
 //     line: "∇W_q", "∇b_q", "∇X" = W_qᵀ ∇Q (self-attention: note that the caller adds ∇X + ∇Z).
+//   relative bias only (issue 25), two subs of line 5's adjoint: "variant: relative bias — ∇B ← …"
+//     binds "∇B" = ∇S·√d_attn; "… ∇W_rel[h, k] ← …" binds "∇W_rel[h, :]" (1, buckets), which is
+//     ASSIGNED to *dW_rel: the caller adds it into row h of its ∇W_rel.
 template <class T>
 void adjoint_attention(const AttentionForward<T>& f, const AttentionHeadW<const T>& W, CView<T> dVt,
-                       AttentionHeadW<T>& dW, Ref<T> dX, Ref<T> dZ, Tracer* tr);
+                       AttentionHeadW<T>& dW, Ref<T> dX, Ref<T> dZ, Tracer* tr, Mat<T>* dW_rel = nullptr);
 
 // ===== Algorithm 5: adjoint of MHAttention (adjoint_mh_attention.cpp) ==============================
 

@@ -124,8 +124,11 @@ void embedding_extras_backward(const ModelConfig& c, const ExtrasW<const T>& W, 
 // ALiBi (variant "alibi", the encyclopedia article): alibi_slope = m_h > 0 adds m_h·B[t_z, t_x] =
 // −m_h·|t_z − t_x| to S/√d_attn before the softmax (row t_z and column t_x of the block as the
 // sequence's positions); 0 adds nothing.
+// Relative position bias (variant "relative", T5; issue 25): bias (ℓ_z, ℓ_x), when given, is added
+// to S/√d_attn as it is (B[t_z, t_x] = W_rel[h, bucket(t_z − t_x)]); its gradient is ∇S·√d_attn.
 template <class T>
-void attention_forward(CRef<T> Q, CRef<T> K, CRef<T> V, CRef<T> mask, Ref<T> A, Ref<T> Vt, T alibi_slope = 0);
+void attention_forward(CRef<T> Q, CRef<T> K, CRef<T> V, CRef<T> mask, Ref<T> A, Ref<T> Vt, T alibi_slope = 0,
+                       const Mat<T>* bias = nullptr);
 // dQ, dK, dV assigned; dS (ℓ_z, ℓ_x) is workspace. Masked entries get zero gradient.
 template <class T>
 void attention_backward(CRef<T> dVt, CRef<T> Q, CRef<T> K, CRef<T> V, CRef<T> A, Ref<T> dS, Ref<T> dQ, Ref<T> dK,
@@ -158,7 +161,9 @@ void rf_attention_backward(CRef<T> dVt, CRef<T> Q, CRef<T> K, CRef<T> V, CRef<T>
 // The position variants of self-attention (never of cross-attention):
 //   RoPE: after lines 1–2's bias, coordinates (2i−1, 2i) of Q[:, t] and K[:, t] are rotated by
 //         t·θ_i, θ_i = rope_base^{−2(i−1)/d_attn}, t the position within the sequence;
-//   ALiBi: head h adds m_h·B, m_h = 2^{−8h/H}, to the scaled scores (attention_forward).
+//   ALiBi: head h adds m_h·B, m_h = 2^{−8h/H}, to the scaled scores (attention_forward);
+//   relative bias (issue 25): head h adds B = W_rel[h, bucket(t_z − t_x)] to them; the backward
+//         assigns ∇W_rel[h, k] = Σ over the cells of bucket k of ∇S·√d_attn (masked cells give 0).
 // (AttentionOptions and attention_options(c, self) are Algorithm 4's, core/algorithms/algorithms.hpp:
 // rope_base > 0 and alibi are what the batched self-attention reads.)
 

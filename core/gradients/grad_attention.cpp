@@ -30,7 +30,8 @@
 namespace sf {
 
 template <class T>
-void attention_forward(CRef<T> Q, CRef<T> K, CRef<T> V, CRef<T> mask, Ref<T> A, Ref<T> Vt, T alibi_slope) {
+void attention_forward(CRef<T> Q, CRef<T> K, CRef<T> V, CRef<T> mask, Ref<T> A, Ref<T> Vt, T alibi_slope,
+                       const Mat<T>* bias) {
   const T scale = T(1) / std::sqrt(static_cast<T>(Q.rows()));  // 1/√d_attn
   const T lowest = std::numeric_limits<T>::lowest();
   // L4: S ← Kᵀ Q   (held in A until line 6 turns it into the weights)
@@ -42,6 +43,7 @@ void attention_forward(CRef<T> Q, CRef<T> K, CRef<T> V, CRef<T> mask, Ref<T> A, 
     // ALiBi (variant): + m_h·B[t_z, t_x], B[t_z, t_x] = −|t_z − t_x|
     if (alibi_slope != T(0))
       for (Eigen::Index tz = 0; tz < A.rows(); ++tz) s(tz) -= alibi_slope * static_cast<T>(std::abs(tz - tx));
+    if (bias) s += bias->col(tx).array();  // relative bias (variant): + B[:, t_x]
     // L5: S[t_z, t_x] ← −∞ where ¬Mask: the column's maximum is over the unmasked entries only,
     // and L6's exp(−∞) = 0 is an exact 0 below (multiplied by Mask).
     const T mx = (s * keep + (T(1) - keep) * lowest).maxCoeff();
@@ -230,9 +232,9 @@ void for_each_head(const QkvRows& r, Eigen::Index l_x, Eigen::Index l_z, Eigen::
 // L5 with Mask_b[t_z, ·] = 0 for t_z > n: the other rows of A are exact zeros (exp(−∞) = 0).
 template <class T>
 void heads_forward(const MHAttentionW<const T>& W, const QkvRows& rq, const Mat<T>& Qs, const QkvRows& rkv,
-                   const Mat<T>& KVs, const Mat<T>& mask, const std::vector<int>& keys, bool alibi, Mat<T>& A,
-                   Mat<T>& Y, Ref<T> X, const AttentionOptions& rf = {}) {
-  const std::vector<Mat<double>> omegas = head_directions(rf, rq);
+                   const Mat<T>& KVs, const Mat<T>& mask, const std::vector<int>& keys, const AttentionOptions& variant,
+                   Mat<T>& A, Mat<T>& Y, Ref<T> X) {
+  const std::vector<Mat<double>> omegas = head_directions(variant, rq);
   const Eigen::Index B = static_cast<Eigen::Index>(keys.size()), l_z = mask.rows(), l_x = Qs.cols() / B;
   A.resize(l_z, B * rq.H * l_x);       // (ℓ_z, B·H·ℓ_x)
   Y.resize(rq.H * rq.d_mid, B * l_x);  // (H·d_mid, B·ℓ_x)
@@ -247,16 +249,21 @@ void heads_forward(const MHAttentionW<const T>& W, const QkvRows& rq, const Mat<
       return;
     }
     // Algorithm 4-R's lines 4–13 instead (random-feature attention): no weights A are formed
-    if (rf.random_features()) {
+    if (variant.random_features()) {
       A_h.topRows(s.n).setZero();
       rf_attention_forward<T>(Qs.block(rq.q(h), s.x0, rq.d_attn, l_x), KVs.block(rkv.k(h), s.z0, rkv.d_attn, s.n),
                               KVs.block(rkv.v(h), s.z0, rkv.d_mid, s.n), mask.block(0, s.m0, s.n, l_x), omegas[h], Y_h);
       return;
     }
+    // relative bias (variant): B of the head over the real keys (positions from 1 in each sequence)
+    const Mat<T> B_h = variant.relative() ? relative_bias<T>(relative_head<T>(variant, W, static_cast<int>(h) + 1), static_cast<int>(s.n),
+                                                             static_cast<int>(l_x))
+                                          : Mat<T>();
     // Alg. 4 L4–L6 on the real keys (L1–L3 ran for every head as the stacked products)
     attention_forward<T>(Qs.block(rq.q(h), s.x0, rq.d_attn, l_x), KVs.block(rkv.k(h), s.z0, rkv.d_attn, s.n),
                          KVs.block(rkv.v(h), s.z0, rkv.d_mid, s.n), mask.block(0, s.m0, s.n, l_x),
-                         A_h.topRows(s.n), Y_h, alibi_slope<T>(alibi, h, rq.H));
+                         A_h.topRows(s.n), Y_h, alibi_slope<T>(variant.alibi, h, rq.H),
+                         variant.relative() ? &B_h : nullptr);
   });
   // Alg. 5 L3: Y ← [Y^1; …; Y^H]   (Y^h was written into rows h·d_mid … of Y)
   // Alg. 5 L4: Ṽ = W_o Y + b_o 1ᵀ, and the caller's X ← X + Ṽ
@@ -271,9 +278,14 @@ template <class T>
 void heads_backward(CRef<T> dX, const MHAttentionW<const T>& W, const QkvRows& rq, const Mat<T>& Qs,
                     const QkvRows& rkv, const Mat<T>& KVs, Eigen::Index l_x, const std::vector<int>& keys,
                     const Mat<T>& A, const Mat<T>& Y, MHAttentionW<T>& dW, Mat<T>& dY, Mat<T>& dS, Mat<T>& dQs,
-                    Mat<T>& dKVs, const Mat<T>& mask, const AttentionOptions& rf = {}) {
-  const std::vector<Mat<double>> omegas = head_directions(rf, rq);
+                    Mat<T>& dKVs, const Mat<T>& mask, const AttentionOptions& variant) {
+  const std::vector<Mat<double>> omegas = head_directions(variant, rq);
   const Eigen::Index l_z = A.rows();
+  // Relative bias (variant): each cell's bucket; ∇W_rel is the sum over the heads' cells below.
+  const Eigen::MatrixXi bucket = variant.relative() ? relative_buckets(variant, static_cast<int>(l_z), static_cast<int>(l_x))
+                                                    : Eigen::MatrixXi();
+  if (variant.relative()) dW.W_rel.setZero();
+  const T sqrt_d = std::sqrt(static_cast<T>(rq.d_attn));
   dY.resize(Y.rows(), Y.cols());  // (H·d_mid, B·ℓ_x)
   dS.resize(l_z, l_x);            // (ℓ_z, ℓ_x)
   // ∂ of Alg. 5 L4: Ṽ = W_o Y + b_o 1ᵀ   (the caller's X ← X + Ṽ passes ∂X on unchanged)
@@ -291,7 +303,7 @@ void heads_backward(CRef<T> dX, const MHAttentionW<const T>& W, const QkvRows& r
       return;
     }
     // ∂ of Algorithm 4-R's lines 13–4 (random-feature attention)
-    if (rf.random_features()) {
+    if (variant.random_features()) {
       rf_attention_backward<T>(dY.block(h * rq.d_mid, s.x0, rq.d_mid, l_x), Qs.block(rq.q(h), s.x0, rq.d_attn, l_x),
                                KVs.block(rkv.k(h), s.z0, rkv.d_attn, s.n), KVs.block(rkv.v(h), s.z0, rkv.d_mid, s.n),
                                mask.block(0, s.m0, s.n, l_x), omegas[h], dQ_h, dK_h.leftCols(s.n), dV_h.leftCols(s.n));
@@ -302,6 +314,10 @@ void heads_backward(CRef<T> dX, const MHAttentionW<const T>& W, const QkvRows& r
                           KVs.block(rkv.k(h), s.z0, rkv.d_attn, s.n), KVs.block(rkv.v(h), s.z0, rkv.d_mid, s.n),
                           A.block(0, s.a0, s.n, l_x), dS.topRows(s.n), dQ_h, dK_h.leftCols(s.n),
                           dV_h.leftCols(s.n));
+    // ∂ of the relative bias: ∇B = ∇S·√d_attn (B is added to S/√d_attn), summed into its cells' buckets
+    if (variant.relative())
+      for (Eigen::Index tx = 0; tx < l_x; ++tx)
+        for (Eigen::Index tz = 0; tz < s.n; ++tz) dW.W_rel(h, bucket(tz, tx)) += dS(tz, tx) * sqrt_d;
   });
 }
 
@@ -330,7 +346,7 @@ void mh_attention_forward(CRef<T> Xt, const MHAttentionW<const T>& W, int B, int
     rope_rotate_stack<T>(r, l, cache.rope_cos, cache.rope_sin, T(1), cache.QKV);
   }
   // Alg. 4 L4–L6 for every sequence and head (ALiBi: + m_h·B), Alg. 5 L1–L4, and X ← X + Ṽ
-  heads_forward(W, r, cache.QKV, r, cache.QKV, cache.mask, cache.keys, variant.alibi, cache.A, cache.Y, X, variant);
+  heads_forward(W, r, cache.QKV, r, cache.QKV, cache.mask, cache.keys, variant, cache.A, cache.Y, X);
 }
 
 template <class T>
@@ -372,8 +388,7 @@ void mh_cross_attention_forward(CRef<T> Xt, CRef<T> Z, const MHAttentionW<const 
   cache.KV.resize(rkv.total(), Z.cols());  // (H·(d_attn + d_mid), B·ℓ_z)
   linear_forward<T>(Z, cache.W_kv, cache.b_kv, cache.KV);
   // Alg. 4 L4–L6 for every pair and head, Alg. 5 L1–L4, and Alg. 8 L16: X ← X + Ṽ
-  heads_forward(W, rq, cache.Q, rkv, cache.KV, cache.mask, cache.keys, /*alibi=*/false, cache.A, cache.Y, X,
-                cache.variant);
+  heads_forward(W, rq, cache.Q, rkv, cache.KV, cache.mask, cache.keys, cache.variant, cache.A, cache.Y, X);  // no position variant (attention_options(c, false))
 }
 
 template <class T>
@@ -401,9 +416,9 @@ void mh_cross_attention_backward(CRef<T> dX, CRef<T> Xt, CRef<T> Z, const MHAtte
 }
 
 template void attention_forward<float>(CRef<float>, CRef<float>, CRef<float>, CRef<float>, Ref<float>, Ref<float>,
-                                       float);
+                                       float, const Mat<float>*);
 template void attention_forward<double>(CRef<double>, CRef<double>, CRef<double>, CRef<double>, Ref<double>,
-                                        Ref<double>, double);
+                                        Ref<double>, double, const Mat<double>*);
 template void attention_backward<float>(CRef<float>, CRef<float>, CRef<float>, CRef<float>, CRef<float>, Ref<float>,
                                         Ref<float>, Ref<float>, Ref<float>);
 template void attention_backward<double>(CRef<double>, CRef<double>, CRef<double>, CRef<double>, CRef<double>,

@@ -79,7 +79,7 @@ Mask prefix_masks(const Batch& b, const ModelConfig& c) {
     const auto first = b.tokens.begin() + static_cast<std::ptrdiff_t>(s) * b.l;
     const int p = prefix_position(Tokens(first, first + b.lengths[s]), c);  // p_b of the real tokens
     // Mask_b[t_z, t_x] = [[t_z ≤ max(t_x, p_b)]]
-    m.middleCols(static_cast<Eigen::Index>(s) * b.l, b.l) = prefix_mask(b.l, p);
+    m.middleCols(static_cast<Eigen::Index>(s) * b.l, b.l) = windowed(prefix_mask(b.l, p), c.window);  // (window: ∧ |t_z − t_x| ≤ w)
   }
   return m;
 }
@@ -104,7 +104,7 @@ T dtransformer_forward(const ModelConfig& c, const GptW<const T>& W, const Batch
   if (c.mask == MaskKind::Prefix)
     cache.mask = prefix_masks(batch, c);  // (ℓ, B·ℓ) [[t_z ≤ max(t_x, p_b)]] (variant)
   else if (cache.mask.rows() != l || cache.mask.cols() != l)
-    cache.mask = unidirectional_mask(l, l);  // (ℓ, ℓ) Mask[t, t′] = [[t ≤ t′]]
+    cache.mask = windowed(unidirectional_mask(l, l), c.window);  // (ℓ, ℓ) Mask[t, t′] = [[t ≤ t′]] (window: ∧ t′ − w ≤ t)
   cache.layers.resize(c.L);
 
   // The loss terms: the batch's targets (position t of sequence b predicts x_b[t+1]).

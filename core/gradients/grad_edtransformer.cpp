@@ -59,8 +59,8 @@ T edtransformer_forward(const ModelConfig& c, const EdW<const T>& W, const Batch
   cache.tokens = batch.tokens;
   cache.z_tokens = batch.z_tokens;
   cache.z_lengths = batch.z_lengths;
-  if (cache.enc_mask.rows() != l_z) cache.enc_mask = bidirectional_mask(l_z, l_z);  // (ℓ_z, ℓ_z) Mask ≡ 1
-  if (cache.dec_mask.rows() != l) cache.dec_mask = unidirectional_mask(l, l);       // (ℓ, ℓ) [[t ≤ t′]]
+  if (cache.enc_mask.rows() != l_z) cache.enc_mask = windowed(bidirectional_mask(l_z, l_z), c.window);  // (ℓ_z, ℓ_z) Mask ≡ 1
+  if (cache.dec_mask.rows() != l) cache.dec_mask = windowed(unidirectional_mask(l, l), c.window);       // (ℓ, ℓ) [[t ≤ t′]]
   cache.enc.resize(c.L_enc);
   cache.dec.resize(c.L_dec);
   cache.targets = batch.targets;  // (N)

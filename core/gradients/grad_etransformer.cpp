@@ -59,7 +59,7 @@ T etransformer_forward(const ModelConfig& c, const BertW<const T>& W, const Batc
   cache.l = l;
   cache.tokens = batch.tokens;
   cache.lengths = batch.lengths;  // (B) key padding: sequence b's keys t > ℓ_b are masked
-  if (cache.mask.rows() != l) cache.mask = bidirectional_mask(l, l);  // (ℓ, ℓ) Mask ≡ 1
+  if (cache.mask.rows() != l) cache.mask = windowed(bidirectional_mask(l, l), c.window);  // (ℓ, ℓ) Mask ≡ 1
   cache.layers.resize(c.L);
 
   // The loss terms: x[t] at the masked positions t ∈ T̃ (Algorithm 12 line 9).

@@ -30,6 +30,7 @@ const char* to_string(Position v) {
     case Position::Rope: return "rope";
     case Position::Alibi: return "alibi";
     case Position::None: return "none";
+    case Position::Relative: return "relative";
   }
   return "learned";
 }
@@ -83,6 +84,7 @@ std::string variant_summary(const ModelConfig& c) {
     case Position::Rope: parts.push_back("RoPE"); break;
     case Position::Alibi: parts.push_back("ALiBi"); break;
     case Position::None: parts.push_back("no positions"); break;
+    case Position::Relative: parts.push_back("relative bias"); break;
   }
   if (a && c.act() != a->paper_activation()) parts.push_back(to_string(c.act()));
   if (c.tied_unembedding) parts.push_back("tied W_u = W_eᵀ");
@@ -93,6 +95,7 @@ std::string variant_summary(const ModelConfig& c) {
   if (c.attention == AttentionKind::RandomFeatures)
     parts.push_back(std::string("random-feature attention (D = ") + std::to_string(c.rf_features) + ", seed " +
                     std::to_string(c.rf_seed) + (c.rf_orthogonal ? ", orthogonal)" : ")"));
+  if (c.window > 0) parts.push_back("window " + std::to_string(c.window));
   if (c.embedding_norm) parts.push_back("embedding layer norm");
   if (c.token_types > 0) parts.push_back("token-type embedding (segment 1)");
   if (c.unembedding_bias) parts.push_back("bias b_u on W_u");
@@ -132,6 +135,20 @@ void get_choice(const nlohmann::json& j, const char* k, std::initializer_list<co
   throw Error(std::string("config: \"") + k + "\" must be one of " + list + ", not \"" + v + "\"");
 }
 
+// "window" (sliding-window attention) and T5's "relative_buckets", "relative_max_distance"
+// (issue 25); validate() checks how they fit together.
+void read_window_and_relative(const nlohmann::json& j, ModelConfig& c) {
+  auto get_count = [&](const char* k, int& dst, const char* what) {
+    if (!j.contains(k)) return;
+    if (!j[k].is_number_integer() || j[k].get<long long>() < 0 || j[k].get<long long>() > 65536)
+      throw Error(std::string("config: \"") + k + "\" (" + what + ") must be an integer from 0 to 65536");
+    dst = static_cast<int>(j[k].get<long long>());
+  };
+  get_count("window", c.window, "the sliding window w: keys t_x − w ≤ t_z ≤ t_x; 0 is off");
+  get_count("relative_buckets", c.relative_buckets, "T5's number of relative-distance buckets, such as 32");
+  get_count("relative_max_distance", c.relative_max_distance, "T5's largest distinguished distance, such as 128");
+}
+
 void read_variants(const nlohmann::json& j, ModelConfig& c) {
   if (j.contains("norm_position")) {
     NormPosition v{};
@@ -139,7 +156,7 @@ void read_variants(const nlohmann::json& j, ModelConfig& c) {
     c.norm_position = v;
   }
   get_choice(j, "norm", {"layer_norm", "rms_norm"}, c.norm);
-  get_choice(j, "position", {"learned", "sinusoidal", "rope", "alibi", "none"}, c.position);
+  get_choice(j, "position", {"learned", "sinusoidal", "rope", "alibi", "none", "relative"}, c.position);
   if (j.contains("position_base")) {
     const auto& b = j["position_base"];
     if (b.is_string() && b.get<std::string>() == "l_max") c.position_base = 0;
@@ -174,6 +191,7 @@ void read_variants(const nlohmann::json& j, ModelConfig& c) {
                   " block size) must be an integer from 1 to 65536, such as 16");
     *dst = static_cast<int>(j[k].get<long long>());
   }
+  read_window_and_relative(j, c);
   get_choice(j, "tokenizer", {"char", "word", "bpe", "gpt2", "wordpiece"}, c.tokenizer);
   auto get_bool = [&](const char* k, bool& dst) {
     if (!j.contains(k)) return;
@@ -275,6 +293,25 @@ std::string validate(const ModelConfig& c) {
   if (c.rf_features < 1 || c.rf_seed < 0)
     e << "random-feature attention needs rf_features (D) ≥ 1 and rf_seed ≥ 0 (they are " << c.rf_features << " and "
       << c.rf_seed << "); ";
+  if (c.window < 0)
+    e << "window must be 0 (off) or a width w ≥ 1 (it is " << c.window << "): the causal mask keeps t_x − w ≤ t_z ≤ t_x; ";
+  const bool buckets_ok = c.relative_buckets >= 4 && c.relative_buckets % 2 == 0;
+  if (c.position == Position::Relative && !buckets_ok)
+    e << "relative_buckets must be an even number ≥ 4 such as T5's 32 (it is " << c.relative_buckets
+      << "): a bidirectional attention gives each sign of t_z − t_x half of them, and each half needs an exact "
+         "bucket for distance 0 and logarithmic ones; ";
+  if (c.position == Position::Relative && c.arch == "ed")
+    e << "position \"relative\" runs in gpt (T5's causal buckets) and bert (its bidirectional buckets); the "
+         "encoder-decoder, which needs both, does not have it yet: choose another position for arch \"ed\"; ";
+  if (c.position == Position::Relative && buckets_ok && c.relative_max_distance < c.relative_buckets)
+    e << "relative_max_distance must be at least relative_buckets (they are " << c.relative_max_distance << " and "
+      << c.relative_buckets << "): the logarithmic buckets span the distances from the exact ones up to it; ";
+  if (c.attention == AttentionKind::RandomFeatures && c.position == Position::Relative)
+    e << "attention \"random_features\" never forms the scores S, so the relative bias B cannot be added: use "
+         "position \"learned\", \"sinusoidal\" or \"rope\", or attention \"exact\" or \"flash\"; ";
+  if (c.attention == AttentionKind::RandomFeatures && c.window > 0)
+    e << "attention \"random_features\" sums over a prefix of the keys, so a sliding window (window " << c.window
+      << ") cannot be applied: set window 0, or use attention \"exact\" or \"flash\"; ";
   if (c.mask == MaskKind::Prefix && utf8_length(c.prefix_separator) != 1)
     e << "prefix_separator must be one character (it is \"" << c.prefix_separator << "\"); ";
   if (c.file_tokenizer()) {
@@ -345,6 +382,11 @@ std::string to_json(const ModelConfig& c) {
     j["rf_seed"] = c.rf_seed;
     j["rf_orthogonal"] = c.rf_orthogonal;
   }
+  if (c.window > 0) j["window"] = c.window;  // off writes no key (older files stay as they were)
+  if (c.position == Position::Relative) {
+    j["relative_buckets"] = c.relative_buckets;
+    j["relative_max_distance"] = c.relative_max_distance;
+  }
   if (c.embedding_norm) j["embedding_norm"] = true;
   if (c.token_types > 0) j["token_types"] = c.token_types;
   if (c.unembedding_bias) j["unembedding_bias"] = true;
@@ -377,6 +419,7 @@ ModelConfig config_from_json(const std::string& text) {
     std::set<std::string> known{"arch",  "eps",         "vocab",     "position_init",    "N_V",  "norm_position",
                                 "norm",  "position",    "position_base", "rope_base", "activation",
                                 "tied_unembedding", "H_kv", "mask", "prefix_separator", "attention", "block_r", "block_c",
+                                "window", "relative_buckets", "relative_max_distance",
                                 "embedding_norm", "token_types",
                                 "unembedding_bias", "tokenizer", "merges", "vocab_size", "bos_id", "eos_id", "mask_id", "pad_id"};
     known.insert(ints.begin(), ints.end());

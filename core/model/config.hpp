@@ -14,8 +14,8 @@ enum class NormPosition { Pre, Post };
 // Algorithm 6, or RMSNorm (§6 of the paper mentions it; the encyclopedia article): no m, no β.
 enum class Norm { LayerNorm, RmsNorm };
 // How positions enter: W_p learned (the paper), the fixed sinusoid (§5, computed, not stored),
-// rotary (RoPE), linear biases (ALiBi), or nothing.
-enum class Position { Learned, Sinusoidal, Rope, Alibi, None };
+// rotary (RoPE), linear biases (ALiBi), nothing, or a learned relative position bias (T5, issue 25).
+enum class Position { Learned, Sinusoidal, Rope, Alibi, None, Relative };
 // The MLP's non-linearity: exact erf GELU (eq. 5), GPT-2's tanh approximation, ReLU (the paper's
 // Algorithm 8) or SwiGLU (a gated MLP with W_gate, b_gate).
 enum class Activation { GELU, GELUTanh, ReLU, SwiGLU };
@@ -71,6 +71,15 @@ struct ModelConfig {
   int rf_features = 64;
   int rf_seed = 1;
   bool rf_orthogonal = false;
+  // Not in the paper (issue 25, encyclopedia article 004): "window": w ≥ 1 makes every self-attention
+  // a sliding window: the causal mask keeps t_x − w ≤ t_z ≤ t_x (w + 1 keys, the query's own token
+  // among them), the bidirectional one |t_x − t_z| ≤ w, the prefix-LM one both its own condition and
+  // |t_x − t_z| ≤ w. Cross-attention (Algorithm 8's decoder reading Z) is not windowed. 0: off.
+  int window = 0;
+  // Not in the paper (issue 25; T5, Raffel et al.): position "relative" adds B[t_z, t_x] =
+  // W_rel[h, bucket(t_z − t_x)] to S/√d_attn in every self-attention, bucketed as T5 does:
+  // exact below relative_buckets/2 (bidirectional: /4 per sign), logarithmic up to relative_max_distance.
+  int relative_buckets = 32, relative_max_distance = 128;
 
   // ---- ecosystem extras (issue 11; variants "not in the paper", JSON keys of the same names) ----
   bool embedding_norm = false;    // BERT: layer_norm(e_t | γ_emb, β_emb) after the embedding sum

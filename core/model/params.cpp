@@ -48,6 +48,9 @@ void ParamTable::add_mh_attention(const std::string& p, const std::string& sup, 
   add(p + "b_v", "b_v" + g, l, H_kv, d_mid, 1, ParamRole::Bias);
   add(p + "W_o", sup.empty() ? "W_o" : "W_o^" + sup, l, 1, d_e, H * d_mid, ParamRole::OutputWeight);
   add(p + "b_o", sup.empty() ? "b_o" : "b_o^" + sup, l, 1, d_e, 1, ParamRole::Bias);
+  // Variant (relative position bias, T5; issue 25): self-attentions only, per layer ("ed" is the cross-attention).
+  if (c.position == Position::Relative && sup != "ed")
+    add(p + "W_rel", sup.empty() ? "W^l_rel" : "W^{l," + sup + "}_rel", l, 1, H, c.relative_buckets, ParamRole::Weight);
 }
 
 void ParamTable::add_layer_norm(const std::string& p, const std::string& k, int l, int d, const ModelConfig& c) {
@@ -142,6 +145,7 @@ MHAttentionW<T> bind_mh_attention(const ParamTable& table, T* theta, const std::
   }
   rebind(w.W_o, bind_matrix<T>(table, theta, p + "W_o"));
   rebind(w.b_o, bind_vector<T>(table, theta, p + "b_o"));
+  rebind(w.W_rel, bind_matrix_if<T>(table, theta, p + "W_rel"));
   return w;
 }
 
@@ -152,6 +156,7 @@ LayerW<T> bind_layer(const ParamTable& table, T* theta, const std::string& p, co
   w.attn.heads = std::move(a.heads);
   rebind(w.attn.W_o, a.W_o);
   rebind(w.attn.b_o, a.b_o);
+  rebind(w.attn.W_rel, a.W_rel);
   rebind(w.gamma1, bind_vector<T>(table, theta, p + "gamma1"));
   rebind(w.beta1, bind_vector_if<T>(table, theta, p + "beta1"));
   rebind(w.gamma2, bind_vector<T>(table, theta, p + "gamma2"));

@@ -87,6 +87,9 @@ struct MHAttentionW {  // W of eq. (4): H heads and the output projection
   std::vector<AttentionHeadW<T>> heads;
   MapM<T> W_o{nullptr, 0, 0};  // (d_out, H·d_mid)
   MapV<T> b_o{nullptr, 0};     // (d_out)
+  // Not in the paper (position "relative", T5; issue 25): W_rel[h, k], head h's bias for distance
+  // bucket k, in each self-attention (per layer; T5 shares one across layers). Empty otherwise.
+  MapM<T> W_rel{nullptr, 0, 0};  // (H, relative_buckets)
 };
 
 template <class T>

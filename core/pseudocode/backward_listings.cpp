@@ -98,6 +98,13 @@ PseudoAlgorithm attention(const Variants& v, const ModelConfig& c) {
             {v.position});
     add_header(a, "ALiBi: B[t_z, t_x] = −|t_z − t_x| has no gradient, so ∇S is the paper's", v.position);
   }
+  if (v.relative) {
+    rewrite(a, 5, "∀t_z, t_x, if ¬Mask[t_z, t_x] then ∇S[t_z, t_x] ← 0;   ∇W_rel[h, k] ← Σ_{bucket(t_z − t_x) = k} ∇S·√d_attn"
+                  "        [[B = W_rel[h, bucket(·)] was added to S/√d_attn]]",
+            {v.position});
+    add_header(a, "Relative bias: the learned B[t_z, t_x] = W_rel[h, bucket(t_z − t_x)] gets ∇B = ∇S·√d_attn, summed per bucket",
+               v.position);
+  }
   return a;
 }
 
@@ -205,7 +212,10 @@ struct SubLayer {
 
 SubLayer attention_sublayer(const Variants& v, const std::string& W, const std::string& context, const std::string& mask,
                             const Labels& why, std::string scale, std::string offset) {
-  const std::string note = v.rotary ? "   [[RoPE: inside Algorithm 4's adjoint]]" : v.alibi ? "   [[ALiBi: inside Algorithm 4's adjoint]]" : "";
+  const std::string note = v.rotary     ? "   [[RoPE: inside Algorithm 4's adjoint]]"
+                           : v.alibi    ? "   [[ALiBi: inside Algorithm 4's adjoint]]"
+                           : v.relative ? "   [[relative bias: ∇W_rel inside Algorithm 4's adjoint]]"
+                                        : "";
   Labels all = why;
   if (!note.empty()) all.push_back(v.position);
   if (!v.order.empty()) all.insert(all.begin(), v.order);

@@ -152,6 +152,20 @@ const std::vector<Erratum>& errata() {
        "(line 4), keeps the key weights κ = e^{‖k‖²/2σ²} (line 7), and labels max |Ṽ_rfa − Ṽ| as an estimate's "
        "error; tests check the kernel estimate's mean over 20,000 seeds and that N(0, σ²I) would fail it.",
        {{106, 4}, {106, 7}}},
+      // ---- the encyclopedia article (seed 004): ALiBi's bias (issue 25, item 6) ----
+      {"article-alibi-causal-b", Seed::Article, ErratumKind::Slip, "ALiBi (Attention with Linear Biases)",
+       "Attention(Q, K, V) = softmax(QKᵀ/√d_k + sB) V … B = [0 1 2 3 ⋯; −1 0 1 2 ⋯; −2 −1 0 1 ⋯; −3 −2 −1 0 ⋯; ⋮], "
+       "in other words, B_{i,j} = j − i.",
+       "Rows i of QKᵀ are queries, columns j keys. ALiBi (Press et al.) is a causal model's bias: query i adds "
+       "m·(j − i) for its keys j ≤ i only, a penalty that grows with the distance. The printed B also fills the "
+       "cells above the diagonal with j − i > 0; the causal mask removes them (−∞ + sB stays −∞), but without it "
+       "those entries would reward keys the further they lie ahead, so the formula as printed holds only for "
+       "j ≤ i. And it has one scalar s, where ALiBi gives head h of H its own slope 2^{−8h/H}.",
+       "position \"alibi\" adds m_h·B with B[t_z, t_x] = −|t_z − t_x| (rows keys t_z, columns queries t_x, as "
+       "the paper's S) and m_h = 2^{−8h/H}: under the causal mask that is the article's j − i for j ≤ i, and the "
+       "cells above the diagonal stay −∞; under BERT's bidirectional mask it is the symmetric penalty, never a "
+       "reward.",
+       {{4, 6}}},
   };
   return table;
 }

@@ -35,6 +35,9 @@ Variants variants_of(const ModelConfig& c) {
     case Position::Rope: v.position = "RoPE" + kSeed004, v.rotary = true; break;
     case Position::Alibi: v.position = "ALiBi" + kSeed004, v.alibi = true; break;
     case Position::None: v.position = "no positions: the causal mask alone tells them apart" + kSeed004; break;
+    case Position::Relative:
+      v.position = "relative position bias (T5, Raffel et al.), not in the paper" + kSeed004, v.relative = true;
+      break;
   }
   v.no_w_p = c.position != Position::Learned && c.position != Position::Sinusoidal;
   const Activation act = c.act();
@@ -56,6 +59,10 @@ Variants variants_of(const ModelConfig& c) {
     v.flash = "FlashAttention, Algorithm 4-F (B_r = " + std::to_string(c.block_r) + ", B_c = " + std::to_string(c.block_c) +
               "), not in the paper: Dao et al. 2022" + kSeed004;
   if (c.mask == MaskKind::Prefix) v.prefix = "prefix-LM mask at \"" + c.prefix_separator + "\"" + kSeed004;
+  if (c.window > 0) {
+    v.w = c.window;
+    v.window = "sliding-window attention (w = " + std::to_string(c.window) + "), not in the paper" + kSeed004;
+  }
   if (c.token_types > 0) v.token_type = "token-type embedding W_s[:, 1] (segment 1)" + kBert;
   if (c.embedding_norm) v.emb_norm = "embedding layer norm" + kBert;
   if (c.unembedding_bias) v.bias = "bias b_u on W_u" + kBert;

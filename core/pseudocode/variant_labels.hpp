@@ -34,6 +34,9 @@ struct Variants {
   std::string token_type;      // + W_s[:, 1] on the embedding line
   std::string emb_norm;        // layer_norm(e_t | γ_emb, β_emb) on the embedding line
   std::string bias;            // + b_u 1ᵀ on the return line
+  std::string window;          // sliding-window attention (issue 25): the self-attention masks ∧ [[|t − t′| ≤ w]]
+  int w = 0;                   // its width w (0: off)
+  bool relative = false;       // relative position bias (issue 25, T5): line 6 of Algorithm 4 adds B (in `position`)
 };
 
 Variants variants_of(const ModelConfig& c);

@@ -37,7 +37,10 @@ std::string mlp(const Variants& v, const std::string& in, const std::string& w1,
 
 // Where positions enter a self-attention (RoPE, ALiBi), as a margin note.
 std::string self_attention_note(const Variants& v) {
-  return v.rotary ? "   [[RoPE inside Algorithm 4]]" : v.alibi ? "   [[ALiBi inside Algorithm 4]]" : "";
+  return v.rotary     ? "   [[RoPE inside Algorithm 4]]"
+         : v.alibi    ? "   [[ALiBi inside Algorithm 4]]"
+         : v.relative ? "   [[relative bias B inside Algorithm 4]]"
+                      : "";
 }
 
 // One residual sub-layer of a stack: its body applied to an input, its norm's γ, β names and
@@ -73,7 +76,7 @@ void layer_lines(PseudoAlgorithm& a, const Variants& v, int first, const std::st
 void embedding_line(PseudoAlgorithm& a, const Variants& v, int n, const std::string& len, const std::string& seq) {
   std::string sum = "W_e[:, " + seq + "[t]]", note;
   if (v.no_w_p) {
-    note = std::string("   [[no W_p: ") + (v.rotary ? "RoPE inside Algorithm 4" : v.alibi ? "ALiBi inside Algorithm 4" : "no positions") + "]]";
+    note = std::string("   [[no W_p: ") + (v.rotary ? "RoPE inside Algorithm 4" : v.alibi ? "ALiBi inside Algorithm 4" : v.relative ? "relative bias inside Algorithm 4" : "no positions") + "]]";
   } else {
     sum += " + W_p[:, t]";
     if (!v.position.empty()) note = "   [[W_p computed, Algorithm 2]]";
@@ -108,6 +111,18 @@ void parameter_header(PseudoAlgorithm& a, const Variants& v, const ModelConfig& 
   add_header(a, "b_u ∈ ℝ^{N_V}: the bias of the unembedding", v.bias);
   add_header(a, "W_k, b_k, W_v, b_v have H_kv = " + std::to_string(c.kv_heads()) + " heads; query head h reads g(h) = ⌊(h−1)·H_kv/H⌋ + 1",
              v.kv);
+  if (v.relative)
+    add_header(a, std::string("for l: W^l_rel ∈ ℝ^{H×") + std::to_string(c.relative_buckets) +
+                      "}: each self-attention's learned bias per head and distance bucket (T5 shares one across layers)",
+               v.position);
+}
+
+// A self-attention's mask as the forward algorithm writes it, with the sliding window when set:
+// `causal` [[t ≤ t′]] (∧ t′ − w ≤ t), or bidirectional ≡ 1 (|t − t′| ≤ w).
+std::string self_mask(const Variants& v, bool causal, const std::string& paper) {
+  if (v.window.empty()) return paper;
+  const std::string w = std::to_string(v.w);
+  return causal ? "Mask[t, t′] = [[t′ − " + w + " ≤ t ≤ t′]]" : "Mask[t, t′] = [[|t − t′| ≤ " + w + "]]";
 }
 
 SubLayer self_attention(const Variants& v, const std::string& W, const std::string& mask, Labels why) {
@@ -129,9 +144,10 @@ SubLayer normed(SubLayer s, std::string scale, std::string offset) {
 // Algorithm 10, DTransformer (GPT).
 void dtransformer(PseudoAlgorithm& a, const Variants& v, const ModelConfig& c) {
   embedding_line(a, v, 2, "ℓ", "x");
-  const std::string mask = v.prefix.empty() ? "Mask[t, t′] = [[t ≤ t′]]" : "Mask[t, t′] = [[t ≤ max(t′, p)]]";
+  const std::string mask = !v.prefix.empty() ? "Mask[t, t′] = [[t ≤ max(t′, p)]]" + std::string(v.window.empty() ? "" : " ∧ [[|t − t′| ≤ " + std::to_string(v.w) + "]]")
+                                             : self_mask(v, true, "Mask[t, t′] = [[t ≤ t′]]");
   layer_lines(a, v, 5, "ℓ", "X",
-              {normed(self_attention(v, "W_l", mask, labels({v.prefix})), "γ¹_l", "β¹_l"),
+              {normed(self_attention(v, "W_l", mask, labels({v.prefix, v.window})), "γ¹_l", "β¹_l"),
                normed(mlp_layer(v, "mlp1", "mlp2", "gate"), "γ²_l", "β²_l")});
   if (v.pre) rewrite(a, 10, norm_line(v, "ℓ", "X", "X", "γ", "β"), labels({v.rms}));
   else rewrite(a, 10, "(no final norm: post-LN — the line is skipped)", {v.order});
@@ -143,7 +159,8 @@ void dtransformer(PseudoAlgorithm& a, const Variants& v, const ModelConfig& c) {
 void etransformer(PseudoAlgorithm& a, const Variants& v, const ModelConfig& c) {
   embedding_line(a, v, 2, "ℓ", "x");
   layer_lines(a, v, 5, "ℓ", "X",
-              {normed(self_attention(v, "W_l", "Mask ≡ 1", {}), "γ¹_l", "β¹_l"), normed(mlp_layer(v, "mlp1", "mlp2", "gate"), "γ²_l", "β²_l")});
+              {normed(self_attention(v, "W_l", self_mask(v, false, "Mask ≡ 1"), labels({v.window})), "γ¹_l", "β¹_l"),
+               normed(mlp_layer(v, "mlp1", "mlp2", "gate"), "γ²_l", "β²_l")});
   if (v.pre) rewrite(a, 10, norm_line(v, "ℓ", "X", "X", "γ_enc", "β_enc") + ";  X ← GELU(W_f X + b_f 1ᵀ)", {v.order});
   rewrite(a, 11, norm_line(v, "ℓ", "X", "X", "γ", "β"), labels({v.rms}));
   return_line(a, v, 12);
@@ -154,12 +171,13 @@ void etransformer(PseudoAlgorithm& a, const Variants& v, const ModelConfig& c) {
 void edtransformer(PseudoAlgorithm& a, const Variants& v, const ModelConfig& c) {
   embedding_line(a, v, 2, "ℓ_z", "z");
   layer_lines(a, v, 5, "ℓ_z", "Z",
-              {normed(self_attention(v, "W^enc_l", "Mask ≡ 1", {}), "γ¹_l", "β¹_l"), normed(mlp_layer(v, "mlp1", "mlp2", "gate"), "γ²_l", "β²_l")});
+              {normed(self_attention(v, "W^enc_l", self_mask(v, false, "Mask ≡ 1"), labels({v.window})), "γ¹_l", "β¹_l"),
+               normed(mlp_layer(v, "mlp1", "mlp2", "gate"), "γ²_l", "β²_l")});
   if (v.pre) rewrite(a, 9, "end;  " + norm_line(v, "ℓ_z", "Z", "Z", "γ_enc", "β_enc"), {v.order});
   embedding_line(a, v, 11, "ℓ_x", "x");
   const SubLayer cross{[](const std::string& in) { return "MHAttention(" + in + ", Z | W^ed_l, Mask ≡ 1)"; }, "γ⁴_l", "β⁴_l", {}};
   layer_lines(a, v, 14, "ℓ_x", "X",
-              {normed(self_attention(v, "W^dec_l", "Mask[t, t′] ≡ [[t ≤ t′]]", {}), "γ³_l", "β³_l"), cross,
+              {normed(self_attention(v, "W^dec_l", self_mask(v, true, "Mask[t, t′] ≡ [[t ≤ t′]]"), labels({v.window})), "γ³_l", "β³_l"), cross,
                normed(mlp_layer(v, "mlp3", "mlp4", "gate2"), "γ⁵_l", "β⁵_l")});
   if (v.pre) rewrite(a, 20, "end;  " + norm_line(v, "ℓ_x", "X", "X", "γ_dec", "β_dec"), {v.order});
   return_line(a, v, 21);
@@ -191,6 +209,19 @@ PseudoAlgorithm pseudocode_for(int alg, const ModelConfig& c, bool kv_cache) {
         rewrite(a, 6, "return Ṽ = V · softmax(S / √d_attn + m_h·B)   [[self-attention only]]", {v.position});
         add_header(a, "ALiBi: B[t_z, t_x] = −|t_z − t_x|, m_h = 2^{−8h/H}", v.position);
       }
+      if (v.relative) {
+        rewrite(a, 6, "return Ṽ = V · softmax(S / √d_attn + B)   [[self-attention only; B after the scaling]]", {v.position});
+        add_header(a, "Relative bias: B[t_z, t_x] = W^l_rel[h, bucket(t_z − t_x)], " + std::to_string(c.relative_buckets) +
+                          " buckets: exact for small |t_z − t_x|, logarithmic up to " + std::to_string(c.relative_max_distance) +
+                          " (T5's bucket; causal masks use the distances t_x − t_z ≥ 0 only)",
+                   v.position);
+      }
+      rewrite(a, 5, "∀t_z, t_x, if ¬Mask[t_z, t_x] then S[t_z, t_x] ← −∞   [[self-attention Mask ∧ [[|t_z − t_x| ≤ " +
+                        std::to_string(v.w) + "]]]]",
+              labels({v.window}));
+      add_header(a, "Sliding window: a self-attention's Mask keeps |t_z − t_x| ≤ " + std::to_string(v.w) +
+                        " (causal: t_x − w ≤ t_z ≤ t_x, w + 1 keys); cross-attention is not windowed",
+                 v.window);
       break;
     case 5:
       rewrite(a, 2,
@@ -199,6 +230,7 @@ PseudoAlgorithm pseudocode_for(int alg, const ModelConfig& c, bool kv_cache) {
                   (v.flash.empty() ? ")" : "; B_r, B_c)   [[Algorithm 4-F]]"),
               labels({v.kv, v.flash}));
       add_header(a, "W_k, b_k, W_v, b_v have H_kv = " + std::to_string(c.kv_heads()) + " heads; g(h) = ⌊(h−1)·H_kv/H⌋ + 1", v.kv);
+      add_header(a, "Mask: a self-attention's is windowed, Mask[t_z, t_x] ∧ [[|t_z − t_x| ≤ " + std::to_string(v.w) + "]]", v.window);
       break;
     case 6:
       rewrite(a, 1, "(no m: RMSNorm does not centre e)", labels({v.rms}));

@@ -178,6 +178,15 @@ void attention_adjoint(Rule& R) {
     R.add_forward(A, "A", row_of(c));
     return R.ok("∇V[" + I(r) + ", " + I(c) + "] = ∇Ṽ[" + I(r) + ", :] · A[" + I(c) + ", :]");
   }
+  if (n == "∇B") {  // relative bias (issue 25, not in the paper): B was added to S/√d_attn
+    R.add_grad("∇S", cell_of(r, c));
+    return R.ok("∇B[" + I(r) + ", " + I(c) + "] = ∇S[" + I(r) + ", " + I(c) + "]·√d_attn");
+  }
+  if (n == "∇W_rel[h, :]") {  // … and W_rel[h, k] sits in every cell of bucket k
+    R.add_grad("∇B", all_of());
+    return R.ok("∇W_rel[h, " + I(c) + "] = Σ of ∇B over the cells (t_z, t_x) in bucket " + I(c) +
+                " of t_z − t_x (buckets counted from 1)");
+  }
   if (n == "∇S" && masked) {
     R.add("Mask", cell_of(r, c));
     return R.ok("Mask[" + I(r) + ", " + I(c) + "] = 0: S[" + I(r) + ", " + I(c) +

@@ -60,6 +60,12 @@ inline std::vector<Mix> gpt_mixes() {
   e.embedding_norm = true;
   e.unembedding_bias = true;
   m.push_back({"extras", e});
+  ModelConfig w = small_gpt();  // issue 25: a sliding window and T5's relative bias (∇W_rel)
+  w.window = 2;
+  w.position = Position::Relative;
+  w.relative_buckets = 4;
+  w.relative_max_distance = 5;
+  m.push_back({"window_relative", w});
   return m;
 }
 

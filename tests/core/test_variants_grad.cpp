@@ -169,7 +169,17 @@ std::vector<std::pair<std::string, ModelConfig>> each_variant(const ModelConfig&
          m.rf_orthogonal = true;
          m.position = Position::Rope;
        })},
+      // Issue 25 (not in the paper): a sliding window of w = 1 on every self-attention mask.
+      {"window_1", with(c, [](ModelConfig& m) { m.window = 1; })},
   };
+  // Issue 25: T5's relative position bias (W_rel per layer), in gpt and bert; few buckets, so that
+  // the sequences' distances reach the logarithmic ones and several cells share each bucket.
+  if (c.arch != "ed")
+    v.push_back({"relative", with(c, [](ModelConfig& m) {
+                   m.position = Position::Relative;
+                   m.relative_buckets = 4;
+                   m.relative_max_distance = 4;
+                 })});
   return v;
 }
 
@@ -212,6 +222,14 @@ TEST(VariantsGrad, GptEveryVariantAndCombinationsMatchFiniteDifferences) {
          m.position = Position::Rope;
          m.norm_position = NormPosition::Post;
          m.norm = Norm::RmsNorm;
+       })},
+      {"prefix_window_relative_gqa", with(c, [](ModelConfig& m) {  // issue 25: both, under the prefix-LM mask
+         m.mask = MaskKind::Prefix;
+         m.window = 2;
+         m.position = Position::Relative;
+         m.relative_buckets = 6;
+         m.relative_max_distance = 6;
+         m.H_kv = 1;
        })},
       {"prefix_alibi_gqa", with(c, [](ModelConfig& m) {
          m.mask = MaskKind::Prefix;

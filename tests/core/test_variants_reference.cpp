@@ -121,6 +121,9 @@ TEST(VariantsReference, TheFileCoversEveryVariant) {
                         "bert_alibi", "bert_tied", "ed_pre_ln", "ed_rope", "ed_swiglu", "ed_tied", "ed_mqa",
                         "bert_extras", "bert_extras_tied", "gpt_extras", "ed_extras"})
     EXPECT_TRUE(names.count(n)) << n;
+  // Issue 25: the sliding window and T5's relative position bias.
+  for (const char* n : {"gpt_window", "gpt_relative", "gpt_prefix_window_relative", "bert_window", "bert_relative", "ed_window"})
+    EXPECT_TRUE(names.count(n)) << n;
 }
 
 TEST(VariantsReference, ForwardUntracedMatchesP) {

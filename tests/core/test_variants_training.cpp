@@ -108,6 +108,14 @@ TEST(VariantsTraining, GptVariantsLearnSort) {
          c.attention = AttentionKind::RandomFeatures;
          c.rf_features = 32;
        }},
+      // Issue 25 (not in the paper): T5's relative bias with a sliding window of w = 8 (a sorted
+      // token then sees only the last 9 tokens, part of the unsorted half: the bar below still holds).
+      {"relative_window_8", [](ModelConfig& c) {
+         c.position = Position::Relative;
+         c.relative_buckets = 16;
+         c.relative_max_distance = 24;
+         c.window = 8;
+       }},
   });
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Writes tests/data/variants_reference.json: the variants of docs/variants.md (pre/post-LN,
 RMSNorm, sinusoidal, RoPE, ALiBi and no positions, gelu_tanh, ReLU, SwiGLU, tied unembedding,
-H_kv < H, the prefix-LM mask, and the ecosystem extras of BERT checkpoints, not in the paper: the
+H_kv < H, the prefix-LM mask, issue 25's sliding window and T5's relative position bias, and the ecosystem extras of BERT checkpoints, not in the paper: the
 token-type embedding W_s[:, 1], the embedding layer norm γ_emb, β_emb and the bias b_u on W_u) on
 the paper's three transformers (Algorithms 8, 9 and 10), each
 case with P and the gradient of a summed loss for every tensor, computed in float64 with
@@ -86,6 +86,11 @@ class Variant:
         self.embedding_norm = cfg.get("embedding_norm", False)
         self.token_types = cfg.get("token_types", 0)
         self.bias = cfg.get("unembedding_bias", False)
+        # Issue 25 (not in the paper): the sliding window and T5's relative position bias.
+        self.window = cfg.get("window", 0)
+        self.buckets = cfg.get("relative_buckets", 32)
+        self.max_distance = cfg.get("relative_max_distance", 128)
+        self.bidirectional = arch == "bert"  # T5's encoder buckets for BERT, its decoder's for GPT
 
 
 def norm(p, name, X, v):
@@ -140,6 +145,40 @@ def alibi_bias(ell_z, ell_x):
     return -(tz - tx).abs()
 
 
+def relative_position_bucket(relative_position, bidirectional, num_buckets, max_distance):
+    """transformers' T5Attention._relative_position_bucket (relative_position = memory − query =
+    t_z − t_x), written again; its logarithm in float64 here (T5 takes float32), as the C++ core's."""
+    relative_buckets = 0
+    if bidirectional:
+        num_buckets //= 2
+        relative_buckets += (relative_position > 0).to(torch.long) * num_buckets
+        relative_position = torch.abs(relative_position)
+    else:
+        relative_position = -torch.min(relative_position, torch.zeros_like(relative_position))
+    max_exact = num_buckets // 2
+    is_small = relative_position < max_exact
+    if_large = max_exact + (torch.log(relative_position.to(torch.float64) / max_exact)
+                            / math.log(max_distance / max_exact) * (num_buckets - max_exact)).to(torch.long)
+    if_large = torch.min(if_large, torch.full_like(if_large, num_buckets - 1))
+    return relative_buckets + torch.where(is_small, relative_position, if_large)
+
+
+def relative_bias(W_rel_h, ell_z, ell_x, v):
+    """B[t_z, t_x] = W_rel[h, bucket(t_z − t_x)]: a Toeplitz matrix."""
+    tz = torch.arange(1, ell_z + 1)[:, None]
+    tx = torch.arange(1, ell_x + 1)[None, :]
+    return W_rel_h[relative_position_bucket(tz - tx, v.bidirectional, v.buckets, v.max_distance)]
+
+
+def windowed(mask, ell, v):
+    """A self-attention's mask ∧ [[|t_z − t_x| ≤ w]] (None stands for Mask ≡ 1); w = 0: as it is."""
+    if not v.window:
+        return mask
+    t = torch.arange(ell)
+    band = (t[:, None] - t[None, :]).abs() <= v.window
+    return band if mask is None else mask & band
+
+
 def mh_attention(p, q, X, Z, mask, v, self_attention):
     """Algorithms 4 and 5 with the variants: query head h reads key/value head g(h); self-attention
     rotates Q and K (rope) or adds m_h·B to the scaled scores (alibi). mask: bool ℓ_z×ℓ_x or None."""
@@ -154,6 +193,8 @@ def mh_attention(p, q, X, Z, mask, v, self_attention):
         S = (K.T @ Q) / math.sqrt(v.d_attn)
         if self_attention and v.position == "alibi":
             S = S + 2.0 ** (-8.0 * h / v.H) * alibi_bias(Z.shape[1], X.shape[1])
+        if self_attention and v.position == "relative":  # after the scaling, as issue 25 says (T5 does not scale)
+            S = S + relative_bias(p[q + "W_rel"][h - 1], Z.shape[1], X.shape[1], v)
         if mask is not None:
             S = S.masked_fill(~mask, float("-inf"))
         Ys.append(V @ torch.softmax(S, dim=0))
@@ -213,6 +254,7 @@ def prefix_length(x, v):
 def gpt_forward(p, x, v):
     ell, pl = len(x), prefix_length(x, v)
     mask = torch.tensor([[tz <= max(tx, pl) for tx in range(1, ell + 1)] for tz in range(1, ell + 1)])
+    mask = windowed(mask, ell, v)
     X = embed(p, x, v)
     for l in range(1, v.L + 1):
         X = encoder_layer(p, f"layer{l}.", X, mask, v, "attn.")
@@ -224,7 +266,7 @@ def gpt_forward(p, x, v):
 def bert_forward(p, x, v):
     X = embed(p, x, v)
     for l in range(1, v.L + 1):
-        X = encoder_layer(p, f"layer{l}.", X, None, v, "attn.")
+        X = encoder_layer(p, f"layer{l}.", X, windowed(None, len(x), v), v, "attn.")
     if v.pre:
         X = norm(p, "enc.#", X, v)
     X = activation("gelu", p["W_f"] @ X + p["b_f"][:, None])  # line 10 keeps the paper's GELU
@@ -235,11 +277,11 @@ def bert_forward(p, x, v):
 def ed_forward(p, z, x, v):
     Z = embed(p, z, v)
     for l in range(1, v.L_enc + 1):
-        Z = encoder_layer(p, f"enc.layer{l}.", Z, None, v, "attn.")
+        Z = encoder_layer(p, f"enc.layer{l}.", Z, windowed(None, len(z), v), v, "attn.")
     if v.pre:
         Z = norm(p, "enc.#", Z, v)
     ell = len(x)
-    causal = torch.tensor([[tz <= tx for tx in range(ell)] for tz in range(ell)])
+    causal = windowed(torch.tensor([[tz <= tx for tx in range(ell)] for tz in range(ell)]), ell, v)
     X = embed(p, x, v)
     for l in range(1, v.L_dec + 1):
         q = f"dec.layer{l}."
@@ -282,6 +324,8 @@ def make_params(cfg, v, gen):
             p[prefix + "beta" + k] = randn(d, std=0.2)
 
     def attention(prefix):
+        if v.position == "relative" and not prefix.endswith("cross_attn."):  # drawn first: no older case has it
+            p[prefix + "W_rel"] = randn(H, v.buckets, std=0.7)
         p[prefix + "W_q"] = randn(H, d_attn, d_e, std=0.5)
         p[prefix + "b_q"] = randn(H, d_attn, std=0.2)
         p[prefix + "W_k"] = randn(H_kv, d_attn, d_e, std=0.5)
@@ -437,6 +481,17 @@ CASES = [
      "the extras on the encoder-decoder: z and x embedded alike", True),
     ("ed_extras_pre_ln", "ed", {"embedding_norm": True, "unembedding_bias": True, "norm_position": "pre"},
      "the extras with pre-LN", False),
+    # Issue 25 (not in the paper), appended: the sliding window and T5's relative position bias.
+    ("gpt_window", "gpt", {"window": 2}, "sliding window w = 2: keys t_x − 2 ≤ t_z ≤ t_x", True),
+    ("gpt_relative", "gpt", {"position": "relative", "relative_buckets": 4, "relative_max_distance": 5},
+     "T5's relative bias, causal buckets: 2 exact, 2 logarithmic up to distance 5", True),
+    ("gpt_prefix_window_relative", "gpt", {"mask": "prefix", "window": 3, "position": "relative",
+                                           "relative_buckets": 6, "relative_max_distance": 6},
+     "prefix-LM mask ∧ window 3, relative bias", True),
+    ("bert_window", "bert", {"window": 1}, "sliding window w = 1: |t_x − t_z| ≤ 1", False),
+    ("bert_relative", "bert", {"position": "relative", "relative_buckets": 8, "relative_max_distance": 8},
+     "T5's relative bias, bidirectional buckets (4 a sign)", True),
+    ("ed_window", "ed", {"window": 2}, "window 2 in both self-attentions; cross-attention unwindowed", True),
 ]
 
 
@@ -485,6 +540,10 @@ def self_checks():
     got = norm({"gamma": gamma, "beta": beta}, "#", M, v)
     want = F.layer_norm(M.T, (6,), gamma, beta, eps=rc.EPS).T
     assert torch.allclose(got, want, atol=1e-12)
+    buckets = relative_position_bucket(torch.tensor([0, -5, -16, -20, -100, -500, 3]), False, 32, 128)
+    assert buckets.tolist() == [0, 5, 16, 17, 30, 31, 0]  # by hand: 16 + ⌊ln(d/16)/ln 8·16⌋
+    buckets = relative_position_bucket(torch.tensor([-3, 3, -20, 20, 1000]), True, 32, 128)
+    assert buckets.tolist() == [3, 19, 10, 26, 31]  # 8 exact a sign, then 8 + ⌊ln(d/8)/ln 16·8⌋
     v.rms = True
     want = (M.T * torch.rsqrt(M.T.pow(2).mean(-1, keepdim=True) + rc.EPS) * gamma).T
     assert torch.allclose(norm({"gamma": gamma}, "#", M, v), want, atol=1e-12)
