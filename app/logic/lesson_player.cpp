@@ -24,9 +24,10 @@ void apply_settings(Session& s, const SessionState& st) {
   SamplingSettings& g = s.generation().settings;  // stop_at_eos is not saved: the learner's choice stays
   g.tau = st.sampling.tau, g.l_gen = st.sampling.l_gen, g.seed = st.sampling.seed;
   g.trim_context = st.sampling.trim_context, g.kv_cache = st.sampling.kv_cache;
+  g.cut = {st.sampling.top_k, st.sampling.top_p}, g.paged = st.sampling.paged, g.kv_block_size = st.sampling.kv_block;
   s.fill_in().settings = {st.fill.tau, st.fill.seed, st.fill.top_k};
   const SessionTranslation& tr = st.translation;
-  s.translation().settings = {tr.tau, tr.seed, tr.reuse_encoding, tr.kv_cache};
+  s.translation().settings = {tr.tau, tr.seed, tr.reuse_encoding, tr.kv_cache, {tr.top_k, tr.top_p}};
 }
 
 // A run's own τ replaces the setting of the algorithm it runs.

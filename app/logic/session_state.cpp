@@ -13,10 +13,11 @@ SessionState capture_session(const Session& s) {
   if (s.trace().size() > 0) st.cursor = cursor_ref(s.trace(), s.cursor());
   st.breakpoints = s.breakpoints();
   const SamplingSettings& sa = s.generation().settings;
-  st.sampling = {sa.tau, sa.l_gen, sa.seed, sa.trim_context, sa.kv_cache, sa.stop_at_eos};
+  st.sampling = {sa.tau, sa.l_gen, sa.seed, sa.trim_context, sa.kv_cache, sa.stop_at_eos, sa.cut.k, sa.cut.p, sa.paged,
+                 sa.kv_block_size};
   st.fill = {s.fill_in().settings.tau, s.fill_in().settings.seed, s.fill_in().settings.top_k};
   const TranslationSettings& tr = s.translation().settings;
-  st.translation = {tr.tau, tr.seed, tr.reuse_encoding, tr.kv_cache};
+  st.translation = {tr.tau, tr.seed, tr.reuse_encoding, tr.kv_cache, tr.cut.k, tr.cut.p};
   return st;
 }
 
@@ -37,10 +38,11 @@ std::string describe(const CursorRef& c) {
 std::vector<std::string> restore_session(Session& s, const SessionState& st) {
   std::vector<std::string> notes;
   const SessionSampling& sa = st.sampling;
-  s.generation().settings = {sa.tau, sa.l_gen, sa.seed, sa.trim_context, sa.kv_cache, sa.stop_at_eos};
+  s.generation().settings = {sa.tau,      sa.l_gen,    sa.seed,  sa.trim_context, sa.kv_cache, sa.stop_at_eos,
+                             {sa.top_k, sa.top_p}, sa.paged, sa.kv_block};
   s.fill_in().settings = {st.fill.tau, st.fill.seed, st.fill.top_k};
-  s.translation().settings = {st.translation.tau, st.translation.seed, st.translation.reuse_encoding,
-                            st.translation.kv_cache};
+  const SessionTranslation& tr = st.translation;
+  s.translation().settings = {tr.tau, tr.seed, tr.reuse_encoding, tr.kv_cache, {tr.top_k, tr.top_p}};
   for (const LineRef b : std::vector<LineRef>(s.breakpoints())) s.toggle_breakpoint(b);
   for (const LineRef b : st.breakpoints)
     if (!s.has_breakpoint(b)) s.toggle_breakpoint(b);

@@ -129,12 +129,18 @@ ojson state_json(const SessionFile& f) {
                    {"seed", s.sampling.seed},
                    {"trim_context", s.sampling.trim_context},
                    {"kv_cache", s.sampling.kv_cache},
-                   {"stop_at_eos", s.sampling.stop_at_eos}};
+                   {"stop_at_eos", s.sampling.stop_at_eos},
+                   {"top_k", s.sampling.top_k},
+                   {"top_p", s.sampling.top_p},
+                   {"paged", s.sampling.paged},
+                   {"kv_block", s.sampling.kv_block}};
   j["fill"] = {{"tau", s.fill.tau}, {"seed", s.fill.seed}, {"top_k", s.fill.top_k}};
   j["translation"] = {{"tau", s.translation.tau},
                       {"seed", s.translation.seed},
                       {"reuse_encoding", s.translation.reuse_encoding},
-                      {"kv_cache", s.translation.kv_cache}};
+                      {"kv_cache", s.translation.kv_cache},
+                      {"top_k", s.translation.top_k},
+                      {"top_p", s.translation.top_p}};
   j["training"] = {{"task", s.training.task},
                    {"mode", s.training.mode},
                    {"eta", s.training.eta},
@@ -381,6 +387,10 @@ SessionState read_state(const Obj& o) {
   s.sampling.trim_context = sa.boolean("trim_context", s.sampling.trim_context);
   s.sampling.kv_cache = sa.boolean("kv_cache", s.sampling.kv_cache);
   s.sampling.stop_at_eos = sa.boolean("stop_at_eos", s.sampling.stop_at_eos);
+  s.sampling.top_k = sa.integer("top_k", 0, INT_MAX, s.sampling.top_k);
+  s.sampling.top_p = sa.number("top_p", 1e-300, 1, "a number in (0, 1] (top-p; 1 is off)", s.sampling.top_p);
+  s.sampling.paged = sa.boolean("paged", s.sampling.paged);
+  s.sampling.kv_block = sa.integer("kv_block", 1, 4096, s.sampling.kv_block);
   const Obj fi = o.object("fill");
   s.fill.tau = fi.number("tau", 0, 1e6, "a number ≥ 0 (τ; 0 takes the argmax)", s.fill.tau);
   s.fill.seed = fi.seed("seed", s.fill.seed);
@@ -390,6 +400,8 @@ SessionState read_state(const Obj& o) {
   s.translation.seed = tr.seed("seed", s.translation.seed);
   s.translation.reuse_encoding = tr.boolean("reuse_encoding", s.translation.reuse_encoding);
   s.translation.kv_cache = tr.boolean("kv_cache", s.translation.kv_cache);
+  s.translation.top_k = tr.integer("top_k", 0, INT_MAX, s.translation.top_k);
+  s.translation.top_p = tr.number("top_p", 1e-300, 1, "a number in (0, 1] (top-p; 1 is off)", s.translation.top_p);
   const Obj tg = o.object("training");
   s.training.task = tg.string("task", s.training.task);
   if (s.training.task.empty()) bad(tg.path("task"), "a built-in task's name or a text file's path, not \"\"");

@@ -62,6 +62,10 @@ struct SessionSampling {  // Algorithm 14 (the app's SamplingSettings)
   bool trim_context = true;
   bool kv_cache = false;
   bool stop_at_eos = true;  // stop once eos_token is drawn (not in the paper's Algorithm 14)
+  int top_k = 0;            // not in the paper: top-k after τ (0: off)
+  double top_p = 1.0;       // not in the paper: top-p after τ (1: off)
+  bool paged = false;       // not in the paper: the KV cache in blocks (PagedAttention)
+  int kv_block = 4;         // its block size B
 };
 struct SessionFill {  // filling in [MASK] (FillSettings)
   double tau = 0.0;
@@ -73,6 +77,8 @@ struct SessionTranslation {  // Algorithm 15 (TranslationSettings)
   uint64_t seed = 1;
   bool reuse_encoding = false;
   bool kv_cache = false;
+  int top_k = 0;       // not in the paper: top-k after τ (0: off)
+  double top_p = 1.0;  // not in the paper: top-p after τ (1: off)
 };
 struct SessionTraining {  // the Training tab
   std::string task = "sort";       // a built-in task, or a text file's path

@@ -56,6 +56,10 @@ TEST(SessionState, ForwardRunDeepInAlgorithm4ComesBack) {
   a.generation().settings.tau = 0.3;
   a.generation().settings.seed = 42;
   a.generation().settings.stop_at_eos = false;  // on by default
+  a.generation().settings.cut = {5, 0.75};       // top-k / top-p (not in the paper), off by default
+  a.generation().settings.paged = true;
+  a.generation().settings.kv_block_size = 2;
+  a.translation().settings.cut = {3, 0.5};
   a.fill_in().settings.top_k = 2;
   const SessionState st = through_json(capture_session(a));
   EXPECT_EQ(st.run.kind, "forward");
@@ -75,6 +79,12 @@ TEST(SessionState, ForwardRunDeepInAlgorithm4ComesBack) {
   EXPECT_EQ(b.generation().settings.tau, 0.3);
   EXPECT_EQ(b.generation().settings.seed, 42u);
   EXPECT_FALSE(b.generation().settings.stop_at_eos);
+  EXPECT_EQ(b.generation().settings.cut.k, 5);
+  EXPECT_EQ(b.generation().settings.cut.p, 0.75);
+  EXPECT_TRUE(b.generation().settings.paged);
+  EXPECT_EQ(b.generation().settings.kv_block_size, 2);
+  EXPECT_EQ(b.translation().settings.cut.k, 3);
+  EXPECT_EQ(b.translation().settings.cut.p, 0.5);
   EXPECT_EQ(b.fill_in().settings.top_k, 2);
 }
 

@@ -39,9 +39,9 @@ SessionFile full_session() {
   s.cursor.caller = sf::lines::mh_attention::Y_h;  // Algorithm 5 line 2 calls Algorithm 4
   s.cursor.label = "softmax(S/√d_attn)";
   s.breakpoints = {{4, 6}, {10, 7}};
-  s.sampling = {0.25, 33, 18446744073709551615ull, false, true, false};
+  s.sampling = {0.25, 33, 18446744073709551615ull, false, true, false, 7, 0.875, true, 3};
   s.fill = {1.5, 9, 3};
-  s.translation = {0.5, 77, true, true};
+  s.translation = {0.5, 77, true, true, 2, 0.5};
   s.training = {"/tmp/some text.txt", "paper", 0.01, 8, 4};
   s.view.panels = {"pseudocode", "attention", "lesson"};
   s.view.selected_value = "Ṽ";
@@ -128,11 +128,17 @@ TEST(SessionFile, RoundTripKeepsEveryField) {
   EXPECT_FALSE(b.sampling.trim_context);
   EXPECT_TRUE(b.sampling.kv_cache);
   EXPECT_FALSE(b.sampling.stop_at_eos);
+  EXPECT_EQ(b.sampling.top_k, 7);
+  EXPECT_EQ(b.sampling.top_p, 0.875);  // exact in binary, so it survives the text form unchanged
+  EXPECT_TRUE(b.sampling.paged);
+  EXPECT_EQ(b.sampling.kv_block, 3);
   EXPECT_EQ(b.fill.tau, 1.5);
   EXPECT_EQ(b.fill.seed, 9u);
   EXPECT_EQ(b.fill.top_k, 3);
   EXPECT_EQ(b.translation.tau, 0.5);
   EXPECT_EQ(b.translation.seed, 77u);
+  EXPECT_EQ(b.translation.top_k, 2);
+  EXPECT_EQ(b.translation.top_p, 0.5);
   EXPECT_TRUE(b.translation.reuse_encoding);
   EXPECT_TRUE(b.translation.kv_cache);
   EXPECT_EQ(b.training.task, a.training.task);
