@@ -23,50 +23,13 @@
 
 #include "core/algorithms/algorithms.hpp"
 #include "core/algorithms/random_features.hpp"
+#include "bench/attention_bench_support.hpp"
 #include "core/model/rng.hpp"
 
 namespace {
 
 using namespace sf;
-using Clock = std::chrono::steady_clock;
-
-constexpr int kD = 64;  // d_x = d_z = d_attn = d_out
-
-double cpu_ms() {
-  timespec t{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
-}
-
-struct Timing {
-  double wall_ms, cpu_ms;
-};
-
-// The median wall time over `repeats` runs of f, and the CPU time of that run.
-Timing median(int repeats, const std::function<void()>& f) {
-  std::vector<Timing> t;
-  for (int r = 0; r < repeats; ++r) {
-    const double c0 = cpu_ms();
-    const auto w0 = Clock::now();
-    f();
-    t.push_back({std::chrono::duration<double, std::milli>(Clock::now() - w0).count(), cpu_ms() - c0});
-  }
-  std::sort(t.begin(), t.end(), [](const Timing& a, const Timing& b) { return a.wall_ms < b.wall_ms; });
-  return t[t.size() / 2];
-}
-
-MatF normal(Rng& rng, int rows, int cols) {
-  MatF m(rows, cols);
-  for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = static_cast<float>(rng.normal());
-  return m;
-}
-
-std::vector<int> parse_lengths(const std::string& s) {
-  std::vector<int> out;
-  std::stringstream in(s);
-  for (std::string part; std::getline(in, part, ',');) out.push_back(std::atoi(part.c_str()));
-  return out;
-}
+using namespace sf::attention_bench;  // kD, median, normal, parse_lengths
 
 }  // namespace
 
