@@ -12,20 +12,14 @@
 #include "core/model/config.hpp"
 #include "core/model/params.hpp"
 
+#include "tiny_config.hpp"
+
 using namespace sf;
 
 namespace {
 
 ModelConfig small() {
-  ModelConfig c;
-  c.L = 2;
-  c.H = 2;
-  c.d_e = 8;
-  c.d_attn = 4;
-  c.d_mid = 4;
-  c.d_mlp = 16;
-  c.l_max = 10;
-  return c;
+  return test::tiny_gpt_config(10);
 }
 
 struct Variant {

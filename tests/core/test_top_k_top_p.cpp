@@ -15,6 +15,8 @@
 #include "core/model/error.hpp"
 #include "core/model/params.hpp"
 
+#include "tiny_config.hpp"
+
 using namespace sf;
 
 namespace {
@@ -116,15 +118,7 @@ TEST(TopKTopP, BadKOrPIsRefusedWithAClearMessage) {
 }
 
 ModelConfig small_gpt() {
-  ModelConfig c;
-  c.L = 2;
-  c.H = 2;
-  c.d_e = 8;
-  c.d_attn = 4;
-  c.d_mid = 4;
-  c.d_mlp = 16;
-  c.l_max = 24;
-  return c;
+  return test::tiny_gpt_config(24);
 }
 
 Tokens prompt_of(const ModelConfig& c) { return {c.bos_token(), 5, 6, 7}; }

@@ -24,19 +24,14 @@
 #include "core/pseudocode/variants.hpp"
 #include "core/trace/vocabulary.hpp"
 
+#include "tiny_config.hpp"
+
 using namespace sf;
 
 namespace {
 
 ModelConfig tiny_gpt() {
-  ModelConfig c;
-  c.L = 2;
-  c.H = 2;
-  c.d_e = 8;
-  c.d_attn = 4;
-  c.d_mid = 4;
-  c.d_mlp = 16;
-  c.l_max = 12;
+  ModelConfig c = test::tiny_gpt_config(12);
   c.vocab = {"a", "b", "c", "d", "="};
   return c;
 }
