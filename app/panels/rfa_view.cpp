@@ -7,6 +7,7 @@
 
 #include "app/mathtext.hpp"
 #include "app/panels/panel.hpp"
+#include "app/attention_calls.hpp"
 #include "app/widgets/heatmap.hpp"
 #include "core/trace/vocabulary.hpp"
 #include "imgui.h"
@@ -14,12 +15,6 @@
 namespace sf {
 
 namespace {
-
-const Value* value_named(const Event& e, const char* name) {
-  for (const Value& v : e.values)
-    if (v.name == name) return &v;
-  return nullptr;
-}
 
 // The Enter events of Algorithm 4-R in t.
 std::vector<size_t> rfa_calls(const Trace& t) {
@@ -37,7 +32,7 @@ const Value* frame_value(const Trace& t, size_t enter, LineRef ref, const char* 
     const Event& e = t.events[j];
     if (e.depth == depth && e.kind == EventKind::Enter) break;  // the next head's frame
     if (e.depth == depth && e.kind == EventKind::Line && e.ref() == ref)
-      if (const Value* v = value_named(e, name)) return v;
+      if (const Value* v = event_value(e, name)) return v;
   }
   return nullptr;
 }
@@ -60,12 +55,12 @@ std::optional<RfaComparison> rfa_comparison(const Trace& t, size_t cursor, const
   const Value* V = frame_value(t, enter, L::V, "V");
   const Value* A_rf = frame_value(t, enter, L::V_tilde, "Â");
   const Value* A = frame_value(t, enter, L::V_tilde, "softmax(S/√d_attn)");
-  const Value* mask = value_named(t.events[enter], "Mask");
+  const Value* mask = event_value(t.events[enter], "Mask");
   if (!Q || !K || !V || !A_rf || !A || !mask) return std::nullopt;  // a call cut short (an error mid-frame)
   RfaComparison r;
   r.enter = enter;
   r.idx = t.events[enter].idx;
-  r.D = static_cast<int>(value_named(t.events[enter], "D")->m(0, 0));
+  r.D = static_cast<int>(event_value(t.events[enter], "D")->m(0, 0));
   r.orthogonal = c.rf_orthogonal;
   r.A_exact = MatF(A->m);
   r.A_rf = MatF(A_rf->m);

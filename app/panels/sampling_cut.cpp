@@ -4,21 +4,12 @@
 #include <cstdio>
 
 #include "app/panels/panel.hpp"
+#include "app/attention_calls.hpp"
 #include "app/widgets/flow.hpp"
 #include "app/widgets/labelled.hpp"
 #include "imgui_internal.h"
 
 namespace sf {
-
-namespace {
-
-const Value* value_named(const Event& e, const char* name) {
-  for (const Value& v : e.values)
-    if (v.name == name) return &v;
-  return nullptr;
-}
-
-}  // namespace
 
 void draw_top_k_top_p_controls(TopKTopP& cut, int N_V, const char* id) {
   const float fs = ImGui::GetFontSize();
@@ -42,10 +33,10 @@ void draw_top_k_top_p_controls(TopKTopP& cut, int N_V, const char* id) {
 std::string traced_cut_label(const Trace& tr, LineRef line, int i, int N_V) {
   for (const Event& e : tr.events) {
     if (e.kind != EventKind::SubStep || e.ref() != line || e.idx.i != i) continue;
-    const Value* n = value_named(e, "n");
-    const Value* k = value_named(e, "k");
-    const Value* p = value_named(e, "p");
-    const Value* mass = value_named(e, "Σ q kept");
+    const Value* n = event_value(e, "n");
+    const Value* k = event_value(e, "k");
+    const Value* p = event_value(e, "p");
+    const Value* mass = event_value(e, "Σ q kept");
     if (!n || !k || !p || !mass) continue;
     std::string rule;
     char buf[96];

@@ -19,6 +19,8 @@
 #include "core/model/error.hpp"
 #include "core/tokenizers/tokenizer.hpp"
 
+#include "tiny_config.hpp"
+
 using namespace sf;
 namespace fs = std::filesystem;
 
@@ -60,14 +62,7 @@ MatF awkward() {
 }
 
 ModelConfig small_config() {
-  ModelConfig c;
-  c.L = 2;
-  c.H = 2;
-  c.d_e = 8;
-  c.d_attn = 4;
-  c.d_mid = 4;
-  c.d_mlp = 16;
-  c.l_max = 8;
+  ModelConfig c = test::tiny_gpt_config(8);
   c.vocab = {"a", "b", ","};  // N_V = 6
   return c;
 }
