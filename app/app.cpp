@@ -15,6 +15,8 @@
 #include "app/gpu_attention_backend.hpp"
 #include "app/panels/all_panels.hpp"
 #include "app/panels/gradient_flow_panel.hpp"
+#include "app/panels/head_view_panel.hpp"
+#include "app/panels/model_map_panel.hpp"
 #include "app/panels/sampling_cut_feature.hpp"
 #include "app/classroom/lesson_feature.hpp"
 #include "app/classroom/presentation_feature.hpp"
@@ -55,6 +57,8 @@ App::App() : panels(std::make_unique<Panels>()), gpu_(std::make_unique<GpuAttent
   features.push_back(make_export_feature());
   features.push_back(make_gradient_flow_feature());
   features.push_back(make_sampling_cut_feature());
+  features.push_back(make_model_map_feature());
+  features.push_back(make_head_view_feature());
 }
 
 void App::set_attention_gpu(bool on) {

@@ -43,6 +43,7 @@ struct PanelVisibility {
        sampling = false, fillin = false, translation = false, training = false, about = false, files = false, gpu = false,
        builder = false, errata = false, notation = false, tokenizer = false, experiments = false, study = false,
        lesson = false, gradflow = false;
+  bool modelmap = false, headview = false;  // issue 26: Inspector › Model map, Head view
   bool* by_name(const std::string& name);
   static const std::vector<std::string>& names();
 };

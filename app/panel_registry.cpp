@@ -48,6 +48,8 @@ const std::vector<PanelDecl>& panel_registry() {
       {"experiments", "Experiments", Dock::Inspector, true, any, false, false, &V::experiments, draw_feature_tab},
       {"study", "Study", Dock::Inspector, true, any, false, false, &V::study, draw_feature_tab},
       {"gradflow", "Gradient flow", Dock::Inspector, true, any, false, false, &V::gradflow, draw_feature_tab},
+      {"modelmap", "Model map", Dock::Inspector, true, any, false, false, &V::modelmap, draw_feature_tab},
+      {"headview", "Head view", Dock::Inspector, true, any, false, false, &V::headview, draw_feature_tab},
       {"files", "Open a checkpoint or a model folder", Dock::Floating, false, any, false, false, &V::files, draw_panel<&P::files>},
       {"about", "About Stepformer", Dock::Floating, false, any, false, false, &V::about, draw_panel<&P::about>},
       {"builder", "New model", Dock::Floating, false, any, false, false, &V::builder, draw_panel<&P::builder>},
