@@ -49,10 +49,10 @@ struct MapBox {
   int parent = -1;  // Head: the index of its Attention box
   std::string label;  // drawn in the box (empty for unlabelled head boxes: H > kMaxLabelledHeads)
   std::string mark;   // a second line under the label ("RoPE", "SwiGLU", "γ, β"); "" none
-  bool mark_variant = false;  // the mark names a variant (drawn in the variants' colour)
   std::string tip;    // what it computes, in the paper's notation, with its algorithm and line
   std::vector<LineRef> lines;  // the forward algorithm's lines whose steps belong to it (any pass)
   float x = 0, y = 0, w = 0, h = 0;  // in units of F
+  bool mark_variant = false;  // the mark names a variant (drawn in the variants' colour)
 };
 
 enum class EdgeKind { Stream, Sub, Cross };
