@@ -128,14 +128,16 @@ void HeadViewFeature::controls(const App& app) {
     for (int h = 1; h <= H; ++h) {
       const bool on = heads_.empty() || std::find(heads_.begin(), heads_.end(), h) != heads_.end();
       if (ImGui::GetContentRegionAvail().x > ImGui::GetFontSize() * 3.5f) ImGui::SameLine();
-      ImGui::PushStyleColor(ImGuiCol_Text, im(head_color(h), on ? 1.0f : 0.35f));
+      const ImU32 bg = im(head_color(h), on ? 1.0f : 0.3f);  // the head's colour, faded when it is off
+      ImGui::PushStyleColor(ImGuiCol_Button, bg);
+      ImGui::PushStyleColor(ImGuiCol_Text, on ? ink_for(bg) : ImGui::GetColorU32(ImGuiCol_TextDisabled));
       if (ImGui::SmallButton(("h" + std::to_string(h)).c_str())) {  // toggles head h (from "all": only h)
         if (heads_.empty()) heads_ = {h};
         else if (on) heads_.erase(std::find(heads_.begin(), heads_.end(), h));
         else heads_.push_back(h), std::sort(heads_.begin(), heads_.end());
         if (static_cast<int>(heads_.size()) == H) heads_.clear();
       }
-      ImGui::PopStyleColor();
+      ImGui::PopStyleColor(2);
     }
   ImGui::PushTextWrapPos(0.0f);
   ImGui::TextDisabled("%s. Lines: opacity = the weight; a masked pair (weight 0) has none. Hover a token: only its lines.",
@@ -150,7 +152,8 @@ void HeadViewFeature::draw_view(App& app) {
   float left_w = ImGui::CalcTextSize(view_.cross ? "keys: z" : "keys: x").x, right_w = ImGui::CalcTextSize("queries: x").x;
   for (const std::string& s : view_.keys) left_w = std::max(left_w, ImGui::CalcTextSize(s.c_str()).x);
   for (const std::string& s : view_.queries) right_w = std::max(right_w, ImGui::CalcTextSize(s.c_str()).x);
-  const float gap = std::max(F * 8, ImGui::GetContentRegionAvail().x - left_w - right_w - F * 3);
+  // As wide as the panel allows, up to 16 F: wider, the lines flatten and their crossings blur together.
+  const float gap = std::clamp(ImGui::GetContentRegionAvail().x - left_w - right_w - F * 3, F * 8, F * 16);
   const float lx = o.x + F * 0.5f + left_w, rx = lx + gap;
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImU32 ink = ImGui::GetColorU32(ImGuiCol_Text), dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
