@@ -1,5 +1,6 @@
 #include "app/panels/model_map_panel.hpp"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "app/app.hpp"
@@ -126,11 +127,16 @@ void ModelMapFeature::draw_edges(ImDrawList* dl, ImVec2 o, float F, ImU32 ink) c
       const MapBox &a = map_.boxes[e.from], &b = map_.boxes[e.to];
       arrow(dl, P(a.x + a.w, a.y + 0.8f), P(b.x, b.y + 0.8f), ink, F);
     } else if (e.kind == EdgeKind::Cross) {
+      // Z leaves the encoder to the bus on the right, runs down it, and enters each cross-attention from
+      // above, along the gap over its band (no box lies there).
       const MapBox &a = map_.boxes[e.from], &b = map_.boxes[e.to];
-      dl->AddLine(P(a.x + a.w, a.y + a.h / 2), P(map_.bus_x, a.y + a.h / 2), ink, 1.5f);
-      dl->AddLine(P(map_.bus_x, a.y + a.h / 2), P(map_.bus_x, b.y + 0.6f), ink, 1.5f);
-      arrow(dl, P(map_.bus_x, b.y + 0.6f), P(b.x + b.w, b.y + 0.6f), ink, F);
-      dl->AddText(P(map_.bus_x - ImGui::CalcTextSize(text.c_str()).x / F - 0.3f, b.y - 1.3f), ink, text.c_str());
+      const float zy = a.y + a.h / 2, gy = b.y - 0.45f, cx = b.x + b.w / 2;
+      if (&e == &*std::find_if(map_.edges.begin(), map_.edges.end(), [](const MapEdge& x) { return x.kind == EdgeKind::Cross; }))
+        dl->AddText(P(map_.bus_x - ImGui::CalcTextSize(text.c_str()).x / F - 0.3f, zy - 1.3f), ink, text.c_str());
+      dl->AddLine(P(a.x + a.w, zy), P(map_.bus_x, zy), ink, 1.5f);
+      dl->AddLine(P(map_.bus_x, zy), P(map_.bus_x, gy), ink, 1.5f);
+      dl->AddLine(P(map_.bus_x, gy), P(cx, gy), ink, 1.5f);
+      arrow(dl, P(cx, gy), P(cx, b.y), ink, F);
     } else if (e.from < 0) {  // the input: tokens into the embedding
       const MapBox& b = map_.boxes[e.to];
       arrow(dl, P(sx, b.y - 1.4f), P(sx, b.y), ink, F);

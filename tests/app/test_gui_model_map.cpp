@@ -62,6 +62,14 @@ TEST(GuiModelMap, TwelveLayersScrollTheLitHeadIntoView) {
   EXPECT_TRUE((*lit)["visible"].get<bool>()) << *lit;
 }
 
+TEST(GuiModelMap, ABackwardStepLightsItsBoxInTheBackwardColour) {
+  // A traced training step (Algorithm 13), the cursor on the adjoint of Algorithm 10 line 8 (the MLP) of layer 2.
+  const AppRun r = run_720("train-trace,open:modelmap,goto-adjoint:10:8:2");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.state["model_map"]["lit"], "l2.mlp");
+  EXPECT_EQ(r.state["model_map"]["lit_pass"], "backward");
+}
+
 TEST(GuiHeadView, HoveringATokenWithThePointerKeepsOnlyItsLines) {
   const AppRun r = run_720("open:headview,goto:4:6:1:1");
   ASSERT_EQ(r.exit_code, 0) << r.output;

@@ -66,9 +66,8 @@ TEST(ModelMap, EdgesCarryTheTensorShapes) {
   const ModelMap m = model_map(test::tiny_gpt_config(16));
   int stream = 0, sub = 0;
   for (const MapEdge& e : m.edges) {
-    if (e.from < 0) EXPECT_EQ(e.shape, "ℓ_x tokens");
-    else if (e.to < 0) EXPECT_EQ(e.shape, "N_V × ℓ_x");
-    else EXPECT_EQ(e.shape, "d_e × ℓ_x");
+    const char* want = e.from < 0 ? "ℓ_x tokens" : e.to < 0 ? "N_V × ℓ_x" : "d_e × ℓ_x";
+    EXPECT_EQ(e.shape, want);
     stream += e.kind == EdgeKind::Stream;
     sub += e.kind == EdgeKind::Sub;
   }
@@ -112,8 +111,11 @@ TEST(ModelMap, BertIsPostLnWithItsFinalProjection) {
   EXPECT_LT(box(m, "l1.attn").x, box(m, "l1.norm1").x);  // post-LN: the norm after its sub-layer
   EXPECT_EQ(box(m, "wf").kind, MapKind::FinalProjection);
   EXPECT_LT(box(m, "wf").y, box(m, "final_norm").y);
-  for (const MapEdge& e : m.edges)
-    if (e.from == m.find("wf")) EXPECT_EQ(e.shape, "d_f × ℓ_x");
+  for (const MapEdge& e : m.edges) {
+    if (e.from == m.find("wf")) {
+      EXPECT_EQ(e.shape, "d_f × ℓ_x");
+    }
+  }
 }
 
 TEST(ModelMap, EncoderDecoderHasTwoStacksAndCrossEdgesIntoEveryDecoderLayer) {
