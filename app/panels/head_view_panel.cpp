@@ -249,7 +249,6 @@ ActionResult HeadViewFeature::action(App& app, const std::string& verb, const st
   const std::string format = arg.substr(0, c), path = c == std::string::npos ? "" : arg.substr(c + 1);
   if ((format != "png" && format != "svg") || path.empty())
     return error = "head-view-export needs png|svg:FILE", ActionResult::Failed;
-  refresh(app);
   if (!view_.missing.empty()) return error = view_.missing, ActionResult::Failed;
   export_to(app, format, path);
   return ActionResult::Done;

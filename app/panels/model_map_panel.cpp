@@ -61,7 +61,8 @@ class ModelMapFeature : public Feature {
   bool click(App& app, int b, std::string& error);
   ImRect screen_rect(int b) const;
 
-  std::string config_json_;  // what map_ was computed for
+  // What map_ was computed for; weak, so that a closed model (GPT-2: 500 MB) is not kept alive by the map.
+  std::weak_ptr<const Model> model_;
   ModelMap map_;
   std::string map_error_;
   const Event* trace_data_ = nullptr;  // what places_ was computed for
@@ -77,9 +78,8 @@ class ModelMapFeature : public Feature {
 };
 
 void ModelMapFeature::refresh(const Session& s) {
-  const std::string json = to_json(s.model().config);
-  if (json != config_json_) {
-    config_json_ = json;
+  if (model_.lock() != s.model_ptr()) {
+    model_ = s.model_ptr();
     map_error_.clear();
     try {
       map_ = model_map(s.model().config);
