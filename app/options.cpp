@@ -51,7 +51,7 @@ const char* app_usage() {
          "                               traced backward: S, A, ∇S and ∇A, or S and A, or ∇S and ∇A),\n"
          "                               gradient-flow:compute|wait (the Gradient flow tab's on-demand gradient)\n"
          "                               map-click:BOX_ID (the Model map: jump to a box's first step),\n"
-         "                               head-view:LAYER[:H,H...], head-view-group:ALG:LINE,\n"
+         "                               head-view:LAYER[:H+H...], head-view-group:ALG:LINE,\n"
          "                               head-view-export:png|svg:FILE (the Head view)\n"
          "                             sessions (docs/sessions.md): session-save:FILE, session-open:FILE,\n"
          "                               session-locate:MODEL, session-open-anyway, session-cancel (the\n"

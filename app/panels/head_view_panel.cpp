@@ -224,14 +224,14 @@ ActionResult HeadViewFeature::action(App& app, const std::string& verb, const st
   if (verb != "head-view" && verb != "head-view-group" && verb != "head-view-export") return ActionResult::NotMine;
   app.ui.show.headview = true;
   refresh(app);
-  if (verb == "head-view") {  // LAYER[:H,H…]
+  if (verb == "head-view") {  // LAYER[:H+H…]
     const size_t c = arg.find(':');
     std::vector<int> heads;
     std::istringstream hs(c == std::string::npos ? "" : arg.substr(c + 1));
-    for (std::string h; std::getline(hs, h, ',');) heads.push_back(std::atoi(h.c_str()));
+    for (std::string h; std::getline(hs, h, '+');) heads.push_back(std::atoi(h.c_str()));  // '+': a comma ends the action
     const int l = std::atoi(arg.substr(0, c).c_str()), H = app.session.model().config.H;
     if (l < 1 || l > layers_of(group_) || std::any_of(heads.begin(), heads.end(), [H](int h) { return h < 1 || h > H; }))
-      return error = "head-view needs LAYER[:H,H…] with a traced layer (1 … " + std::to_string(layers_of(group_)) +
+      return error = "head-view needs LAYER[:H+H…] with a traced layer (1 … " + std::to_string(layers_of(group_)) +
                      ") and heads in 1 … " + std::to_string(H),
              ActionResult::Failed;
     layer_ = l, heads_ = heads;

@@ -2,7 +2,7 @@
 // (app/logic/head_view.hpp): the keys' tokens on the left, the queries' on the right, one line per
 // pair at opacity softmax(S/√d_attn)[t_z, t_x], each head in its colour; hovering a token keeps only
 // its lines. It follows the cursor's layer while the cursor is inside an attention line. Right-click:
-// export as PNG or SVG (head_view_figure.hpp). --actions head-view:LAYER[:H,H…],
+// export as PNG or SVG (head_view_figure.hpp). --actions head-view:LAYER[:H+H…],
 // head-view-group:ALG:LINE, head-view-export:png|svg:FILE. --dump-state: "head_view".
 #pragma once
 #include <memory>
