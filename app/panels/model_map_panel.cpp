@@ -204,7 +204,9 @@ void ModelMapFeature::draw_map(App& app) {
     const ImRect r = screen_rect(lit_);
     const ImRect clip = child_->InnerClipRect;
     if (r.Min.y < clip.Min.y || r.Max.y > clip.Max.y) ImGui::SetScrollFromPosY(r.GetCenter().y - ImGui::GetWindowPos().y, 0.5f);
-    if (r.Min.x < clip.Min.x || r.Max.x > clip.Max.x) ImGui::SetScrollFromPosX(r.GetCenter().x - ImGui::GetWindowPos().x, 0.5f);
+    // Sideways only as far as needed, so that the spine and the layer labels stay in view where they can.
+    if (r.Max.x > clip.Max.x) ImGui::SetScrollX(ImGui::GetScrollX() + (r.Max.x - clip.Max.x) + F_);
+    else if (r.Min.x < clip.Min.x) ImGui::SetScrollX(ImGui::GetScrollX() - (clip.Min.x - r.Min.x) - F_);
   }
   last_lit_ = lit_;
   ImGui::Dummy(ImVec2(map_.w * F_, map_.h * F_));
