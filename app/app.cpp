@@ -16,6 +16,7 @@
 #include "app/panels/all_panels.hpp"
 #include "app/panels/gradient_flow_panel.hpp"
 #include "app/panels/sampling_cut_feature.hpp"
+#include "app/panels/logit_lens_feature.hpp"
 #include "app/classroom/lesson_feature.hpp"
 #include "app/classroom/presentation_feature.hpp"
 #include "app/classroom/session_feature.hpp"
@@ -55,6 +56,7 @@ App::App() : panels(std::make_unique<Panels>()), gpu_(std::make_unique<GpuAttent
   features.push_back(make_export_feature());
   features.push_back(make_gradient_flow_feature());
   features.push_back(make_sampling_cut_feature());
+  features.push_back(make_logit_lens_feature());
 }
 
 void App::set_attention_gpu(bool on) {
