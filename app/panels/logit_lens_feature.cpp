@@ -74,7 +74,10 @@ class LogitLensFeature : public Feature {
              ActionResult::Failed;
     return ActionResult::Done;
   }
+  // Only once the tab has been shown or scripted: the lens traces a forward pass of its own, which a big
+  // model's --dump-state should not pay for unasked.
   void dump(const App& app, nlohmann::ordered_json& j) const override {
+    if (!view_.model) return;
     view_.refresh(app);
     nlohmann::ordered_json o;
     if (!view_.run) {
