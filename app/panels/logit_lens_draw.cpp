@@ -10,11 +10,17 @@
 #include "app/app.hpp"
 #include "app/panels/logit_lens_view.hpp"
 #include "app/panels/panel.hpp"
-#include "app/widgets/heatmap_parts.hpp"
+#include "app/widgets/colormap.hpp"
 
 namespace sf {
 
 namespace {
+
+// The heatmaps' sequential palette (viridis, or the colour-blind one when chosen) at p ∈ [0, 1].
+ImU32 p_color(float p) {
+  const Rgb8 c = colormap(p, false, heatmap_palette());
+  return IM_COL32(c.r, c.g, c.b, 255);
+}
 
 std::string fixed(double v, int digits) {
   char b[32];
@@ -47,7 +53,7 @@ void tooltip_for(const App& app, const LensView& v, int l, int t) {
 void draw_cell(App& app, LensView& v, int l, int t, ImVec2 at, ImVec2 size) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const float p = v.p_final(l, t);
-  const ImU32 bg = to_imu32(colormap(p, false, heatmap_palette()));
+  const ImU32 bg = p_color(p);
   dl->AddRectFilled(at, ImVec2(at.x + size.x - 1, at.y + size.y - 1), bg);
   const std::string top = token_label(app.session.tokenizer(), top_token(v.run->lens.P[l], t));
   const std::string pf = fixed(p, 2);
@@ -99,7 +105,7 @@ void draw_key(const App& app) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   for (int i = 0; i < 60; ++i)
     dl->AddRectFilled(ImVec2(at.x + w * i / 60, at.y), ImVec2(at.x + w * (i + 1) / 60 + 1, at.y + h),
-                      to_imu32(colormap(i / 59.0f, false, heatmap_palette())));
+                      p_color(i / 59.0f));
   ImGui::Dummy(ImVec2(w, h));
   ImGui::SameLine();
   ImGui::TextDisabled("0 → 1: the probability of the model's final prediction at t");
