@@ -69,12 +69,21 @@ void draw_cell(App& app, LensView& v, int l, int t, ImVec2 at, ImVec2 size) {
   ImGui::PopID();
 }
 
+float row_head_width() { return ImGui::CalcTextSize("l = 00 (X^0)").x + 8; }
+constexpr float kMinCell = 2.5f, kMaxCell = 6.0f;  // a cell's width in text lines
+
+// The width the grid would like: its row headers and every column at the widest cell.
+float grid_natural_width(const LensView& v) {
+  return row_head_width() + static_cast<float>(v.x.size()) * kMaxCell * ImGui::GetTextLineHeight() +
+         ImGui::GetStyle().ScrollbarSize;
+}
+
 void draw_grid(App& app, LensView& v, float width) {
   const LogitLens& lens = v.run->lens;
   const int T = static_cast<int>(lens.x.size()), L = lens.layers();
   const float lh = ImGui::GetTextLineHeight();
-  const float head_w = ImGui::CalcTextSize("l = 00 (X^0)").x + 8;
-  const float cell_w = std::clamp((width - head_w) / std::max(T, 1), 2.5f * lh, 6.0f * lh);
+  const float head_w = row_head_width();
+  const float cell_w = std::clamp((width - head_w) / std::max(T, 1), kMinCell * lh, kMaxCell * lh);
   const ImVec2 cell(cell_w, 2 * lh + 4);
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   ImDrawList* dl = ImGui::GetWindowDrawList();
@@ -108,7 +117,8 @@ void draw_key(const App& app) {
                       p_color(i / 59.0f));
   ImGui::Dummy(ImVec2(w, h));
   ImGui::SameLine();
-  ImGui::TextDisabled("0 → 1: the probability of the model's final prediction at t");
+  ImGui::TextDisabled("p(final prediction) 0 → 1");
+  item_tooltip("A cell's colour: the probability P^l gives the token the model finally predicts at t (the top of P[:, t]).");
   (void)app;
 }
 
@@ -118,8 +128,9 @@ void draw_bars(App& app, LensView& v) {
     return;
   }
   const LogitAttribution& a = *v.dla;
-  ImGui::TextWrapped("Direct logit attribution (not in the paper) of ŷ = %s at t = %d: logit %s = Σ of the bars %s",
-                     token_label(app.session.tokenizer(), a.y).c_str(), a.t, fixed(a.logit, 4).c_str(), fixed(a.sum(), 4).c_str());
+  ImGui::TextWrapped("Direct logit attribution (not in the paper) of ŷ = %s at t = %d:",
+                     token_label(app.session.tokenizer(), a.y).c_str(), a.t);
+  ImGui::TextWrapped("logit %s = Σ of the bars %s", fixed(a.logit, 4).c_str(), fixed(a.sum(), 4).c_str());
   ImGui::SameLine();
   help_marker("Each part is what it writes into the residual stream, read through W_u[ŷ, :] with every norm after it "
               "frozen at this run (its centring and 1/σ kept, TransformerLens's method): the heads W_o[:, h] Y^h, each "
@@ -163,10 +174,13 @@ void draw_logit_lens(App& app, LensView& v) {
   }
   draw_key(app);
   const float avail = ImGui::GetContentRegionAvail().x;
-  const bool side = avail > 700;  // the bars beside the grid when there is room, else below it
-  const float grid_w = side ? avail * 0.6f : avail;
-  ImGui::BeginChild("lens_grid", ImVec2(grid_w, side ? 0 : ImGui::GetContentRegionAvail().y * 0.55f), false,
-                    ImGuiWindowFlags_HorizontalScrollbar);
+  const bool side = avail > 1000;  // the bars beside the grid when both have room (a wide Inspector), else below it
+  const float grid_w = side ? std::min(avail * 0.6f, grid_natural_width(v)) : avail;
+  // Stacked: the grid as tall as its rows (header, L + 1 rows, a scroll bar), at most half the tab.
+  const float lh = ImGui::GetTextLineHeight(), style_pad = 2 * ImGui::GetStyle().WindowPadding.y;
+  const float rows_h = lh + 4 + (v.run->lens.layers() + 1) * (2 * lh + 4) + ImGui::GetStyle().ScrollbarSize + style_pad;
+  ImGui::BeginChild("lens_grid", ImVec2(grid_w, side ? 0 : std::min(rows_h, ImGui::GetContentRegionAvail().y * 0.5f)),
+                    false, ImGuiWindowFlags_HorizontalScrollbar);
   draw_grid(app, v, grid_w - ImGui::GetStyle().ScrollbarSize);
   ImGui::EndChild();
   if (side) ImGui::SameLine();
