@@ -26,7 +26,7 @@ const std::vector<std::pair<std::string, std::string>>& continuation_tabs() {
   static const std::vector<std::pair<std::string, std::string>> t{
       {"tensor", "Tensor"},       {"attention", "Attention"}, {"layernorm", "LayerNorm"}, {"sampling", "Sampling"},
       {"tokenizer", "Tokenizer"}, {"notation", "Notations"},  {"training", "Training"},   {"gpu", "GPU"},
-      {"experiments", "Experiments"}, {"study", "Study"}, {"gradflow", "Gradient flow"}};
+      {"experiments", "Experiments"}, {"study", "Study"}, {"gradflow", "Gradient flow"}, {"lens", "Logit lens"}};
   return t;
 }
 
