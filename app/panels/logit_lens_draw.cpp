@@ -108,7 +108,7 @@ void draw_grid(App& app, LensView& v, float width) {
   ImGui::SetCursorScreenPos(ImVec2(origin.x, y0 + (L + 1) * cell.y + 4));
 }
 
-void draw_key(const App& app) {
+void draw_key() {
   const ImVec2 at = ImGui::GetCursorScreenPos();
   const float w = 120, h = ImGui::GetTextLineHeight();
   ImDrawList* dl = ImGui::GetWindowDrawList();
@@ -119,7 +119,6 @@ void draw_key(const App& app) {
   ImGui::SameLine();
   ImGui::TextDisabled("p(final prediction) 0 → 1");
   item_tooltip("A cell's colour: the probability P^l gives the token the model finally predicts at t (the top of P[:, t]).");
-  (void)app;
 }
 
 void draw_bars(App& app, LensView& v) {
@@ -172,7 +171,7 @@ void draw_logit_lens(App& app, LensView& v) {
     for (const int t : v.masked) m += (m.empty() ? "" : ", ") + std::to_string(t);
     ImGui::Text("[MASK] at t = %s (header in the accent colour)", m.c_str());
   }
-  draw_key(app);
+  draw_key();
   const float avail = ImGui::GetContentRegionAvail().x;
   const bool side = avail > 1000;  // the bars beside the grid when both have room (a wide Inspector), else below it
   const float grid_w = side ? std::min(avail * 0.6f, grid_natural_width(v)) : avail;

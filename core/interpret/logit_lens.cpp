@@ -185,9 +185,11 @@ LogitLens logit_lens(const Model& m, const Trace& t) {
   LogitLens lens;
   lens.alg = forward_alg(m);
   const Bound b(m, lens.alg);
-  for (const MatF& X : stream_of(m.config, stack_of(m.config, b, lens.alg), t)) lens.P.push_back(lens_P(m.config, b, lens.alg, X));
-  const Value* P = value_at(t, PatchPoint{{}, lens.alg, (lens.alg == 10 ? lines::d_transformer::P : lens.alg == 9 ? lines::e_transformer::P : lines::ed_transformer::P).line, 0, 0, "P"});
-  if (P) lens.P_model = MatF(P->m);
+  const Stack s = stack_of(m.config, b, lens.alg);
+  for (const MatF& X : stream_of(m.config, s, t)) lens.P.push_back(lens_P(m.config, b, lens.alg, X));
+  const Value* P = value_at(t, PatchPoint{{}, s.logits.alg, s.logits.line, 0, 0, "P"});
+  if (!P) throw Error("the trace has no P: the logit lens reads a whole traced forward run");
+  lens.P_model = MatF(P->m);
   lens.x = t.tokens_x;
   return lens;
 }
