@@ -18,6 +18,7 @@
 #include "app/panels/head_view_panel.hpp"
 #include "app/panels/model_map_panel.hpp"
 #include "app/panels/sampling_cut_feature.hpp"
+#include "app/panels/logit_lens_feature.hpp"
 #include "app/classroom/lesson_feature.hpp"
 #include "app/classroom/presentation_feature.hpp"
 #include "app/classroom/session_feature.hpp"
@@ -59,6 +60,7 @@ App::App() : panels(std::make_unique<Panels>()), gpu_(std::make_unique<GpuAttent
   features.push_back(make_sampling_cut_feature());
   features.push_back(make_model_map_feature());
   features.push_back(make_head_view_feature());
+  features.push_back(make_logit_lens_feature());
 }
 
 void App::set_attention_gpu(bool on) {

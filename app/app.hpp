@@ -42,7 +42,7 @@ struct PanelVisibility {
   bool pseudocode = true, callstack = true, variables = true, tensor = true, attention = false, layernorm = false,
        sampling = false, fillin = false, translation = false, training = false, about = false, files = false, gpu = false,
        builder = false, errata = false, notation = false, tokenizer = false, experiments = false, study = false,
-       lesson = false, gradflow = false;
+       lesson = false, gradflow = false, lens = false;
   bool modelmap = false, headview = false;  // issue 26: Inspector › Model map, Head view
   bool* by_name(const std::string& name);
   static const std::vector<std::string>& names();

@@ -55,6 +55,7 @@ const std::vector<PanelDecl>& panel_registry() {
       {"builder", "New model", Dock::Floating, false, any, false, false, &V::builder, draw_panel<&P::builder>},
       {"errata", "Errata of the seeds", Dock::Floating, false, any, false, false, &V::errata, draw_panel<&P::errata>},
       {"lesson", "Lesson stops", Dock::Feature, false, any, false, false, &V::lesson, nullptr},
+      {"lens", "Logit lens", Dock::Inspector, true, any, false, false, &V::lens, draw_feature_tab},
   };
   return r;
 }

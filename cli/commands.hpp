@@ -25,5 +25,6 @@ Command train_command();    // cli/cmd_train.cpp
 Command tokenize_command(); // cli/cmd_tokenize.cpp
 Command info_command();     // cli/cmd_info.cpp
 Command backward_command(); // cli/cmd_backward.cpp
+Command lens_command();     // cli/cmd_lens.cpp (not in the paper: an interpretation tool)
 
 }  // namespace sf::cli

@@ -27,7 +27,7 @@ const std::vector<std::pair<std::string, std::string>>& continuation_tabs() {
       {"tensor", "Tensor"},       {"attention", "Attention"}, {"layernorm", "LayerNorm"}, {"sampling", "Sampling"},
       {"tokenizer", "Tokenizer"}, {"notation", "Notations"},  {"training", "Training"},   {"gpu", "GPU"},
       {"experiments", "Experiments"}, {"study", "Study"}, {"gradflow", "Gradient flow"},
-      {"modelmap", "Model map"}, {"headview", "Head view"}};
+      {"modelmap", "Model map"}, {"headview", "Head view"}, {"lens", "Logit lens"}};
   return t;
 }
 
