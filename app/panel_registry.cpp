@@ -50,12 +50,12 @@ const std::vector<PanelDecl>& panel_registry() {
       {"gradflow", "Gradient flow", Dock::Inspector, true, any, false, false, &V::gradflow, draw_feature_tab},
       {"modelmap", "Model map", Dock::Inspector, true, any, false, false, &V::modelmap, draw_feature_tab},
       {"headview", "Head view", Dock::Inspector, true, any, false, false, &V::headview, draw_feature_tab},
+      {"lens", "Logit lens", Dock::Inspector, true, any, false, false, &V::lens, draw_feature_tab},
       {"files", "Open a checkpoint or a model folder", Dock::Floating, false, any, false, false, &V::files, draw_panel<&P::files>},
       {"about", "About Stepformer", Dock::Floating, false, any, false, false, &V::about, draw_panel<&P::about>},
       {"builder", "New model", Dock::Floating, false, any, false, false, &V::builder, draw_panel<&P::builder>},
       {"errata", "Errata of the seeds", Dock::Floating, false, any, false, false, &V::errata, draw_panel<&P::errata>},
       {"lesson", "Lesson stops", Dock::Feature, false, any, false, false, &V::lesson, nullptr},
-      {"lens", "Logit lens", Dock::Inspector, true, any, false, false, &V::lens, draw_feature_tab},
   };
   return r;
 }
