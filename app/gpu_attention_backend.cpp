@@ -78,8 +78,7 @@ MatF random_features_on_gpu(gpu::GpuAttention& g, const MatF& X, const MatF& Z, 
                             const Mask& mask, const AttentionOptions& av, Tracer* tr, AttentionCall& call) {
   std::vector<gpu::DispatchTime> dt;
   MatF Vt = g.mh_attention(X, Z, W, mask, gpu::Form::Fused, &dt, nullptr, av);
-  call.kind += " · on the GPU, " + std::to_string(g.guarded_columns()) + " guarded columns; the listing's φ, κ, S_φ "
-               "are core's (the shaders keep no running sums per query)";
+  call.kind += " · on the GPU, " + std::to_string(g.guarded_columns()) + " guarded columns (4-R's listing: core's φ, κ, S_φ)";
   if (tr) mh_attention<float>(X, Z, W, mask, tr, nullptr, av);
   add_dispatches(dt, call);
   return Vt;

@@ -61,7 +61,7 @@ struct DispatchTime {
 
 // What one MHAttention call is, in words for the GPU tab and the CLI: self- or cross-attention
 // (Z is X or not), the mask's kind (bidirectional, causal, or explicit: prefix-LM, padding, a
-// toggled cell) and the variant (RoPE, ALiBi, H_kv < H), e.g.
+// toggled cell) and the variant (RoPE, ALiBi, relative bias, random features, H_kv < H), e.g.
 // "self-attention · causal mask · RoPE · H_kv = 1 of H = 4".
 std::string describe_call(bool self, const Mask& mask, const AttentionOptions& av, int H);
 
