@@ -130,7 +130,7 @@ class GpuAttention {
   // append = false (cross-attention over a cached Z): K, V are used as they are, mask (ℓ_c, n).
   // With H_kv < H the cache holds each query head's K, V as core's does (equal within a group):
   // the group's first query head's are uploaded, and the new columns appended to every head's.
-  // ALiBi's B is taken over keys 1 … ℓ_c + n and queries ℓ_c + 1 …; the cross-attention takes
+  // ALiBi's and the relative bias's B are taken over keys 1 … ℓ_c + n and queries ℓ_c + 1 …; the cross-attention takes
   // no RoPE or ALiBi (it throws, as a cross-attention has neither in core).
   // Returns W_o Y + b_o 1ᵀ (d_out, n); equals core's cached attention (kv_cache.cpp) within
   // float rounding.
