@@ -4,7 +4,8 @@
 // plain models of assets/, GPT's prefix-LM mask, the KV-cached generation of Algorithms 14 and 15,
 // two ecosystem checkpoints (GPT-2 and BERT layouts), both shader forms; every call must have run on
 // the GPU (its record says where). Then the fallback (a call the GPU cannot run runs on the CPU, and
-// its record says why), the per-call line, and stepformer-cli forward --attention gpu on a BERT and an encoder-decoder checkpoint.
+// its record says why), the per-call line, and stepformer-cli forward --attention gpu on a BERT and an
+// encoder-decoder checkpoint.
 //
 // kForwardTol = 1e-4 on P. Each call's Ṽ differs from core's by float rounding only: a few 1e-7 on
 // these models (d_attn ≤ 16, ℓ ≤ 64, entries O(1); gpu_test_support.hpp derives σ ≲ 4e-6 for the
