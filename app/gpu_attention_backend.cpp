@@ -62,6 +62,31 @@ int GpuAttentionBackend::max_shared_bytes() const {
   return 0;
 }
 
+#ifdef STEPFORMER_HAVE_GPU
+namespace {
+
+void add_dispatches(const std::vector<gpu::DispatchTime>& dt, AttentionCall& call) {
+  for (const auto& d : dt)
+    call.dispatches.push_back(AttentionDispatch{d.what, d.algorithm, d.line_first, d.line_last, d.heads, d.gpu_ms, d.cpu_ms});
+}
+
+// Algorithm 4-R (random-feature attention, not in the paper) on the GPU (shaders/rf_*.comp): Ṽ and the
+// dispatches are the GPU's. The shaders keep no per-query running sums S_φ, s_φ, which 4-R's listing
+// shows line by line, so the trace is core's traced Algorithm 5 on the same inputs; the call's
+// max |Ṽ_gpu − Ṽ_cpu| says how far the two are apart, and the kind says whose numbers the listing shows.
+MatF random_features_on_gpu(gpu::GpuAttention& g, const MatF& X, const MatF& Z, const MHAttentionW<const float>& W,
+                            const Mask& mask, const AttentionOptions& av, Tracer* tr, AttentionCall& call) {
+  std::vector<gpu::DispatchTime> dt;
+  MatF Vt = g.mh_attention(X, Z, W, mask, gpu::Form::Fused, &dt, nullptr, av);
+  call.kind += " · on the GPU, " + std::to_string(g.guarded_columns()) + " guarded columns (4-R's listing: core's φ, κ, S_φ)";
+  if (tr) mh_attention<float>(X, Z, W, mask, tr, nullptr, av);
+  add_dispatches(dt, call);
+  return Vt;
+}
+
+}  // namespace
+#endif
+
 AttentionHook GpuAttentionBackend::hook() {
 #ifdef STEPFORMER_HAVE_GPU
   gpu::GpuAttention* g = impl_->gpu.get();
@@ -69,18 +94,14 @@ AttentionHook GpuAttentionBackend::hook() {
   return [g](const MatF& X, const MatF& Z, const MHAttentionW<const float>& W, const Mask& mask,
              const AttentionOptions& av, Tracer* tr, AttentionCall& call) {
     call.kind = gpu::describe_call(X.data() == Z.data(), mask, av, static_cast<int>(W.heads.size()));
-    if (av.random_features()) {  // no shader computes Algorithm 4-R: core runs it, and the call says so
-      call.kind += " · random-feature attention (Algorithm 4-R): no GPU shader, computed on the CPU";
-      return mh_attention<float>(X, Z, W, mask, tr, nullptr, av);
-    }
+    if (av.random_features()) return random_features_on_gpu(*g, X, Z, W, mask, av, tr, call);
     std::vector<gpu::DispatchTime> dt;
     std::vector<AttentionRecord<float>> recs;
     MatF Vt = g->mh_attention(X, Z, W, mask, gpu::Form::Teaching, &dt, &recs, av);
     // Algorithm 5 and its heads' Algorithm 4 (RoPE's Q_pre, K_pre and ALiBi's B among their
     // sub-steps), traced with the GPU's Q, K, V, S, A, Ṽ.
     trace_mh_attention_replay<float>(tr, X, Z, W, mask, recs, Vt, av);
-    for (const auto& d : dt)
-      call.dispatches.push_back(AttentionDispatch{d.what, d.algorithm, d.line_first, d.line_last, d.heads, d.gpu_ms, d.cpu_ms});
+    add_dispatches(dt, call);
     return Vt;
   };
 #else

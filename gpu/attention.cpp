@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 
+#include "core/algorithms/random_features.hpp"
 #include "core/model/error.hpp"
 #include "core/trace/value_keys.hpp"
 #include "gpu/fused_blocks.hpp"
@@ -35,21 +36,35 @@ struct alignas(16) MaskParams {
 struct alignas(16) SoftmaxParams {
   uint32_t l_z, l_x;
   float sqrt_d_attn;
-  uint32_t alibi;
+  uint32_t bias;
   int32_t x_pos0, z_pos0;
 };
 struct alignas(16) ApplyValuesParams {
   uint32_t d_mid, l_z, l_x, y_rows, H, H_kv;
 };
+struct alignas(16) RfFeaturesParams {
+  uint32_t D, d_attn, cols, H, src_heads;
+  float inv_sqrt_D;
+};
+struct alignas(16) RfKeyWeightsParams {
+  uint32_t d_attn, l_z;
+  float two_sigma2;
+};
+struct alignas(16) RfPrefixSumsParams {
+  uint32_t l_z, l_x, d_mid, H, H_kv, y_rows;
+  float eps;
+};
 struct alignas(16) FlashParams {
   uint32_t l_z, l_x, mask_kind, y_rows;
   float inv_sqrt_d_attn;
-  uint32_t H, H_kv, alibi;
+  uint32_t H, H_kv, bias;
   int32_t x_pos0, z_pos0;
 };
 
 // As MASK_* in mask.comp and flash_attention.comp.
 enum MaskKind : uint32_t { kBidirectional = 0, kUnidirectional = 1, kExplicit = 2 };
+// As BIAS_* in softmax_columns.comp and flash_attention.comp: what line 6 adds to S/√d_attn.
+enum BiasKind : uint32_t { kNoBias = 0, kAlibi = 1, kRelative = 2 };
 
 constexpr uint32_t kTile = 16;     // work groups of 16×16 in linear, rope, scores, mask, apply_values
 
@@ -86,9 +101,6 @@ struct Shapes {
 Shapes check_shapes(const MatF& X, int d_z, int l_z, const std::vector<AttentionHeadW<const float>>& heads,
                     const Mask& mask, const AttentionOptions& av, bool kv_weights) {
   if (heads.empty()) throw Error("MHAttention on the GPU: W has no heads");
-  if (av.relative())  // issue 25: a learned table, not a formula the shaders know; never a silent wrong number
-    throw Error("MHAttention on the GPU: this model's relative position bias (position \"relative\", T5) is not "
-                "computed by the GPU's shaders (they add only ALiBi's m_h·B); run it on the CPU");
   Shapes s;
   s.H = static_cast<int>(heads.size());
   s.H_kv = kv_heads(av, s.H);
@@ -166,6 +178,23 @@ std::vector<float> alibi_slopes(int H) {
   return m;
 }
 
+// The relative bias (T5, issue 25) of one head as the shaders read it: B is Toeplitz, so one value per
+// diagonal, B[t_z, t_x] at t_z − t_x + ℓ_x − 1 (0-based), ℓ_z + ℓ_x − 1 in all, each
+// av.rel_table[bucket((z_pos0 + t_z) − (x_pos0 + t_x))] cast to float as core's relative_bias does.
+std::vector<float> relative_diagonals(const AttentionOptions& av, int l_z, int l_x) {
+  if (static_cast<int>(av.rel_table.size()) != av.rel_buckets)
+    throw Error("relative position bias on the GPU: the head's W_rel row has " + std::to_string(av.rel_table.size()) +
+                " entries, not relative_buckets = " + std::to_string(av.rel_buckets));
+  std::vector<float> b(static_cast<size_t>(l_z + l_x - 1));
+  for (int k = 0; k < l_z + l_x - 1; ++k) {
+    const int t_z_minus_t_x = k - (l_x - 1);
+    const int bucket = relative_bucket(av.z_pos0 - av.x_pos0 + t_z_minus_t_x, av.rel_bidirectional, av.rel_buckets,
+                                       av.rel_max_distance);
+    b[static_cast<size_t>(k)] = static_cast<float>(av.rel_table[static_cast<size_t>(bucket)]);
+  }
+  return b;
+}
+
 // One call of Algorithm 5 as the runtime plans it.
 struct Call {
   Shapes s;
@@ -177,8 +206,24 @@ struct Call {
   const MHAttentionW<const float>* W = nullptr;  // W_o, b_o: Algorithm 5's line 4 runs when set
   const std::vector<MatF>* K_cached = nullptr;   // ℓ_c columns of each query head (the KV-cached step)
   const std::vector<MatF>* V_cached = nullptr;
-  std::vector<float> slopes;  // ALiBi's m_h of each query head (empty without ALiBi)
+  // Line 6's bias, per query head: ALiBi's m_h, or the relative bias's ℓ_z + ℓ_x − 1 diagonals
+  // (relative_diagonals); empty without either.
+  std::vector<float> bias;
+  // Algorithm 4-R (random-feature attention, not in the paper): each query head's directions
+  // w_i = ω_i/σ (H, D, d_attn), and the mask as key prefixes (rf_plan: keep (ℓ_z), n (ℓ_x), order (ℓ_x)).
+  std::vector<float> rf_W;
+  std::vector<uint32_t> rf_plan;
   bool rope() const { return av.rope_base > 0; }
+  bool rf() const { return av.random_features(); }
+  // The listing whose lines the dispatches compute: Algorithm 4, or 4-R (not in the paper).
+  int algorithm() const { return rf() ? algs::random_feature_attention : 4; }
+  BiasKind bias_kind() const { return av.alibi ? kAlibi : av.relative() ? kRelative : kNoBias; }
+  // Line 6's formula as the dispatch list names it.
+  std::string softmax_of(const std::string& scores) const {
+    if (av.alibi) return "softmax(" + scores + " / √d_attn + m_h·B) (ALiBi)";
+    if (av.relative()) return "softmax(" + scores + " / √d_attn + B) (relative bias, T5)";
+    return "softmax(" + scores + " / √d_attn)";
+  }
 };
 
 }  // namespace
@@ -190,6 +235,9 @@ std::string describe_call(bool self, const Mask& mask, const AttentionOptions& a
   std::string s = std::string(self ? "self-attention" : "cross-attention") + " · " + kinds[classify(mask)];
   if (av.rope_base > 0) s += " · RoPE";
   if (av.alibi) s += " · ALiBi";
+  if (av.relative()) s += " · relative bias (T5)";
+  if (av.random_features())
+    s += " · random features (Algorithm 4-R, D = " + std::to_string(av.rf_D) + (av.rf_orthogonal ? ", orthogonal)" : ")");
   if (av.H_kv > 0 && av.H_kv < H) s += " · H_kv = " + std::to_string(av.H_kv) + " of H = " + std::to_string(H);
   return s;
 }
@@ -206,14 +254,19 @@ struct GpuAttention::Impl {
   Program softmax{dir, "softmax_columns", {}};
   Program apply_values{dir, "apply_values", {}};
   std::map<std::array<int, 3>, std::unique_ptr<Program>> flash;  // by (d_attn, d_mid, BC)
+  // Algorithm 4-R's shaders, compiled when first used (rf_prefix_sums by its 2D features).
+  std::unique_ptr<Program> rf_features, rf_key_weights;
+  std::map<int, std::unique_ptr<Program>> rf_prefix_sums;
   Buffer params;                                                 // the parameter block (uniform buffer, binding 0)
   Buffer X, Z, W_q, b_q, W_k, b_k, W_v, b_v, W_o, b_o;           // inputs
-  Buffer rope_x, rope_z, slopes;                                 // RoPE's cos/sin of Q's and K's columns, ALiBi's m_h
+  Buffer rope_x, rope_z, bias;                                   // RoPE's cos/sin of Q's and K's columns, line 6's bias
   Buffer Q_pre, K_pre;                                           // RoPE: lines 1–2 before the rotation
   Buffer Q, K, V, S, S_masked, A, Y, L, out;                     // results
   Buffer mask_bytes;
+  Buffer rf_W, phi_Q, phi_K, kappa, rf_plan, rf_guarded;  // Algorithm 4-R: directions, φ(Q), φ(K), κ, the plan, the guard's count
   Buffer loop_guard;  // {loops_cut_short, two}: see LoopGuard in the shaders
   DispatchTimer timer;
+  int guarded = 0;  // Algorithm 4-R: the last call's guarded (head, column) pairs
 
   Impl(std::unique_ptr<HeadlessGl> context, DeviceInfo info) : own(std::move(context)), dev(std::move(info)) {}
 
@@ -234,6 +287,12 @@ struct GpuAttention::Impl {
           dir, "flash_attention",
           std::vector<std::pair<std::string, int>>{
               {"D_ATTN", d_attn}, {"D_MID", d_mid}, {"BR", blocks.B_r}, {"BC", bc}});
+    return *p;
+  }
+
+  const Program& compiled(std::unique_ptr<Program>& p, const char* name,
+                          const std::vector<std::pair<std::string, int>>& defines = {}) {
+    if (!p) p = std::make_unique<Program>(dir, name, defines);
     return *p;
   }
 
@@ -282,8 +341,17 @@ struct GpuAttention::Impl {
       rope_x.reserve(f * (d_attn / 2 * 2) * l_x + f, "RoPE's angles of X", dev);
       rope_z.reserve(f * (d_attn / 2 * 2) * std::max<size_t>(l_new, 1) + f, "RoPE's angles of Z", dev);
     }
-    slopes.reserve(f * H, "ALiBi's slopes", dev);
-    if (c.form == Form::Teaching) {
+    bias.reserve(f * std::max<size_t>(c.bias.size(), 1), "line 6's bias (ALiBi's m_h or the relative bias's diagonals)",
+                 dev);
+    if (c.rf()) {
+      const size_t D = static_cast<size_t>(c.av.rf_D);
+      rf_W.reserve(f * H * D * d_attn, "Algorithm 4-R's directions w_i" + hn, dev);
+      phi_Q.reserve(f * H * 2 * D * l_x, "φ(Q)" + hn, dev);
+      phi_K.reserve(f * H * 2 * D * l_z, "φ(K)" + hn, dev);
+      kappa.reserve(f * H_kv * l_z, "κ" + kvn, dev);
+      rf_plan.reserve(sizeof(uint32_t) * (l_z + 2 * l_x), "the mask's key prefixes", dev);
+      rf_guarded.reserve(sizeof(uint32_t), "the guarded columns' count", dev);
+    } else if (c.form == Form::Teaching) {
       const std::string what = hn + " of ℓ_z×ℓ_x = " + dims(s.l_z, s.l_x) + " (teaching form)";
       S.reserve(f * H * l_z * l_x, "S" + what, dev);
       S_masked.reserve(f * H * l_z * l_x, "masked S" + what, dev);
@@ -332,7 +400,13 @@ struct GpuAttention::Impl {
       rope_x.upload(tx.data(), f * tx.size());
       rope_z.upload(tz.data(), f * tz.size());
     }
-    if (c.av.alibi) slopes.upload(c.slopes.data(), f * c.slopes.size());
+    if (!c.bias.empty()) bias.upload(c.bias.data(), f * c.bias.size());
+    if (c.rf()) {
+      rf_W.upload(c.rf_W.data(), f * c.rf_W.size());
+      rf_plan.upload(c.rf_plan.data(), sizeof(uint32_t) * c.rf_plan.size());
+      const uint32_t none = 0;
+      rf_guarded.upload(&none, sizeof none);
+    }
     if (c.kind == kExplicit) mask_bytes.upload(m.data(), static_cast<size_t>(m.size()));
     const uint32_t guard[2] = {0, 2};  // no loop cut short yet; the guard loop's 2 steps
     loop_guard.upload(guard, sizeof guard);
@@ -357,15 +431,17 @@ struct GpuAttention::Impl {
     const std::string cached = l_c > 0 ? ", after the " + std::to_string(l_c) + " cached columns" : "";
     const Buffer& context = c.self ? X : Z;
     const Buffer& q_out = c.rope() ? Q_pre : Q;
+    const int alg = c.algorithm();
+    const std::string a = c.rf() ? "Alg. 4-R" : "Alg. 4";
     dispatch(linear, LinearParams{d_attn, d_x, l_x, d_attn * l_x, 0}, {{1, &W_q}, {2, &b_q}, {3, &X}, {4, &q_out}},
              {groups(s.d_attn, kTile), groups(s.l_x, kTile), H},
-             {"Alg. 4 L1: Q ← W_q X + b_q 1ᵀ" + hn, 4, 1, 1, hq});
+             {a + " L1: Q ← W_q X + b_q 1ᵀ" + hn, alg, 1, 1, hq});
     if (c.rope())
       dispatch(rope, RopeParams{d_attn, l_x, d_attn * l_x, 0}, {{1, &Q_pre}, {2, &rope_x}, {3, &Q}},
                {groups(s.d_attn, kTile), groups(s.l_x, kTile), H},
-               {"Alg. 4 L1: Q rotated by RoPE (positions " + std::to_string(c.av.x_pos0 + 1) + " … " +
+               {a + " L1: Q rotated by RoPE (positions " + std::to_string(c.av.x_pos0 + 1) + " … " +
                     std::to_string(c.av.x_pos0 + s.l_x) + ")" + hn,
-                4, 1, 1, hq});
+                alg, 1, 1, hq});
     if (l_new == 0) return;  // the KV-cached cross-attention: K and V are all cached
     // K^g and V^g are ℓ_z columns long; the new ones start after the ℓ_c cached ones.
     const Buffer& k_out = c.rope() ? K_pre : K;
@@ -373,24 +449,55 @@ struct GpuAttention::Impl {
                                            : LinearParams{d_attn, d_z, l_new, d_attn * l_z, d_attn * l_c};
     dispatch(linear, k_params, {{1, &W_k}, {2, &b_k}, {3, &context}, {4, &k_out}},
              {groups(s.d_attn, kTile), groups(static_cast<int>(l_new), kTile), H_kv},
-             {"Alg. 4 L2: K ← W_k Z + b_k 1ᵀ" + kvn + cached, 4, 2, 2, hkv});
+             {a + " L2: K ← W_k Z + b_k 1ᵀ" + kvn + cached, alg, 2, 2, hkv});
     if (c.rope())
       dispatch(rope, RopeParams{d_attn, l_new, d_attn * l_z, d_attn * l_c}, {{1, &K_pre}, {2, &rope_z}, {3, &K}},
                {groups(s.d_attn, kTile), groups(static_cast<int>(l_new), kTile), H_kv},
-               {"Alg. 4 L2: K rotated by RoPE (positions " + std::to_string(c.av.z_pos0 + s.l_c + 1) + " … " +
+               {a + " L2: K rotated by RoPE (positions " + std::to_string(c.av.z_pos0 + s.l_c + 1) + " … " +
                     std::to_string(c.av.z_pos0 + s.l_z) + ")" + kvn,
-                4, 2, 2, hkv});
+                alg, 2, 2, hkv});
     dispatch(linear, LinearParams{d_mid, d_z, l_new, d_mid * l_z, d_mid * l_c},
              {{1, &W_v}, {2, &b_v}, {3, &context}, {4, &V}},
              {groups(s.d_mid, kTile), groups(static_cast<int>(l_new), kTile), H_kv},
-             {"Alg. 4 L3: V ← W_v Z + b_v 1ᵀ" + kvn + cached, 4, 3, 3, hkv});
+             {a + " L3: V ← W_v Z + b_v 1ᵀ" + kvn + cached, alg, 3, 3, hkv});
+  }
+
+  // Algorithm 4-R's lines 4–13 for every query head, into Y = [Y¹; …; Yᴴ], in either form: φ(Q) and
+  // φ(K) with head h's directions, κ per key/value head, then the running sums and each query's
+  // a / max(b, ε·g) (shaders/rf_*.comp).
+  void random_feature_lines(const Call& c) {
+    const Shapes& s = c.s;
+    const uint32_t H = s.H, H_kv = s.H_kv, d_attn = s.d_attn, l_x = s.l_x, l_z = s.l_z, D = c.av.rf_D;
+    const std::string hq = heads_range(s.H), hn = heads_note(s.H);
+    const std::string kvn = s.H_kv < s.H ? " (" + std::to_string(s.H_kv) + " key/value heads)" : hn;
+    const std::string hkv = s.H_kv < s.H ? heads_range(s.H_kv) + " (key/value)" : hq;
+    const float inv_sqrt_D = 1.0f / std::sqrt(static_cast<float>(D));
+    const Program& features = compiled(rf_features, "rf_features");
+    dispatch(features, RfFeaturesParams{D, d_attn, l_x, H, H, inv_sqrt_D}, {{1, &rf_W}, {2, &Q}, {3, &phi_Q}},
+             {groups(c.av.rf_D, kTile), groups(s.l_x, kTile), H},
+             {"Alg. 4-R L5: Φ_Q ← φ(Q), D = " + std::to_string(D) + " cos/sin pairs" + hn, algs::random_feature_attention, 5, 5, hq});
+    dispatch(features, RfFeaturesParams{D, d_attn, l_z, H, H_kv, inv_sqrt_D}, {{1, &rf_W}, {2, &K}, {3, &phi_K}},
+             {groups(c.av.rf_D, kTile), groups(s.l_z, kTile), H},
+             {"Alg. 4-R L6: Φ_K ← φ(K), each query head's w_i" + hn, algs::random_feature_attention, 6, 6, hq});
+    dispatch(compiled(rf_key_weights, "rf_key_weights"),
+             RfKeyWeightsParams{d_attn, l_z, 2.0f * static_cast<float>(std::sqrt(static_cast<double>(d_attn)))},
+             {{1, &K}, {2, &rf_plan}, {3, &kappa}, {7, &loop_guard}}, {H_kv, 1, 1},
+             {"Alg. 4-R L7: κ[t_z] ← exp(‖k‖²/2σ² − c)" + kvn, algs::random_feature_attention, 7, 7, hkv});
+    const int features_2D = 2 * c.av.rf_D;
+    dispatch(compiled(rf_prefix_sums[features_2D], "rf_prefix_sums", {{"FEATURES", features_2D}}),
+             RfPrefixSumsParams{l_z, l_x, static_cast<uint32_t>(s.d_mid), H, H_kv, H * static_cast<uint32_t>(s.d_mid),
+                                static_cast<float>(kRfGuard)},
+             {{1, &phi_Q}, {2, &phi_K}, {3, &kappa}, {4, &V}, {5, &Y}, {6, &rf_plan}, {7, &loop_guard}, {8, &rf_guarded}},
+             {static_cast<GLuint>(s.d_mid), H, 1},
+             {"Alg. 4-R L8–L13: running S_φ, s_φ, g; Ṽ[:, t_x] ← S_φᵀφ(q) / max(s_φᵀφ(q), ε·g), into Y" + hn,
+              algs::random_feature_attention, 8, 13, hq});
   }
 
   // Lines 4–6 for every query head, into Y = [Y¹; …; Yᴴ]: one dispatch per line, or fused.
   void lines_4_to_6(const Call& c) {
     const Shapes& s = c.s;
     const uint32_t H = s.H, H_kv = s.H_kv, d_attn = s.d_attn, d_mid = s.d_mid, l_x = s.l_x, l_z = s.l_z;
-    const uint32_t alibi = c.av.alibi ? 1 : 0;
+    const uint32_t bias_kind = c.bias_kind();
     const std::string hq = heads_range(s.H), hn = heads_note(s.H);
     const std::string shared =
         s.H_kv < s.H ? ", query head h reading K, V of key/value head ⌊(h−1)·H_kv/H⌋ + 1" : "";
@@ -401,24 +508,19 @@ struct GpuAttention::Impl {
                {groups(s.l_z, kTile), groups(s.l_x, kTile), H},
                {"Alg. 4 L5: S[t_z, t_x] ← −∞ where ¬Mask" + hn, 4, 5, 5, hq});
       dispatch(softmax,
-               SoftmaxParams{l_z, l_x, std::sqrt(static_cast<float>(d_attn)), alibi, c.av.x_pos0, c.av.z_pos0},
-               {{1, &S_masked}, {2, &A}, {3, &slopes}, {7, &loop_guard}}, {l_x, H, 1},
-               {c.av.alibi ? "Alg. 4 L6: A ← softmax(S / √d_attn + m_h·B), by columns (ALiBi)" + hn
-                           : "Alg. 4 L6: A ← softmax(S / √d_attn), by columns" + hn,
-                4, 6, 6, hq});
+               SoftmaxParams{l_z, l_x, std::sqrt(static_cast<float>(d_attn)), bias_kind, c.av.x_pos0, c.av.z_pos0},
+               {{1, &S_masked}, {2, &A}, {3, &bias}, {7, &loop_guard}}, {l_x, H, 1},
+               {"Alg. 4 L6: A ← " + c.softmax_of("S") + ", by columns" + hn, 4, 6, 6, hq});
       dispatch(apply_values, ApplyValuesParams{d_mid, l_z, l_x, H * d_mid, H, H_kv},
                {{1, &V}, {2, &A}, {3, &Y}, {7, &loop_guard}}, {groups(s.d_mid, kTile), groups(s.l_x, kTile), H},
                {"Alg. 4 L6: Ṽ = V · A, into Y" + hn + shared, 4, 6, 6, hq});
     } else {
       dispatch(flash_program(s.d_attn, s.d_mid),
-               FlashParams{l_z, l_x, c.kind, H * d_mid, 1.0f / std::sqrt(static_cast<float>(d_attn)), H, H_kv, alibi,
-                           c.av.x_pos0, c.av.z_pos0},
-               {{1, &Q}, {2, &K}, {3, &V}, {4, &mask_bytes}, {5, &Y}, {6, &L}, {7, &loop_guard}, {8, &slopes}},
+               FlashParams{l_z, l_x, c.kind, H * d_mid, 1.0f / std::sqrt(static_cast<float>(d_attn)), H, H_kv,
+                           bias_kind, c.av.x_pos0, c.av.z_pos0},
+               {{1, &Q}, {2, &K}, {3, &V}, {4, &mask_bytes}, {5, &Y}, {6, &L}, {7, &loop_guard}, {8, &bias}},
                {groups(s.l_x, static_cast<uint32_t>(kFlashBR)), H, 1},
-               {std::string(c.av.alibi ? "Alg. 4 L4–L6 fused: Ṽ = V · softmax(Kᵀ Q / √d_attn + m_h·B) (ALiBi)"
-                                       : "Alg. 4 L4–L6 fused: Ṽ = V · softmax(Kᵀ Q / √d_attn)") +
-                    ", into Y" + hn + shared,
-                4, 4, 6, hq});
+               {"Alg. 4 L4–L6 fused: Ṽ = V · " + c.softmax_of("Kᵀ Q") + ", into Y" + hn + shared, 4, 4, 6, hq});
     }
   }
 
@@ -431,7 +533,10 @@ struct GpuAttention::Impl {
     upload(Xh, Zh, heads, m, c);
     timer.start(timed, dev);
     lines_1_to_3(c);
-    lines_4_to_6(c);
+    if (c.rf())
+      random_feature_lines(c);
+    else
+      lines_4_to_6(c);
     if (c.W) {
       const uint32_t d_out = static_cast<uint32_t>(c.W->W_o.rows()), l_x = c.s.l_x, Hd = c.s.H * c.s.d_mid;
       dispatch(linear, LinearParams{d_out, Hd, l_x, d_out * l_x, 0}, {{1, &W_o}, {2, &b_o}, {3, &Y}, {4, &out}},
@@ -440,8 +545,10 @@ struct GpuAttention::Impl {
     }
     glUseProgram(0);
     glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT);  // the read-backs see the shaders' writes
-    uint32_t cut_short = 0;
+    uint32_t cut_short = 0, guarded_pairs = 0;
     loop_guard.download(&cut_short, sizeof cut_short);
+    if (c.rf()) rf_guarded.download(&guarded_pairs, sizeof guarded_pairs);
+    guarded = static_cast<int>(guarded_pairs);
     if (cut_short)
       throw Error(dev.renderer + " cut the " + to_string(c.form) +
                   " form's shader loops short, so its results would be wrong: Mesa's llvmpipe ends every loop of a "
@@ -474,7 +581,15 @@ struct GpuAttention::Impl {
     }
     if (c.av.alibi) {
       r.B = alibi_bias<float>(s.l_z, s.l_x, c.av.z_pos0, c.av.x_pos0);
-      r.m = c.slopes[h];
+      r.m = c.bias[h];
+    }
+    if (c.av.relative()) {  // B as the shaders read it: head h's diagonal values, spread over ℓ_z×ℓ_x
+      const size_t diagonals = static_cast<size_t>(s.l_z + s.l_x - 1);
+      r.B.resize(s.l_z, s.l_x);
+      for (int t_x = 0; t_x < s.l_x; ++t_x)
+        for (int t_z = 0; t_z < s.l_z; ++t_z) r.B(t_z, t_x) = c.bias[h * diagonals + t_z - t_x + s.l_x - 1];
+      r.m = 1;
+      r.relative = true;
     }
   }
 
@@ -556,6 +671,8 @@ std::unique_ptr<GpuAttention> GpuAttention::create_on_current_context(GlLoader l
 
 const DeviceInfo& GpuAttention::device() const { return impl_->dev; }
 
+int GpuAttention::guarded_columns() const { return impl_->guarded; }
+
 namespace {
 
 void check_w_o(const MHAttentionW<const float>& W, const Shapes& s) {
@@ -581,7 +698,20 @@ int check_cache(const std::vector<MatF>& K, const std::vector<MatF>& V, const Sh
   return static_cast<int>(l_c);
 }
 
-// Algorithm 4 for one head, as core's attention takes `av` (ALiBi's slope is av.m).
+// Line 6's bias of every query head, one after another (Call::bias): ALiBi's m_h = 2^{−8h/H}, or the
+// relative bias's diagonals from W_rel[h, :] (relative_head) at av's positions.
+std::vector<float> head_biases(const AttentionOptions& av, const MHAttentionW<const float>& W, const Shapes& s) {
+  if (av.alibi) return alibi_slopes(s.H);
+  std::vector<float> b;
+  if (av.relative())
+    for (int h = 1; h <= s.H; ++h) {
+      const std::vector<float> d = relative_diagonals(relative_head<float>(av, W, h), s.l_z, s.l_x);
+      b.insert(b.end(), d.begin(), d.end());
+    }
+  return b;
+}
+
+// Algorithm 4 for one head, as core's attention takes `av` (ALiBi's slope is av.m, the relative bias's row av.rel_table).
 Call one_head_call(const MatF& X, const MatF& Z, const std::vector<AttentionHeadW<const float>>& heads,
                    const Mask& mask, Form form, const AttentionOptions& av) {
   Call c;
@@ -590,7 +720,8 @@ Call one_head_call(const MatF& X, const MatF& Z, const std::vector<AttentionHead
   c.kind = classify(mask);
   c.self = X.data() == Z.data();
   c.av = av;
-  if (av.alibi) c.slopes = {static_cast<float>(av.m)};
+  if (av.alibi) c.bias = {static_cast<float>(av.m)};
+  if (av.relative()) c.bias = relative_diagonals(av, c.s.l_z, c.s.l_x);
   return c;
 }
 
@@ -621,22 +752,36 @@ FusedResult GpuAttention::fused(const MatF& X, const MatF& Z, const AttentionHea
   return r;
 }
 
-// The shaders compute Algorithm 4 (exact attention); random-feature attention (Algorithm 4-R, config
-// "attention": "random_features") is another function, so a call asking for it must not get Algorithm 4's
-// numbers: it is refused, and GpuForward runs it on the CPU with this reason in its call record.
+// Random-feature attention (Algorithm 4-R, config "attention": "random_features") is another function
+// than Algorithm 4: its inputs that the CPU prepares (Call::rf_W, rf_plan) are each query head's
+// directions w_i = ω_i/σ, drawn as core's mh_attention draws them (head h's stream of rf_seed, in double,
+// cast to float), and the mask as key prefixes (key_prefixes: it throws, naming the column, for a mask
+// 4-R cannot compute in linear time, as core does).
 namespace {
-void refuse_random_features(const AttentionOptions& av) {
-  if (av.random_features())
-    throw Error("random-feature attention (Algorithm 4-R) has no GPU shader: the shaders compute exact attention "
-                "(Algorithm 4), so this call runs on the CPU");
+void plan_random_features(Call& c, const Mask& mask) {
+  if (!c.rf()) return;
+  if (c.av.alibi || c.av.relative())
+    throw Error("random-feature attention (Algorithm 4-R) cannot add ALiBi's or the relative bias: it never forms the "
+                "scores S (use attention \"exact\" with them)");
+  for (int h = 1; h <= c.s.H; ++h) {
+    const MatF W = rf_directions<float>(rf_omega(c.av.rf_D, c.s.d_attn, static_cast<std::uint64_t>(c.av.rf_seed), h,
+                                                 c.av.rf_orthogonal));  // (D, d_attn)
+    c.rf_W.insert(c.rf_W.end(), W.data(), W.data() + W.size());
+  }
+  const KeyPrefixes p = key_prefixes(mask);
+  c.rf_plan.assign(p.keep.begin(), p.keep.end());
+  c.rf_plan.insert(c.rf_plan.end(), p.n.begin(), p.n.end());
+  c.rf_plan.insert(c.rf_plan.end(), p.order.begin(), p.order.end());
 }
 }  // namespace
 
 MatF GpuAttention::mh_attention(const MatF& X, const MatF& Z, const MHAttentionW<const float>& W, const Mask& mask,
                                 Form form, std::vector<DispatchTime>* times,
                                 std::vector<AttentionRecord<float>>* recs, const AttentionOptions& av) {
-  refuse_random_features(av);
   impl_->make_current();
+  if (recs && av.random_features())
+    throw Error("MHAttention on the GPU: random-feature attention (Algorithm 4-R) has no Algorithm 4 record (S, "
+                "softmax(S)) to keep");
   if (recs && form != Form::Teaching)
     throw Error(
         "MHAttention on the GPU: only the teaching form keeps the records of each line (the fused form "
@@ -648,7 +793,8 @@ MatF GpuAttention::mh_attention(const MatF& X, const MatF& Z, const MHAttentionW
   c.kind = classify(mask);
   c.self = X.data() == Z.data();
   c.av = av;
-  if (av.alibi) c.slopes = alibi_slopes(c.s.H);
+  c.bias = head_biases(av, W, c.s);
+  plan_random_features(c, mask);
   c.W = &W;
   impl_->run(X, &Z, W.heads, mask, c, times != nullptr);
   MatF Vt = impl_->read(impl_->out, W.W_o.rows(), c.s.l_x);
@@ -664,7 +810,6 @@ MatF GpuAttention::mh_attention(const MatF& X, const MatF& Z, const MHAttentionW
 MatF GpuAttention::mh_attention_cached(const MatF& X, const MHAttentionW<const float>& W, std::vector<MatF>& K,
                                        std::vector<MatF>& V, bool append, const Mask& mask, Form form,
                                        const AttentionOptions& av, std::vector<DispatchTime>* times) {
-  refuse_random_features(av);
   impl_->make_current();
   if (W.heads.empty()) throw Error("MHAttention on the GPU: W has no heads");
   if (!append && av.positional())
@@ -691,7 +836,8 @@ MatF GpuAttention::mh_attention_cached(const MatF& X, const MHAttentionW<const f
   // keys 1 … ℓ_c + n against queries ℓ_c + 1 …
   c.av.x_pos0 = l_c;
   c.av.z_pos0 = 0;
-  if (av.alibi) c.slopes = alibi_slopes(c.s.H);
+  c.bias = head_biases(c.av, W, c.s);
+  plan_random_features(c, mask);
   c.W = &W;
   c.K_cached = &K;
   c.V_cached = &V;

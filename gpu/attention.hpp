@@ -13,8 +13,14 @@
 // Algorithm 5's line 4, Ṽ ← W_o Y + b_o 1ᵀ, is a further dispatch (linear.comp) on the GPU.
 // The variants (AttentionOptions, seed 004) run on the GPU in both forms: RoPE rotates Q and K
 // after lines 1–2 (rope.comp, cos/sin of t·θ_i computed in double on the CPU as core does);
-// ALiBi adds m_h·B in line 6 (softmax_columns.comp, flash_attention.comp); with H_kv < H,
+// ALiBi adds m_h·B in line 6 (softmax_columns.comp, flash_attention.comp), and so does the relative
+// bias (T5, position "relative") its B = W_rel[h, bucket(t_z − t_x)], from one value per diagonal
+// computed on the CPU (B is Toeplitz: the GPU never holds it as ℓ_z×ℓ_x); with H_kv < H,
 // lines 2–3 compute K, V once per key/value head and lines 4–6 of query head h read its group's.
+// Random-feature attention (Algorithm 4-R, not in the paper; attention "random_features") replaces
+// lines 4–6 in either form by its lines 4–13 (rf_features.comp: φ(Q), φ(K); rf_key_weights.comp: κ;
+// rf_prefix_sums.comp: the running sums and a / max(b, ε·g)), with each head's directions drawn on the
+// CPU as core draws them: linear in ℓ_x + ℓ_z, never an ℓ_z×ℓ_x matrix.
 // Matrices keep the paper's column convention (tokens are columns, column-major like core's
 // MatF), so upload and read-back are plain copies. The mask is looked at once per call:
 // all ones runs as bidirectional, [[t_z ≤ t_x]] as unidirectional (causal), anything else is
@@ -44,7 +50,8 @@ const char* to_string(Form f);  // "teaching", "fused"
 // cross-check that includes the driver's overhead.
 struct DispatchTime {
   std::string what;    // "Alg. 4 L4: S ← Kᵀ Q (8 heads)"; names the variant where it acts ("… RoPE …", "… m_h·B … (ALiBi)")
-  int algorithm = 4;   // the paper's algorithm: 4 (a head's lines, all heads at once) or 5 (line 4, W_o)
+  int algorithm = 4;   // the paper's algorithm: 4 (a head's lines, all heads at once) or 5 (line 4, W_o);
+                       // algs::random_feature_attention for Algorithm 4-R's (not in the paper)
   int line_first = 0;  // the pseudocode lines it computes: 4 … 4 for one line, 4 … 6 for the fused form
   int line_last = 0;
   std::string heads;   // "1–8" (query heads), "1–2 (key/value)" under H_kv < H, "" for Algorithm 5 line 4
@@ -54,7 +61,7 @@ struct DispatchTime {
 
 // What one MHAttention call is, in words for the GPU tab and the CLI: self- or cross-attention
 // (Z is X or not), the mask's kind (bidirectional, causal, or explicit: prefix-LM, padding, a
-// toggled cell) and the variant (RoPE, ALiBi, H_kv < H), e.g.
+// toggled cell) and the variant (RoPE, ALiBi, relative bias, random features, H_kv < H), e.g.
 // "self-attention · causal mask · RoPE · H_kv = 1 of H = 4".
 std::string describe_call(bool self, const Mask& mask, const AttentionOptions& av, int H);
 
@@ -88,6 +95,10 @@ class GpuAttention {
   GpuAttention& operator=(const GpuAttention&) = delete;
 
   const DeviceInfo& device() const;
+  // Algorithm 4-R: how many (query head, query column) pairs of the last mh_attention or
+  // mh_attention_cached call had their denominator guarded (b < ε·g: divided by ε·g instead), core's
+  // RfaStats::guarded summed over the heads; 0 after any other call.
+  int guarded_columns() const;
 
   // Algorithm 4 for one head in the teaching form: every intermediate comes back.
   // X (d_x, ℓ_x), Z (d_z, ℓ_z), mask (ℓ_z, ℓ_x). Throws sf::Error on mismatched shapes or
@@ -119,7 +130,7 @@ class GpuAttention {
   // append = false (cross-attention over a cached Z): K, V are used as they are, mask (ℓ_c, n).
   // With H_kv < H the cache holds each query head's K, V as core's does (equal within a group):
   // the group's first query head's are uploaded, and the new columns appended to every head's.
-  // ALiBi's B is taken over keys 1 … ℓ_c + n and queries ℓ_c + 1 …; the cross-attention takes
+  // ALiBi's and the relative bias's B are taken over keys 1 … ℓ_c + n and queries ℓ_c + 1 …; the cross-attention takes
   // no RoPE or ALiBi (it throws, as a cross-attention has neither in core).
   // Returns W_o Y + b_o 1ᵀ (d_out, n); equals core's cached attention (kv_cache.cpp) within
   // float rounding.

@@ -53,6 +53,11 @@ std::string describe_cached(bool append, const Mask& mask, const AttentionOption
          std::to_string(append ? l - n : l) + " cached";
 }
 
+// Algorithm 4-R's denominator guard, as core's trace reports it: " · 2 guarded columns" ("" otherwise).
+std::string guarded_note(const GpuAttention& gpu, const AttentionOptions& av) {
+  return av.random_features() ? " · " + std::to_string(gpu.guarded_columns()) + " guarded columns" : "";
+}
+
 // The column count ℓ_c of each head's cached K or V.
 std::vector<int> column_counts(const std::vector<MatF>& M) {
   std::vector<int> n;
@@ -88,6 +93,7 @@ MatF GpuForward::run(const MatF& X, const MatF& Z, const MHAttentionW<const floa
   try {
     Vt = gpu_.mh_attention(X, Z, W, mask, opt_.form, opt_.timed ? &r.times : nullptr, nullptr, av);
     r.call_ms = ms_since(t0);
+    r.what += guarded_note(gpu_, av);
   } catch (const Error& e) {
     r.on_gpu = false;
     r.cpu_reason = e.what();
@@ -112,6 +118,7 @@ MatF GpuForward::run_cached(const MatF& X, const MHAttentionW<const float>& W, s
   try {
     Vt = gpu_.mh_attention_cached(X, W, K, V, append, mask, opt_.form, av, opt_.timed ? &r.times : nullptr);
     r.call_ms = ms_since(t0);
+    r.what += guarded_note(gpu_, av);
   } catch (const Error& e) {
     r.on_gpu = false;
     r.cpu_reason = e.what();

@@ -9,8 +9,11 @@
 // At the end Ṽ[:, t_x] = o / l. For the unidirectional mask, key tiles after the block's last
 // query are masked for every query of the block and are skipped.
 // With H_kv < H key/value heads, query head h reads the K and V of its group g = ⌊h·H_kv/H⌋
-// (0-based): the heads of a group load the same tiles. ALiBi (variant, seed 004) adds m_h·B[t_z, t_x]
-// = −m_h·|(z_pos0 + t_z) − (x_pos0 + t_x)| to each score/√d_attn (m_h from the CPU).
+// (0-based): the heads of a group load the same tiles. A bias on each score/√d_attn (variants), from the
+// Bias buffer as softmax_columns.comp reads it: ALiBi (seed 004) adds m_h·B[t_z, t_x] =
+// −m_h·|(z_pos0 + t_z) − (x_pos0 + t_x)| (Bias = m_h); the relative bias (T5, issue 25) adds
+// B[t_z, t_x] = W_rel[h, bucket(t_z − t_x)], one value per diagonal (Bias = (H, ℓ_z + ℓ_x − 1)), so
+// the blocks still never hold an ℓ_z×ℓ_x matrix.
 //
 // Compiled with D_ATTN, D_MID (the head sizes), BR and BC defined by the runtime (gpu/).
 // Columns are held as vec4s (zero-padded): the loops over a column then have D/4 steps, few
@@ -25,6 +28,9 @@ layout(local_size_x = BR) in;
 const uint MASK_BIDIRECTIONAL = 0u;
 const uint MASK_UNIDIRECTIONAL = 1u;
 const uint MASK_EXPLICIT = 2u;
+const uint BIAS_NONE = 0u;
+const uint BIAS_ALIBI = 1u;
+const uint BIAS_RELATIVE = 2u;
 
 layout(std140, binding = 0) uniform Params {
   uint l_z;
@@ -34,7 +40,7 @@ layout(std140, binding = 0) uniform Params {
   float inv_sqrt_d_attn;  // 1/√d_attn
   uint H;                 // query heads
   uint H_kv;              // key/value heads (H when every query head has its own)
-  uint alibi;             // 1: add m_h·B (ALiBi)
+  uint bias;              // BIAS_NONE, BIAS_ALIBI or BIAS_RELATIVE
   int x_pos0;             // positions before X's first column
   int z_pos0;             // positions before Z's first column
 } p;
@@ -50,7 +56,7 @@ layout(std430, binding = 6) writeonly buffer LogSumExp { float L[]; };        //
 // Mesa's llvmpipe silently ends every loop of an invocation once all its loops together have
 // run 65535 iterations (LP_MAX_TGSI_LOOP_ITERATIONS). A loop of guard.two = 2 steps at the end
 // then runs once: the invocation flags it and the runtime reports the results as wrong.
-layout(std430, binding = 8) readonly buffer Slopes { float slope[]; };        // ALiBi's m_h: (H)
+layout(std430, binding = 8) readonly buffer Bias { float bias[]; };  // ALiBi: m_h (H); relative: (H, ℓ_z + ℓ_x − 1)
 layout(std430, binding = 7) buffer LoopGuard { uint loops_cut_short; uint two; } guard;
 
 shared vec4 K_tile[BC][D_ATTN4];  // K_tile[j] = K^g[:, t_z0 + j]
@@ -79,7 +85,8 @@ void main() {
   vec4 o[D_MID4];
   for (uint i = 0u; i < D_MID4; ++i) o[i] = vec4(0.0);
   float m = NEG_INF, l = 0.0;
-  const float m_h = p.alibi != 0u ? slope[h] : 0.0;
+  const float m_h = p.bias == BIAS_ALIBI ? bias[h] : 0.0;
+  const uint diagonals = h * (p.l_z + p.l_x - 1u) + p.l_x - 1u;  // relative: B[t_z, t_x] = bias[diagonals + t_z − t_x]
 
   uint t_z_end = p.l_z;
   if (p.mask_kind == MASK_UNIDIRECTIONAL) t_z_end = min(p.l_z, t_x0 + BR);  // later keys: masked for all
@@ -110,7 +117,8 @@ void main() {
         if (!visible(t_z0 + j, t_x)) continue;  // L5: −∞, weight exactly 0
         float s = 0.0;                          // L4: S[t_z0 + j, t_x] / √d_attn
         for (uint i = 0u; i < D_ATTN4; ++i) s += dot(K_tile[j][i], q[i]);
-        if (p.alibi != 0u) s -= m_h * float(abs((p.z_pos0 + int(t_z0 + j)) - (p.x_pos0 + int(t_x))));
+        if (p.bias == BIAS_ALIBI) s -= m_h * float(abs((p.z_pos0 + int(t_z0 + j)) - (p.x_pos0 + int(t_x))));
+        if (p.bias == BIAS_RELATIVE) s += bias[diagonals + t_z0 + j - t_x];
         // L6, online: a new maximum rescales what was summed so far (to 0 on the first key)
         if (s > m) {
           const float rescale = floatBitsToUint(m) == 0xff800000u ? 0.0 : exp(m - s);

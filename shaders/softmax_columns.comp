@@ -4,9 +4,12 @@
 // with m the column's largest unmasked entry (subtracting it changes nothing but keeps exp finite).
 // Masked (−∞) entries get weight exactly 0; a column masked everywhere has no distribution
 // and comes out as zeros, as in core.
-// ALiBi (variant, seed 004): the logits are S/√d_attn + m_h·B instead, B[t_z, t_x] =
-// −|(z_pos0 + t_z) − (x_pos0 + t_x)| (1-based positions), m_h = 2^{−8h/H} computed on the CPU;
-// a masked (−∞) entry stays −∞.
+// A bias on the logits (variants), read from the Bias buffer the CPU fills; a masked (−∞) entry stays −∞:
+//   ALiBi (seed 004): S/√d_attn + m_h·B, B[t_z, t_x] = −|(z_pos0 + t_z) − (x_pos0 + t_x)| (1-based
+//     positions), Bias = m_h = 2^{−8h/H} (H floats);
+//   relative (T5, issue 25): S/√d_attn + B, B[t_z, t_x] = W_rel[h, bucket((z_pos0 + t_z) − (x_pos0 + t_x))].
+//     B is Toeplitz (constant along each diagonal t_z − t_x), so Bias holds one value per diagonal:
+//     head h's B[t_z, t_x] at h·(ℓ_z + ℓ_x − 1) + t_z − t_x + ℓ_x − 1 (0-based t_z, t_x), never ℓ_z×ℓ_x.
 // One work group per column (x = t_x, y = head h): 64 invocations stride over t_z and reduce.
 layout(local_size_x = 64) in;
 
@@ -14,19 +17,23 @@ layout(std140, binding = 0) uniform Params {
   uint l_z;
   uint l_x;
   float sqrt_d_attn;  // √d_attn
-  uint alibi;         // 1: add m_h·B (ALiBi)
+  uint bias;          // BIAS_NONE, BIAS_ALIBI or BIAS_RELATIVE
   int x_pos0;         // positions before X's first column
   int z_pos0;         // positions before Z's first column
 } p;
 
 layout(std430, binding = 1) readonly buffer MaskedScores { float S_masked[]; };  // (H, ℓ_z, ℓ_x)
 layout(std430, binding = 2) writeonly buffer Softmax { float A[]; };             // (H, ℓ_z, ℓ_x)
-layout(std430, binding = 3) readonly buffer Slopes { float m[]; };               // ALiBi's m_h: (H)
+layout(std430, binding = 3) readonly buffer Bias { float bias[]; };  // ALiBi: m_h (H); relative: (H, ℓ_z + ℓ_x − 1)
 // Mesa's llvmpipe silently ends every loop of an invocation once all its loops together have
 // run 65535 iterations (LP_MAX_TGSI_LOOP_ITERATIONS); this shader loops over ℓ_z. A loop of
 // guard.two = 2 steps at the end then runs once: the invocation flags it, and the runtime
 // reports the results as wrong.
 layout(std430, binding = 7) buffer LoopGuard { uint loops_cut_short; uint two; } guard;
+
+const uint BIAS_NONE = 0u;
+const uint BIAS_ALIBI = 1u;
+const uint BIAS_RELATIVE = 2u;
 
 shared float partial[64];
 
@@ -34,9 +41,9 @@ bool is_masked(float s) { return floatBitsToUint(s) == 0xff800000u; }  // −∞
 
 // The softmax's argument for an unmasked score s = S[t_z, t_x] of head h.
 float logit(float s, uint t_z, uint t_x, uint h) {
-  if (p.alibi == 0u) return s / p.sqrt_d_attn;
-  const float B = -float(abs((p.z_pos0 + int(t_z)) - (p.x_pos0 + int(t_x))));
-  return s / p.sqrt_d_attn + m[h] * B;
+  if (p.bias == BIAS_ALIBI) return s / p.sqrt_d_attn + bias[h] * -float(abs((p.z_pos0 + int(t_z)) - (p.x_pos0 + int(t_x))));
+  if (p.bias == BIAS_RELATIVE) return s / p.sqrt_d_attn + bias[h * (p.l_z + p.l_x - 1u) + t_z + p.l_x - 1u - t_x];
+  return s / p.sqrt_d_attn;
 }
 
 void main() {

@@ -49,7 +49,7 @@ std::string call_site_text(const AttentionCall& c) {
 }
 
 std::string dispatch_lines_text(const AttentionDispatch& d) {
-  std::string s = "Alg. " + std::to_string(d.algorithm) + " L" + std::to_string(d.line_first);
+  std::string s = "Alg. " + algorithm_label(d.algorithm) + " L" + std::to_string(d.line_first);
   if (d.line_last > d.line_first) s += "–" + std::to_string(d.line_last);
   return s;
 }

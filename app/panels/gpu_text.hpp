@@ -24,7 +24,7 @@ CallTimes run_times(const std::vector<AttentionCall>& calls);
 
 // "Alg. 8 L16": the forward algorithm's line that made the call.
 std::string call_site_text(const AttentionCall& c);
-// "Alg. 4 L4", "Alg. 4 L4–6" (a fused dispatch), "Alg. 5 L4".
+// "Alg. 4 L4", "Alg. 4 L4–6" (a fused dispatch), "Alg. 5 L4", "Alg. 4-R L8–13" (random-feature attention).
 std::string dispatch_lines_text(const AttentionDispatch& d);
 // "4.8e-07"; "—" for NaN (not compared).
 std::string diff_text(double d);

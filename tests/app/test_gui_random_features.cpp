@@ -50,18 +50,21 @@ TEST(GuiRandomFeatures, AttentionTabComparesImpliedWeightsWithSoftmaxAndTheError
   EXPECT_GT(curve[0]["weights_sd"].get<double>(), 0);
 }
 
-// The GPU's shaders compute Algorithm 4 only: with the GPU attention on, a random-feature model's calls
-// run Algorithm 4-R on the CPU, and each call says so (never Algorithm 4's numbers under 4-R's name).
-TEST(GuiRandomFeatures, GpuAttentionRunsRandomFeatureCallsOnTheCpuAndSaysWhy) {
+// With the GPU attention on, a random-feature model's calls run Algorithm 4-R on the GPU (shaders/rf_*.comp):
+// each call says so and lists 4-R's dispatches (never Algorithm 4's under 4-R's name).
+TEST(GuiRandomFeatures, GpuAttentionRunsRandomFeatureCallsOnTheGpu) {
   const AppRun r = run_app("", "builder:open,builder:set:attention=random_features,builder:create,close:builder,"
                                "attention:gpu,open:gpu");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   ASSERT_EQ(r.state["attention_backend"], "gpu") << r.state["notice"];  // as Gui.GpuAttention…: Mesa's GL 4.3 here
   const json& calls = r.state["gpu_calls"];
   ASSERT_FALSE(calls.empty()) << r.state.dump().substr(0, 2000);
-  for (const json& c : calls)
-    EXPECT_NE(c["kind"].get<std::string>().find("random-feature attention (Algorithm 4-R): no GPU shader, computed on "
-                                                 "the CPU"),
-              std::string::npos)
-        << c["kind"];
+  for (const json& c : calls) {
+    EXPECT_NE(c["kind"].get<std::string>().find("random features (Algorithm 4-R"), std::string::npos) << c["kind"];
+    EXPECT_NE(c["kind"].get<std::string>().find("on the GPU"), std::string::npos) << c["kind"];
+    bool lines_4_to_13 = false;
+    for (const json& d : c["dispatches"]) lines_4_to_13 = lines_4_to_13 || d["lines"] == "Alg. 4-R L8–13";
+    EXPECT_TRUE(lines_4_to_13) << c.dump();
+    EXPECT_LT(c["max_diff"].get<double>(), 1e-3) << "the GPU's Ṽ against core's 4-R on the same inputs";
+  }
 }

@@ -15,6 +15,7 @@
 #include "app/panels/gpu_text.hpp"
 #include "app/session.hpp"
 #include "core/model/error.hpp"
+#include "core/trace/vocabulary.hpp"
 
 namespace sf {
 namespace {
@@ -154,6 +155,8 @@ TEST(GpuText, CallsAndDispatchesAreNamedByTheirLines) {
   EXPECT_EQ(call_site_text(c), "Alg. 8 L16");
   EXPECT_EQ(dispatch_lines_text({"", 4, 4, 6, "1–4", kNaN, kNaN}), "Alg. 4 L4–6");
   EXPECT_EQ(dispatch_lines_text({"", 5, 4, 4, "", kNaN, kNaN}), "Alg. 5 L4");
+  // Algorithm 4-R's shaders (not in the paper) by its label, not its id
+  EXPECT_EQ(dispatch_lines_text({"", algs::random_feature_attention, 8, 13, "1–4", kNaN, kNaN}), "Alg. 4-R L8–13");
   EXPECT_EQ(diff_text(kNaN), "—");
 }
 

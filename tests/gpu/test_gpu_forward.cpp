@@ -1,10 +1,11 @@
 // Whole forward passes with every MHAttention call on the GPU (gpu/forward_gpu.hpp) against the same
 // passes on core: every case of tests/data/variants_reference.json (GPT, BERT, encoder-decoder, each
-// variant and the issue's mixes), the plain models of assets/, GPT's prefix-LM mask, the KV-cached
-// generation of Algorithms 14 and 15, two ecosystem checkpoints (GPT-2 and BERT layouts), both
-// shader forms; every call must have run on the GPU (its record says where). Then the fallback
-// (a call the GPU cannot run runs on the CPU, and its record says why), the per-call line, and
-// stepformer-cli forward --attention gpu on a BERT and an encoder-decoder checkpoint.
+// variant and the issue's mixes, T5's relative bias included; Algorithm 4-R in three of them), the
+// plain models of assets/, GPT's prefix-LM mask, the KV-cached generation of Algorithms 14 and 15,
+// two ecosystem checkpoints (GPT-2 and BERT layouts), both shader forms; every call must have run on
+// the GPU (its record says where). Then the fallback (a call the GPU cannot run runs on the CPU, and
+// its record says why), the per-call line, and stepformer-cli forward --attention gpu on a BERT and an
+// encoder-decoder checkpoint.
 //
 // kForwardTol = 1e-4 on P. Each call's Ṽ differs from core's by float rounding only: a few 1e-7 on
 // these models (d_attn ≤ 16, ℓ ≤ 64, entries O(1); gpu_test_support.hpp derives σ ≲ 4e-6 for the
@@ -83,20 +84,34 @@ const ref::json& reference_case(const std::string& name) {
   throw std::runtime_error("no case " + name + " in variants_reference.json");
 }
 
-// The shaders add no relative bias (position "relative", issue 25): every call of such a model is
-// refused with a message that names it, runs on the CPU, and P is still the CPU's.
-void expect_relative_refused(GpuAttention& gpu, const Model& m, const Tokens& z, const Tokens& x, const std::string& what) {
-  const Architecture& arch = architecture(m.config);
-  const MatF cpu = arch.forward(m, z, x);
-  for (Form form : kForms) {
-    SCOPED_TRACE(what + ", " + to_string(form) + " form");
-    GpuForward f(gpu, {form, false, false});
-    EXPECT_EQ(arch.forward(m, z, x, nullptr, f.attention()), cpu);  // the CPU's own numbers, bit for bit
-    ASSERT_EQ(f.calls().size(), calls_per_pass(m.config));
-    for (const CallRecord& r : f.calls()) {
-      EXPECT_FALSE(r.on_gpu) << call_line(r);
-      EXPECT_NE(call_line(r).find("relative position bias"), std::string::npos) << call_line(r);
-    }
+// Every call of a relative-bias model (position "relative", issue 25) ran on the GPU and its record names
+// the bias (the shaders add B = W_rel[h, bucket(t_z − t_x)] to S/√d_attn); P is core's within kForwardTol.
+void expect_relative_on_gpu(GpuAttention& gpu, const Model& m, const Tokens& z, const Tokens& x, const std::string& what) {
+  expect_forward_equal(gpu, m, z, x, what);
+  GpuForward f(gpu, {Form::Fused, false, false});
+  architecture(m.config).forward(m, z, x, nullptr, f.attention());
+  for (const CallRecord& r : f.calls()) {
+    EXPECT_TRUE(r.on_gpu) << call_line(r);
+    EXPECT_NE(call_line(r).find("relative bias (T5)"), std::string::npos) << call_line(r);
+  }
+}
+
+// Random-feature attention (Algorithm 4-R) in place of Algorithm 4 in a reference case's model: every
+// call on the GPU (rf_*.comp) and P within kForwardTol of core's 4-R. 4-R's own error (against exact
+// attention) is not compared here: both sides compute the same estimate from the same ω. Its Ṽ differ
+// by ≲ 4e-5·(g/b_eff)·|v| (test_gpu_variants_s14.cpp), b_eff ≥ g/10 in these short sequences at D = 32.
+void expect_random_features_on_gpu(GpuAttention& gpu, const std::string& case_name) {
+  const ref::json& k = reference_case(case_name);
+  Model m = reference_model(k);
+  m.config.attention = AttentionKind::RandomFeatures;
+  m.config.rf_features = 32;
+  const ref::json& f = k.at("forward");
+  expect_forward_equal(gpu, m, seq(f, "z"), seq(f, "x"), case_name + " with attention \"random_features\"");
+  GpuForward g(gpu, {Form::Fused, false, false});
+  architecture(m.config).forward(m, seq(f, "z"), seq(f, "x"), nullptr, g.attention());
+  for (const CallRecord& r : g.calls()) {
+    EXPECT_TRUE(r.on_gpu) << call_line(r);
+    EXPECT_NE(call_line(r).find("random features (Algorithm 4-R, D = 32)"), std::string::npos) << call_line(r);
   }
 }
 
@@ -109,10 +124,13 @@ TEST(GpuForward, EveryVariantReferenceCaseEqualsTheCpu) {
     const ref::json& f = k.at("forward");
     const Model m = reference_model(k);
     if (m.config.position == Position::Relative)
-      expect_relative_refused(*gpu, m, seq(f, "z"), seq(f, "x"), name);
+      expect_relative_on_gpu(*gpu, m, seq(f, "z"), seq(f, "x"), name);
     else
       expect_forward_equal(*gpu, m, seq(f, "z"), seq(f, "x"), name);
   }
+  // Algorithm 4-R in each architecture: GPT's causal mask with RoPE, BERT's bidirectional one with
+  // H_kv < H, the encoder-decoder's cross-attention.
+  for (const char* name : {"gpt_rope", "bert_gqa", "ed_pre_ln"}) expect_random_features_on_gpu(*gpu, name);
 }
 
 // ---- the plain models, GPT's prefix-LM mask --------------------------------------------------
