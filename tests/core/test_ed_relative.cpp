@@ -5,7 +5,8 @@
 //    cross-attention, and the checkpoint round-trips them;
 //  - the forward (Algorithm 8, traced): every B Algorithm 4 binds is W_rel[h, bucket(t_z − t_x)]
 //    with the encoder's buckets bidirectional and the decoder's causal; the cross-attention binds none;
-//  - the training gradient against central differences of Algorithm 8 (double, every tensor);
+//  - the training gradient against central differences of Algorithm 8 (double, every tensor), and
+//    the stepped backward (Algorithm 8's adjoint) against it, binding ∇W_rel[h, :] in both stacks;
 //  - Algorithm 15 with the KV cache (the decoder's new column at its true position) equals
 //    recomputation;
 //  - a model with the bias learns (the loss falls);
@@ -18,6 +19,7 @@
 #include <string>
 
 #include "core/algorithms/algorithms.hpp"
+#include "core/backprop/adjoints.hpp"
 #include "core/io/checkpoint.hpp"
 #include "core/pseudocode/variants.hpp"
 #include "core/training/pair_tasks.hpp"
@@ -135,6 +137,38 @@ TEST(EdRelative, GradientMatchesFiniteDifferencesForEveryTensor) {
   // Every tensor, W^{l,enc}_rel and W^{l,dec}_rel included: the batched backward against central
   // differences of Algorithm 8 (an independent forward, with its own bucket directions).
   check_every_tensor(s.table, s.theta.data(), g.grad.data(), [&] { return summed_loss(kPairs, s.c, s.W()); }, 1e-4);
+}
+
+// The stepped backward reads the batched forward's cache (B = 1) and adds the same terms in another
+// order: 1e-12 as test_backprop_arch.cpp's kTracedDouble derives it. Its trace binds ∇W_rel[h, :] in
+// Algorithm 4's adjoint for each head of each self-attention (L_enc·H + L_dec·H), none for the cross.
+TEST(EdRelative, SteppedBackwardEqualsTheBatchedGradientAndBindsEachWrelGradient) {
+  const SpreadModel s(relative_config(), 2, 0.4);
+  const Batch b = pair_batch({kPairs[2]});
+  EdCache<double> cache;
+  edtransformer_forward<double>(s.c, s.W(), b, 1.0, cache);
+  std::vector<double> grad(s.table.total(), 0.0);
+  EdW<double> dW = bind_ed<double>(s.table, grad.data());
+  Trace trace;
+  Tracer tr(trace);
+  {
+    const TraceBackward backward(&tr);
+    ResidualGradients<double> kept;
+    adjoint_edtransformer<double>(s.c, s.W(), cache, dW, &kept, &tr);
+  }
+  EdGradient<double> g(s.table);
+  g.loss_and_gradient(s.c, s.W(), b, 1.0);
+  for (const ParamEntry& e : s.table.entries()) {
+    if (!e.name.ends_with("W_rel")) continue;
+    const Eigen::Map<const Vec<double>> stepped(grad.data() + e.offset, static_cast<Eigen::Index>(e.size()));
+    const Eigen::Map<const Vec<double>> batched(g.grad.data() + e.offset, static_cast<Eigen::Index>(e.size()));
+    EXPECT_GT(batched.norm(), 0) << e.name;
+    EXPECT_LT(relative_error(stepped, batched), 1e-12) << e.name;
+  }
+  int bound = 0;
+  for (const Event& e : trace.events)
+    if (e.pass == Pass::Backward && find_value(e, "∇W_rel[h, :]")) ++bound;
+  EXPECT_EQ(bound, 2 * 2 + 2 * 2);
 }
 
 // How far the cached and recomputed p may differ: the same bound as test_kv_cache.cpp's kTolCachedP
