@@ -9,10 +9,13 @@
 
 #include "core/algorithms/algorithms.hpp"
 #include "core/algorithms/paged_kv.hpp"
+#include "core/model/error.hpp"
 #include "core/model/params.hpp"
 #include "core/trace/trace.hpp"
 #include "core/trace/vocabulary.hpp"
 
+#include "ed_long_run.hpp"
+#include "test_bert_support.hpp"
 #include "tiny_config.hpp"
 
 using namespace sf;
@@ -40,18 +43,6 @@ EdInferenceResult translate(const Model& m, int block_size, Tracer* tr = nullptr
   return edinference(context(m.config), m, opt, tr);
 }
 
-// A model whose translation runs to the ℓ_max cap (9 steps) without drawing eos_token: the last
-// norm's β⁵ is set to 1 and W_u's eos_token row to −1, so that logit = −Σ_i (γ⁵ x̂ + 1)[i] = −d_e
-// (post-LN: x̂ has mean 0 and γ⁵ = 1 at initialisation), e^{−8} against logits of O(0.1).
-Model long_running(const ModelConfig& c, uint64_t seed) {
-  Model m = Model::initialised(c, seed);
-  const ParamEntry& beta = m.table.at("dec.layer" + std::to_string(c.L_dec) + ".beta5");
-  for (size_t k = 0; k < beta.size(); ++k) m.theta[beta.offset + k] = 1;
-  const ParamEntry& W_u = m.table.at("W_u");
-  for (int col = 0; col < W_u.cols; ++col) m.theta[W_u.offset + static_cast<size_t>(col) * W_u.rows + c.eos_token() - 1] = -1;
-  return m;
-}
-
 }  // namespace
 
 // Bitwise, not within a tolerance: paging changes only where the decoder's K and V are stored; the
@@ -60,7 +51,7 @@ TEST(EdPagedKv, TranslationIsUnchangedBitForBit) {
   for (const Position pos : {Position::Learned, Position::Rope, Position::Relative}) {
     ModelConfig c = small_ed();
     c.position = pos;
-    const Model m = long_running(c, 31);
+    const Model m = test::long_running_ed(c, 31);
     const EdInferenceResult plain = translate(m, 0);
     ASSERT_EQ(plain.steps.size(), 9u) << "the ℓ_max cap: x̂ = [bos_token] and 9 tokens";
     for (const int B : {1, 3, 4, 16}) {
@@ -79,7 +70,7 @@ TEST(EdPagedKv, TranslationIsUnchangedBitForBit) {
 // B = 4: step i runs x̂ of i tokens (bos_token and the i − 1 drawn before it), so the table holds i
 // tokens in ⌈i/4⌉ blocks, the pool's 0, 1, 2 taken in order; only the first step builds the cache.
 TEST(EdPagedKv, TheBlockTableGrowsBlockByBlock) {
-  const EdInferenceResult r = translate(long_running(small_ed(), 32), 4);
+  const EdInferenceResult r = translate(test::long_running_ed(small_ed(), 32), 4);
   ASSERT_EQ(r.steps.size(), 9u);
   struct Want {
     int tokens;
@@ -106,11 +97,11 @@ TEST(EdPagedKv, TheBlockTableGrowsBlockByBlock) {
 TEST(EdPagedKv, TheTraceBindsTheBlockTableOnLine4) {
   Trace trace;
   Tracer tr(trace);
-  const EdInferenceResult r = translate(long_running(small_ed(), 33), 2, &tr);
+  const EdInferenceResult r = translate(test::long_running_ed(small_ed(), 33), 2, &tr);
   std::vector<Tokens> tables;
   for (const Event& e : trace.events)
     if (e.kind == EventKind::Line && e.ref() == lines::ed_inference::forward)
-      if (const Value* v = find_value(e, "block table")) {
+      if (const Value* v = test::find_value(e, "block table")) {
         tables.push_back(v->tokens);
         EXPECT_NE(v->note.find("decoder self-attention"), std::string::npos) << v->note;
         EXPECT_NE(v->note.find("not paged"), std::string::npos) << v->note;

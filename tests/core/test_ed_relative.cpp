@@ -25,6 +25,7 @@
 #include "core/training/pair_tasks.hpp"
 #include "core/training/training.hpp"
 #include "core/trace/vocabulary.hpp"
+#include "ed_long_run.hpp"
 #include "test_ed_support.hpp"
 
 using namespace sf;
@@ -179,8 +180,8 @@ constexpr double kTolCachedP = 1e-5;
 
 TEST(EdRelative, CachedTranslationEqualsRecomputation) {
   ModelConfig c = relative_config();
-  c.l_max = 12;
-  Model m = Model::initialised(c, 5);
+  c.l_max = 12;  // 11 steps: the decoder's distances reach its logarithmic buckets
+  Model m = long_running_ed(c, 5);
   Rng rng(9);
   for (const ParamEntry& e : m.table.entries())
     if (e.name.ends_with("W_rel"))
@@ -194,7 +195,7 @@ TEST(EdRelative, CachedTranslationEqualsRecomputation) {
     opt.kv_cache = true;
     const EdInferenceResult cached = edinference(z, m, opt);
     ASSERT_EQ(cached.x_hat, plain.x_hat) << "τ = " << tau;
-    ASSERT_GE(plain.steps.size(), 4u);  // past the exact buckets of the decoder
+    ASSERT_EQ(plain.steps.size(), 11u);  // the ℓ_max cap
     for (size_t i = 0; i < plain.steps.size(); ++i) {
       EXPECT_LT((cached.steps[i].p - plain.steps[i].p).cwiseAbs().maxCoeff(), kTolCachedP) << "step " << i + 1;
       EXPECT_LT((cached.steps[i].q - plain.steps[i].q).cwiseAbs().maxCoeff(), kTolCachedP) << "step " << i + 1;
