@@ -100,6 +100,11 @@ void TranslationPanel::draw(App& app) {
   cut_label_ = traced_cut_label(s.trace(), lines::ed_inference::sample, sel, static_cast<int>(stp.p.size()));
   const ImU32 p_col = dark ? IM_COL32(90, 160, 230, 255) : IM_COL32(40, 100, 190, 255);
   const ImU32 q_col = dark ? IM_COL32(230, 140, 70, 255) : IM_COL32(200, 100, 30, 255);
+  // (before the bars, as the Sampling tab draws it)
+  if (stp.block_table.block_size > 0)  // PagedAttention: the decoder's self-attention cache after step i
+    draw_paged_kv_view(app, stp.block_table, "x̂",
+                       {"every decoder layer's self-attention, every head",
+                        " The cross-attention's K, V of Z are not paged: computed once for all of z, they never grow."});
   const float scale = std::max(stp.p.maxCoeff(), stp.q.maxCoeff());
   if (ImGui::BeginTable("pq", 3, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_BordersOuter)) {
     ImGui::TableSetupColumn("token", ImGuiTableColumnFlags_WidthFixed, fs * 4.0f);
@@ -126,10 +131,6 @@ void TranslationPanel::draw(App& app) {
     }
     ImGui::EndTable();
   }
-  if (stp.block_table.block_size > 0)  // PagedAttention: the decoder's self-attention cache after step i
-    draw_paged_kv_view(app, stp.block_table, "x̂",
-                       {"every decoder layer's self-attention, every head",
-                        " The cross-attention's K, V of Z are not paged: computed once for all of z, they never grow."});
 
   // --- the cross-attention of x̂ against z, from the last shown step's EDTransformer run ---
   ImGui::Separator();
