@@ -19,7 +19,8 @@ bool Translation::needs_run(const Tokens& z, size_t n_params, bool traced) {
   std::vector<double> key(z.begin(), z.end());
   key.insert(key.end(), {settings.tau, static_cast<double>(settings.seed), settings.reuse_encoding ? 1.0 : 0.0,
                          static_cast<double>(settings.cut.k), settings.cut.p,
-                         static_cast<double>(n_params)});
+                         static_cast<double>(n_params),
+                         static_cast<double>(options().kv_block_size)});  // paging on or off, B: a new block table
   if (traced && key == key_) return false;
   key_ = std::move(key);
   shown_ = 0;
@@ -30,6 +31,7 @@ EdInferenceOptions Translation::options() const {
   EdInferenceOptions o{.tau = settings.tau, .seed = settings.seed, .reuse_encoding = settings.reuse_encoding,
                        .kv_cache = settings.kv_cache};
   o.cut = settings.cut;
+  o.kv_block_size = settings.kv_cache && settings.paged ? settings.kv_block_size : 0;
   return o;
 }
 

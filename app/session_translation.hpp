@@ -14,6 +14,8 @@ struct TranslationSettings {
   bool reuse_encoding = false;  // not in the paper: encode z once and reuse Z
   bool kv_cache = false;        // not in the paper: z encoded once, only x̂'s new column per step
   TopKTopP cut;                 // not in the paper: top-k / top-p after τ (core/algorithms/sampling.hpp); off
+  bool paged = false;           // not in the paper: with kv_cache, the decoder's cache in blocks (PagedAttention)
+  int kv_block_size = 4;        // B, tokens per block when paged (core/algorithms/paged_kv.hpp's default)
 };
 
 class Translation {

@@ -87,13 +87,13 @@ int continue_prompt(const Args& args, const Model& model, const Tokenizer& tok, 
 int translate(const Args& args, const Model& model, const Tokenizer& tok, CliGpu* gpu) {
   const char* why = "Algorithm 15 starts x̂ at [bos_token] and runs until eos_token (or ℓ_max)";
   for (const char* o : {"prompt", "tokens", "gen", "no-trim", "stop-at-eos", "draft", "speculate"}) refuse_option(args, o, why);
-  refuse_option(args, "kv-block", "Algorithm 15's KV cache is not paged");
   EdInferenceOptions opt;
   opt.tau = args.get_double("tau", 1.0, 0.0, 1e6);
   opt.seed = args.get_u64("seed", 1);
   opt.reuse_encoding = args.has("reuse-encoding");
   opt.kv_cache = args.has("kv-cache");
   opt.cut = top_k_top_p_options(args);
+  opt.kv_block_size = kv_block_option(args);  // pages the decoder's self-attention cache
   if (gpu) {
     opt.attn = gpu->attention();
     opt.cached_attn = gpu->cached_attention();
@@ -115,6 +115,7 @@ int translate(const Args& args, const Model& model, const Tokenizer& tok, CliGpu
   std::cout << "x̂:      \"" << tok.decode(r.x_hat) << "\"  (" << r.steps.size() << " tokens drawn)\n";
   std::cout << "ids: " << id_list(r.x_hat, ",") << "\n";
   std::cout << "stopped: " << (r.stopped.empty() ? "eos_token" : r.stopped) << "\n";
+  if (opt.kv_block_size > 0 && !r.steps.empty()) print_block_table(r.steps.back().block_table);
   report_gpu(args, gpu);
   return 0;
 }
@@ -153,7 +154,7 @@ Command sample_command() {
   s.summary = "Generate text: Algorithm 14 (GPT, continue a prompt) or 15 (encoder-decoder, x̂ for a context z).";
   s.synopsis =
       "--model MODEL ((--prompt TEXT | --tokens IDS) [--gen N] [--no-trim] [--stop-at-eos] [--kv-cache [--kv-block B]] | (--context TEXT | "
-      "--context-tokens IDS) [--reuse-encoding] [--kv-cache]) [--draft MODEL [--speculate K]] [--tau T] [--top-k K] [--top-p P] [--seed S] [--threads N] [--json] "
+      "--context-tokens IDS) [--reuse-encoding] [--kv-cache [--kv-block B]]) [--draft MODEL [--speculate K]] [--tau T] [--top-k K] [--top-p P] [--seed S] [--threads N] [--json] "
       "[--attention cpu|gpu] [--gpu-form teaching|fused]";
   s.description =
       "GPT: Algorithm 14, y ← DInference(x, θ̂). Each step runs DTransformer on x, takes p = P[:, last], draws y "

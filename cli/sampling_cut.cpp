@@ -25,9 +25,10 @@ int kv_block_option(const Args& args) {
 std::vector<Option> cut_and_paging_option_specs() {
   return {
       {"kv-block", "B",
-       "GPT, with --kv-cache: hold the cache in blocks of B tokens (1–4096) with a block table mapping the "
-       "sequence's logical blocks to physical ones (PagedAttention, Kwon et al. 2023; not in the paper). The same "
-       "tokens, bit for bit. Default: not paged."},
+       "With --kv-cache: hold the cache in blocks of B tokens (1–4096) with a block table mapping the "
+       "sequence's logical blocks to physical ones (PagedAttention, Kwon et al. 2023; not in the paper). GPT: every "
+       "self-attention's K, V; encoder-decoder: the decoder self-attention's K, V (the cross-attention's K, V of Z "
+       "are computed once and not paged). The same tokens, bit for bit. Default: not paged."},
       {"top-k", "K",
        "Keep only the K most likely tokens (by p; equal p: the smaller id first) and renormalise q over them, after "
        "τ (a whole number ≥ 1; K ≥ N_V cuts nothing; K = 1 is argmax). Not in the paper (the encyclopedia article's "

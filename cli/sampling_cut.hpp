@@ -12,7 +12,7 @@ namespace sf::cli {
 TopKTopP top_k_top_p_options(const Args& args);
 // --top-k, --top-p and --kv-block for the command's option list and man page.
 std::vector<Option> cut_and_paging_option_specs();
-// --kv-block B (GPT with --kv-cache: PagedAttention's block size); 0 when not given. Throws UsageError
+// --kv-block B (with --kv-cache: PagedAttention's block size); 0 when not given. Throws UsageError
 // on a bad B or without --kv-cache.
 int kv_block_option(const Args& args);
 // "kv cache: paged in blocks of B = 4; block table [1, 2, 3] (10 tokens, the last block holds 2)" on stdout.

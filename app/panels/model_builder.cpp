@@ -362,6 +362,11 @@ void ModelBuilder::draw_relative_bias() {
   ImGui::SetNextItemWidth(F * 7.0f);
   ImGui::InputInt("relative_max_distance", &c_.relative_max_distance);
   ImGui::TextDisabled("B[t_z, t_x] = W_rel[h, bucket(t_z − t_x)] is added to S/√d_attn in every self-attention");
+  if (c_.arch == "ed") {  // T5's own architecture: both bucketings, no bias across the two sequences
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextDisabled("encoder: bidirectional buckets; decoder: causal buckets; cross-attention: no B");
+    ImGui::PopTextWrapPos();
+  }
   ImGui::Unindent();
 }
 

@@ -38,27 +38,29 @@ void draw_block(const App& app, const BlockTable& t, int b) {
 
 }  // namespace
 
-void draw_paged_kv_controls(SamplingSettings& st) {
+void draw_paged_kv_controls(bool kv_cache, bool& paged, int& kv_block_size, const char* id) {
   const float fs = ImGui::GetFontSize();
-  ImGui::BeginDisabled(!st.kv_cache);
+  const std::string suffix = id;
+  ImGui::BeginDisabled(!kv_cache);
   ImGui::Indent(fs);
-  wrapped_checkbox("Paged (PagedAttention)", &st.paged);
+  wrapped_checkbox(("Paged (PagedAttention)" + suffix).c_str(), &paged);
   item_tooltip("Hold the KV cache in fixed-size blocks of B tokens, with a block table mapping each logical block "
                "of the sequence to a physical block of a pool, as vLLM does (Kwon et al. 2023). A block is taken "
                "only when the last one is full. Each step's attention reads K and V gathered through the table: "
                "the same numbers, bit for bit.");
   same_line_if_fits(field_width("B (tokens per block)", fs * 5.0f));
   ImGui::SetNextItemWidth(fs * 5.0f);
-  int B = st.kv_block_size;
-  if (ImGui::InputInt(fitted_label("B (tokens per block)", fs * 5.0f).c_str(), &B)) st.kv_block_size = std::clamp(B, 1, 64);
+  int B = kv_block_size;
+  const std::string b_label = "B (tokens per block)" + suffix;
+  if (ImGui::InputInt(fitted_label(b_label.c_str(), fs * 5.0f).c_str(), &B)) kv_block_size = std::clamp(B, 1, 64);
   item_tooltip("Tokens per block (default 4; vLLM's default is 16).");
   ImGui::Unindent(fs);
   ImGui::EndDisabled();
-  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled) && !st.kv_cache)
+  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled) && !kv_cache)
     item_tooltip("Turn on the KV cache first: paging is how the cache is stored.");
 }
 
-void draw_paged_kv_view(const App& app, const BlockTable& t, const char* seq) {
+void draw_paged_kv_view(const App& app, const BlockTable& t, const char* seq, const PagedCacheText& text) {
   ImGui::Spacing();
   ImGui::TextUnformatted("PagedAttention: the KV cache in blocks");
   aside("(not in the paper: Kwon et al. 2023, vLLM; encyclopedia article, seed 004)");
@@ -67,9 +69,9 @@ void draw_paged_kv_view(const App& app, const BlockTable& t, const char* seq) {
   ImGui::TextDisabled("block table of %s (logical block → physical block):", seq);
   for (int b = 0; b < n; ++b) draw_block(app, t, b);
   ImGui::PushTextWrapPos(0.0f);
-  ImGui::TextDisabled("%d tokens of K and V (every layer and head) in %d blocks of B = %d; %d slots unused in the "
-                      "last block. This step's attention read K, V gathered through the table.",
-                      t.tokens, n, t.block_size, unused);
+  ImGui::TextDisabled("%d tokens of K and V (%s) in %d blocks of B = %d; %d slots unused in the "
+                      "last block. This step's attention read K, V gathered through the table.%s",
+                      t.tokens, text.held, n, t.block_size, unused, text.apart);
   ImGui::PopTextWrapPos();
 }
 

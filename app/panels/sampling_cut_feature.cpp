@@ -81,11 +81,12 @@ class SamplingCutFeature : public Feature {
       double p = 1.0;
       if (!top_p_of(arg, p)) return fail(verb + " needs a number in (0, 1] (1 turns the cut off)");
       (verb == "top-p" ? gen.cut : ed.cut).p = p;
-    } else if (verb == "kv-paged") {
+    } else if (verb == "kv-paged") {  // both tabs' caches, as kv-cache:on|off turns on both
       if (arg != "on" && arg != "off") return fail("kv-paged needs on or off");
-      gen.paged = arg == "on";
+      gen.paged = ed.paged = arg == "on";
     } else if (verb == "kv-block") {
       if (!whole_in(arg, 1, 64, gen.kv_block_size)) return fail("kv-block needs a whole number of tokens from 1 to 64");
+      ed.kv_block_size = gen.kv_block_size;
     } else {
       return ActionResult::NotMine;
     }

@@ -133,7 +133,7 @@ void SamplingPanel::draw_controls(App& app) {
                "growing). The same p, q and tokens as recomputing every column. Rebuilt after trimming or when "
                "a prefix separator first appears.");
   aside("(not in the paper: encyclopedia article, seed 004)");
-  draw_paged_kv_controls(st);
+  draw_paged_kv_controls(st.kv_cache, st.paged, st.kv_block_size);
   wrapped_checkbox("Stop at eos_token", &st.stop_at_eos);
   item_tooltip("Generation ends once the model draws eos_token (" + token_label(app.session.tokenizer(), c.eos_token()) +
                "), as the CLI's --stop-at-eos does. Off: Algorithm 14 as printed, which draws all ℓ_gen tokens, "

@@ -5,6 +5,7 @@
 
 #include "app/attention_calls.hpp"
 #include "app/mathtext.hpp"
+#include "app/panels/paged_kv_view.hpp"
 #include "app/panels/panel.hpp"
 #include "app/panels/sampling_cut.hpp"
 #include "app/widgets/heatmap.hpp"
@@ -42,6 +43,7 @@ void TranslationPanel::draw(App& app) {
   wrapped_checkbox("KV cache (not in the paper: encyclopedia article, seed 004)", &st.kv_cache);
   item_tooltip("z is encoded once; each step runs only x̂'s new column through the decoder, over the cached K, V of "
                "every decoder self-attention and the cached K, V of Z in every cross-attention. The same x̂, p and q.");
+  draw_paged_kv_controls(st.kv_cache, st.paged, st.kv_block_size, "##ed");
 
   auto ran = [&] {
     app.ui.viewed_event = SIZE_MAX;
@@ -98,6 +100,11 @@ void TranslationPanel::draw(App& app) {
   cut_label_ = traced_cut_label(s.trace(), lines::ed_inference::sample, sel, static_cast<int>(stp.p.size()));
   const ImU32 p_col = dark ? IM_COL32(90, 160, 230, 255) : IM_COL32(40, 100, 190, 255);
   const ImU32 q_col = dark ? IM_COL32(230, 140, 70, 255) : IM_COL32(200, 100, 30, 255);
+  // (before the bars, as the Sampling tab draws it)
+  if (stp.block_table.block_size > 0)  // PagedAttention: the decoder's self-attention cache after step i
+    draw_paged_kv_view(app, stp.block_table, "x̂",
+                       {"every decoder layer's self-attention, every head",
+                        " The cross-attention's K, V of Z are not paged: computed once for all of z, they never grow."});
   const float scale = std::max(stp.p.maxCoeff(), stp.q.maxCoeff());
   if (ImGui::BeginTable("pq", 3, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_BordersOuter)) {
     ImGui::TableSetupColumn("token", ImGuiTableColumnFlags_WidthFixed, fs * 4.0f);

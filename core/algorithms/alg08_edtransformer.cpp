@@ -45,12 +45,14 @@ Mat<T> embed_lines(const Tokens& s, const ModelConfig& c, const EdW<const T>& W,
 // "X ← X + MHAttention(in, C | W, Mask)" (lines 5, 14, 16; pre-LN: in = X̃): self-attention when C
 // is null, cross-attention over C = Z (no RoPE, no ALiBi); `attn`, when set, computes either.
 // Binds Mask and the new X. `site`: the patch points of this layer (experiments run on core's
-// MHAttention, never on `attn`).
+// MHAttention, never on `attn`). Under the relative bias (variant) the encoder's line 5 uses T5's
+// bidirectional buckets, the decoder's line 14 its causal ones (`tokens` names the stack).
 template <class T>
 void attention_line(Mat<T>& X, const Mat<T>& in, const Mat<T>* C, const MHAttentionW<const T>& W, const Mask& mask,
                     const ModelConfig& c, Tracer* tr, LineRef line, const char* name, Axis mask_rows, Axis tokens,
                     const MHAttentionFn<T>& attn, const PatchSite& site) {
   AttentionOptions av = attention_options(c, C == nullptr);
+  if (tokens == Axis::TokenZ) av.rel_bidirectional = true;  // the encoder's line 5 (used only under the relative bias)
   av.patch = site.at(line, site.l, 0);  // Algorithm 4's patch points, called from this line
   const Mat<T>& context = C ? *C : in;  // (d_e, ℓ_z) or the input itself
   X += attn && !site.patches ? attn(in, context, W, mask, av) : mh_attention<T>(in, context, W, mask, tr, nullptr, av);

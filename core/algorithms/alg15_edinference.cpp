@@ -8,6 +8,7 @@
 // which way the loop ended. Not in the paper, optional: run the encoder once and reuse Z.
 #include "core/algorithms/algorithms.hpp"
 #include "core/algorithms/kv_cache.hpp"
+#include "core/algorithms/paged_kv.hpp"
 #include "core/algorithms/sample_step.hpp"
 #include "core/arch/ed.hpp"
 #include "core/model/error.hpp"
@@ -18,6 +19,8 @@ EdInferenceResult edinference(const Tokens& z, const Model& model, const EdInfer
   const ModelConfig& c = model.config;
   if (!(opt.tau >= 0.0) || opt.tau > 1e6) throw Error("τ must be a number between 0 and 1e6");
   check_top_k_top_p(opt.cut);
+  if (opt.kv_block_size != 0) check_kv_block_size(opt.kv_block_size);
+  const bool paged_on = opt.kv_cache && opt.kv_block_size > 0;
   check_ed_tokens(z, {c.bos_token()}, c);
   const EdW<const float> W = ed_weights(model);
   TraceParameters params(tr, model.table, model.theta.data());
@@ -26,6 +29,7 @@ EdInferenceResult edinference(const Tokens& z, const Model& model, const EdInfer
   Tokens& x_hat = out.x_hat;
   MatF Z;  // (d_e, ℓ_z) with reuse_encoding: the encoder's output of the first pass
   EdKvCache cache;  // KV cache (not in the paper), used when opt.kv_cache
+  PagedKvCache paged(opt.kv_block_size);  // its decoder self-attention's blocks (PagedAttention), when paged_on
   TraceFrame frame(tr, 15,
                    tr ? std::vector<Value>{ttokens("z", z), tscalar("τ", opt.tau)} : std::vector<Value>{});
   // L1: x̂ ← [bos_token]
@@ -52,16 +56,28 @@ EdInferenceResult edinference(const Tokens& z, const Model& model, const EdInfer
     // L4: P ← EDTransformer(z, x̂ | θ̂)
     InferenceStep step;
     if (opt.kv_cache) {  // not in the paper: z encoded once, only x̂'s new column through the decoder
+      if (paged_on && !cache.K.empty()) paged_gather(paged, cache);  // the self-attention reads K, V from the blocks
       step.p = edtransformer_cached(z, x_hat, c, W, cache, &step.cache_rebuilt, opt.attn, opt.cached_attn);  // (N_V)
-      if (tr)
-        tr->line(lines::ed_inference::forward, {with_note(tv("P[:, length(x̂)]", step.p, Axis::Vocab),
-                                   "KV cache (not in the paper; encyclopedia article 004): z was encoded once and only "
-                                   "x̂'s new column ran through the decoder, over the cached K, V of " +
-                                       std::to_string(x_hat.size() - 1) + " columns and Z's cached K, V" +
-                                       (step.cache_rebuilt ? " (the cache was built on this step)." : ".")),
-                         with_note(tv("K (cached)", cache.K.back().front(), Axis::Feature, Axis::TokenZ),
-                                   "Last decoder layer, head 1: the self-attention keys of every column so far "
-                                   "(ℓ = " + std::to_string(x_hat.size()) + ").")});
+      if (paged_on) {
+        paged_store(paged, cache, step.cache_rebuilt);
+        step.block_table = paged.table;
+      }
+      if (tr) {
+        std::vector<Value> values{
+            with_note(tv("P[:, length(x̂)]", step.p, Axis::Vocab),
+                      "KV cache (not in the paper; encyclopedia article 004): z was encoded once and only "
+                      "x̂'s new column ran through the decoder, over the cached K, V of " +
+                          std::to_string(x_hat.size() - 1) + " columns and Z's cached K, V" +
+                          (step.cache_rebuilt ? " (the cache was built on this step)." : ".")),
+            with_note(tv("K (cached)", cache.K.back().front(), Axis::Feature, Axis::TokenZ),
+                      "Last decoder layer, head 1: the self-attention keys of every column so far "
+                      "(ℓ = " + std::to_string(x_hat.size()) + ").")};
+        if (paged_on)
+          values.push_back(block_table_value(paged.table, "the decoder self-attention cache's",
+                                             " The cross-attention's K, V of Z (ℓ_z = " + std::to_string(z.size()) +
+                                                 " columns) are not paged: computed once, they never grow."));
+        tr->line(lines::ed_inference::forward, std::move(values));
+      }
     } else {
       const bool reuse = opt.reuse_encoding && i > 1;
       const MatF P = edtransformer_parts<float>(z, x_hat, c, W, tr, reuse ? &Z : nullptr,

@@ -292,6 +292,10 @@ struct EdInferenceOptions {
   // Not in the paper (seed 004): top-k / top-p applied to q after τ (sampling.hpp), traced as
   // sub-steps of line 6. Off by default.
   TopKTopP cut;
+  // Not in the paper (PagedAttention, block_table.hpp): with kv_cache, hold the decoder's
+  // self-attention K, V in blocks of this many tokens; each step reads them gathered through the
+  // block table (the cross-attention's K, V of Z are not paged: see paged_kv.hpp). 0: off.
+  int kv_block_size = 0;
 };
 struct EdInferenceResult {
   Tokens x_hat;                       // [bos_token, …] as the algorithm returns it

@@ -7,6 +7,7 @@
 // The numbers do not change: the gather copies floats, and the attention runs the same float
 // operations in the same order, so tokens, p, q and K, V are bit for bit those of the unpaged cache.
 #pragma once
+#include <string>
 #include <vector>
 
 #include "core/algorithms/block_table.hpp"
@@ -28,15 +29,31 @@ struct PagedKvCache {
 
 // Throws sf::Error unless 1 ≤ block_size ≤ 4096.
 void check_kv_block_size(int block_size);
-// After a step of dtransformer_cached: writes the columns of `cache` the blocks do not hold yet,
+// A cache's K or V: [layer][head] (d_attn | d_mid, tokens).
+using KvLayers = std::vector<std::vector<MatF>>;
+// After a step of the cached forward: writes the columns of K, V the blocks do not hold yet,
 // taking a block from the pool whenever the last one is full. `rebuilt` (the step recomputed every
 // column: first step, trimmed context, new prefix) returns every block to the pool first.
-void paged_store(PagedKvCache& paged, const GptKvCache& cache, bool rebuilt);
-// The block table as the trace binds it on Algorithm 14's line 3: "block table", the physical block
-// (1-based) of each logical block in order, with a note saying B, the tokens held and the last block's fill.
-Value block_table_value(const BlockTable& t);
-// Before a step: cache.K, cache.V of every layer and head, gathered block by block through the table
-// (the first `tokens` slots), for the step's attention to read.
-void paged_gather(const PagedKvCache& paged, GptKvCache& cache);
+void paged_store(PagedKvCache& paged, const KvLayers& K, const KvLayers& V, bool rebuilt);
+// Before a step: K, V of every layer and head, gathered block by block through the table (the
+// first `tokens` slots), for the step's attention to read.
+void paged_gather(const PagedKvCache& paged, KvLayers& K, KvLayers& V);
+// Algorithm 14 (dtransformer_cached): every self-attention's K, V are paged.
+inline void paged_store(PagedKvCache& paged, const GptKvCache& cache, bool rebuilt) {
+  paged_store(paged, cache.K, cache.V, rebuilt);
+}
+inline void paged_gather(const PagedKvCache& paged, GptKvCache& cache) { paged_gather(paged, cache.K, cache.V); }
+// Algorithm 15 (edtransformer_cached): only the decoder self-attention's K, V, which grow by one
+// column a step, are paged. The cross-attention's K, V of Z are not: they are computed once, for
+// all ℓ_z tokens of z, before the first step and never grow, so they are one allocation of known
+// size that blocks would only split (vLLM, too, keeps an encoder-decoder's cross-attention cache apart).
+inline void paged_store(PagedKvCache& paged, const EdKvCache& cache, bool rebuilt) {
+  paged_store(paged, cache.K, cache.V, rebuilt);
+}
+inline void paged_gather(const PagedKvCache& paged, EdKvCache& cache) { paged_gather(paged, cache.K, cache.V); }
+// The block table as the trace binds it on Algorithm 14's line 3 and Algorithm 15's line 4: "block
+// table", the physical block (1-based) of each logical block in order, with a note saying B, the
+// tokens held and the last block's fill; `held` names the paged cache, `extra` ends the note.
+Value block_table_value(const BlockTable& t, const std::string& held = "the cache's", const std::string& extra = "");
 
 }  // namespace sf

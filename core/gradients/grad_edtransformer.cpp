@@ -18,7 +18,8 @@
 //   L21: return P = softmax(W_u X)
 // Variants through the sub-layers (grad_sublayer.hpp) and the blocks: pre-LN (with the final norms
 // enc.gamma on Z and dec.gamma before W_u), RMSNorm, positions (RoPE and ALiBi in the self-attention
-// of lines 5 and 14 only), activations, tied W_u = W_eᵀ, H_kv < H (cross-attention included); and the
+// of lines 5 and 14 only; the relative bias's T5 buckets bidirectional on line 5, causal on line 14),
+// activations, tied W_u = W_eᵀ, H_kv < H (cross-attention included); and the
 // ecosystem extras (not in the paper): W_s[:, 1] and the embedding layer norm on lines 2 and 11 (one
 // set of γ_emb, β_emb, W_s for z and x), line 21's b_u.
 #include "core/gradients/grad_edtransformer.hpp"
@@ -53,6 +54,8 @@ T edtransformer_forward(const ModelConfig& c, const EdW<const T>& W, const Batch
   const int B = batch.B, l = batch.l, l_z = batch.l_z;
   const Eigen::Index N = static_cast<Eigen::Index>(B) * l;
   const LayerSpec spec = layer_spec(c);
+  LayerSpec enc_spec = spec;  // the relative bias (variant): T5's bidirectional buckets in the encoder
+  enc_spec.attn.rel_bidirectional = true;  // (used only under it: it is the bucket function's direction)
   cache.B = B;
   cache.l = l;
   cache.l_z = l_z;
@@ -74,7 +77,7 @@ T edtransformer_forward(const ModelConfig& c, const EdW<const T>& W, const Batch
   embedding_extras_forward<T>(c, W.extras, cache.z_extras, cache.Z);  // not in the paper: + W_s[:, 1], layer_norm
   // L4: for l = 1, 2, …, L_enc do   L5–L8 (keys past ℓ_z of each context masked)
   for (int layer = 0; layer < c.L_enc; ++layer)
-    layer_forward<T>(spec, W.enc[layer], B, l_z, cache.enc_mask, &cache.z_lengths, cache.enc[layer], cache.Z);
+    layer_forward<T>(enc_spec, W.enc[layer], B, l_z, cache.enc_mask, &cache.z_lengths, cache.enc[layer], cache.Z);
   // pre-LN (variant): the encoder's final norm, Z[:, t] ← norm(Z[:, t] | enc.γ, enc.β)
   if (spec.position == NormPosition::Pre)
     stack_norm_forward<T>(spec, cache.Z, W.enc_gamma, W.enc_beta, cache.Z_stack, cache.ln_enc);

@@ -300,9 +300,6 @@ std::string validate(const ModelConfig& c) {
     e << "relative_buckets must be an even number ≥ 4 such as T5's 32 (it is " << c.relative_buckets
       << "): a bidirectional attention gives each sign of t_z − t_x half of them, and each half needs an exact "
          "bucket for distance 0 and logarithmic ones; ";
-  if (c.position == Position::Relative && c.arch == "ed")
-    e << "position \"relative\" runs in gpt (T5's causal buckets) and bert (its bidirectional buckets); the "
-         "encoder-decoder, which needs both, does not have it yet: choose another position for arch \"ed\"; ";
   if (c.position == Position::Relative && buckets_ok && c.relative_max_distance < c.relative_buckets)
     e << "relative_max_distance must be at least relative_buckets (they are " << c.relative_max_distance << " and "
       << c.relative_buckets << "): the logarithmic buckets span the distances from the exact ones up to it; ";

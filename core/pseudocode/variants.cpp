@@ -35,11 +35,12 @@ std::string mlp(const Variants& v, const std::string& in, const std::string& w1,
   return "W^l_" + w2 + " " + inner + " + b^l_" + w2 + " 1ᵀ";
 }
 
-// Where positions enter a self-attention (RoPE, ALiBi), as a margin note.
-std::string self_attention_note(const Variants& v) {
+// Where positions enter a self-attention (RoPE, ALiBi, the relative bias), as a margin note.
+// `buckets` names the relative bias's T5 buckets where a model has both kinds (the encoder-decoder).
+std::string self_attention_note(const Variants& v, const std::string& buckets) {
   return v.rotary     ? "   [[RoPE inside Algorithm 4]]"
          : v.alibi    ? "   [[ALiBi inside Algorithm 4]]"
-         : v.relative ? "   [[relative bias B inside Algorithm 4]]"
+         : v.relative ? "   [[relative bias B" + (buckets.empty() ? "" : " (" + buckets + " buckets)") + " inside Algorithm 4]]"
                       : "";
 }
 
@@ -112,8 +113,10 @@ void parameter_header(PseudoAlgorithm& a, const Variants& v, const ModelConfig& 
   add_header(a, "W_k, b_k, W_v, b_v have H_kv = " + std::to_string(c.kv_heads()) + " heads; query head h reads g(h) = ⌊(h−1)·H_kv/H⌋ + 1",
              v.kv);
   if (v.relative)
-    add_header(a, std::string("for l: W^l_rel ∈ ℝ^{H×") + std::to_string(c.relative_buckets) +
-                      "}: each self-attention's learned bias per head and distance bucket (T5 shares one across layers)",
+    add_header(a, std::string(c.arch == "ed" ? "for l: W^{l,enc}_rel, W^{l,dec}_rel ∈ ℝ^{H×" : "for l: W^l_rel ∈ ℝ^{H×") +
+                      std::to_string(c.relative_buckets) +
+                      "}: each self-attention's learned bias per head and distance bucket (T5 shares one across layers)" +
+                      (c.arch == "ed" ? "; the cross-attention W^ed_l has none" : ""),
                v.position);
 }
 
@@ -125,8 +128,9 @@ std::string self_mask(const Variants& v, bool causal, const std::string& paper) 
   return causal ? "Mask[t, t′] = [[t′ − " + w + " ≤ t ≤ t′]]" : "Mask[t, t′] = [[|t − t′| ≤ " + w + "]]";
 }
 
-SubLayer self_attention(const Variants& v, const std::string& W, const std::string& mask, Labels why) {
-  const std::string note = self_attention_note(v);
+SubLayer self_attention(const Variants& v, const std::string& W, const std::string& mask, Labels why,
+                        const std::string& buckets = "") {
+  const std::string note = self_attention_note(v, buckets);
   if (!note.empty()) why.push_back(v.position);
   return {[=](const std::string& in) { return "MHAttention(" + in + " | " + W + ", " + mask + ")" + note; }, "", "", why};
 }
@@ -171,13 +175,20 @@ void etransformer(PseudoAlgorithm& a, const Variants& v, const ModelConfig& c) {
 void edtransformer(PseudoAlgorithm& a, const Variants& v, const ModelConfig& c) {
   embedding_line(a, v, 2, "ℓ_z", "z");
   layer_lines(a, v, 5, "ℓ_z", "Z",
-              {normed(self_attention(v, "W^enc_l", self_mask(v, false, "Mask ≡ 1"), labels({v.window})), "γ¹_l", "β¹_l"),
+              {normed(self_attention(v, "W^enc_l", self_mask(v, false, "Mask ≡ 1"), labels({v.window}), "bidirectional"),
+                      "γ¹_l", "β¹_l"),
                normed(mlp_layer(v, "mlp1", "mlp2", "gate"), "γ²_l", "β²_l")});
   if (v.pre) rewrite(a, 9, "end;  " + norm_line(v, "ℓ_z", "Z", "Z", "γ_enc", "β_enc"), {v.order});
   embedding_line(a, v, 11, "ℓ_x", "x");
-  const SubLayer cross{[](const std::string& in) { return "MHAttention(" + in + ", Z | W^ed_l, Mask ≡ 1)"; }, "γ⁴_l", "β⁴_l", {}};
+  // The relative bias (T5): bidirectional buckets in the encoder, causal ones in the decoder, no B
+  // in the cross-attention (its queries and keys belong to different sequences).
+  const std::string cross_note = v.relative ? "   [[no B: cross-attention]]" : "";
+  const SubLayer cross{[=](const std::string& in) { return "MHAttention(" + in + ", Z | W^ed_l, Mask ≡ 1)" + cross_note; },
+                       "γ⁴_l", "β⁴_l", labels({v.relative ? v.position : ""})};
   layer_lines(a, v, 14, "ℓ_x", "X",
-              {normed(self_attention(v, "W^dec_l", self_mask(v, true, "Mask[t, t′] ≡ [[t ≤ t′]]"), labels({v.window})), "γ³_l", "β³_l"), cross,
+              {normed(self_attention(v, "W^dec_l", self_mask(v, true, "Mask[t, t′] ≡ [[t ≤ t′]]"), labels({v.window}), "causal"),
+                      "γ³_l", "β³_l"),
+               cross,
                normed(mlp_layer(v, "mlp3", "mlp4", "gate2"), "γ⁵_l", "β⁵_l")});
   if (v.pre) rewrite(a, 20, "end;  " + norm_line(v, "ℓ_x", "X", "X", "γ_dec", "β_dec"), {v.order});
   return_line(a, v, 21);
@@ -260,7 +271,10 @@ PseudoAlgorithm pseudocode_for(int alg, const ModelConfig& c, bool kv_cache) {
       break;
     case 15:
       if (kv_cache) {
-        rewrite(a, 4, "P ← EDTransformer(z, x̂ | θ̂)   [[cached K, V: only column length(x̂) is computed]]", {cache});
+        rewrite(a, 4,
+                "P ← EDTransformer(z, x̂ | θ̂)   [[cached K, V: only column length(x̂) is computed" +
+                    std::string(v.relative ? "; its causal B[:, t_x] at t_x = length(x̂)" : "") + "]]",
+                labels({cache, v.relative ? v.position : ""}));
         rewrite(a, 5, "p ← P[:, length(x̂)]   [[the one column computed]]", {cache});
       }
       break;

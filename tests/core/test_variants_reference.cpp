@@ -122,7 +122,8 @@ TEST(VariantsReference, TheFileCoversEveryVariant) {
                         "bert_extras", "bert_extras_tied", "gpt_extras", "ed_extras"})
     EXPECT_TRUE(names.count(n)) << n;
   // Issue 25: the sliding window and T5's relative position bias.
-  for (const char* n : {"gpt_window", "gpt_relative", "gpt_prefix_window_relative", "bert_window", "bert_relative", "ed_window"})
+  for (const char* n : {"gpt_window", "gpt_relative", "gpt_prefix_window_relative", "bert_window", "bert_relative", "ed_window",
+                        "ed_relative"})  // ed_relative: bidirectional buckets in the encoder, causal in the decoder
     EXPECT_TRUE(names.count(n)) << n;
 }
 

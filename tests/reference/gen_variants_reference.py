@@ -90,7 +90,6 @@ class Variant:
         self.window = cfg.get("window", 0)
         self.buckets = cfg.get("relative_buckets", 32)
         self.max_distance = cfg.get("relative_max_distance", 128)
-        self.bidirectional = arch == "bert"  # T5's encoder buckets for BERT, its decoder's for GPT
 
 
 def norm(p, name, X, v):
@@ -163,11 +162,11 @@ def relative_position_bucket(relative_position, bidirectional, num_buckets, max_
     return relative_buckets + torch.where(is_small, relative_position, if_large)
 
 
-def relative_bias(W_rel_h, ell_z, ell_x, v):
+def relative_bias(W_rel_h, ell_z, ell_x, v, bidirectional):
     """B[t_z, t_x] = W_rel[h, bucket(t_z − t_x)]: a Toeplitz matrix."""
     tz = torch.arange(1, ell_z + 1)[:, None]
     tx = torch.arange(1, ell_x + 1)[None, :]
-    return W_rel_h[relative_position_bucket(tz - tx, v.bidirectional, v.buckets, v.max_distance)]
+    return W_rel_h[relative_position_bucket(tz - tx, bidirectional, v.buckets, v.max_distance)]
 
 
 def windowed(mask, ell, v):
@@ -194,7 +193,10 @@ def mh_attention(p, q, X, Z, mask, v, self_attention):
         if self_attention and v.position == "alibi":
             S = S + 2.0 ** (-8.0 * h / v.H) * alibi_bias(Z.shape[1], X.shape[1])
         if self_attention and v.position == "relative":  # after the scaling, as issue 25 says (T5 does not scale)
-            S = S + relative_bias(p[q + "W_rel"][h - 1], Z.shape[1], X.shape[1], v)
+            # T5's encoder buckets (bidirectional) in BERT and the encoder-decoder's encoder ("enc."),
+            # its decoder's (causal) in GPT and the encoder-decoder's decoder
+            bidirectional = v.arch == "bert" or q.startswith("enc.")
+            S = S + relative_bias(p[q + "W_rel"][h - 1], Z.shape[1], X.shape[1], v, bidirectional)
         if mask is not None:
             S = S.masked_fill(~mask, float("-inf"))
         Ys.append(V @ torch.softmax(S, dim=0))
@@ -492,6 +494,9 @@ CASES = [
     ("bert_relative", "bert", {"position": "relative", "relative_buckets": 8, "relative_max_distance": 8},
      "T5's relative bias, bidirectional buckets (4 a sign)", True),
     ("ed_window", "ed", {"window": 2}, "window 2 in both self-attentions; cross-attention unwindowed", True),
+    ("ed_relative", "ed", {"position": "relative", "relative_buckets": 6, "relative_max_distance": 8},
+     "T5's relative bias: bidirectional buckets in the encoder (3 a sign), causal ones in the decoder, none in the "
+     "cross-attention", True),
 ]
 
 
