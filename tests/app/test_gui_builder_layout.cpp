@@ -20,7 +20,10 @@ const char* const kBuilder = "New model###builder";
 struct Scene {
   const char* name;
   std::string actions;
-  std::vector<std::string> controls;  // labels of widgets the scene's variants show
+  // Labels of widgets the scene's variants show, as --dump-state's "widgets" records them: a
+  // checkbox's, a radio button's, a combo's or a text field's label (an InputInt's label is drawn
+  // beside its − and + buttons, which are recorded instead, and checked with every other widget).
+  std::vector<std::string> controls;
 };
 
 const std::vector<Scene>& scenes() {
@@ -28,13 +31,12 @@ const std::vector<Scene>& scenes() {
       {"4-R, relative bias, window, prefix mask, grouped-query",
        "builder:open,builder:set:attention=random_features,builder:set:position=relative,builder:set:window=2,"
        "builder:set:mask=prefix,builder:set:H_kv=2,builder:set:tied_unembedding=true",
-       {"rf_features (D)", "rf_seed", "rf_orthogonal: Performer's orthogonal features", "relative_buckets",
-        "relative_max_distance", "window w (0: off)", "prefix_separator", "H_kv (key/value heads)"}},
+       {"position", "mask", "prefix_separator", "attention", "rf_orthogonal: Performer's orthogonal features",
+        "tied_unembedding: W_u = W_eᵀ"}},
       {"4-F, the sinusoid's fixed base, bert",
        "builder:open,builder:set:arch=bert,builder:set:attention=flash,builder:set:position=sinusoidal,"
        "builder:set:position_base=10000",
-       {"block_r (B_r, query columns)", "block_c (B_c, keys)", "a fixed base — Vaswani et al.: 10000 (seeds 003, 004)",
-        "position_base", "window w (0: off)"}},
+       {"position", "base ℓ_max (the paper, §5)", "a fixed base — Vaswani et al.: 10000 (seeds 003, 004)", "attention"}},
   };
   return s;
 }
@@ -83,9 +85,16 @@ TEST(GuiBuilderLayout, EveryVariantControlIsReachableInsideTheBuilderAndNothingI
         EXPECT_TRUE(gui::inside((*c)["rect"], win)) << where << ": \"" << label << "\" " << (*c)["rect"]
                                                     << " is not inside the builder " << win;
       }
-      // The variants' last control, at the bottom of the choices, is on screen once scrolled
-      const json* last = builder_widget(end.state, "window w (0: off)");
+      // Every widget the builder drew (the InputInts' − and + buttons too), as it opens and scrolled, is
+      // wholly inside it; scrolled, the last one drawn is the window w's + (the variants' last control)
+      for (const AppRun* r : {&top, &end})
+        for (const json& x : r->state["widgets"])
+          if (in_builder(x["window"].get<std::string>()))
+            EXPECT_TRUE(gui::inside(x["rect"], win)) << where << ": \"" << x["label"] << "\" " << x["rect"] << " outside " << win;
+      const json* last = nullptr;
+      for (const json& x : end.state["widgets"])
+        if (x["window"].get<std::string>().rfind(std::string(kBuilder) + "/choices", 0) == 0) last = &x;
       ASSERT_NE(last, nullptr) << where;
-      EXPECT_TRUE(gui::inside((*last)["rect"], win)) << where;
+      EXPECT_EQ((*last)["label"], "+") << where << ": the choices scrolled to their end do not end on window w's +";
     }
 }
