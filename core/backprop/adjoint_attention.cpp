@@ -10,6 +10,8 @@
 // ALiBi adds the constant m_h·B inside the softmax, so 6̄ is unchanged. The relative bias (T5,
 // issue 25) adds a learned B = W_rel[h, bucket(t_z − t_x)]: 5̄ then gives ∇B = ∇S·√d_attn and
 // ∇W_rel[h, k] = Σ of ∇B over the cells of bucket k (a sub-step of 5̄).
+// Random-feature attention (Algorithm 4-R, issue 25) ran instead of lines 4–6: its own adjoint lines
+// (adjoint_rf_attention.cpp), then the same 3̄, 2̄, 1̄ (adjoint_qkv_projections, below).
 #include <cmath>
 
 #include "core/backprop/adjoints.hpp"

@@ -14,6 +14,8 @@
 //   dv_j = κ_j R_jᵀ φ(k_j),  dφ(k_j) = κ_j (R_j v_j + r_j),  dκ_j = φ(k_j)ᵀ(R_j v_j + r_j) + G_j
 //   du_i = −φ_sin,i dφ_cos,i + φ_cos,i dφ_sin,i,  dx = Wᵀ du,  and dk_j += dκ_j κ_j k_j / σ².
 // Both passes are linear in ℓ_x + ℓ_z: prefix sums forward, suffix sums backward.
+// The steps are rf_backward.hpp's, which the stepped backward (core/backprop/adjoint_rf_attention.cpp)
+// binds line by line: one implementation of the maths.
 #include <algorithm>
 
 #include "core/gradients/rf_backward.hpp"
