@@ -169,10 +169,12 @@ PseudoAlgorithm mh_attention(const Variants& v, const ModelConfig& c) {
           "∇X^h, ∇Z^h ← Attention adjoint(∇Y^h | X, Z, W^h_q, b^h_q, W^{g(h)}_k, b^{g(h)}_k, W^{g(h)}_v, b^{g(h)}_v, Mask);   ∇X ← ∇X + ∇X^h;   "
           "∇Z ← ∇Z + ∇Z^h   [[∇W^{g(h)}_k, ∇b^{g(h)}_k, ∇W^{g(h)}_v, ∇b^{g(h)}_v add up over the heads of group g(h)]]",
           labels({v.kv}));
-  const std::string rf = rf_label(c);
-  rewrite(a, 2, "∇X^h, ∇Z^h, ∇W^h_qkv ← RFAttention adjoint(∇Y^h | X, Z, W^h_qkv, Mask; D, ω_h);   ∇X ← ∇X + ∇X^h;   ∇Z ← ∇Z + ∇Z^h"
-                "   [[Algorithm 4-R's adjoint]]",
-          labels({rf}));
+  if (const std::string rf = rf_label(c); !rf.empty()) {  // the heads run Algorithm 4-R: its adjoint (with H_kv's text, if any)
+    const PseudoLine* y = adjoint_line(a, 2);
+    std::string text = y->text;
+    text.insert(text.find("Attention adjoint("), "RF");
+    rewrite(a, 2, text + "   [[Algorithm 4-R's adjoint]]", labels({y->variant, rf}));
+  }
   add_header(a, "W_k, b_k, W_v, b_v have H_kv = " + std::to_string(c.kv_heads()) +
                     " heads, each shared by H/H_kv query heads: their gradients add up; g(h) = ⌊(h−1)·H_kv/H⌋ + 1",
              v.kv);

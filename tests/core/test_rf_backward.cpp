@@ -276,6 +276,14 @@ TEST(RfBackward, LinesRunAndAreSteppedInTheListingsOrder) {
   ASSERT_NE(y, nullptr);
   EXPECT_NE(y->text.find("RFAttention adjoint"), std::string::npos) << y->text;
   EXPECT_NE(y->variant.find("Algorithm 4-R"), std::string::npos) << y->variant;
+  // … keeping grouped-query attention's rewrite (W^{g(h)}_k, its label) when both apply
+  ModelConfig grouped = rc.m.config;
+  grouped.H_kv = 1;
+  const PseudoLine* yg = adjoint_line(backward_pseudocode_for(5, grouped), 2);
+  ASSERT_NE(yg, nullptr);
+  EXPECT_NE(yg->text.find("RFAttention adjoint(∇Y^h | X, Z, W^h_q, b^h_q, W^{g(h)}_k"), std::string::npos) << yg->text;
+  EXPECT_NE(yg->variant.find("Algorithm 4-R"), std::string::npos) << yg->variant;
+  EXPECT_NE(yg->variant.find("; "), std::string::npos) << yg->variant;  // two labels
 }
 
 // Every value a 4-R adjoint line binds names where its cells come from (hover), for GPT and BERT.
