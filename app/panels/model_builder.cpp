@@ -71,19 +71,37 @@ std::string choices(const E (&all)[N]) {
   return s;
 }
 
+// A note in the builder's column, wrapped at its edge: at 1280×720 the column is about 34 text
+// heights wide, and a note on one line (or after SameLine) would run off the window.
+void note(const std::string& text) {
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextDisabled("%s", text.c_str());
+  ImGui::PopTextWrapPos();
+}
+
 // A combo over `all`; `paper` is the paper's value for the arch (its label says so), the others
-// are labelled with their source. True when the user picked another value.
+// are labelled with their source, in the list and in a wrapped note under the combo (the closed
+// combo shows the value alone: with its source it would not fit the column at 1280×720). True when
+// the user picked another value.
 template <class E, size_t N>
 bool variant_combo(const char* label, const E (&all)[N], E paper, E& v) {
   auto text = [&](E x) {
     return std::string(to_string(x)) + (x == paper ? "  (the paper's)" : std::string("  — ") + source(x));
   };
   bool changed = false;
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 22.0f);
-  if (ImGui::BeginCombo(label, text(v).c_str())) {
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 12.0f);
+  if (ImGui::BeginCombo(label, to_string(v))) {
     for (E x : all)
       if (ImGui::Selectable(text(x).c_str(), x == v)) v = x, changed = true;
     ImGui::EndCombo();
+  }
+  if (v == paper) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("(the paper's)");
+  } else if (*source(v)) {
+    ImGui::Indent();
+    note(source(v));
+    ImGui::Unindent();
   }
   return changed;
 }
@@ -244,7 +262,7 @@ void ModelBuilder::draw_sizes() {
     if (ImGui::RadioButton(archs[i]->name().c_str(), &arch, static_cast<int>(i))) c_.arch = archs[i]->name();
     item_tooltip(archs[i]->title() + " (Algorithm " + std::to_string(archs[i]->forward_algorithm()) + ")");
   }
-  ImGui::TextDisabled("%s", archs[arch]->title().c_str());
+  note(archs[arch]->title());
   std::vector<std::string> keys = archs[arch]->config_keys();
   for (const char* k : {"H", "d_e", "d_attn", "d_mid", "d_mlp", "l_max"}) keys.emplace_back(k);
   if (ImGui::BeginTable("sizes", 2, ImGuiTableFlags_SizingFixedFit)) {
@@ -262,7 +280,7 @@ void ModelBuilder::draw_sizes() {
   ImGui::SetNextItemWidth(F * 22.0f);
   if (ImGui::InputTextWithHint("vocabulary", "the default: space, a–z, 0–9, 24 marks", vocab_, sizeof vocab_))
     c_.vocab = vocab_[0] ? utf8_split(vocab_) : ModelConfig::default_vocab();
-  ImGui::TextDisabled("N_V = %d (%zu characters + [MASK], [BOS], [EOS])", c_.N_V(), c_.vocab.size());
+  note("N_V = " + std::to_string(c_.N_V()) + " (" + std::to_string(c_.vocab.size()) + " characters + [MASK], [BOS], [EOS])");
 }
 
 // Which algorithm the heads run: Algorithm 4, 4-F (with its block sizes B_r, B_c) or 4-R (with its D,
@@ -286,7 +304,7 @@ void ModelBuilder::draw_attention_kind() {
   ImGui::SetNextItemWidth(F * 7.0f);
   if (ImGui::InputInt("rf_seed", &c_.rf_seed)) c_.rf_seed = std::max(0, c_.rf_seed);
   ImGui::Checkbox("rf_orthogonal: Performer's orthogonal features", &c_.rf_orthogonal);
-  ImGui::TextDisabled("ω is drawn from rf_seed, fixed and not trained; the checkpoint stores the seed, not ω.");
+  note("ω is drawn from rf_seed, fixed and not trained; the checkpoint stores the seed, not ω.");
   ImGui::Unindent();
 }
 
@@ -302,7 +320,6 @@ void ModelBuilder::draw_variants() {
     ImGui::Indent();
     const bool fixed = c_.position_base != 0;  // 0 stands for ℓ_max
     if (ImGui::RadioButton("base ℓ_max (the paper, §5)", !fixed)) c_.position_base = 0;
-    ImGui::SameLine();
     if (ImGui::RadioButton("a fixed base — Vaswani et al.: 10000 (seeds 003, 004)", fixed)) c_.position_base = 10000;
     if (fixed) {
       ImGui::SetNextItemWidth(F * 9.0f);
@@ -322,14 +339,14 @@ void ModelBuilder::draw_variants() {
   ImGui::Checkbox("tied_unembedding: W_u = W_eᵀ", &c_.tied_unembedding);
   if (c_.tied_unembedding) {
     ImGui::SameLine();
-    ImGui::TextDisabled("variant: seed 001, GPT-2");
+    note("variant: seed 001, GPT-2");
   }
   int h_kv = c_.kv_heads();
   ImGui::SetNextItemWidth(F * 7.0f);
   if (ImGui::InputInt("H_kv (key/value heads)", &h_kv)) c_.H_kv = std::max(0, h_kv) == c_.H ? 0 : std::max(0, h_kv);
   if (c_.H_kv > 0 && c_.H_kv < c_.H) {
     ImGui::SameLine();
-    ImGui::TextDisabled(c_.H_kv == 1 ? "variant: multi-query (seed 004)" : "variant: grouped-query (seed 004)");
+    note(c_.H_kv == 1 ? "variant: multi-query (seed 004)" : "variant: grouped-query (seed 004)");
   }
   if (c_.arch == "gpt") {
     variant_combo("mask", kMasks, MaskKind::Causal, c_.mask);
@@ -347,9 +364,7 @@ void ModelBuilder::draw_variants() {
   draw_attention_kind();
   draw_window();
   const std::string summary = variant_summary(c_);
-  ImGui::PushTextWrapPos(0.0f);
-  ImGui::TextDisabled("%s", summary.empty() ? "The paper's model." : ("Variants: " + summary).c_str());
-  ImGui::PopTextWrapPos();
+  note(summary.empty() ? "The paper's model." : "Variants: " + summary);
 }
 
 // T5's bucketing of the relative bias (issue 25, not in the paper).
@@ -358,15 +373,11 @@ void ModelBuilder::draw_relative_bias() {
   ImGui::Indent();
   ImGui::SetNextItemWidth(F * 7.0f);
   ImGui::InputInt("relative_buckets", &c_.relative_buckets);
-  ImGui::SameLine();
   ImGui::SetNextItemWidth(F * 7.0f);
   ImGui::InputInt("relative_max_distance", &c_.relative_max_distance);
-  ImGui::TextDisabled("B[t_z, t_x] = W_rel[h, bucket(t_z − t_x)] is added to S/√d_attn in every self-attention");
-  if (c_.arch == "ed") {  // T5's own architecture: both bucketings, no bias across the two sequences
-    ImGui::PushTextWrapPos(0.0f);
-    ImGui::TextDisabled("encoder: bidirectional buckets; decoder: causal buckets; cross-attention: no B");
-    ImGui::PopTextWrapPos();
-  }
+  note("B[t_z, t_x] = W_rel[h, bucket(t_z − t_x)] is added to S/√d_attn in every self-attention");
+  if (c_.arch == "ed")  // T5's own architecture: both bucketings, no bias across the two sequences
+    note("encoder: bidirectional buckets; decoder: causal buckets; cross-attention: no B");
   ImGui::Unindent();
 }
 
@@ -375,9 +386,10 @@ void ModelBuilder::draw_window() {
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7.0f);
   if (ImGui::InputInt("window w (0: off)", &c_.window)) c_.window = std::max(0, c_.window);
   if (c_.window > 0) {
-    ImGui::SameLine();
-    ImGui::TextDisabled("variant: sliding window (seed 004): causal keeps t_x − w ≤ t_z ≤ t_x, %d keys; "
-                        "bidirectional |t_x − t_z| ≤ w; cross-attention unwindowed", c_.window + 1);
+    ImGui::Indent();
+    note("variant: sliding window (seed 004): causal keeps t_x − w ≤ t_z ≤ t_x, " + std::to_string(c_.window + 1) +
+         " keys; bidirectional |t_x − t_z| ≤ w; cross-attention unwindowed");
+    ImGui::Unindent();
   }
 }
 

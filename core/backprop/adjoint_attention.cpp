@@ -10,6 +10,8 @@
 // ALiBi adds the constant m_h·B inside the softmax, so 6̄ is unchanged. The relative bias (T5,
 // issue 25) adds a learned B = W_rel[h, bucket(t_z − t_x)]: 5̄ then gives ∇B = ∇S·√d_attn and
 // ∇W_rel[h, k] = Σ of ∇B over the cells of bucket k (a sub-step of 5̄).
+// Random-feature attention (Algorithm 4-R, issue 25) ran instead of lines 4–6: its own adjoint lines
+// (adjoint_rf_attention.cpp), then the same 3̄, 2̄, 1̄ (adjoint_qkv_projections, below).
 #include <cmath>
 
 #include "core/backprop/adjoints.hpp"
@@ -95,6 +97,8 @@ void relative_bias_adjoint(const AttentionOptions& v, const Mat<T>& dS, T scale,
 template <class T>
 void adjoint_attention(const AttentionForward<T>& f, const AttentionHeadW<const T>& W, CView<T> dVt,
                        AttentionHeadW<T>& dW, Ref<T> dX, Ref<T> dZ, Tracer* tr, Mat<T>* dW_rel) {
+  // Algorithm 4-R (variant) ran instead of lines 4–6: its own adjoint lines, then the same 3̄, 2̄, 1̄
+  if (f.variant.random_features()) return adjoint_rf_attention<T>(f, W, dVt, dW, dX, dZ, tr);
   const TraceBackward backward(tr);
   TraceFrame frame(tr, 4,
                    tr ? std::vector<Value>{tv("∇Ṽ", dVt, Axis::Feature, Axis::TokenX),
@@ -106,9 +110,6 @@ void adjoint_attention(const AttentionForward<T>& f, const AttentionHeadW<const 
                                            tparam<T>(tr, "W_v", W.W_v)}
                       : std::vector<Value>{});
   const T scale = T(1) / std::sqrt(static_cast<T>(f.Q.rows()));  // 1/√d_attn
-  const bool rope = f.variant.rope_base > 0;
-  const bool shared_kv = f.variant.H_kv > 0;  // set by Algorithm 5 only when H_kv < H
-  const bool self = dX.data() == dZ.data();
 
   // Adjoint of L6: Ṽ = V · A, A = softmax(S / √d_attn)
   const Mat<T> dV = dVt * f.A.transpose();  // (d_mid, ℓ_z)
@@ -135,35 +136,46 @@ void adjoint_attention(const AttentionForward<T>& f, const AttentionHeadW<const 
   const Mat<T> dQ = f.K * dS;              // (d_attn, ℓ_x)
   const Mat<T> dK = f.Q * dS.transpose();  // (d_attn, ℓ_z)
   if (tr) tr->line(lines::attention::S.adjoint(), {tv("∇Q", dQ, Axis::Feature, Axis::TokenX), tv("∇K", dK, Axis::Feature, Axis::TokenZ)});
+  adjoint_qkv_projections<T>(f, W, dQ, dK, dV, dW, dX, dZ, tr,
+                             {lines::attention::Q.adjoint(), lines::attention::K.adjoint(), lines::attention::V.adjoint()});
+}
+
+template <class T>
+void adjoint_qkv_projections(const AttentionForward<T>& f, const AttentionHeadW<const T>& W, const Mat<T>& dQ,
+                             const Mat<T>& dK, const Mat<T>& dV, AttentionHeadW<T>& dW, Ref<T> dX, Ref<T> dZ,
+                             Tracer* tr, const QkvLines& L) {
+  const bool rope = f.variant.rope_base > 0;
+  const bool shared_kv = f.variant.H_kv > 0;  // set by Algorithm 5 only when H_kv < H
+  const bool self = dX.data() == dZ.data();
   // Adjoint of L3: V ← W_v Z + b_v 1ᵀ
   const Mat<T> dW_v = dV * f.Z.transpose();  // (d_mid, d_z)
   const Mat<T> db_v = dV.rowwise().sum();    // (d_mid, 1)
   Mat<T> dZ_h = W.W_v.transpose() * dV;      // (d_z, ℓ_z) line 3's path of ∇Z
   if (tr)
-    tr->line(lines::attention::V.adjoint(), {head_term<T>("∇W_v", dW_v, shared_kv), head_term<T>("∇b_v", db_v, shared_kv),
-                    with_note(tv("∇Z", dZ_h, Axis::Feature, Axis::TokenZ), kPartialZNote)});
+    tr->line(L.V, {head_term<T>("∇W_v", dW_v, shared_kv), head_term<T>("∇b_v", db_v, shared_kv),
+                   with_note(tv("∇Z", dZ_h, Axis::Feature, Axis::TokenZ), kPartialZNote)});
   // Adjoint of L2: K ← W_k Z + b_k 1ᵀ   (RoPE: K was then rotated; rotate ∇K back first)
   const Mat<T> dK_pre = rope ? rope_rotate_back<T>(dK, f.variant.z_pos0, f.variant.rope_base) : dK;
   if (tr && rope)
-    tr->substep(lines::attention::K.adjoint(), "variant: RoPE — rotate ∇K back", {tv("∇(W_k Z + b_k 1ᵀ)", dK_pre, Axis::Feature, Axis::TokenZ)});
+    tr->substep(L.K, "variant: RoPE — rotate ∇K back", {tv("∇(W_k Z + b_k 1ᵀ)", dK_pre, Axis::Feature, Axis::TokenZ)});
   const Mat<T> dW_k = dK_pre * f.Z.transpose();  // (d_attn, d_z)
   const Mat<T> db_k = dK_pre.rowwise().sum();    // (d_attn, 1)
   dZ_h.noalias() += W.W_k.transpose() * dK_pre;
   if (tr)
-    tr->line(lines::attention::K.adjoint(), {head_term<T>("∇W_k", dW_k, shared_kv), head_term<T>("∇b_k", db_k, shared_kv),
-                    self ? with_note(tv("∇Z", dZ_h, Axis::Feature, Axis::TokenZ), kSelfNote)
-                         : tv("∇Z", dZ_h, Axis::Feature, Axis::TokenZ)});
+    tr->line(L.K, {head_term<T>("∇W_k", dW_k, shared_kv), head_term<T>("∇b_k", db_k, shared_kv),
+                   self ? with_note(tv("∇Z", dZ_h, Axis::Feature, Axis::TokenZ), kSelfNote)
+                        : tv("∇Z", dZ_h, Axis::Feature, Axis::TokenZ)});
   // Adjoint of L1: Q ← W_q X + b_q 1ᵀ   (RoPE: rotate ∇Q back first)
   const Mat<T> dQ_pre = rope ? rope_rotate_back<T>(dQ, f.variant.x_pos0, f.variant.rope_base) : dQ;
   if (tr && rope)
-    tr->substep(lines::attention::Q.adjoint(), "variant: RoPE — rotate ∇Q back", {tv("∇(W_q X + b_q 1ᵀ)", dQ_pre, Axis::Feature, Axis::TokenX)});
+    tr->substep(L.Q, "variant: RoPE — rotate ∇Q back", {tv("∇(W_q X + b_q 1ᵀ)", dQ_pre, Axis::Feature, Axis::TokenX)});
   const Mat<T> dW_q = dQ_pre * f.X.transpose();  // (d_attn, d_x)
   const Mat<T> db_q = dQ_pre.rowwise().sum();    // (d_attn, 1)
   const Mat<T> dX_h = W.W_q.transpose() * dQ_pre;  // (d_x, ℓ_x)
   if (tr)
-    tr->line(lines::attention::Q.adjoint(), {tv("∇W_q", dW_q), tv("∇b_q", db_q),
-                    self ? with_note(tv("∇X", dX_h, Axis::Feature, Axis::TokenX), kSelfNote)
-                         : tv("∇X", dX_h, Axis::Feature, Axis::TokenX)});
+    tr->line(L.Q, {tv("∇W_q", dW_q), tv("∇b_q", db_q),
+                   self ? with_note(tv("∇X", dX_h, Axis::Feature, Axis::TokenX), kSelfNote)
+                        : tv("∇X", dX_h, Axis::Feature, Axis::TokenX)});
   // Into the caller's gradients (a shared W_k, W_v, and X̃ = X = Z, accumulate)
   dW.W_q += dW_q;
   dW.b_q += db_q;
@@ -177,7 +189,10 @@ void adjoint_attention(const AttentionForward<T>& f, const AttentionHeadW<const 
 
 #define SF_ADJOINT_ATTENTION(T)                                                                                \
   template void adjoint_attention<T>(const AttentionForward<T>&, const AttentionHeadW<const T>&, CView<T>,    \
-                                     AttentionHeadW<T>&, Ref<T>, Ref<T>, Tracer*, Mat<T>*);
+                                     AttentionHeadW<T>&, Ref<T>, Ref<T>, Tracer*, Mat<T>*);      \
+  template void adjoint_qkv_projections<T>(const AttentionForward<T>&, const AttentionHeadW<const T>&, const Mat<T>&, \
+                                           const Mat<T>&, const Mat<T>&, AttentionHeadW<T>&, Ref<T>, Ref<T>, Tracer*, \
+                                           const QkvLines&);
 SF_ADJOINT_ATTENTION(float)
 SF_ADJOINT_ATTENTION(double)
 #undef SF_ADJOINT_ATTENTION

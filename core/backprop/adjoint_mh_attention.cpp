@@ -9,6 +9,7 @@
 #include <cmath>
 #include <set>
 
+#include "core/algorithms/random_features.hpp"
 #include "core/backprop/adjoints.hpp"
 
 namespace sf {
@@ -38,6 +39,12 @@ AttentionOptions head_variant(AttentionOptions v, int h, int H, int H_kv) {
   return v;
 }
 
+// Algorithm 4-R (variant): head h's ω (1-based h), as the forward draws it; empty for Algorithm 4.
+Mat<double> head_omega(const AttentionOptions& v, int h, Eigen::Index d_attn) {
+  if (!v.random_features()) return {};
+  return rf_omega(v.rf_D, static_cast<int>(d_attn), static_cast<std::uint64_t>(v.rf_seed), h, v.rf_orthogonal);
+}
+
 }  // namespace
 
 template <class T>
@@ -53,7 +60,7 @@ MHAttentionForward<T> self_attention_forward(const MHAttentionCache<T>& cache, c
     f.heads.push_back({Xt, Xt, cache.QKV.middleRows(h * d_attn, d_attn),
                        cache.QKV.middleRows((H + h) * d_attn, d_attn),
                        cache.QKV.middleRows(2 * H * d_attn + h * d_mid, d_mid), cache.A.middleCols(h * l, l), mask,
-                       head_variant(cache.variant, h + 1, H, H_kv)});
+                       head_variant(cache.variant, h + 1, H, H_kv), head_omega(cache.variant, h + 1, d_attn)});
   return f;
 }
 
@@ -65,11 +72,13 @@ MHAttentionForward<T> cross_attention_forward(const MHCrossAttentionCache<T>& ca
   const int H_kv = shared_kv_heads(W);
   MHAttentionForward<T> f{Xt, Z, cache.Y, mask, {}};
   f.heads.reserve(H);
-  // cache.Q stacks [Q^1; …; Q^H], cache.KV [K^1; …; K^H; V^1; …; V^H]; no RoPE, no ALiBi
+  // cache.Q stacks [Q^1; …; Q^H], cache.KV [K^1; …; K^H; V^1; …; V^H]; no RoPE, no ALiBi (cache.variant is
+  // attention_options(c, false): H_kv and Algorithm 4-R's D, seed only)
   for (int h = 0; h < H; ++h)
     f.heads.push_back({Xt, Z, cache.Q.middleRows(h * d_attn, d_attn), cache.KV.middleRows(h * d_attn, d_attn),
                        cache.KV.middleRows(H * d_attn + h * d_mid, d_mid), cache.A.middleCols(h * l_x, l_x), mask,
-                       head_variant(AttentionOptions{}, h + 1, H, H_kv)});
+                       head_variant(cache.variant, h + 1, H, H_kv),
+                       head_omega(cache.variant, h + 1, d_attn)});
   return f;
 }
 

@@ -54,7 +54,8 @@ struct AttentionForward {
   CView<T> V;               // (d_mid, ℓ_z) line 3
   CView<T> A;               // (ℓ_z, ℓ_x) line 6: A = softmax(S/√d_attn) (ALiBi: of S/√d_attn + m_h·B)
   const Mask& mask;         // (ℓ_z, ℓ_x) line 5's Mask (key padding folded in)
-  AttentionOptions variant; // rope_base > 0: RoPE; alibi with m: ALiBi's m_h; x_pos0, z_pos0
+  AttentionOptions variant; // rope_base > 0: RoPE; alibi with m: ALiBi's m_h; x_pos0, z_pos0; rf_D > 0: 4-R
+  Mat<double> omega;        // (D, d_attn) Algorithm 4-R only (variant.random_features()): the head's ω; else empty
 };
 
 // Adjoint of Algorithm 4, Ṽ = Attention(X, Z | W_qkv, Mask), given ∇Ṽ (d_mid, ℓ_x). ADDS this
@@ -87,6 +88,39 @@ struct AttentionForward {
 template <class T>
 void adjoint_attention(const AttentionForward<T>& f, const AttentionHeadW<const T>& W, CView<T> dVt,
                        AttentionHeadW<T>& dW, Ref<T> dX, Ref<T> dZ, Tracer* tr, Mat<T>* dW_rel = nullptr);
+
+// The adjoints of lines 3, 2, 1 (V, K, Q ← W Z/X + b 1ᵀ), given ∇Q, ∇K (after RoPE's rotation when
+// it is on), ∇V: the events and sums described above, made at the lines L names (Algorithm 4's, or
+// Algorithm 4-R's, whose lines 1–3 are the same). ADDS into dW, dX, dZ.
+struct QkvLines {
+  LineRef Q, K, V;  // the adjoint lines of Q ←, K ←, V ←
+};
+template <class T>
+void adjoint_qkv_projections(const AttentionForward<T>& f, const AttentionHeadW<const T>& W, const Mat<T>& dQ,
+                             const Mat<T>& dK, const Mat<T>& dV, AttentionHeadW<T>& dW, Ref<T> dX, Ref<T> dZ,
+                             Tracer* tr, const QkvLines& L);
+
+// ===== Algorithm 4-R: adjoint of RFAttention (adjoint_rf_attention.cpp; variant, not in the paper) ====
+
+// Adjoint of Algorithm 4-R (core/pseudocode/rfa_listing.cpp), run by adjoint_attention when
+// f.variant.random_features(): the same contract as Algorithm 4's adjoint (what it ADDS, H_kv, self-
+// attention), f.A unused (4-R forms no weights), f.omega the head's ω. Lines 4–7's values are
+// recomputed from Q and K (rf_forward_values: the forward caches none). The maths is
+// core/gradients/rf_backward.hpp's. Frame alg 106 (algs::random_feature_attention), events:
+//   Enter: "∇Ṽ", "Q", "K", "V", "Mask", "W_q", "W_k", "W_v".
+//   adjoint of line 12 (Ṽ[:, t_x] ← a / max(b, ε g)): binds "∇a" (d_out, ℓ_x), "∇b" (1, ℓ_x), "∇g" (1, ℓ_x;
+//     nonzero only in guarded columns, note).
+//   adjoint of line 11 (a ← S_φᵀ φ(q), b ← s_φᵀ φ(q)): binds "∇φ(Q)" (2D, ℓ_x).
+//   adjoint of line 10 (the prefix sums), sub "∇S_φ, ∇s_φ, ∇g ← suffix sums over the queries that see key n":
+//     binds "∇S_φ" (2D, d_out; at key 1, note), "∇s_φ" (2D, ℓ_z), "∇g" (1, ℓ_z); line: "∇V", "∇φ(K)", "∇κ".
+//   adjoint of line 7 (κ): binds "∇K" (PARTIAL: line 7's path, note).
+//   adjoint of line 6 (φ(K)): binds "∇K" (lines 7 and 6: complete).
+//   adjoint of line 5 (φ(Q)): binds "∇Q".
+//   lines 3, 2, 1: adjoint_qkv_projections at lines::random_feature_attention's Q, K, V.
+// Line 4 (w_i ← ω_i/σ) has no adjoint: ω is fixed. Lines 8, 9, 13 compute nothing to differentiate.
+template <class T>
+void adjoint_rf_attention(const AttentionForward<T>& f, const AttentionHeadW<const T>& W, CView<T> dVt,
+                          AttentionHeadW<T>& dW, Ref<T> dX, Ref<T> dZ, Tracer* tr);
 
 // ===== Algorithm 5: adjoint of MHAttention (adjoint_mh_attention.cpp) ==============================
 

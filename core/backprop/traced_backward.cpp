@@ -57,11 +57,6 @@ Batch dtraining_batch(const Tokens& x, const ModelConfig& c) {
 template <class T>
 TracedGradient<T> traced_backward(const Model& m, const Batch& batch, Tracer* tr) {
   if (batch.B != 1) throw Error("the traced backward runs on one sequence: a batch of B = 1, not " + std::to_string(batch.B));
-  // The adjoint lines differentiate Algorithm 4 from its record (S, softmax(S)); Algorithm 4-R keeps none.
-  if (m.config.attention == AttentionKind::RandomFeatures)
-    throw Error("the stepped backward has no adjoint lines for random-feature attention (Algorithm 4-R) yet: training "
-                "computes its gradient (core/gradients/grad_random_features.cpp), but stepping through it is not "
-                "available; set attention to \"exact\" to step the backward pass");
   const int alg = architecture(m.config).forward_algorithm();
   switch (alg) {
     case 10:

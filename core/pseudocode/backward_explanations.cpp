@@ -116,6 +116,25 @@ const char* explain_adjoint(int alg, int line) {
                "to what it got through V."},
       {{4, 1}, "Q = W_q X + b_q 1ᵀ, the same way: W_q and b_q get their gradients, and X gets W_qᵀ∇Q. In "
                "self-attention X and Z are the same tokens, and the caller adds the two gradients."},
+      // Algorithm 4-R (random-feature attention, a variant: rfa_listing.cpp)
+      {{106, 12}, "Ṽ[:, t_x] was a divided by b̂: a's gradient is ∇Ṽ divided by b̂, and b̂'s is minus ∇Ṽ times the "
+                  "quotient, over b̂. Where the guard divided by ε·g instead, that gradient goes to g, not b."},
+      {{106, 11}, "a and b were products of the query's features with the running sums as they stood at t_x, so the "
+                  "features get S_φ∇a + s_φ∇b. The sums are rebuilt in the same order as the forward's."},
+      {{106, 10}, "The forward added key n to the running sums once, and every later query read it: so key n's gradient "
+                  "collects the queries that saw it. Going through the keys from the last to the first, these are suffix "
+                  "sums, again linear in ℓ: no ℓ_z×ℓ_x matrix. From them V, the key features and the weights κ get theirs."},
+      {{106, 7}, "κ = exp(‖k‖²/2σ² − c): its derivative is κ itself times k/σ². This is the first of the two paths to "
+                 "K; c is a constant shift that cancels in Ṽ, so it gets none."},
+      {{106, 6}, "The key features were cos and sin of ⟨w_i, k⟩: the chain rule through them turns ∇Φ_K into a gradient "
+                 "of K, added to line 7's. The w_i are fixed: they get nothing."},
+      {{106, 5}, "The same for the queries: ∇Φ_Q through cos and sin of ⟨w_i, q⟩ gives ∇Q."},
+      {{106, 3}, "V = W_v Z + b_v 1ᵀ is linear, as in Algorithm 4: W_v's gradient is ∇V times the inputs, b_v's is ∇V "
+                 "summed over the tokens, and the context Z gets W_vᵀ∇V."},
+      {{106, 2}, "K = W_k Z + b_k 1ᵀ, as in Algorithm 4: W_k and b_k get their gradients and Z gets W_kᵀ∇K added to what "
+                 "it got through V."},
+      {{106, 1}, "Q = W_q X + b_q 1ᵀ, as in Algorithm 4: W_q and b_q get their gradients, and X gets W_qᵀ∇Q. In "
+                 "self-attention X and Z are the same tokens, and the caller adds the two gradients."},
       // Algorithm 5
       {{5, 4}, "Ṽ = W_o Y + b_o 1ᵀ is linear: W_o and b_o get their gradients, and Y, the heads stacked, gets W_oᵀ∇Ṽ."},
       {{5, 3}, "Y stacked the heads' outputs: cut ∇Y back into one block of rows per head."},

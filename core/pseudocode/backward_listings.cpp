@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "core/pseudocode/variant_labels.hpp"
+#include "core/trace/vocabulary.hpp"
 
 namespace sf {
 
@@ -108,6 +109,47 @@ PseudoAlgorithm attention(const Variants& v, const ModelConfig& c) {
   return a;
 }
 
+// ---- Algorithm 4-R: random-feature attention (a variant, not in the paper: rfa_listing.cpp) ----
+
+// "random-feature attention, Algorithm 4-R (D = 64)" for a model that runs it, else "".
+std::string rf_label(const ModelConfig& c) {
+  if (c.attention != AttentionKind::RandomFeatures) return "";
+  return "random-feature attention, Algorithm 4-R (D = " + std::to_string(c.rf_features) + ")";
+}
+
+// Lines 5 and 6's adjoint, x ↦ φ(x) (rows 2i−1, 2i of Φ are D^{−1/2} cos⟨w_i, x⟩, sin⟨w_i, x⟩).
+std::string phi_adjoint(const std::string& P) {
+  return "Σ_i w_i (" + P + "[2i−1, :] ⊙ ∇" + P + "[2i, :] − " + P + "[2i, :] ⊙ ∇" + P + "[2i−1, :])";
+}
+
+PseudoAlgorithm rf_attention(const Variants& v) {
+  PseudoAlgorithm a = listing(
+      algs::random_feature_attention, "RFAttention adjoint", "∇X, ∇Z, ∇W_qkv ← RFAttention adjoint(∇Ṽ | X, Z, W_qkv, Mask; D, ω)",
+      {"/* Backpropagates Algorithm 4-R from ∇Ṽ = ∂loss/∂Ṽ, in linear time like the forward: line 10's prefix sums become "
+       "suffix sums, and no ℓ_z×ℓ_x matrix is built. Φ_Q, Φ_K, κ and the running sums are recomputed from Q and K. */",
+       "/* ω, and so line 4's w_i, are fixed (not learned): line 4 has no adjoint. b̂[t_x] = max(b, ε g) is line 12's divisor. */",
+       "Input: ∇Ṽ ∈ ℝ^{d_out×ℓ_x}; the forward's X, Z, Q, K, V, Mask and ω.",
+       "Output: ∇X ∈ ℝ^{d_x×ℓ_x}, ∇Z ∈ ℝ^{d_z×ℓ_z}, ∇W_q, ∇b_q, ∇W_k, ∇b_k, ∇W_v, ∇b_v, as Algorithm 4's adjoint."});
+  a.lines = {
+      adj(12, "∇a[:, t_x] ← ∇Ṽ[:, t_x] / b̂[t_x],   ∇b[t_x] ← −∇Ṽ[:, t_x]ᵀ Ṽ[:, t_x] / b̂[t_x]   for t_x ∈ [ℓ_x]"
+              "        [[where b̂ = ε g, ∇g[t_x] takes ∇b's value instead, times ε]]"),
+      adj(11, "∇Φ_Q[:, t_x] ← S_φ ∇a[:, t_x] + s_φ ∇b[t_x]        [[S_φ, s_φ as they stood at query t_x]]"),
+      adj(10, "for n = ℓ_z, …, 1: ∇V[:, n] ← κ[n] ∇S_φᵀ Φ_K[:, n],   ∇Φ_K[:, n] ← κ[n] (∇S_φ V[:, n] + ∇s_φ),   "
+              "∇κ[n] ← Φ_K[:, n]ᵀ (∇S_φ V[:, n] + ∇s_φ) + ∇g",
+          0,
+          {"∇S_φ ← Σ_{t_x : n ≤ n(t_x)} Φ_Q[:, t_x] ∇a[:, t_x]ᵀ,   ∇s_φ ← Σ_{t_x : n ≤ n(t_x)} Φ_Q[:, t_x] ∇b[t_x],   "
+           "∇g ← Σ_{t_x : n ≤ n(t_x)} ∇g[t_x]        [[suffix sums, the adjoint of line 10's prefix sums: key n "
+           "collects the queries that saw it]]"}),
+      adj(7, "∇K[:, t_z] ← ∇κ[t_z] κ[t_z] K[:, t_z] / σ²        [[c is a constant shift: Ṽ does not depend on it]]"),
+      adj(6, "∇K ← ∇K + " + phi_adjoint("Φ_K") + "        [[φ's adjoint: d cos u = −sin u du, d sin u = cos u du]]"),
+      adj(5, "∇Q ← " + phi_adjoint("Φ_Q")),
+      adj(3, "∇W_v ← ∇V Zᵀ,   ∇b_v ← ∇V 1,   ∇Z ← W_vᵀ ∇V"),
+      projection_adjoint(2, "W_k", "b_k", "Z", "∇K", "∇Z", true, v),
+      projection_adjoint(1, "W_q", "b_q", "X", "∇Q", "∇X", false, v),
+  };
+  return a;
+}
+
 // ---- Algorithm 5: multi-head attention ----
 
 PseudoAlgorithm mh_attention(const Variants& v, const ModelConfig& c) {
@@ -127,6 +169,12 @@ PseudoAlgorithm mh_attention(const Variants& v, const ModelConfig& c) {
           "∇X^h, ∇Z^h ← Attention adjoint(∇Y^h | X, Z, W^h_q, b^h_q, W^{g(h)}_k, b^{g(h)}_k, W^{g(h)}_v, b^{g(h)}_v, Mask);   ∇X ← ∇X + ∇X^h;   "
           "∇Z ← ∇Z + ∇Z^h   [[∇W^{g(h)}_k, ∇b^{g(h)}_k, ∇W^{g(h)}_v, ∇b^{g(h)}_v add up over the heads of group g(h)]]",
           labels({v.kv}));
+  if (const std::string rf = rf_label(c); !rf.empty()) {  // the heads run Algorithm 4-R: its adjoint (with H_kv's text, if any)
+    const PseudoLine* y = adjoint_line(a, 2);
+    std::string text = y->text;
+    text.insert(text.find("Attention adjoint("), "RF");
+    rewrite(a, 2, text + "   [[Algorithm 4-R's adjoint]]", labels({y->variant, rf}));
+  }
   add_header(a, "W_k, b_k, W_v, b_v have H_kv = " + std::to_string(c.kv_heads()) +
                     " heads, each shared by H/H_kv query heads: their gradients add up; g(h) = ⌊(h−1)·H_kv/H⌋ + 1",
              v.kv);
@@ -448,7 +496,9 @@ ModelConfig config_for(int alg, const ModelConfig& c) {
 
 }  // namespace
 
-bool has_backward_listing(int alg) { return alg >= 1 && alg <= 13 && alg != 3; }
+bool has_backward_listing(int alg) {
+  return (alg >= 1 && alg <= 13 && alg != 3) || alg == algs::random_feature_attention;
+}
 
 PseudoAlgorithm backward_pseudocode_for(int alg, const ModelConfig& config) {
   const ModelConfig c = config_for(alg, config);
@@ -466,6 +516,7 @@ PseudoAlgorithm backward_pseudocode_for(int alg, const ModelConfig& config) {
     case 11:
     case 12:
     case 13: return loss_lines(alg, v);
+    case algs::random_feature_attention: return rf_attention(v);
     default: return PseudoAlgorithm{0, "", "", {}, {}};
   }
 }
@@ -475,6 +526,7 @@ const PseudoAlgorithm& backward_pseudocode(int alg) {
     std::map<int, PseudoAlgorithm> t;
     for (int alg = 1; alg <= 13; ++alg)
       if (has_backward_listing(alg)) t.emplace(alg, backward_pseudocode_for(alg, ModelConfig{}));
+    t.emplace(algs::random_feature_attention, backward_pseudocode_for(algs::random_feature_attention, ModelConfig{}));
     return t;
   }();
   static const PseudoAlgorithm none{0, "", "", {}, {}};

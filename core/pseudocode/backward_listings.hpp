@@ -25,7 +25,8 @@ namespace sf {
 // is this label as a comment, "/* not in the paper: Stepformer's backward listing. */".
 inline constexpr const char* kBackwardListingLabel = "not in the paper: Stepformer's backward listing";
 
-// Whether algorithm `alg` has a backward listing (1, 2, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13).
+// Whether algorithm `alg` has a backward listing (1, 2, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, and the variant
+// Algorithm 4-R, algs::random_feature_attention).
 bool has_backward_listing(int alg);
 
 // The backward listing of algorithm `alg` as the model of configuration `c` runs it: the variants'

@@ -6,6 +6,7 @@
 // C = n/H; ℒ the loss), labelled as Stepformer's, or says why there is none.
 #include "core/pseudocode/backward_listings.hpp"
 #include "core/pseudocode/notations.hpp"
+#include "core/trace/vocabulary.hpp"
 
 namespace sf {
 
@@ -119,6 +120,11 @@ std::vector<NotationEntry> build() {
        {3, projection("V^h", "v^h", "t′")},
        {2, projection("K^h", "k^h", "t′")},
        {1, projection("Q^h", "q^h", "t")}});
+  // Algorithm 4-R (a variant): the tutorial writes exact softmax attention, never an estimate
+  const std::string dyz_rf = "no counterpart: the tutorial's attention is the exact softmax Ω^h; it has no random features";
+  add(t, algs::random_feature_attention,
+      {{12, none(dyz_rf)}, {11, none(dyz_rf)}, {10, none(dyz_rf)}, {7, none(dyz_rf)}, {6, none(dyz_rf)}, {5, none(dyz_rf)},
+       {3, projection("V^h", "v^h", "t′")}, {2, projection("K^h", "k^h", "t′")}, {1, projection("Q^h", "q^h", "t")}});
   add(t, 5,
       {{4, text("∂ℒ/∂U^h_{ic} = Σ_{α,t} ∂ℒ/∂r_{α;t;i} o^h_{α;t;c},   ∂ℒ/∂o^h_{α;t;c} = Σ_i U^h_{ic} ∂ℒ/∂r_{α;t;i}   (no bias b_o)")},
        {3, none("the sum over h in r_{α;t;i} concatenates and projects in one step: line 4's ∂ℒ/∂o^h is already per head")},

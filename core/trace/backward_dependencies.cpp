@@ -128,6 +128,7 @@ bool enter_rules(Adjoint& a) {
   };
   static const Incoming table[] = {
       {4, "∇Ṽ", {}, false},
+      {algs::random_feature_attention, "∇Ṽ", {}, false},
       {5, "∇Ṽ", {"∇X", "∇Z"}, false},
       {6, "∇ê", {"∇X̃", "∇Z̃", "∇X", "∇Z", "∇(e_t + W_s[:, 1])", "∇e_t"}, true},
       {7, "∇p", {"∇P"}, true},
@@ -143,7 +144,7 @@ bool enter_rules(Adjoint& a) {
       decoder_layers_dZ(a, caller, e.idx.t - 1);  // pre-LN: the encoder's final norm receives the summed ∇Z
       return a.ok(a.R.cell() + " = Σ_l ∇Z[" + I(a.r) + ", " + I(e.idx.t - 1) + "] of the cross-attention line in each decoder layer l");
     }
-    if (e.alg == 4) {  // head h's part of ∇Y, Algorithm 5's adjoint of line 3
+    if (e.alg == 4 || e.alg == algs::random_feature_attention) {  // head h's part of ∇Y, Algorithm 5's adjoint of line 3
       from = "∇Y^" + std::to_string(e.idx.h);
       f = caller_binding(a.R.tr, a.R.k, {from.c_str()});
     } else {
@@ -241,21 +242,22 @@ void attention_adjoint(Rule& R) {
                   I(lo + rows - 1) + " of ∇" + a.Y + "[:, " + I(c) + "], rotated back");
     }
   }
-  // ∇X (adjoint of line 1) and ∇Z (line 3: its path; line 2: lines 2 and 3 together).
-  const LineRef line{R.e.alg, R.e.line};
-  const bool dX = gradient_of(n) == "X" && line == lines::attention::Q;
-  const bool dZ = gradient_of(n) == "Z" && (line == lines::attention::K || line == lines::attention::V);
+  // ∇X (adjoint of line 1) and ∇Z (line 3: its path; line 2: lines 2 and 3 together). Algorithm 4-R's
+  // lines 1–3 are these, with the same numbers.
+  const int line = R.e.line;
+  const bool dX = gradient_of(n) == "X" && line == lines::attention::Q.line;
+  const bool dZ = gradient_of(n) == "Z" && (line == lines::attention::K.line || line == lines::attention::V.line);
   if (!dX && !dZ) return;
   std::vector<Affine> paths;
   if (dX) paths.push_back({"W_q", "b_q", "Q", "X"});
-  if (line == lines::attention::K) paths.push_back({"W_k", "b_k", "K", "Z"});
+  if (line == lines::attention::K.line) paths.push_back({"W_k", "b_k", "K", "Z"});
   if (dZ) paths.push_back({"W_v", "b_v", "V", "Z"});
   std::string sum;
   for (const Affine& a : paths) {
     R.add_forward(a.W, a.W, col_of(r));
     sum += std::string(sum.empty() ? "" : " + ") + a.W + "[:, " + I(r) + "] · " + add_dY(a, col_of(c)) + "[:, " + I(c) + "]";
   }
-  return R.ok(R.cell() + " = " + sum + (dZ && line == lines::attention::V ? " (line 3's path only)" : ""));
+  return R.ok(R.cell() + " = " + sum + (dZ && line == lines::attention::V.line ? " (line 3's path only)" : ""));
 }
 
 // Algorithm 5's adjoint: line 4 (Ṽ = W_o Y + b_o 1ᵀ), line 3 (Y = [Y^1; …; Y^H]), line 2 (the
@@ -695,6 +697,7 @@ void backward_rules(Rule& R) {
   bool found = false;
   if (e.kind == EventKind::Enter) found = enter_rules(a);
   else if (alg == 4) attention_adjoint(R), found = R.out.rule;
+  else if (alg == algs::random_feature_attention) found = rf_attention_adjoint(R) || (attention_adjoint(R), R.out.rule);
   else if (alg == 5) found = a.n == "h" ? a.ok("the loop index h: the heads run backwards, H … 1") : mh_attention_adjoint(a);
   else if (alg == 6) found = layer_norm_adjoint(a);
   else if (alg == 7) found = unembedding_adjoint(a);

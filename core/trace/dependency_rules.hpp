@@ -197,5 +197,8 @@ inline size_t previous_line(const Trace& tr, size_t k) {
 // The adjoint lines of Stepformer's backward listings (backward_dependencies.cpp): the rule of
 // backward event R.k for R's cell; leaves R.out.rule false when the line has none.
 void backward_rules(Rule& R);
+// Algorithm 4-R's adjoint lines 12 … 5 (rf_backward_dependencies.cpp; a variant, not in the paper):
+// true when R's value has a rule there; its lines 3, 2, 1 are Algorithm 4's (backward_rules).
+bool rf_attention_adjoint(Rule& R);
 
 }  // namespace sf::dependency_rules

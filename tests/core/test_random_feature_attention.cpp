@@ -15,7 +15,6 @@
 
 #include "core/algorithms/algorithms.hpp"
 #include "core/algorithms/kv_cache.hpp"
-#include "core/backprop/traced_backward.hpp"
 #include "core/algorithms/random_features.hpp"
 #include "core/gradients/grad.hpp"
 #include "core/model/config.hpp"
@@ -400,22 +399,6 @@ TEST(RandomFeatureAttention, KvCachedGenerationRunsAlgorithm4RToo) {
     from_exact = std::max(from_exact, static_cast<double>((p - dtransformer<float>(x, exact, W).col(n - 1)).cwiseAbs().maxCoeff()));
   }
   EXPECT_GT(from_exact, 1e-3);
-}
-
-// The stepped backward has no adjoint lines for Algorithm 4-R: it refuses with the reason (its adjoints
-// would read Algorithm 4's record, which 4-R never makes) rather than step a wrong gradient.
-TEST(RandomFeatureAttention, SteppedBackwardRefusesWithTheReason) {
-  ModelConfig c = sf::test::small_gpt();
-  c.attention = AttentionKind::RandomFeatures;
-  const Model m = Model::initialised(c, 1);
-  Trace trace;
-  Tracer tr(trace);
-  try {
-    traced_backward<float>(m, dtraining_batch(Tokens{1, 2, 3}, c), &tr);
-    FAIL() << "no error";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("no adjoint lines for random-feature attention"), std::string::npos) << e.what();
-  }
 }
 
 TEST(RandomFeatureAttention, ConfigKeysParseValidateAndRoundTrip) {
