@@ -69,9 +69,9 @@ void draw_paged_kv_view(const App& app, const BlockTable& t, const char* seq, co
   ImGui::TextDisabled("block table of %s (logical block → physical block):", seq);
   for (int b = 0; b < n; ++b) draw_block(app, t, b);
   ImGui::PushTextWrapPos(0.0f);
-  ImGui::TextDisabled("%d tokens of K and V (%s) in %d blocks of B = %d; %d slot(s) unused in the "
+  ImGui::TextDisabled("%d tokens of K and V (%s) in %d blocks of B = %d; %d slot%s unused in the "
                       "last block. This step's attention read K, V gathered through the table.%s",
-                      t.tokens, text.held, n, t.block_size, unused, text.apart);
+                      t.tokens, text.held, n, t.block_size, unused, unused == 1 ? "" : "s", text.apart);
   ImGui::PopTextWrapPos();
 }
 
