@@ -3,6 +3,7 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <sstream>
 
@@ -83,16 +84,17 @@ std::vector<Digit> load_digits(const std::string& path) {
   return out;
 }
 
-Dataset digits_dataset(const std::vector<std::string>& lines, int val_every) {
-  if (lines.size() <= static_cast<size_t>(kDigitsTest))
+Dataset digits_dataset(const std::vector<std::string>& lines, int n_val) {
+  if (lines.size() <= static_cast<size_t>(kDigitsTest + std::max(n_val, 0)))
     throw Error("the digits file has " + std::to_string(lines.size()) + " images; it needs more than the " +
-                std::to_string(kDigitsTest) + " held-out test images");
+                std::to_string(kDigitsTest) + " held-out test images and the " + std::to_string(n_val) + " validation ones");
   Dataset d;
   d.name = "digits";
   d.description = std::string("one 8×8 image and its class; ") + kDigitsSource;
   for (int k = 0; k <= 9; ++k) d.vocab.push_back(std::to_string(k));
   const size_t n_train = lines.size() - kDigitsTest;
-  for (size_t i = 0; i < n_train; ++i) (val_every > 0 && i % val_every == 0 ? d.val : d.train).push_back(lines[i]);
+  const size_t first_val = n_train - static_cast<size_t>(std::max(n_val, 0));
+  for (size_t i = 0; i < n_train; ++i) (i >= first_val ? d.val : d.train).push_back(lines[i]);
   return d;
 }
 
@@ -125,14 +127,14 @@ Recipe digits_recipe() {
   o.lr = 3e-3;
   o.min_lr = 1e-4;
   o.warmup = 50;
-  o.steps = 1500;
-  o.batch = 32;
+  o.steps = 3000;
+  o.batch = 64;
   o.threads = 2;
   return r;
 }
 
-Model train_digits(const Recipe& r, const std::vector<std::string>& lines, uint64_t seed) {
-  Trainer t(Model::initialised(r.config, seed), digits_dataset(lines), r.options);
+Model train_digits(const Recipe& r, const std::vector<std::string>& lines, uint64_t seed, int n_val) {
+  Trainer t(Model::initialised(r.config, seed), digits_dataset(lines, n_val), r.options);
   while (!t.finished()) t.step();
   return t.model();
 }

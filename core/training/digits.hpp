@@ -35,10 +35,10 @@ std::vector<std::string> read_digit_lines(const std::string& path = kDigitsPath)
 // Every image of the file, in its order. Throws as read_digit_lines and parse_digit_line.
 std::vector<Digit> load_digits(const std::string& path = kDigitsPath);
 
-// The training data: the first N − 360 images, of which every `val_every`-th (the 1st, the
-// (val_every+1)-th, …) is the validation split that chose the recipe, the rest train. Test images
-// never enter it.
-Dataset digits_dataset(const std::vector<std::string>& lines, int val_every = 5);
+// The training data: the first N − 360 images, of which the last n_val (in the file's order: other
+// writers, as the test set has) are the validation split that chose the recipe, the rest train.
+// Test images never enter it.
+Dataset digits_dataset(const std::vector<std::string>& lines, int n_val = 287);
 // The held-out test set: the last 360 lines.
 std::vector<std::string> digits_test_lines(const std::vector<std::string>& lines);
 
@@ -46,8 +46,9 @@ std::vector<std::string> digits_test_lines(const std::vector<std::string>& lines
 // and the practical mode's settings, chosen on the validation split (docs/vision.md gives the
 // measured accuracy and time). Trained by `train_digits`.
 Recipe digits_recipe();
-// Trains a fresh model (seed) of the recipe on digits_dataset(lines) for recipe.options.steps updates.
-Model train_digits(const Recipe& r, const std::vector<std::string>& lines, uint64_t seed = 1);
+// Trains a fresh model (seed) of the recipe on digits_dataset(lines, n_val) for recipe.options.steps
+// updates: n_val = 287 to choose a recipe, 0 (all 1,437 images before the test set) for the final model.
+Model train_digits(const Recipe& r, const std::vector<std::string>& lines, uint64_t seed = 1, int n_val = 287);
 // The fraction of `lines` (digit lines) whose predicted class (argmax of P[:, 1]) is their class.
 double digits_accuracy(const Model& m, const std::vector<std::string>& lines);
 
