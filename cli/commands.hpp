@@ -25,5 +25,6 @@ Command train_command();    // cli/cmd_train.cpp
 Command tokenize_command(); // cli/cmd_tokenize.cpp
 Command info_command();     // cli/cmd_info.cpp
 Command backward_command(); // cli/cmd_backward.cpp
+Command classify_command(); // cli/cmd_classify.cpp
 
 }  // namespace sf::cli
