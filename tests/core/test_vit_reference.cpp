@@ -6,6 +6,7 @@
 // longer than its n ≤ 16 terms per dot product).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -65,6 +66,24 @@ void check_forward(int patch, double tol) {
   Tracer tr(trace);
   const MatD P = vit_etransformer<T>(image, r.c, W, &tr).template cast<double>();
   EXPECT_LT((P - json_matrix(r.forward.at("P"))).cwiseAbs().maxCoeff(), tol) << "patch " << patch;
+  // Stepping works as for text: Algorithm 9's line 2 binds X from the patches, with the note that it
+  // replaces Algorithm 1's W_e[:, x[t]]; line 12 binds P. The trace keeps float copies (a double
+  // run's values rounded to float, ≤ 2⁻²⁴ relative of values ≤ 5): kRefFloat for them.
+  const double traced_tol = std::max(tol, kRefFloat);
+  bool line2 = false, line12 = false;
+  for (const Event& e : trace.events) {
+    if (e.kind != EventKind::Line || e.alg != 9) continue;
+    for (const Value& v : e.values) {
+      if (e.line == lines::e_transformer::embed.line && v.name == "X") {
+        line2 = true;
+        EXPECT_LT((v.m.cast<double>() - json_matrix(r.forward.at("X0"))).cwiseAbs().maxCoeff(), traced_tol);
+        EXPECT_NE(v.note.find("replaces Algorithm 1's W_e[:, x[t]]"), std::string::npos) << v.note;
+      }
+      if (e.line == lines::e_transformer::P.line && v.name == "P") line12 = (v.m - P.cast<float>()).cwiseAbs().maxCoeff() == 0;
+    }
+  }
+  EXPECT_TRUE(line2);
+  EXPECT_TRUE(line12);
 }
 
 template <class T>
