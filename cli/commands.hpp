@@ -26,5 +26,6 @@ Command tokenize_command(); // cli/cmd_tokenize.cpp
 Command info_command();     // cli/cmd_info.cpp
 Command backward_command(); // cli/cmd_backward.cpp
 Command lens_command();     // cli/cmd_lens.cpp (not in the paper: an interpretation tool)
+Command classify_command(); // cli/cmd_classify.cpp
 
 }  // namespace sf::cli

@@ -20,7 +20,8 @@ const std::vector<Command>& commands() {
                                          sf::cli::sample_command(), sf::cli::fill_command(),
                                          sf::cli::train_command(),  sf::cli::demo_command(),
                                          sf::cli::info_command(), sf::cli::tokenize_command(),
-                                         sf::cli::backward_command(), sf::cli::lens_command()};
+                                         sf::cli::backward_command(), sf::cli::lens_command(),
+                                         sf::cli::classify_command()};
   return list;
 }
 

@@ -46,6 +46,15 @@ Mat<T> etransformer(const Tokens& x, const ModelConfig& c, const BertW<const T>&
   // L2: for t ∈ [ℓ]: e_t ← W_e[:, x[t]] + W_p[:, t]
   //     (not in the paper, BERT checkpoints' extras when configured: + W_s[:, 1], then layer_norm(e_t | γ_emb, β_emb))
   Mat<T> X = embed_line<T>(x, c, W.W_e, W.W_p, W.extras, tr, lines::e_transformer::embed, Axis::TokenX);  // (d_e, ℓ): column t is e_t
+  return etransformer_layers<T>(std::move(X), c, W, tr, attn, patches);
+}
+
+template <class T>
+Mat<T> etransformer_layers(Mat<T> X, const ModelConfig& c, const BertW<const T>& W, Tracer* tr,
+                           const MHAttentionFn<T>& attn, const Patches* patches) {
+  using namespace variant_layers;
+  const int l = static_cast<int>(X.cols());
+  const bool tied = W.W_u.size() == 0;
   // L3: X ← [e_1, e_2, … e_ℓ]
   const PatchSite run{patches};
   patch(run, lines::e_transformer::X, "X", X);  // patch point: X of line 3, layer 1's input
@@ -105,5 +114,9 @@ template Mat<float> etransformer(const Tokens&, const ModelConfig&, const BertW<
                                  const MHAttentionFn<float>&, const Patches*);
 template Mat<double> etransformer(const Tokens&, const ModelConfig&, const BertW<const double>&, Tracer*,
                                   const MHAttentionFn<double>&, const Patches*);
+template Mat<float> etransformer_layers(Mat<float>, const ModelConfig&, const BertW<const float>&, Tracer*,
+                                        const MHAttentionFn<float>&, const Patches*);
+template Mat<double> etransformer_layers(Mat<double>, const ModelConfig&, const BertW<const double>&, Tracer*,
+                                         const MHAttentionFn<double>&, const Patches*);
 
 }  // namespace sf

@@ -225,6 +225,12 @@ void check_tokens(const Tokens& x, const ModelConfig& c);
 template <class T>
 Mat<T> etransformer(const Tokens& x, const ModelConfig& c, const BertW<const T>& W, Tracer* tr = nullptr,
                     const MHAttentionFn<T>& attn = {}, const Patches* patches = nullptr);
+// Algorithm 9 from line 3 on, inside an open frame of Algorithm 9: X (d_e, ℓ) is the embedded
+// sequence [e_1, …, e_ℓ] of line 2 (BERT: W_e[:, x[t]] + W_p[:, t]; the vision transformer, arch
+// "vit": its patches' W_patch p + b_patch, core/arch/vit.cpp). Traces lines 3–12; returns P.
+template <class T>
+Mat<T> etransformer_layers(Mat<T> X, const ModelConfig& c, const BertW<const T>& W, Tracer* tr,
+                           const MHAttentionFn<T>& attn, const Patches* patches);
 
 // Algorithm 8: P ← EDTransformer(z, x | θ), the encoder-decoder (post-LN, ReLU). Returns
 // P ∈ (0,1)^{N_V×length(x)}. Throws sf::Error when z or x cannot be fed to the model.

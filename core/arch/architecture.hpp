@@ -33,6 +33,9 @@ struct Example {
   // GPT's prefix-LM variant (mask "prefix"): p, the position of the first prefix_separator in x
   // (0 when none); training puts loss terms only on positions t ≥ p. 0 otherwise.
   int p = 0;
+  // The vision transformer (arch "vit"): x is an image (64 intensities) and this its class id
+  // (class + 1, an id of the class names "0" … "9"). 0 otherwise.
+  int label = 0;
 };
 
 // How the architecture produces output from a trained model.

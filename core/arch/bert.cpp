@@ -20,7 +20,7 @@ BertW<T> bind_bert(const ParamTable& table, T* theta) {
   std::vector<LayerW<T>> layers;
   for (int l = 1; table.find("layer" + std::to_string(l) + ".gamma1"); ++l)
     layers.push_back(bind_layer<T>(table, theta, "layer" + std::to_string(l) + ".", "attn."));
-  return BertW<T>{.W_e = bind_matrix<T>(table, theta, "W_e"),
+  return BertW<T>{.W_e = bind_matrix_if<T>(table, theta, "W_e"),  // the vision transformer has none
                   .W_p = bind_matrix_if<T>(table, theta, "W_p"),
                   .layers = std::move(layers),
                   .enc_gamma = bind_vector_if<T>(table, theta, "enc.gamma"),

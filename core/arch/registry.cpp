@@ -3,6 +3,7 @@
 #include "core/arch/bert.hpp"
 #include "core/arch/ed.hpp"
 #include "core/arch/gpt.hpp"
+#include "core/arch/vit.hpp"
 #include "core/model/error.hpp"
 
 namespace sf {
@@ -11,7 +12,8 @@ const std::vector<const Architecture*>& all_architectures() {
   static const GptArchitecture gpt;
   static const BertArchitecture bert;
   static const EdArchitecture ed;
-  static const std::vector<const Architecture*> all{&gpt, &bert, &ed};
+  static const VitArchitecture vit;
+  static const std::vector<const Architecture*> all{&gpt, &bert, &ed, &vit};
   return all;
 }
 

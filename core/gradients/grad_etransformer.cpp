@@ -52,15 +52,11 @@ T etransformer_forward(const ModelConfig& c, const BertW<const T>& W, const Batc
     if (id < 1 || id > c.N_V())
       throw Error("token id " + std::to_string(id) + " is outside [1, N_V] = [1, " + std::to_string(c.N_V()) + "]");
   if (batch.targets.size() != batch.tokens.size()) throw Error("a batch needs one target per position");
-  const LayerSpec spec = layer_spec(c);
-  const T eps = static_cast<T>(c.eps);
   const Eigen::Index N = static_cast<Eigen::Index>(B) * l;
   cache.B = B;
   cache.l = l;
   cache.tokens = batch.tokens;
   cache.lengths = batch.lengths;  // (B) key padding: sequence b's keys t > ℓ_b are masked
-  if (cache.mask.rows() != l) cache.mask = windowed(bidirectional_mask(l, l), c.window);  // (ℓ, ℓ) Mask ≡ 1
-  cache.layers.resize(c.L);
 
   // The loss terms: x[t] at the masked positions t ∈ T̃ (Algorithm 12 line 9).
   cache.targets = batch.targets;  // (N)
@@ -70,6 +66,17 @@ T etransformer_forward(const ModelConfig& c, const BertW<const T>& W, const Batc
   // L2: for t ∈ [ℓ]: e_t ← W_e[:, x[t]] + W_p[:, t];  L3: X ← [e_1, e_2, … e_ℓ]
   embedding_forward<T>(batch.tokens, l, W.W_e, positions_for<T>(c, W.W_p, cache.W_p), cache.X);  // (d_e, N)
   embedding_extras_forward<T>(c, W.extras, cache.extras, cache.X);  // not in the paper: + W_s[:, 1], layer_norm
+  return etransformer_stack_forward<T>(c, W, cache);
+}
+
+template <class T>
+T etransformer_stack_forward(const ModelConfig& c, const BertW<const T>& W, BertCache<T>& cache) {
+  const LayerSpec spec = layer_spec(c);
+  const T eps = static_cast<T>(c.eps);
+  const int B = cache.B, l = cache.l;
+  const Eigen::Index N = static_cast<Eigen::Index>(B) * l;
+  if (cache.mask.rows() != l) cache.mask = windowed(bidirectional_mask(l, l), c.window);  // (ℓ, ℓ) Mask ≡ 1
+  cache.layers.resize(c.L);
   // L4: for l = 1, 2, …, L do   L5–L8 (post-LN; pre-LN is a variant)   (padded keys masked)
   for (int layer = 0; layer < c.L; ++layer)
     layer_forward<T>(spec, W.layers[layer], B, l, cache.mask, &cache.lengths, cache.layers[layer], cache.X);
@@ -93,6 +100,18 @@ T etransformer_forward(const ModelConfig& c, const BertW<const T>& W, const Batc
 template <class T>
 void etransformer_backward(const ModelConfig& c, const BertW<const T>& W, const BertCache<T>& cache,
                            BertWorkspace<T>& ws, BertW<T>& dW, ResidualGradients<T>* kept) {
+  etransformer_stack_backward<T>(c, W, cache, ws, dW, kept);
+  // ∂ of line 2's extras (not in the paper): layer_norm(e_t | γ_emb, β_emb), e_t + W_s[:, 1]
+  embedding_extras_backward<T>(c, W.extras, cache.extras, ws.s.dX, ws.dE, dW.extras.emb_gamma, dW.extras.emb_beta,
+                               dW.extras.W_s);
+  // ∂ of L2: e_t ← W_e[:, x[t]] + W_p[:, t]   (no gradient for a W_p that is not trained)
+  embedding_backward<T>(cache.tokens, cache.l, ws.s.dX, dW.W_e, dW.W_p);
+  add_tied_gradient<T>(dW.W_u, ws.dW_u, dW.W_e);
+}
+
+template <class T>
+void etransformer_stack_backward(const ModelConfig& c, const BertW<const T>& W, const BertCache<T>& cache,
+                                 BertWorkspace<T>& ws, BertW<T>& dW, ResidualGradients<T>* kept) {
   const LayerSpec spec = layer_spec(c);
   const Eigen::Index d_e = cache.X.rows(), d_f = cache.X_f.rows(), N = cache.X_f.cols();
   ws.dX_f.resize(d_f, N);  // (d_f, N)
@@ -118,12 +137,6 @@ void etransformer_backward(const ModelConfig& c, const BertW<const T>& W, const 
                       dW.layers[layer]);
     if (kept) kept->X[layer] = ws.s.dX;  // as X enters layer `layer` + 1
   }
-  // ∂ of line 2's extras (not in the paper): layer_norm(e_t | γ_emb, β_emb), e_t + W_s[:, 1]
-  embedding_extras_backward<T>(c, W.extras, cache.extras, ws.s.dX, ws.dE, dW.extras.emb_gamma, dW.extras.emb_beta,
-                               dW.extras.W_s);
-  // ∂ of L2: e_t ← W_e[:, x[t]] + W_p[:, t]   (no gradient for a W_p that is not trained)
-  embedding_backward<T>(cache.tokens, cache.l, ws.s.dX, dW.W_e, dW.W_p);
-  add_tied_gradient<T>(dW.W_u, ws.dW_u, dW.W_e);
 }
 
 template <class T>
@@ -145,6 +158,13 @@ template double etransformer_forward<double>(const ModelConfig&, const BertW<con
                                              BertCache<double>&);
 template void etransformer_backward<float>(const ModelConfig&, const BertW<const float>&, const BertCache<float>&,
                                            BertWorkspace<float>&, BertW<float>&, ResidualGradients<float>*);
+template float etransformer_stack_forward<float>(const ModelConfig&, const BertW<const float>&, BertCache<float>&);
+template double etransformer_stack_forward<double>(const ModelConfig&, const BertW<const double>&, BertCache<double>&);
+template void etransformer_stack_backward<float>(const ModelConfig&, const BertW<const float>&, const BertCache<float>&,
+                                                 BertWorkspace<float>&, BertW<float>&, ResidualGradients<float>*);
+template void etransformer_stack_backward<double>(const ModelConfig&, const BertW<const double>&,
+                                                  const BertCache<double>&, BertWorkspace<double>&, BertW<double>&,
+                                                  ResidualGradients<double>*);
 template void etransformer_backward<double>(const ModelConfig&, const BertW<const double>&, const BertCache<double>&,
                                             BertWorkspace<double>&, BertW<double>&, ResidualGradients<double>*);
 

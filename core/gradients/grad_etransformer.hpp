@@ -61,6 +61,16 @@ template <class T>
 void etransformer_backward(const ModelConfig& c, const BertW<const T>& W, const BertCache<T>& cache,
                            BertWorkspace<T>& ws, BertW<T>& dW, ResidualGradients<T>* kept = nullptr);
 
+// Lines 4–12 and the loss, from cache.X (d_e, B·ℓ) = line 3's X (after line 2's extras): the part of
+// Algorithm 9 after the embedding, shared by BERT and the vision transformer (arch "vit", whose line 2
+// embeds patches: core/gradients/grad_vit.cpp). Needs cache.B, l, lengths, targets, weights and X.
+template <class T>
+T etransformer_stack_forward(const ModelConfig& c, const BertW<const T>& W, BertCache<T>& cache);
+// Its backward: every tensor of lines 4–12 assigned in dW, and ∂loss/∂X of line 3 left in ws.s.dX.
+template <class T>
+void etransformer_stack_backward(const ModelConfig& c, const BertW<const T>& W, const BertCache<T>& cache,
+                                 BertWorkspace<T>& ws, BertW<T>& dW, ResidualGradients<T>* kept = nullptr);
+
 // Everything one evaluation of loss(θ) and ∇loss(θ) needs, allocated once and reused (as
 // GptGradient). Not copyable or movable: dW views `grad`.
 template <class T>

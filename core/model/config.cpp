@@ -246,6 +246,7 @@ const int* config_int(const ModelConfig& c, const std::string& key) {
   if (key == "d_mid") return &c.d_mid;
   if (key == "d_mlp") return &c.d_mlp;
   if (key == "l_max") return &c.l_max;
+  if (key == "patch") return &c.patch;
   return nullptr;
 }
 

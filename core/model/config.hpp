@@ -80,6 +80,9 @@ struct ModelConfig {
   // W_rel[h, bucket(t_z − t_x)] to S/√d_attn in every self-attention, bucketed as T5 does:
   // exact below relative_buckets/2 (bidirectional: /4 per sign), logarithmic up to relative_max_distance.
   int relative_buckets = 32, relative_max_distance = 128;
+  // The vision transformer (arch "vit", not in the paper): the patch side p (2 or 4) that cuts its
+  // 8×8 image into (8/p)² patch tokens (core/arch/vit.hpp).
+  int patch = 4;
 
   // ---- ecosystem extras (issue 11; variants "not in the paper", JSON keys of the same names) ----
   bool embedding_norm = false;    // BERT: layer_norm(e_t | γ_emb, β_emb) after the embedding sum

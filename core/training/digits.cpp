@@ -1,0 +1,152 @@
+// Reading the 8×8 digits (core/training/digits.hpp): gzip through zlib, then one CSV line per image.
+#include "core/training/digits.hpp"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <sstream>
+
+#include "core/arch/vit.hpp"
+#include "core/model/error.hpp"
+#include "core/training/training.hpp"
+
+namespace sf {
+
+void check_image(const Tokens& image) {
+  if (image.size() != static_cast<size_t>(kImagePixels))
+    throw Error("an image must hold 64 pixel intensities (8×8, row by row); this one has " +
+                std::to_string(image.size()));
+  for (int v : image)
+    if (v < 0 || v > kDigitMax)
+      throw Error("a pixel intensity must be 0 … 16 (the digits file's scale); this one is " + std::to_string(v));
+}
+
+Digit parse_digit_line(const std::string& line, const std::string& where) {
+  std::vector<int> values;
+  std::stringstream in(line);
+  std::string cell;
+  while (std::getline(in, cell, ',')) {
+    size_t used = 0;
+    int v = 0;
+    try {
+      v = std::stoi(cell, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || cell.find_first_not_of(" \r", used) != std::string::npos)
+      throw Error(where + ": \"" + cell + "\" is not a whole number (a digit line is 64 intensities 0 … 16 and the class)");
+    values.push_back(v);
+  }
+  if (values.size() != static_cast<size_t>(kImagePixels) + 1)
+    throw Error(where + ": a digit line holds 65 numbers (64 intensities and the class); this one holds " +
+                std::to_string(values.size()));
+  Digit d{.pixels = Tokens(values.begin(), values.end() - 1), .label = values.back()};
+  if (d.label < 0 || d.label > 9) throw Error(where + ": the class must be 0 … 9 (it is " + std::to_string(d.label) + ")");
+  try {
+    check_image(d.pixels);
+  } catch (const Error& e) {
+    throw Error(where + ": " + e.what());
+  }
+  return d;
+}
+
+std::vector<std::string> read_digit_lines(const std::string& path) {
+  if (!std::filesystem::exists(path)) {
+    if (path == kDigitsPath)
+      throw Error(path + " is missing: the digits come with Debian's python3-sklearn package "
+                         "(`sudo apt-get install --no-install-recommends python3-sklearn`, or scripts/setup.sh)");
+    throw Error("cannot find the digits file " + path);
+  }
+  // gzopen reads gzip-compressed and plain files alike.
+  gzFile f = gzopen(path.c_str(), "rb");
+  if (!f) throw Error("cannot open the digits file " + path);
+  std::string text;
+  char buf[1 << 16];
+  int n = 0;
+  while ((n = gzread(f, buf, sizeof buf)) > 0) text.append(buf, static_cast<size_t>(n));
+  const bool failed = n < 0;
+  gzclose(f);
+  if (failed) throw Error("the digits file " + path + " is not a readable gzip or text file");
+  std::vector<std::string> lines;
+  std::stringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty() && line != "\r") lines.push_back(line);
+  return lines;
+}
+
+std::vector<Digit> load_digits(const std::string& path) {
+  const std::vector<std::string> lines = read_digit_lines(path);
+  std::vector<Digit> out;
+  out.reserve(lines.size());
+  const std::string name = std::filesystem::path(path).filename().string();
+  for (size_t i = 0; i < lines.size(); ++i) out.push_back(parse_digit_line(lines[i], name + " line " + std::to_string(i + 1)));
+  return out;
+}
+
+Dataset digits_dataset(const std::vector<std::string>& lines, int n_val) {
+  if (lines.size() <= static_cast<size_t>(kDigitsTest + std::max(n_val, 0)))
+    throw Error("the digits file has " + std::to_string(lines.size()) + " images; it needs more than the " +
+                std::to_string(kDigitsTest) + " held-out test images and the " + std::to_string(n_val) + " validation ones");
+  Dataset d;
+  d.name = "digits";
+  d.description = std::string("one 8×8 image and its class; ") + kDigitsSource;
+  for (int k = 0; k <= 9; ++k) d.vocab.push_back(std::to_string(k));
+  const size_t n_train = lines.size() - kDigitsTest;
+  const size_t first_val = n_train - static_cast<size_t>(std::max(n_val, 0));
+  for (size_t i = 0; i < n_train; ++i) (i >= first_val ? d.val : d.train).push_back(lines[i]);
+  return d;
+}
+
+std::vector<std::string> digits_test_lines(const std::vector<std::string>& lines) {
+  if (lines.size() < static_cast<size_t>(kDigitsTest))
+    throw Error("the digits file has " + std::to_string(lines.size()) + " images, fewer than the " +
+                std::to_string(kDigitsTest) + " of the test set");
+  return {lines.end() - kDigitsTest, lines.end()};
+}
+
+Recipe digits_recipe() {
+  Recipe r;
+  r.name = "digits-vit";
+  r.task = "digits";
+  ModelConfig& c = r.config;
+  c.arch = "vit";
+  c.patch = 4;
+  c.l_max = vit_tokens(c.patch);
+  c.L = 2;
+  c.H = 4;
+  c.d_e = 32;
+  c.d_attn = 8;
+  c.d_mid = 8;
+  c.d_mlp = 64;
+  c.d_f = 32;
+  c.vocab.clear();
+  for (int k = 0; k <= 9; ++k) c.vocab.push_back(std::to_string(k));
+  TrainOptions& o = r.options;
+  o.mode = TrainMode::Practical;
+  o.lr = 3e-3;
+  o.min_lr = 1e-4;
+  o.warmup = 50;
+  o.steps = 3000;
+  o.batch = 64;
+  o.threads = 2;
+  return r;
+}
+
+Model train_digits(const Recipe& r, const std::vector<std::string>& lines, uint64_t seed, int n_val) {
+  Trainer t(Model::initialised(r.config, seed), digits_dataset(lines, n_val), r.options);
+  while (!t.finished()) t.step();
+  return t.model();
+}
+
+double digits_accuracy(const Model& m, const std::vector<std::string>& lines) {
+  if (lines.empty()) return 0;
+  int right = 0;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const Digit d = parse_digit_line(lines[i], "line " + std::to_string(i + 1));
+    right += vit_predict(m, d.pixels) == d.label;
+  }
+  return static_cast<double>(right) / static_cast<double>(lines.size());
+}
+
+}  // namespace sf

@@ -1,0 +1,55 @@
+// The 8×8 handwritten digits (UCI "Optical Recognition of Handwritten Digits", Alpaydin & Kaynak,
+// CC BY 4.0), as Debian's python3-sklearn installs them: digits.csv.gz, 1,797 lines, each 64
+// intensities 0 … 16 (row by row) and the class 0 … 9 last. The vision transformer (arch "vit")
+// trains on the first 1,437 images; the last 360, in the file's order, are the held-out test set,
+// never used for training or for choosing the recipe.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "core/model/types.hpp"
+#include "core/model/params.hpp"
+#include "core/training/datasets.hpp"
+#include "core/training/recipe.hpp"
+
+namespace sf {
+
+inline constexpr const char* kDigitsPath = "/usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz";
+inline constexpr const char* kDigitsSource =
+    "8×8 handwritten digits: UCI \"Optical Recognition of Handwritten Digits\" (Alpaydin & Kaynak), CC BY 4.0, "
+    "as installed by Debian's python3-sklearn";
+inline constexpr int kDigitsTest = 360;
+
+struct Digit {
+  Tokens pixels;  // 64 intensities 0 … 16, row by row
+  int label = 0;  // the class 0 … 9
+};
+
+// Throws sf::Error unless `image` holds 64 intensities 0 … 16.
+void check_image(const Tokens& image);
+// One line "p_1,…,p_64,class"; `where` names it in the error ("digits.csv.gz line 7").
+Digit parse_digit_line(const std::string& line, const std::string& where);
+// The file's lines (gzip-compressed or plain text). Throws sf::Error naming the file, and the
+// package python3-sklearn when it is the Debian path and absent.
+std::vector<std::string> read_digit_lines(const std::string& path = kDigitsPath);
+// Every image of the file, in its order. Throws as read_digit_lines and parse_digit_line.
+std::vector<Digit> load_digits(const std::string& path = kDigitsPath);
+
+// The training data: the first N − 360 images, of which the last n_val (in the file's order: other
+// writers, as the test set has) are the validation split that chose the recipe, the rest train.
+// Test images never enter it.
+Dataset digits_dataset(const std::vector<std::string>& lines, int n_val = 287);
+// The held-out test set: the last 360 lines.
+std::vector<std::string> digits_test_lines(const std::vector<std::string>& lines);
+
+// The vision transformer's recipe ("digits-vit"): its configuration (arch "vit", vocab "0" … "9")
+// and the practical mode's settings, chosen on the validation split (docs/vision.md gives the
+// measured accuracy and time). Trained by `train_digits`.
+Recipe digits_recipe();
+// Trains a fresh model (seed) of the recipe on digits_dataset(lines, n_val) for recipe.options.steps
+// updates: n_val = 287 to choose a recipe, 0 (all 1,437 images before the test set) for the final model.
+Model train_digits(const Recipe& r, const std::vector<std::string>& lines, uint64_t seed = 1, int n_val = 287);
+// The fraction of `lines` (digit lines) whose predicted class (argmax of P[:, 1]) is their class.
+double digits_accuracy(const Model& m, const std::vector<std::string>& lines);
+
+}  // namespace sf

@@ -1,0 +1,90 @@
+// The vision transformer on the digits (core/training/digits.cpp): the file and its split, clear
+// errors on bad lines, the committed model assets/vit-digits.safetensors on the 360 held-out test
+// images, and Algorithm 12's practical mode lowering the class-token loss. Needs Debian's
+// python3-sklearn (the digits file; scripts/setup.sh installs it): without it the tests fail with a
+// message naming the package.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "core/arch/vit.hpp"
+#include "core/io/checkpoint.hpp"
+#include "core/model/error.hpp"
+#include "core/training/digits.hpp"
+#include "core/training/training.hpp"
+
+using namespace sf;
+
+namespace {
+
+std::string asset(const char* f) { return std::string(STEPFORMER_TEST_DATA) + "/../../assets/" + f; }
+
+const std::vector<std::string>& digit_lines() {
+  static const std::vector<std::string> l = read_digit_lines();
+  return l;
+}
+
+}  // namespace
+
+TEST(VitDigits, TheFileHas1797ImagesAndTheSplitKeepsTheLast360Out) {
+  ASSERT_EQ(digit_lines().size(), 1797u);
+  const Digit first = parse_digit_line(digit_lines()[0], "line 1");
+  EXPECT_EQ(first.label, 0);
+  EXPECT_EQ(first.pixels[2], 5);  // the file's first line: 0,0,5,13,9,1,0,0,…,0
+  const Dataset d = digits_dataset(digit_lines());
+  EXPECT_EQ(d.train.size(), 1437u - 287u);
+  EXPECT_EQ(d.val.size(), 287u);
+  EXPECT_EQ(d.val.back(), digit_lines()[1436]);  // the validation split ends before the test set
+  const std::vector<std::string> test = digits_test_lines(digit_lines());
+  ASSERT_EQ(test.size(), 360u);
+  EXPECT_EQ(test.front(), digit_lines()[1437]);
+  EXPECT_EQ(digits_dataset(digit_lines(), 0).train.size(), 1437u);
+}
+
+TEST(VitDigits, BadLinesAndMissingFilesSayWhatIsWrong) {
+  auto message = [](auto&& f) {
+    try {
+      f();
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(message([] { parse_digit_line("1,2,3", "line 4"); }).find("line 4: a digit line holds 65 numbers"),
+            std::string::npos);
+  std::string bad = digit_lines()[0];
+  bad.replace(0, 1, "x");
+  EXPECT_NE(message([&] { parse_digit_line(bad, "line 1"); }).find("\"x\" is not a whole number"), std::string::npos);
+  std::string bright = digit_lines()[0];
+  bright.replace(0, 1, "17");
+  EXPECT_NE(message([&] { parse_digit_line(bright, "line 1"); }).find("must be 0 … 16"), std::string::npos);
+  EXPECT_NE(message([] { read_digit_lines("/nonexistent/digits.csv.gz"); }).find("cannot find the digits file"),
+            std::string::npos);
+}
+
+// The committed model (assets/README.md: the recipe digits_recipe(), trained on the 1,437 images before
+// the test set) on the 360 held-out images. 337 of 360 (93.6%) when it was trained; the issue asks
+// for 95%, which this recipe (chosen on the validation split only) does not reach: docs/vision.md.
+TEST(VitDigits, TheCommittedModelClassifiesTheHeldOutTestSet) {
+  const Checkpoint ck = load_checkpoint(asset("vit-digits.safetensors"));
+  ASSERT_EQ(ck.model.config.arch, "vit");
+  const double acc = digits_accuracy(ck.model, digits_test_lines(digit_lines()));
+  EXPECT_NEAR(acc, 337.0 / 360.0, 0.5 / 360.0);  // exactly 337: a float forward of a fixed θ
+}
+
+TEST(VitDigits, PracticalTrainingLowersTheClassTokenLoss) {
+  Recipe r = digits_recipe();
+  r.options.steps = 150;
+  r.options.threads = 1;
+  Trainer t(Model::initialised(r.config, 1), digits_dataset(digit_lines()), r.options);
+  double first = 0, last = 0;
+  for (int k = 0; k < 150; ++k) {
+    const StepInfo s = t.step();
+    if (k < 10) first += s.loss / 10;
+    if (k >= 140) last += s.loss / 10;
+  }
+  // ln 10 ≈ 2.30 at the start (10 classes, near-uniform P); 150 updates of batch 64 (50 of warmup,
+  // then a cosine from 3e-3) get well below: a broken gradient or target leaves it near 2.3.
+  EXPECT_GT(first, 1.8);
+  EXPECT_LT(last, 0.6 * first);
+}
