@@ -151,12 +151,16 @@ DigitsRecipe digits_recipe() {
   o.steps = 12000;
   o.batch = 64;
   o.threads = 2;
+  // Not in the paper: ±1-pixel shifts, with 4× the updates (3,000 → 12,000) so that they pay; on the
+  // validation split 98.3% (mean of 5 seeds) against 96.3% without (docs/vision.md).
   dr.shift = 1;
   return dr;
 }
 
 Model train_digits(const DigitsRecipe& r, const std::vector<std::string>& lines, uint64_t seed, int n_val) {
   Dataset d = digits_dataset(lines, n_val);
+  // The shifted copies are lines of the training set, so the Trainer's shuffle draws every shift
+  // equally often, and the architecture's batches stay unchanged.
   d.train = shifted_digit_lines(d.train, r.shift);
   Trainer t(Model::initialised(r.recipe.config, seed), std::move(d), r.recipe.options);
   while (!t.finished()) t.step();
