@@ -105,8 +105,29 @@ std::vector<std::string> digits_test_lines(const std::vector<std::string>& lines
   return {lines.end() - kDigitsTest, lines.end()};
 }
 
-Recipe digits_recipe() {
-  Recipe r;
+std::string shift_digit_line(const std::string& line, int dx, int dy) {
+  const Digit d = parse_digit_line(line, "the digit line to shift");
+  std::string out;
+  for (int row = 0; row < kImageSide; ++row)
+    for (int col = 0; col < kImageSide; ++col) {
+      const int from_row = row - dy, from_col = col - dx;
+      const bool inside = from_row >= 0 && from_row < kImageSide && from_col >= 0 && from_col < kImageSide;
+      out += std::to_string(inside ? d.pixels[static_cast<size_t>(from_row * kImageSide + from_col)] : 0) + ",";
+    }
+  return out + std::to_string(d.label);
+}
+
+std::vector<std::string> shifted_digit_lines(const std::vector<std::string>& lines, int shift) {
+  std::vector<std::string> out;
+  for (const std::string& line : lines)
+    for (int dy = -shift; dy <= shift; ++dy)
+      for (int dx = -shift; dx <= shift; ++dx) out.push_back(dx == 0 && dy == 0 ? line : shift_digit_line(line, dx, dy));
+  return out;
+}
+
+DigitsRecipe digits_recipe() {
+  DigitsRecipe dr;
+  Recipe& r = dr.recipe;
   r.name = "digits-vit";
   r.task = "digits";
   ModelConfig& c = r.config;
@@ -127,14 +148,21 @@ Recipe digits_recipe() {
   o.lr = 3e-3;
   o.min_lr = 1e-4;
   o.warmup = 50;
-  o.steps = 3000;
+  o.steps = 12000;
   o.batch = 64;
   o.threads = 2;
-  return r;
+  // Not in the paper: ±1-pixel shifts, with 4× the updates (3,000 → 12,000) so that they pay; on the
+  // validation split 98.3% (mean of 5 seeds) against 96.3% without (docs/vision.md).
+  dr.shift = 1;
+  return dr;
 }
 
-Model train_digits(const Recipe& r, const std::vector<std::string>& lines, uint64_t seed, int n_val) {
-  Trainer t(Model::initialised(r.config, seed), digits_dataset(lines, n_val), r.options);
+Model train_digits(const DigitsRecipe& r, const std::vector<std::string>& lines, uint64_t seed, int n_val) {
+  Dataset d = digits_dataset(lines, n_val);
+  // The shifted copies are lines of the training set, so the Trainer's shuffle draws every shift
+  // equally often, and the architecture's batches stay unchanged.
+  d.train = shifted_digit_lines(d.train, r.shift);
+  Trainer t(Model::initialised(r.recipe.config, seed), std::move(d), r.recipe.options);
   while (!t.finished()) t.step();
   return t.model();
 }

@@ -63,17 +63,38 @@ TEST(VitDigits, BadLinesAndMissingFilesSayWhatIsWrong) {
 }
 
 // The committed model (assets/README.md: the recipe digits_recipe(), trained on the 1,437 images before
-// the test set) on the 360 held-out images. 337 of 360 (93.6%) when it was trained; the issue asks
-// for 95%, which this recipe (chosen on the validation split only) does not reach: docs/vision.md.
+// the test set) on the 360 held-out images: 341 of 360 (94.7%) when it was trained, one image short
+// of the issue's 95% (342); the recipe was chosen on the validation split only (docs/vision.md).
 TEST(VitDigits, TheCommittedModelClassifiesTheHeldOutTestSet) {
   const Checkpoint ck = load_checkpoint(asset("vit-digits.safetensors"));
   ASSERT_EQ(ck.model.config.arch, "vit");
   const double acc = digits_accuracy(ck.model, digits_test_lines(digit_lines()));
-  EXPECT_NEAR(acc, 337.0 / 360.0, 0.5 / 360.0);  // exactly 337: a float forward of a fixed θ
+  EXPECT_NEAR(acc, 341.0 / 360.0, 0.5 / 360.0);  // exactly 341: a float forward of a fixed θ
+}
+
+// The augmentation (not in the paper): a shift moves every pixel, fills with 0, keeps the class.
+TEST(VitDigits, ShiftedLinesMoveThePixelsAndFillWithZero) {
+  const std::string& line = digit_lines()[0];
+  const Digit d = parse_digit_line(line, "line 1");
+  const Digit right = parse_digit_line(shift_digit_line(line, 1, 0), "right");
+  const Digit up = parse_digit_line(shift_digit_line(line, 0, -1), "up");
+  EXPECT_EQ(right.label, d.label);
+  for (int row = 0; row < 8; ++row)
+    for (int col = 0; col < 8; ++col) {
+      const size_t k = static_cast<size_t>(row * 8 + col);
+      EXPECT_EQ(right.pixels[k], col == 0 ? 0 : d.pixels[k - 1]) << "row " << row << " col " << col;
+      EXPECT_EQ(up.pixels[k], row == 7 ? 0 : d.pixels[k + 8]) << "row " << row << " col " << col;
+    }
+  const std::vector<std::string> nine = shifted_digit_lines({line}, 1);
+  ASSERT_EQ(nine.size(), 9u);  // (2·1 + 1)² moves, (0, 0) the image itself, in the middle
+  EXPECT_EQ(nine[4], line);
+  EXPECT_EQ(nine[5], shift_digit_line(line, 1, 0));
+  EXPECT_EQ(shifted_digit_lines({line}, 0), std::vector<std::string>{line});
+  EXPECT_THROW(shift_digit_line("1,2,3", 1, 0), Error);
 }
 
 TEST(VitDigits, PracticalTrainingLowersTheClassTokenLoss) {
-  Recipe r = digits_recipe();
+  Recipe r = digits_recipe().recipe;
   r.options.steps = 150;
   r.options.threads = 1;
   Trainer t(Model::initialised(r.config, 1), digits_dataset(digit_lines()), r.options);
