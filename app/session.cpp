@@ -324,6 +324,7 @@ bool Session::run_hooked_trace() {
     return false;
   }
   trace_ = std::move(fresh);
+  ++trace_serial_;
   trace_model_ = model_;
   last_trace_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return true;
@@ -347,6 +348,7 @@ void Session::finish(TraceJob& job) {
     cursor_ = job.trace.size() > 1 ? 1 : 0;
   }
   trace_ = std::move(job.trace);
+  ++trace_serial_;
   trace_model_ = job.model;
   if (job.kind == RunKind::Generate) generation_.finish(job.gen, std::move(job.generation));
   if (job.kind == RunKind::Translate) translation_.finish(job.ed, std::move(job.translation));
@@ -429,6 +431,7 @@ void Session::show_trace(Trace t, std::string label, std::shared_ptr<const Model
   supersede();
   run_kind_ = RunKind::Training;
   trace_ = std::move(t);
+  ++trace_serial_;
   trace_model_ = std::move(model);
   trace_label_ = std::move(label);
   restart();

@@ -215,6 +215,9 @@ class Session {
 
   // --- the trace, the cursor and breakpoints ---
   const Trace& trace() const { return trace_; }
+  // Changes whenever trace() is replaced: what a view computed from a trace is stale when this differs
+  // (a new trace can reuse the old one's storage and length, so its address and size do not tell).
+  size_t trace_serial() const { return trace_serial_; }
   size_t cursor() const { return cursor_; }
   const Event& current() const { return trace_.events[cursor_]; }
   // Moves the cursor to event k (clamped). A forward move asks jump_gate first: when it returns
@@ -307,6 +310,7 @@ class Session {
   TokenInput context_{"context", true};          // z: [bos_token, characters…, eos_token]
   RunKind run_kind_ = RunKind::Forward;
   Trace trace_;
+  size_t trace_serial_ = 0;  // trace_serial()
   std::string trace_label_;  // show_trace's label (empty for the session's own runs)
   size_t cursor_ = 0;
   std::vector<LineRef> breakpoints_;

@@ -35,8 +35,7 @@ class HeadViewFeature : public Feature {
   int layers_of(int group) const;
   std::string caption(const App& app) const;
 
-  const Event* trace_data_ = nullptr;
-  size_t trace_size_ = 0, cursor_ = SIZE_MAX;
+  size_t trace_serial_ = SIZE_MAX, cursor_ = SIZE_MAX;  // the trace (Session::trace_serial) calls_ are of
   std::vector<HeadCall> calls_;
   std::vector<AttentionGroup> groups_;
   int group_ = 0, layer_ = 1, step_ = 0;
@@ -79,8 +78,8 @@ void HeadViewFeature::follow_cursor(const Session& s) {
 void HeadViewFeature::refresh(const App& app) {
   const Session& s = app.session;
   const Trace& t = s.trace();
-  if (t.events.data() != trace_data_ || t.size() != trace_size_) {
-    trace_data_ = t.events.data(), trace_size_ = t.size();
+  if (s.trace_serial() != trace_serial_) {
+    trace_serial_ = s.trace_serial();
     calls_ = head_calls(t);
     groups_ = attention_groups(calls_, s.model().config);
     group_ = std::min(group_, std::max(0, static_cast<int>(groups_.size()) - 1));

@@ -65,8 +65,7 @@ class ModelMapFeature : public Feature {
   std::weak_ptr<const Model> model_;
   ModelMap map_;
   std::string map_error_;
-  const Event* trace_data_ = nullptr;  // what places_ was computed for
-  size_t trace_size_ = 0;
+  size_t trace_serial_ = SIZE_MAX;  // the trace (Session::trace_serial) places_ was computed for
   std::vector<MapPlace> places_;
   int lit_ = -1, last_lit_ = -1;
   Pass lit_pass_ = Pass::Forward;
@@ -87,11 +86,11 @@ void ModelMapFeature::refresh(const Session& s) {
       map_ = {};
       map_error_ = e.what();
     }
-    trace_data_ = nullptr;
+    trace_serial_ = SIZE_MAX;
   }
   const Trace& t = s.trace();
-  if (t.events.data() != trace_data_ || t.size() != trace_size_) {
-    trace_data_ = t.events.data(), trace_size_ = t.size();
+  if (s.trace_serial() != trace_serial_) {
+    trace_serial_ = s.trace_serial();
     places_ = map_places(t, s.arch().forward_algorithm());
   }
   lit_ = -1;
