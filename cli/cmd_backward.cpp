@@ -93,7 +93,7 @@ int run_backward(const Args& args) {
   args.require_one_of({"prompt", "tokens"});  // usage mistakes before any file is read
   if (args.has("context") && args.has("context-tokens")) args.require_one_of({"context", "context-tokens"});
   const std::filesystem::path dir = args.get("out-dir");
-  const OpenedModel opened = load_model(args.get("model"));
+  const OpenedModel opened = load_text_model(args.get("model"), "backward");
   const Model& model = opened.checkpoint.model;
   const Architecture& arch = architecture(model.config);
   const Tokenizer& tok = *opened.tokenizer;

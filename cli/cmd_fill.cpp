@@ -52,7 +52,7 @@ int run_fill(const Args& args) {
   const int top_k = static_cast<int>(args.get_int("top", 5, 1, 1'000'000));
   if (args.has("trace") && args.has("json")) throw UsageError("--json prints one JSON object: leave out --trace");
   const AttentionChoice attention = attention_choice(args);
-  const OpenedModel opened = load_model(args.get("model"));
+  const OpenedModel opened = load_text_model(args.get("model"), "fill");
   const Model& model = opened.checkpoint.model;
   const Architecture& arch = architecture(model.config);
   if (arch.output() != OutputKind::FillIn) {

@@ -31,7 +31,7 @@ int run_forward(const Args& args) {
   args.require_one_of({"prompt", "tokens"});  // usage mistakes before any file is read
   if (args.has("context") && args.has("context-tokens")) args.require_one_of({"context", "context-tokens"});
   const AttentionChoice attention = attention_choice(args);
-  const OpenedModel opened = load_model(args.get("model"));
+  const OpenedModel opened = load_text_model(args.get("model"), "forward");
   const Model& model = opened.checkpoint.model;
   const Architecture& arch = architecture(model.config);
   const int alg = arch.forward_algorithm();

@@ -7,6 +7,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "core/arch/vit.hpp"
 
 namespace sf::cli {
 
@@ -42,6 +43,21 @@ std::string special(const Tokenizer& tok, int id) {
   return id > 0 ? std::to_string(id) + " (" + tok.label(id) + ")" : std::string("none");
 }
 
+void print_tokenizer(const Tokenizer& tok) {
+  std::cout << "tokenizer: " << tok.describe() << "\n";
+  if (tok.file_id(1) != 1) std::cout << "  token ids: 1-based paper ids, paper id = the files' 0-based id + 1\n";
+  std::cout << "  bos_token = " << special(tok, tok.bos_token()) << ", eos_token = " << special(tok, tok.eos_token())
+            << ", mask_token = " << special(tok, tok.mask_token()) << "\n";
+}
+
+// A vision transformer reads an image, not tokens: its classes stand where the tokenizer would.
+void print_vision_input(const ModelConfig& c) {
+  std::cout << "input x: an 8×8 image, " << kImagePixels << " pixel intensities 0 … " << kDigitMax
+            << " row by row (no tokenizer; run it with stepformer-cli classify)\n";
+  std::cout << "classes: " << vit_classes(c) << " (" << c.vocab.front() << " … " << c.vocab.back()
+            << "), the rows of P\n";
+}
+
 void print_json(const OpenedModel& m) {
   const Model& model = m.checkpoint.model;
   nlohmann::ordered_json j;
@@ -49,9 +65,12 @@ void print_json(const OpenedModel& m) {
   j["checkpoint"] = m.checkpoint_path;
   j["files"] = m.files;
   j["config"] = nlohmann::ordered_json::parse(to_json(model.config));
-  j["tokenizer"] = {{"describe", m.tokenizer->describe()}, {"N_V", m.tokenizer->N_V()},
-                    {"bos_token", m.tokenizer->bos_token()}, {"eos_token", m.tokenizer->eos_token()},
-                    {"mask_token", m.tokenizer->mask_token()}, {"pad_token", m.tokenizer->pad_token()}};
+  if (is_vision_model(model.config))
+    j["classes"] = model.config.vocab;  // P's rows; the image input has no tokenizer
+  else
+    j["tokenizer"] = {{"describe", m.tokenizer->describe()}, {"N_V", m.tokenizer->N_V()},
+                      {"bos_token", m.tokenizer->bos_token()}, {"eos_token", m.tokenizer->eos_token()},
+                      {"mask_token", m.tokenizer->mask_token()}, {"pad_token", m.tokenizer->pad_token()}};
   j["parameters"] = model.theta.size();
   j["notes"] = m.notes;
   nlohmann::ordered_json tensors = nlohmann::ordered_json::array();
@@ -77,10 +96,10 @@ int run_info(const Args& args) {
   std::cout << "\nconfiguration: " << config_summary(model.config) << "\n";
   std::cout << "forward algorithm: " << algorithm_title(architecture(model.config).forward_algorithm()) << "\n";
   std::cout << "parameters: " << thousands(model.theta.size()) << "\n";
-  std::cout << "tokenizer: " << tok.describe() << "\n";
-  if (tok.file_id(1) != 1) std::cout << "  token ids: 1-based paper ids, paper id = the files' 0-based id + 1\n";
-  std::cout << "  bos_token = " << special(tok, tok.bos_token()) << ", eos_token = " << special(tok, tok.eos_token())
-            << ", mask_token = " << special(tok, tok.mask_token()) << "\n";
+  if (is_vision_model(model.config))
+    print_vision_input(model.config);
+  else
+    print_tokenizer(tok);
   if (!m.notes.empty()) {
     std::cout << "notes:\n";
     for (const std::string& n : m.notes) std::cout << "  - " << n << "\n";

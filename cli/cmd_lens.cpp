@@ -58,7 +58,7 @@ void print_json(const LogitLens& lens, const LogitAttribution* a, const std::str
 }
 
 int run_lens(const Args& args) {
-  const OpenedModel opened = load_model(args.get("model"));
+  const OpenedModel opened = load_text_model(args.get("model"), "lens");
   const Model& model = opened.checkpoint.model;
   const Architecture& arch = architecture(model.config);
   const Tokenizer& tok = *opened.tokenizer;

@@ -130,7 +130,7 @@ int run_sample(const Args& args) {
   if (args.has("prompt") && args.has("tokens")) args.require_one_of({"prompt", "tokens"});
   if (args.has("context") && args.has("context-tokens")) args.require_one_of({"context", "context-tokens"});
   const AttentionChoice attention = attention_choice(args);
-  const OpenedModel opened = load_model(args.get("model"));
+  const OpenedModel opened = load_text_model(args.get("model"), "sample");
   const Model& model = opened.checkpoint.model;
   set_compute_threads(static_cast<int>(args.get_int("threads", compute_threads(), 1, 64)));
   const Architecture& arch = architecture(model.config);

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/common.hpp"
 #include "core/io/model_files.hpp"
 #include "core/tokenizers/tokenizer.hpp"
 #include "core/tokenizers/utf8.hpp"
@@ -20,7 +21,7 @@ std::unique_ptr<Tokenizer> tokenizer_at(const std::string& path) {
   if (p.extension() != ".safetensors") {
     if (auto t = load_tokenizer_files(path)) return t;
   }
-  return std::move(open_model(path).tokenizer);
+  return std::move(load_text_model(path, "tokenize").tokenizer);
 }
 
 // s padded with spaces to `width` characters (not bytes: labels are UTF-8).

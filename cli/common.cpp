@@ -6,6 +6,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "core/arch/vit.hpp"
 #include "core/model/error.hpp"
 #include "core/pseudocode/pseudocode.hpp"
 #include "core/tokenizers/utf8.hpp"
@@ -30,12 +31,29 @@ std::string fixed(double x, int digits) {
 
 OpenedModel load_model(const std::string& path) { return open_model(path); }
 
+bool is_vision_model(const ModelConfig& c) { return c.arch == VitArchitecture().name(); }
+
+OpenedModel load_text_model(const std::string& path, const std::string& command) {
+  OpenedModel m = open_model(path);
+  if (is_vision_model(m.checkpoint.model.config))
+    throw UsageError(path + " is a vision transformer (arch \"vit\"): its input is an 8×8 image of " +
+                     std::to_string(kImagePixels) + " pixel intensities, not text or token ids, so " + command +
+                     " cannot run it; classify images with: stepformer-cli classify --model " + path);
+  return m;
+}
+
+std::string output_size_text(const ModelConfig& c) {
+  if (!is_vision_model(c)) return "N_V=" + std::to_string(c.N_V());
+  const int n = vit_classes(c);
+  return "classes=" + std::to_string(n) + (n > 0 ? " (" + c.vocab.front() + " … " + c.vocab.back() + ")" : "");
+}
+
 std::string config_summary(const ModelConfig& c) {
   std::ostringstream s;
   s << c.arch;
   for (const std::string& key : architecture(c).config_keys()) s << " " << key << "=" << *config_int(c, key);
   s << " H=" << c.H << " d_e=" << c.d_e << " d_attn=" << c.d_attn << " d_mid=" << c.d_mid << " d_mlp=" << c.d_mlp
-    << " ℓ_max=" << c.l_max << " N_V=" << c.N_V() << " ε=" << c.eps;
+    << " ℓ_max=" << c.l_max << " " << output_size_text(c) << " ε=" << c.eps;
   const std::string v = variant_summary(c);
   if (!v.empty()) s << " variants: " << v;
   return s.str();

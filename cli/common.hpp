@@ -21,10 +21,21 @@ namespace sf::cli {
 // BERT, nanoGPT/minGPT) or a folder holding one, with its tokenizer (core/io/model_files.hpp).
 // Throws sf::Error naming the file at fault and the fix.
 OpenedModel load_model(const std::string& path);
+// Whether the model is a vision transformer (arch "vit", not in the paper): its input x is an 8×8
+// image, not token ids, and its P ranges over the classes, not over N_V tokens.
+bool is_vision_model(const ModelConfig& c);
+// load_model for a command that reads text or token ids (forward, fill, sample, backward, lens,
+// tokenize, demo): a vision transformer is refused with one UsageError line naming `command`,
+// saying that the model's input is an 8×8 image and pointing to stepformer-cli classify.
+OpenedModel load_text_model(const std::string& path, const std::string& command);
 
 // "gpt L=2 H=4 d_e=64 d_attn=16 d_mid=16 d_mlp=256 ℓ_max=64 N_V=64 ε=1e-05 W_p=learned": the
 // architecture's own keys (Architecture::config_keys(): L; L, d_f; L_enc, L_dec), then the shared ones.
+// A vision transformer shows its classes instead of N_V (output_size_text).
 std::string config_summary(const ModelConfig& c);
+// What P's rows range over: "N_V=64" (the tokens), or for a vision transformer "classes=10 (0 … 9)"
+// (ModelConfig::N_V() would count three special tokens it never uses).
+std::string output_size_text(const ModelConfig& c);
 
 // "Algorithm 9, ETransformer" and "Algorithm 9, ETransformer: P ← ETransformer(x | θ)" (the
 // paper's names, from core/pseudocode/).

@@ -47,7 +47,7 @@ int speculate(const Args& args, const Model& target, const Tokenizer& tok) {
   for (const char* o : {"top-k", "top-p"})
     refuse_option(args, o, "Algorithm 14-S's acceptance rule min(1, p/q) is written for the plain distributions after τ");
   if (!args.has("draft")) throw UsageError("--speculate K needs --draft MODEL, the model that proposes the tokens");
-  const OpenedModel opened = load_model(args.get("draft"));
+  const OpenedModel opened = load_text_model(args.get("draft"), "sample --draft");
   const Model& draft = opened.checkpoint.model;
   check_draft_model(target, draft);
   SpeculativeOptions opt;

@@ -59,14 +59,7 @@ std::string BertArchitecture::validate(const ModelConfig& c) const {
 
 std::vector<std::string> BertArchitecture::config_keys() const { return {"L", "d_f"}; }
 
-void BertArchitecture::build_table(const ModelConfig& c, ParamTable& t) const {
-  // Algorithm 9's parameters: W_e, W_p; for l ∈ [L]: W_l, γ¹_l, β¹_l, γ²_l, β²_l, the MLP;
-  // W_f, b_f, γ, β ∈ ℝ^{d_f}; W_u.
-  // Variants: W_p only for learned positions; pre-LN adds the stack's final enc.gamma, enc.beta;
-  // no W_u when tied (W_u = W_eᵀ, d_f = d_e).
-  t.add("W_e", "W_e", 0, 1, c.d_e, c.N_V(), ParamRole::Embedding);
-  if (c.position == Position::Learned) t.add("W_p", "W_p", 0, 1, c.d_e, c.l_max, ParamRole::Position);
-  t.add_embedding_extras(c);  // issue 11 extras (BERT checkpoints): γ_emb, β_emb, W_s
+void add_etransformer_body(const ModelConfig& c, ParamTable& t) {
   for (int l = 1; l <= c.L; ++l) {
     const std::string p = "layer" + std::to_string(l) + ".";
     t.add_mh_attention(p + "attn.", "", l, c);
@@ -78,6 +71,17 @@ void BertArchitecture::build_table(const ModelConfig& c, ParamTable& t) const {
   t.add("W_f", "W_f", 0, 1, c.d_f, c.d_e, ParamRole::Weight);
   t.add("b_f", "b_f", 0, 1, c.d_f, 1, ParamRole::Bias);
   t.add_layer_norm("", "", 0, c.d_f, c);
+}
+
+void BertArchitecture::build_table(const ModelConfig& c, ParamTable& t) const {
+  // Algorithm 9's parameters: W_e, W_p; for l ∈ [L]: W_l, γ¹_l, β¹_l, γ²_l, β²_l, the MLP;
+  // W_f, b_f, γ, β ∈ ℝ^{d_f}; W_u.
+  // Variants: W_p only for learned positions; pre-LN adds the stack's final enc.gamma, enc.beta;
+  // no W_u when tied (W_u = W_eᵀ, d_f = d_e).
+  t.add("W_e", "W_e", 0, 1, c.d_e, c.N_V(), ParamRole::Embedding);
+  if (c.position == Position::Learned) t.add("W_p", "W_p", 0, 1, c.d_e, c.l_max, ParamRole::Position);
+  t.add_embedding_extras(c);  // issue 11 extras (BERT checkpoints): γ_emb, β_emb, W_s
+  add_etransformer_body(c, t);
   // The paper prints W_u ∈ ℝ^{N_V×d_e}, a slip: after line 10, X ∈ ℝ^{d_f×ℓ}, so W_u is N_V×d_f.
   if (!c.tied_unembedding) t.add("W_u", "W_u", 0, 1, c.N_V(), c.d_f, ParamRole::Weight);
   t.add_unembedding_bias(c);  // issue 11 extra: b_u

@@ -29,6 +29,11 @@ class BertArchitecture : public Architecture {
   std::unique_ptr<PaperTraining> paper_training(int N_data, int N_epochs) const override;
 };
 
+// Algorithm 9's parameters after line 2, shared by BERT and the vision transformer (whose body is
+// BERT's, bound by bind_bert): for l ∈ [L]: W_l, γ¹_l, β¹_l, γ²_l, β²_l, the MLP; pre-LN's final
+// enc.gamma, enc.beta; W_f, b_f, γ, β ∈ ℝ^{d_f}. The unembedding W_u is the caller's.
+void add_etransformer_body(const ModelConfig& c, ParamTable& t);
+
 // Algorithm 12 line 5 for one position t: x̃[t] ← mask_token or x[t] randomly, with probability
 // p_mask or 1 − p_mask, drawn as u = rng.uniform() < p_mask (the paper's rule, every position
 // alike, bos_token and eos_token included). With opt.bert_80_10_10 (BERT's rule, NOT the

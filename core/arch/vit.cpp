@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "core/arch/batched_gradient.hpp"
+#include "core/arch/bert.hpp"
 #include "core/gradients/grad_vit.hpp"
 #include "core/model/error.hpp"
 #include "core/training/digits.hpp"
@@ -103,17 +104,7 @@ void VitArchitecture::build_table(const ModelConfig& c, ParamTable& t) const {
   t.add("b_patch", "b_patch", 0, 1, c.d_e, 1, ParamRole::Bias);
   t.add("e_cls", "e_cls", 0, 1, c.d_e, 1, ParamRole::Embedding);
   t.add("W_p", "W_p", 0, 1, c.d_e, c.l_max, ParamRole::Position);
-  for (int l = 1; l <= c.L; ++l) {
-    const std::string p = "layer" + std::to_string(l) + ".";
-    t.add_mh_attention(p + "attn.", "", l, c);
-    t.add_layer_norm(p, "1", l, c.d_e, c);
-    t.add_layer_norm(p, "2", l, c.d_e, c);
-    t.add_mlp(p, 1, 2, l, c);
-  }
-  if (c.norm_pos() == NormPosition::Pre) t.add_layer_norm("enc.", "", 0, c.d_e, c);
-  t.add("W_f", "W_f", 0, 1, c.d_f, c.d_e, ParamRole::Weight);
-  t.add("b_f", "b_f", 0, 1, c.d_f, 1, ParamRole::Bias);
-  t.add_layer_norm("", "", 0, c.d_f, c);
+  add_etransformer_body(c, t);
   t.add("W_u", "W_u", 0, 1, vit_classes(c), c.d_f, ParamRole::Weight);
   t.add("b_u", "b_u", 0, 1, vit_classes(c), 1, ParamRole::Bias);
 }
