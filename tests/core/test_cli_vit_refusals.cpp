@@ -53,7 +53,9 @@ TEST_F(CliVit, TextCommandsRefuseItAndPointToClassify) {
   const std::string vit = asset("vit-digits.safetensors");
   expect_refusal({"forward", "--model", vit, "--tokens", "1,2,3"}, "forward");
   expect_refusal({"fill", "--model", vit, "--tokens", "1,2,3"}, "fill");
-  expect_refusal({"backward", "--model", vit, "--tokens", "1,2,3"}, "backward");
+  expect_refusal({"backward", "--model", vit, "--tokens", "1,2,3", "--out-dir", (dir / "grads").string()}, "backward");
+  expect_refusal({"sample", "--model", vit, "--prompt", "7"}, "sample");
+  expect_refusal({"lens", "--model", vit, "--prompt", "7"}, "lens");
   expect_refusal({"tokenize", "--tokenizer", vit, "--text", "7"}, "tokenize");
 }
 
