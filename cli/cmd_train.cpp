@@ -20,7 +20,6 @@
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
-#include "core/arch/vit.hpp"
 #include "core/io/checkpoint.hpp"
 #include "core/model/error.hpp"
 #include "core/io/fileio.hpp"
@@ -37,15 +36,6 @@ namespace sf::cli {
 namespace {
 
 std::string percent(double f) { return fixed(100 * f, 1) + "%"; }
-
-// What the loss is measured against: a uniform guess over P's rows, the N_V tokens or (for a vision
-// transformer, whose only target is the class) the classes.
-std::string uniform_guess_text(const ModelConfig& c) {
-  if (is_vision_model(c))
-    return " (mean −log P[class, 1] per image; a uniform guess over the " + std::to_string(vit_classes(c)) +
-           " classes scores ln " + std::to_string(vit_classes(c)) + " = " + fixed(std::log(vit_classes(c)), 4) + ")";
-  return " (mean −log P per predicted token; a uniform guess scores ln N_V = " + fixed(std::log(c.N_V()), 4) + ")";
-}
 
 volatile std::sig_atomic_t g_interrupted = 0;
 extern "C" void on_sigint(int) { g_interrupted = 1; }
@@ -453,7 +443,8 @@ int run_train(const Args& args) {
   if (!trainer.train_history().empty())
     std::cout << "; last train loss " << fixed(trainer.train_history().back().loss, 4);
   if (!std::isnan(val)) std::cout << ", validation loss " << fixed(val, 4);
-  std::cout << uniform_guess_text(c) << "\n";
+  std::cout << " (mean −log P per predicted token; a uniform guess scores ln N_V = " << fixed(std::log(c.N_V()), 4)
+            << ")\n";
   std::cout << "tokens/s: " << thousands(static_cast<size_t>(train_seconds > 0 ? train_tokens / train_seconds : 0))
             << " (" << thousands(static_cast<size_t>(train_tokens)) << " tokens in " << duration(train_seconds)
             << " of training)\n";
