@@ -7,7 +7,6 @@
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
-#include "core/arch/vit.hpp"
 #include "core/model/error.hpp"
 #include "core/training/digits.hpp"
 
@@ -27,7 +26,7 @@ int run_classify(const Args& args) {
   const int64_t count = args.get_int("count", 0, 0, 1'000'000);  // 0: to the end of the file
   const OpenedModel opened = load_model(args.get("model"));
   const Model& model = opened.checkpoint.model;
-  if (model.config.arch != VitArchitecture().name())
+  if (!is_vision_model(model.config))
     throw UsageError("this model (" + architecture(model.config).title() +
                      ") does not classify images: classify needs a vision transformer (\"arch\": \"vit\"), e.g. "
                      "assets/vit-digits.safetensors");
