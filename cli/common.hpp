@@ -24,8 +24,8 @@ OpenedModel load_model(const std::string& path);
 // Whether the model is a vision transformer (arch "vit", not in the paper): its input x is an 8×8
 // image, not token ids, and its P ranges over the classes, not over N_V tokens.
 bool is_vision_model(const ModelConfig& c);
-// load_model for a command that reads text or token ids (forward, fill, sample, backward, lens,
-// tokenize, demo): a vision transformer is refused with one UsageError line naming `command`,
+// load_model for a command that reads text or token ids (forward, fill, sample and its --draft,
+// backward, lens, tokenize): a vision transformer is refused with one UsageError line naming `command`,
 // saying that the model's input is an 8×8 image and pointing to stepformer-cli classify.
 OpenedModel load_text_model(const std::string& path, const std::string& command);
 
