@@ -272,14 +272,16 @@ TEST(RfBackward, LinesRunAndAreSteppedInTheListingsOrder) {
   EXPECT_EQ(t.events[k].ref(), lines::mh_attention::Y_h.adjoint());
   EXPECT_EQ(t.step_out(t.step_into(enter)), k);
   // Algorithm 5's line 2 names the 4-R adjoint, marked as the variant
-  const PseudoLine* y = adjoint_line(backward_pseudocode_for(5, rc.m.config), 2);
+  const PseudoAlgorithm listing = backward_pseudocode_for(5, rc.m.config);  // kept: y points into it
+  const PseudoLine* y = adjoint_line(listing, 2);
   ASSERT_NE(y, nullptr);
   EXPECT_NE(y->text.find("RFAttention adjoint"), std::string::npos) << y->text;
   EXPECT_NE(y->variant.find("Algorithm 4-R"), std::string::npos) << y->variant;
   // … keeping grouped-query attention's rewrite (W^{g(h)}_k, its label) when both apply
   ModelConfig grouped = rc.m.config;
   grouped.H_kv = 1;
-  const PseudoLine* yg = adjoint_line(backward_pseudocode_for(5, grouped), 2);
+  const PseudoAlgorithm grouped_listing = backward_pseudocode_for(5, grouped);  // kept: yg points into it
+  const PseudoLine* yg = adjoint_line(grouped_listing, 2);
   ASSERT_NE(yg, nullptr);
   EXPECT_NE(yg->text.find("RFAttention adjoint(∇Y^h | X, Z, W^h_q, b^h_q, W^{g(h)}_k"), std::string::npos) << yg->text;
   EXPECT_NE(yg->variant.find("Algorithm 4-R"), std::string::npos) << yg->variant;
