@@ -272,8 +272,8 @@ TEST(RfBackward, LinesRunAndAreSteppedInTheListingsOrder) {
   EXPECT_EQ(t.events[k].ref(), lines::mh_attention::Y_h.adjoint());
   EXPECT_EQ(t.step_out(t.step_into(enter)), k);
   // Algorithm 5's line 2 names the 4-R adjoint, marked as the variant
-  const PseudoAlgorithm listing = backward_pseudocode_for(5, rc.m.config);  // kept: y points into it
-  const PseudoLine* y = adjoint_line(listing, 2);
+  const PseudoAlgorithm mh_listing = backward_pseudocode_for(5, rc.m.config);  // kept: y points into it
+  const PseudoLine* y = adjoint_line(mh_listing, 2);
   ASSERT_NE(y, nullptr);
   EXPECT_NE(y->text.find("RFAttention adjoint"), std::string::npos) << y->text;
   EXPECT_NE(y->variant.find("Algorithm 4-R"), std::string::npos) << y->variant;
