@@ -1,6 +1,7 @@
 #include "app/panels/head_view_panel.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -41,6 +42,15 @@ class HeadViewFeature : public Feature {
   int group_ = 0, layer_ = 1, step_ = 0;
   std::vector<int> heads_;  // empty: all
   HeadView view_;
+  // What view_ was built from: it is rebuilt only when one of these changes, not every frame (a
+  // GPT-2 trace's layer holds H·ℓ² weights).
+  struct ViewKey {
+    size_t serial;
+    int group, layer, step;
+    std::vector<int> heads;
+    bool operator==(const ViewKey&) const = default;
+  };
+  std::optional<ViewKey> view_key_;
   HeadViewHover hover_;
   struct TokenRect {
     HeadViewSide side;
@@ -86,12 +96,16 @@ void HeadViewFeature::refresh(const App& app) {
     cursor_ = SIZE_MAX;
   }
   follow_cursor(s);
-  view_ = {};
   if (groups_.empty()) {
+    view_ = {};
     view_.missing = "This trace has no attention calls yet: step into the forward pass (Run › Step into).";
+    view_key_.reset();
     return;
   }
   layer_ = std::clamp(layer_, 1, std::max(1, layers_of(group_)));
+  ViewKey key{trace_serial_, group_, layer_, step_, heads_};
+  if (view_key_ == key) return;
+  view_key_ = std::move(key);
   const Tokenizer& tok = s.tokenizer();
   view_ = head_view(t, calls_, groups_[group_], layer_, heads_, s.model().config.H, step_,
                     [&tok](int id) { return token_label(tok, id); });

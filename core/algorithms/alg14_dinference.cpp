@@ -60,12 +60,8 @@ InferenceResult dinference(const Tokens& x_in, const Model& model, const Inferen
                                                 std::to_string(start + 1) + "), as Carpenter's COMPLETE_TEXT does."
                                           : "";
     if (opt.kv_cache) {  // not in the paper: only the new column, over the cached K, V
-      if (paged_on && !cache.K.empty()) paged_gather(paged, cache);  // the attention reads K, V from the blocks
-      step.p = dtransformer_cached(input, c, W, cache, &step.cache_rebuilt, opt.cached_attn);  // (N_V)
-      if (paged_on) {
-        paged_store(paged, cache, step.cache_rebuilt);
-        step.block_table = paged.table;
-      }
+      run_cached_step(paged_on, paged, cache, step,
+                      [&] { return dtransformer_cached(input, c, W, cache, &step.cache_rebuilt, opt.cached_attn); });
       if (tr) {
         std::vector<Value> values{
             with_note(tv("P[:, ℓ + i − 1]", step.p, Axis::Vocab),

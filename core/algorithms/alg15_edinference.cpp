@@ -56,12 +56,9 @@ EdInferenceResult edinference(const Tokens& z, const Model& model, const EdInfer
     // L4: P ← EDTransformer(z, x̂ | θ̂)
     InferenceStep step;
     if (opt.kv_cache) {  // not in the paper: z encoded once, only x̂'s new column through the decoder
-      if (paged_on && !cache.K.empty()) paged_gather(paged, cache);  // the self-attention reads K, V from the blocks
-      step.p = edtransformer_cached(z, x_hat, c, W, cache, &step.cache_rebuilt, opt.attn, opt.cached_attn);  // (N_V)
-      if (paged_on) {
-        paged_store(paged, cache, step.cache_rebuilt);
-        step.block_table = paged.table;
-      }
+      run_cached_step(paged_on, paged, cache, step, [&] {
+        return edtransformer_cached(z, x_hat, c, W, cache, &step.cache_rebuilt, opt.attn, opt.cached_attn);
+      });
       if (tr) {
         std::vector<Value> values{
             with_note(tv("P[:, length(x̂)]", step.p, Axis::Vocab),

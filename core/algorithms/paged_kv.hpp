@@ -38,19 +38,30 @@ void paged_store(PagedKvCache& paged, const KvLayers& K, const KvLayers& V, bool
 // Before a step: K, V of every layer and head, gathered block by block through the table (the
 // first `tokens` slots), for the step's attention to read.
 void paged_gather(const PagedKvCache& paged, KvLayers& K, KvLayers& V);
-// Algorithm 14 (dtransformer_cached): every self-attention's K, V are paged.
-inline void paged_store(PagedKvCache& paged, const GptKvCache& cache, bool rebuilt) {
+// The cache of Algorithm 14 (GptKvCache: every self-attention's K, V) or of Algorithm 15 (EdKvCache:
+// only the decoder self-attention's K, V, which grow by one column a step). Algorithm 15's cross-
+// attention K, V of Z are not paged: they are computed once, for all ℓ_z tokens of z, before the first
+// step and never grow, so they are one allocation of known size that blocks would only split (vLLM,
+// too, keeps an encoder-decoder's cross-attention cache apart).
+template <class Cache>
+void paged_store(PagedKvCache& paged, const Cache& cache, bool rebuilt) {
   paged_store(paged, cache.K, cache.V, rebuilt);
 }
-inline void paged_gather(const PagedKvCache& paged, GptKvCache& cache) { paged_gather(paged, cache.K, cache.V); }
-// Algorithm 15 (edtransformer_cached): only the decoder self-attention's K, V, which grow by one
-// column a step, are paged. The cross-attention's K, V of Z are not: they are computed once, for
-// all ℓ_z tokens of z, before the first step and never grow, so they are one allocation of known
-// size that blocks would only split (vLLM, too, keeps an encoder-decoder's cross-attention cache apart).
-inline void paged_store(PagedKvCache& paged, const EdKvCache& cache, bool rebuilt) {
-  paged_store(paged, cache.K, cache.V, rebuilt);
+template <class Cache>
+void paged_gather(const PagedKvCache& paged, Cache& cache) {
+  paged_gather(paged, cache.K, cache.V);
 }
-inline void paged_gather(const PagedKvCache& paged, EdKvCache& cache) { paged_gather(paged, cache.K, cache.V); }
+// One KV-cached step of Algorithm 14 or 15, through the blocks when `paged_on`: the step's attention
+// reads K, V gathered from them, its new columns are written into them after, and `step` keeps the
+// block table. `run` computes P's new column (and sets step.cache_rebuilt).
+template <class Cache, class Run>
+void run_cached_step(bool paged_on, PagedKvCache& paged, Cache& cache, InferenceStep& step, Run&& run) {
+  if (paged_on && !cache.K.empty()) paged_gather(paged, cache);
+  step.p = run();  // (N_V)
+  if (!paged_on) return;
+  paged_store(paged, cache, step.cache_rebuilt);
+  step.block_table = paged.table;
+}
 // The block table as the trace binds it on Algorithm 14's line 3 and Algorithm 15's line 4: "block
 // table", the physical block (1-based) of each logical block in order, with a note saying B, the
 // tokens held and the last block's fill; `held` names the paged cache, `extra` ends the note.
