@@ -60,12 +60,13 @@ void paged_store(PagedKvCache& paged, const KvLayers& K, const KvLayers& V, bool
 }
 
 Value block_table_value(const BlockTable& t, const std::string& held, const std::string& extra) {
-  Tokens physical;
-  for (const int j : t.blocks) physical.push_back(j + 1);
+  // Block numbers, not token ids: a vector of numbers (as Tokens the Variables panel decoded them as text).
+  VecF physical(static_cast<Eigen::Index>(t.blocks.size()));  // (number of logical blocks)
+  for (size_t b = 0; b < t.blocks.size(); ++b) physical[static_cast<Eigen::Index>(b)] = static_cast<float>(t.blocks[b] + 1);
   const int n = static_cast<int>(t.blocks.size());
   const std::string last = n == 0 ? "" : "; the last holds " + std::to_string(t.fill(n - 1)) + " of its " +
                                              std::to_string(t.block_size) + " slots";
-  return with_note(ttokens("block table", physical),
+  return with_note(tv("block table", physical),
                    "PagedAttention (not in the paper; Kwon et al. 2023, vLLM; encyclopedia article 004): " + held + " " +
                        std::to_string(t.tokens) + " tokens in " + std::to_string(n) + " blocks of B = " +
                        std::to_string(t.block_size) + last + ". Entry b is the physical block of logical block b "

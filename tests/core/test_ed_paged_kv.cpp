@@ -102,7 +102,9 @@ TEST(EdPagedKv, TheTraceBindsTheBlockTableOnLine4) {
   for (const Event& e : trace.events)
     if (e.kind == EventKind::Line && e.ref() == lines::ed_inference::forward)
       if (const Value* v = test::find_value(e, "block table")) {
-        tables.push_back(v->tokens);
+        Tokens table;  // the bound vector of 1-based physical block numbers
+        for (Eigen::Index b = 0; b < v->m.rows(); ++b) table.push_back(static_cast<int>(v->m(b, 0)));
+        tables.push_back(table);
         EXPECT_NE(v->note.find("decoder self-attention"), std::string::npos) << v->note;
         EXPECT_NE(v->note.find("not paged"), std::string::npos) << v->note;
       }
