@@ -23,19 +23,6 @@ namespace {
 // (bos_token 6, eos_token 7).
 ModelConfig grad_config() { return ed_test_config(2, 2, 2, 6, 3, 2, 8, 7, {"a", "b", "c", "d"}); }
 
-// Three pairs with different ℓ_z and ℓ_x.
-const std::vector<Example> kPairs{{{6, 1, 7}, {6, 2, 3, 7}}, {{6, 4, 4, 2, 1, 3, 7}, {6, 1, 7}}, {{6, 2, 2, 7}, {6, 3, 1, 4, 2, 7}}};
-
-// Σ over the pairs of −Σ_{t=1}^{ℓ−1} log P[x[t+1], t], P from core's Algorithm 8.
-double summed_loss(const std::vector<Example>& pairs, const ModelConfig& c, const EdW<const double>& W) {
-  double loss = 0;
-  for (const Example& ex : pairs) {
-    const MatD P = edtransformer<double>(ex.z, ex.x, c, W);
-    for (size_t t = 0; t + 1 < ex.x.size(); ++t) loss -= std::log(P(ex.x[t + 1] - 1, t));
-  }
-  return loss;
-}
-
 struct GradModel : SpreadModel {
   GradModel() : SpreadModel(grad_config(), 2, 0.4) {}
 };
@@ -44,16 +31,16 @@ struct GradModel : SpreadModel {
 
 TEST(EdGrad, BatchedForwardEqualsAlgorithm8ColumnByColumn) {
   const GradModel s;
-  const Batch b = pair_batch(kPairs, s.c.l_max, s.c.l_max);  // x and z both padded to ℓ_max = 7
+  const Batch b = pair_batch(kEdPairs, s.c.l_max, s.c.l_max);  // x and z both padded to ℓ_max = 7
   ASSERT_EQ(b.z_lengths, (std::vector<int>{3, 7, 4}));
   EdCache<double> cache;
   const double loss = edtransformer_forward<double>(s.c, s.W(), b, 1.0, cache);
-  for (size_t k = 0; k < kPairs.size(); ++k) {
-    const MatD P = edtransformer<double>(kPairs[k].z, kPairs[k].x, s.c, s.W());  // (N_V, ℓ_x), unpadded
+  for (size_t k = 0; k < kEdPairs.size(); ++k) {
+    const MatD P = edtransformer<double>(kEdPairs[k].z, kEdPairs[k].x, s.c, s.W());  // (N_V, ℓ_x), unpadded
     const MatD got = cache.loss.P.middleCols(static_cast<Eigen::Index>(k) * b.l, P.cols());
     EXPECT_LT((got - P).cwiseAbs().maxCoeff(), kReorderedDouble) << "pair " << k + 1;
   }
-  EXPECT_NEAR(loss, summed_loss(kPairs, s.c, s.W()), kReorderedDouble * loss);
+  EXPECT_NEAR(loss, ed_summed_loss(kEdPairs, s.c, s.W()), kReorderedDouble * loss);
   // Without the key padding, the short contexts' padding would be attended to: P would differ.
   Batch unmasked = b;
   unmasked.z_lengths.assign(b.B, b.l_z);
@@ -66,13 +53,13 @@ TEST(EdGrad, BatchedForwardEqualsAlgorithm8ColumnByColumn) {
 
 TEST(EdGrad, GradientMatchesFiniteDifferencesForEveryTensor) {
   GradModel s;
-  const Batch b = pair_batch(kPairs);
+  const Batch b = pair_batch(kEdPairs);
   EdGradient<double> g(s.table);
   const double loss = g.loss_and_gradient(s.c, s.W(), b, 1.0);
-  EXPECT_NEAR(loss, summed_loss(kPairs, s.c, s.W()), kReorderedDouble * loss);
+  EXPECT_NEAR(loss, ed_summed_loss(kEdPairs, s.c, s.W()), kReorderedDouble * loss);
   // the encoder's tensors too get a gradient of their own (min_share)
   const double worst =
-      check_every_tensor(s.table, s.theta.data(), g.grad.data(), [&] { return summed_loss(kPairs, s.c, s.W()); }, 1e-4);
+      check_every_tensor(s.table, s.theta.data(), g.grad.data(), [&] { return ed_summed_loss(kEdPairs, s.c, s.W()); }, 1e-4);
   char digits[32];
   std::snprintf(digits, sizeof digits, "%.2e", worst);
   RecordProperty("worst_relative_error", digits);
@@ -81,17 +68,17 @@ TEST(EdGrad, GradientMatchesFiniteDifferencesForEveryTensor) {
 TEST(EdGrad, ABatchsGradientIsTheSumOfItsPairs) {
   const GradModel s;
   EdGradient<double> batch(s.table), one(s.table);
-  const double loss = batch.loss_and_gradient(s.c, s.W(), pair_batch(kPairs, 7, 7), 1.0);
+  const double loss = batch.loss_and_gradient(s.c, s.W(), pair_batch(kEdPairs, 7, 7), 1.0);
   Vec<double> sum = Vec<double>::Zero(static_cast<Eigen::Index>(s.table.total()));
   double losses = 0;
-  for (const Example& ex : kPairs) {
+  for (const Example& ex : kEdPairs) {
     losses += one.loss_and_gradient(s.c, s.W(), pair_batch({ex}), 1.0);
     sum += Eigen::Map<const Vec<double>>(one.grad.data(), sum.size());
   }
   EXPECT_NEAR(loss, losses, kReorderedDouble * loss);
   EXPECT_LT(relative_error(Eigen::Map<const Vec<double>>(batch.grad.data(), sum.size()), sum), kReorderedDouble);
   // The mean: each term weighs 1/#targets.
-  const Batch b = pair_batch(kPairs);
+  const Batch b = pair_batch(kEdPairs);
   ASSERT_EQ(b.n_targets(), 3 + 2 + 5);
   EXPECT_NEAR(batch.loss_and_gradient(s.c, s.W(), b, 0.1), losses / 10, kReorderedDouble * losses);
 }
@@ -100,7 +87,7 @@ TEST(EdGrad, AnEarlierBatchOfTheSameShapeLeavesNothingBehind) {
   // The trainer reuses one EdGradient for every step of one shape: a step must not depend on the
   // last one (here, one without padding, then the padded batch).
   const GradModel s;
-  const Batch padded = pair_batch(kPairs, 7, 7);
+  const Batch padded = pair_batch(kEdPairs, 7, 7);
   Batch full = padded;
   full.z_lengths.assign(full.B, full.l_z);
   EdGradient<double> reused(s.table), fresh(s.table);
@@ -114,7 +101,7 @@ TEST(EdGrad, AnEarlierBatchOfTheSameShapeLeavesNothingBehind) {
 TEST(EdGrad, TheEncoderLearnsOnlyThroughTheCrossAttention) {
   GradModel s;
   EdGradient<double> g(s.table);
-  const Batch b = pair_batch(kPairs, 7, 7);
+  const Batch b = pair_batch(kEdPairs, 7, 7);
   // Padded context columns get no gradient (their keys are masked in lines 5 and 16).
   g.loss_and_gradient(s.c, s.W(), b, 1.0);
   for (int k = 0; k < b.B; ++k) {

@@ -44,18 +44,6 @@ ModelConfig relative_config() {
   return c;
 }
 
-// Three pairs with different ℓ_z and ℓ_x (bos_token 6, eos_token 7).
-const std::vector<Example> kPairs{{{6, 1, 7}, {6, 2, 3, 7}}, {{6, 4, 4, 2, 1, 3, 7}, {6, 1, 7}}, {{6, 2, 2, 7}, {6, 3, 1, 4, 2, 7}}};
-
-double summed_loss(const std::vector<Example>& pairs, const ModelConfig& c, const EdW<const double>& W) {
-  double loss = 0;
-  for (const Example& ex : pairs) {
-    const MatD P = edtransformer<double>(ex.z, ex.x, c, W);
-    for (size_t t = 0; t + 1 < ex.x.size(); ++t) loss -= std::log(P(ex.x[t + 1] - 1, t));
-  }
-  return loss;
-}
-
 // B[t_z, t_x] = W_rel[h, bucket(t_z − t_x)] (ℓ, ℓ) for row h (0-based) of W_rel.
 MatD expected_bias(const MapM<const double>& W_rel, int h, int l, bool bidirectional, const ModelConfig& c) {
   MatD B(l, l);
@@ -131,15 +119,15 @@ TEST(EdRelative, EncoderBucketsAreBidirectionalDecoderCausalCrossNone) {
 
 TEST(EdRelative, GradientMatchesFiniteDifferencesForEveryTensor) {
   SpreadModel s(relative_config(), 2, 0.4);
-  const Batch b = pair_batch(kPairs);
+  const Batch b = pair_batch(kEdPairs);
   EdGradient<double> g(s.table);
   const double loss = g.loss_and_gradient(s.c, s.W(), b, 1.0);
-  EXPECT_NEAR(loss, summed_loss(kPairs, s.c, s.W()), kReorderedDouble * loss);
+  EXPECT_NEAR(loss, ed_summed_loss(kEdPairs, s.c, s.W()), kReorderedDouble * loss);
   // Every tensor, W^{l,enc}_rel and W^{l,dec}_rel included: the batched backward against central
   // differences of Algorithm 8 (an independent forward, with its own bucket directions).
   // min_share 1e-5: the last decoder layer's b_q gets 5e-5 of ‖∇θ‖ here (its queries barely move the
   // loss), still far above the rounding noise a missing path would leave (≲ 1e-13 of it).
-  check_every_tensor(s.table, s.theta.data(), g.grad.data(), [&] { return summed_loss(kPairs, s.c, s.W()); }, 1e-5);
+  check_every_tensor(s.table, s.theta.data(), g.grad.data(), [&] { return ed_summed_loss(kEdPairs, s.c, s.W()); }, 1e-5);
 }
 
 // The stepped backward reads the batched forward's cache (B = 1) and adds the same terms in another
@@ -147,7 +135,7 @@ TEST(EdRelative, GradientMatchesFiniteDifferencesForEveryTensor) {
 // Algorithm 4's adjoint for each head of each self-attention (L_enc·H + L_dec·H), none for the cross.
 TEST(EdRelative, SteppedBackwardEqualsTheBatchedGradientAndBindsEachWrelGradient) {
   const SpreadModel s(relative_config(), 2, 0.4);
-  const Batch b = pair_batch({kPairs[2]});
+  const Batch b = pair_batch({kEdPairs[2]});
   EdCache<double> cache;
   edtransformer_forward<double>(s.c, s.W(), b, 1.0, cache);
   std::vector<double> grad(s.table.total(), 0.0);

@@ -1,6 +1,6 @@
 // Shared by tests/core/test_ed*.cpp (the encoder-decoder): its configuration, the message of a
-// refusal, pairs as one padded Batch, values bound by trace events, a relative gap between
-// matrices that may hold −∞; θ with spread comes from test_bert_support.hpp (spread_theta).
+// refusal, three pairs and their summed loss, pairs as one padded Batch, values bound by trace
+// events, a relative gap between matrices that may hold −∞; θ with spread comes from test_bert_support.hpp (spread_theta).
 #pragma once
 #include <cmath>
 #include <functional>
@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/algorithms/algorithms.hpp"
 #include "core/arch/ed.hpp"
 #include "core/gradients/grad_edtransformer.hpp"
 #include "core/model/error.hpp"
@@ -82,6 +83,21 @@ inline MatD traced(const Trace& tr, EventKind kind, int alg, int line, int l, in
   if (nth >= all.size()) throw std::runtime_error("no traced value " + name + " at Algorithm " + std::to_string(alg) +
                                                   " line " + std::to_string(line));
   return all[nth];
+}
+
+// Three pairs (z, x) with different ℓ_z and ℓ_x for a vocab of 4 letters (bos_token 6, eos_token 7).
+inline const std::vector<Example> kEdPairs{
+    {{6, 1, 7}, {6, 2, 3, 7}}, {{6, 4, 4, 2, 1, 3, 7}, {6, 1, 7}}, {{6, 2, 2, 7}, {6, 3, 1, 4, 2, 7}}};
+
+// Σ over the pairs of −Σ_{t=1}^{ℓ−1} log P[x[t+1], t], P from core's Algorithm 8 (an independent
+// forward for the gradients' central differences).
+inline double ed_summed_loss(const std::vector<Example>& pairs, const ModelConfig& c, const EdW<const double>& W) {
+  double loss = 0;
+  for (const Example& ex : pairs) {
+    const MatD P = edtransformer<double>(ex.z, ex.x, c, W);
+    for (size_t t = 0; t + 1 < ex.x.size(); ++t) loss -= std::log(P(ex.x[t + 1] - 1, t));
+  }
+  return loss;
 }
 
 // max over the entries of |a − b| / max(1, |b|); −∞ must stand at the same places in both (else ∞).
