@@ -41,6 +41,25 @@ TEST(VitDigits, TheFileHas1797ImagesAndTheSplitKeepsTheLast360Out) {
   EXPECT_EQ(digits_dataset(digit_lines(), 0).train.size(), 1437u);
 }
 
+// The cross-validation that chose the recipe (docs/vision.md): five contiguous blocks of the 1,437
+// images before the test set, together each image once, none of the test set.
+TEST(VitDigits, TheFoldsCutTheImagesBeforeTheTestSetIntoFiveBlocks) {
+  size_t next = 0;  // the first image the next block must start with
+  for (int k = 1; k <= kDigitsFolds; ++k) {
+    SCOPED_TRACE(k);
+    const Dataset d = digits_fold(digit_lines(), k);
+    ASSERT_TRUE(d.val.size() == 287u || d.val.size() == 288u) << d.val.size();  // 1,437 / 5 = 287.4
+    EXPECT_EQ(d.val.front(), digit_lines()[next]);
+    next += d.val.size();
+    EXPECT_EQ(d.val.back(), digit_lines()[next - 1]);
+    EXPECT_EQ(d.train.size() + d.val.size(), 1437u);
+    EXPECT_EQ(d.train.back(), digit_lines()[k == kDigitsFolds ? next - d.val.size() - 1 : 1436]);
+  }
+  EXPECT_EQ(next, 1437u);
+  EXPECT_THROW(digits_fold(digit_lines(), 0), Error);
+  EXPECT_THROW(digits_fold(digit_lines(), 6), Error);
+}
+
 TEST(VitDigits, BadLinesAndMissingFilesSayWhatIsWrong) {
   auto message = [](auto&& f) {
     try {
