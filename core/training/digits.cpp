@@ -155,11 +155,13 @@ DigitsRecipe digits_recipe() {
   c.l_max = vit_tokens(c.patch);
   c.L = 2;
   c.H = 4;
-  c.d_e = 32;
+  // d_e = d_f = 48, wider than the 32 of earlier sessions: the best of the five-fold cross-validation
+  // (96.66% against 95.97%, docs/vision.md).
+  c.d_e = 48;
   c.d_attn = 8;
   c.d_mid = 8;
   c.d_mlp = 64;
-  c.d_f = 32;
+  c.d_f = 48;
   c.vocab.clear();
   for (int k = 0; k <= 9; ++k) c.vocab.push_back(std::to_string(k));
   TrainOptions& o = r.options;
@@ -181,17 +183,11 @@ Model train_digits(const DigitsRecipe& r, Dataset data, uint64_t seed, const Dig
   // equally often, and the architecture's batches stay unchanged.
   data.train = shifted_digit_lines(data.train, r.shift);
   Trainer t(Model::initialised(r.recipe.config, seed), std::move(data), r.recipe.options);
-  std::vector<float> average = t.model().theta;  // θ̄
-  const float keep = static_cast<float>(r.ema);
   while (!t.finished()) {
     const StepInfo s = t.step();
-    if (keep > 0)
-      for (size_t i = 0; i < average.size(); ++i) average[i] = keep * average[i] + (1 - keep) * t.model().theta[i];
     if (each) each(t, s);
   }
-  Model m = t.model();
-  if (keep > 0) m.theta = std::move(average);
-  return m;
+  return t.model();
 }
 
 double digits_accuracy(const Model& m, const std::vector<std::string>& lines) {

@@ -61,9 +61,6 @@ std::vector<std::string> shifted_digit_lines(const std::vector<std::string>& lin
 struct DigitsRecipe {
   Recipe recipe;
   int shift = 0;  // the training images also appear moved by up to this many pixels (shifted_digit_lines)
-  // NOT in the paper: the model returned is the exponential moving average of θ over the updates,
-  // θ̄ ← ema·θ̄ + (1 − ema)·θ after each (θ̄ starts at the initialisation); 0: θ itself.
-  double ema = 0;
 };
 inline constexpr const char* kDigitsRecipe = "vit-digits";
 DigitsRecipe digits_recipe();
