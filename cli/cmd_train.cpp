@@ -27,6 +27,7 @@
 #include "core/tokenizers/utf8.hpp"
 #include "core/tokenizers/word.hpp"
 #include "core/training/accuracy.hpp"
+#include "core/training/digits.hpp"
 #include "core/training/pair_tasks.hpp"
 #include "core/training/recipe.hpp"
 #include "core/training/training.hpp"
@@ -270,6 +271,8 @@ ModelConfig text_vocabulary(const Args& args, const Dataset& data, ModelConfig c
 
 int run_train(const Args& args) {
   const auto started = std::chrono::steady_clock::now();
+  if (args.get_or("recipe", "") == kDigitsRecipe) return run_train_digits(args);
+  if (args.has("fold")) throw UsageError("--fold is the cross-validation of --recipe vit-digits");
   // Usage mistakes first, before any file is read.
   const std::optional<Recipe> rec = args.has("recipe") ? std::optional<Recipe>(recipe(args.get("recipe"))) : std::nullopt;
   if (rec) {
@@ -552,7 +555,13 @@ Command train_command() {
        "sort) or classroom-ed (the encoder-decoder on dates). It gives the model (L = 2, H = 4, d_e = 32, "
        "d_attn = d_mid = 8, d_mlp = 128, ℓ_max = 32, the task's characters), the practical mode's settings (lr 0.01 "
        "with 50 warmup updates and a cosine to 0.001 at step 2000, batch 32, 2 threads), --eval-every 50 and "
-       "--until-accuracy 0.95; --task defaults to the recipe's. Options given explicitly override the recipe's."},
+       "--until-accuracy 0.95; --task defaults to the recipe's. Options given explicitly override the recipe's. "
+       "vit-digits: the vision transformer on the 8×8 digits (docs/vision.md: arch \"vit\", not in the paper; the "
+       "recipe of assets/vit-digits.safetensors), trained on the 1,437 images before the held-out test set; it "
+       "takes only --out, --seed, --steps, --threads and --fold."},
+      {"fold", "K",
+       "With --recipe vit-digits: cross-validation. The 1,437 images before the test set are cut into 5 contiguous "
+       "blocks; train on all but block K (1 … 5) and print block K's accuracy. Default: train on all 1,437."},
       {"until-accuracy", "A",
        "Practical mode: at every --eval-every step also measure the greedy validation accuracy (docs/training.md: "
        "GPT continues \"dcab=\" at τ = 0 and must write \"abcd\" and eos_token; BERT fills in every masked letter "
@@ -564,6 +573,7 @@ Command train_command() {
   s.examples =
       "  stepformer-cli train --recipe classroom --task sort --out sort.safetensors\n"
       "  stepformer-cli train --recipe classroom-ed --out ed.safetensors\n"
+      "  stepformer-cli train --recipe vit-digits --out vit.safetensors\n"
       "  stepformer-cli train --config assets/default-config.json --task sort --steps 1500 --out sort.safetensors\n"
       "  stepformer-cli train --model IN.safetensors --sequences data.txt --sgd --lr 0.01 --epochs 3 --out "
       "OUT.safetensors\n"

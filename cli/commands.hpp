@@ -22,6 +22,7 @@ Command sample_command();   // cli/cmd_sample.cpp
 Command fill_command();     // cli/cmd_fill.cpp
 Command demo_command();     // cli/cmd_demo.cpp
 Command train_command();    // cli/cmd_train.cpp
+int run_train_digits(const Args& args);  // cli/cmd_train_digits.cpp: train --recipe vit-digits
 Command tokenize_command(); // cli/cmd_tokenize.cpp
 Command info_command();     // cli/cmd_info.cpp
 Command backward_command(); // cli/cmd_backward.cpp

@@ -84,18 +84,37 @@ std::vector<Digit> load_digits(const std::string& path) {
   return out;
 }
 
-Dataset digits_dataset(const std::vector<std::string>& lines, int n_val) {
-  if (lines.size() <= static_cast<size_t>(kDigitsTest + std::max(n_val, 0)))
-    throw Error("the digits file has " + std::to_string(lines.size()) + " images; it needs more than the " +
-                std::to_string(kDigitsTest) + " held-out test images and the " + std::to_string(n_val) + " validation ones");
+namespace {
+
+// The images before the test set, lines [first_val, end_val) of them the validation set.
+Dataset digits_split(const std::vector<std::string>& lines, size_t first_val, size_t end_val) {
   Dataset d;
   d.name = "digits";
   d.description = std::string("one 8×8 image and its class; ") + kDigitsSource;
   for (int k = 0; k <= 9; ++k) d.vocab.push_back(std::to_string(k));
-  const size_t n_train = lines.size() - kDigitsTest;
-  const size_t first_val = n_train - static_cast<size_t>(std::max(n_val, 0));
-  for (size_t i = 0; i < n_train; ++i) (i >= first_val ? d.val : d.train).push_back(lines[i]);
+  for (size_t i = 0; i + kDigitsTest < lines.size(); ++i) (i >= first_val && i < end_val ? d.val : d.train).push_back(lines[i]);
   return d;
+}
+
+}  // namespace
+
+Dataset digits_dataset(const std::vector<std::string>& lines, int n_val) {
+  if (lines.size() <= static_cast<size_t>(kDigitsTest + std::max(n_val, 0)))
+    throw Error("the digits file has " + std::to_string(lines.size()) + " images; it needs more than the " +
+                std::to_string(kDigitsTest) + " held-out test images and the " + std::to_string(n_val) + " validation ones");
+  const size_t n_train = lines.size() - kDigitsTest;
+  return digits_split(lines, n_train - static_cast<size_t>(std::max(n_val, 0)), n_train);
+}
+
+Dataset digits_fold(const std::vector<std::string>& lines, int fold, int folds) {
+  if (folds < 2 || fold < 1 || fold > folds)
+    throw Error("fold " + std::to_string(fold) + " of " + std::to_string(folds) + ": give 1 … folds, with at least 2 folds");
+  if (lines.size() < static_cast<size_t>(kDigitsTest + folds))
+    throw Error("the digits file has " + std::to_string(lines.size()) + " images, too few for " + std::to_string(folds) +
+                " folds and the " + std::to_string(kDigitsTest) + " held-out test images");
+  // Block k holds images [(k − 1)·n / folds, k·n / folds): sizes differ by at most one.
+  const size_t n = lines.size() - kDigitsTest, k = static_cast<size_t>(fold), f = static_cast<size_t>(folds);
+  return digits_split(lines, (k - 1) * n / f, k * n / f);
 }
 
 std::vector<std::string> digits_test_lines(const std::vector<std::string>& lines) {
@@ -128,7 +147,7 @@ std::vector<std::string> shifted_digit_lines(const std::vector<std::string>& lin
 DigitsRecipe digits_recipe() {
   DigitsRecipe dr;
   Recipe& r = dr.recipe;
-  r.name = "digits-vit";
+  r.name = kDigitsRecipe;
   r.task = "digits";
   ModelConfig& c = r.config;
   c.arch = "vit";
@@ -136,11 +155,13 @@ DigitsRecipe digits_recipe() {
   c.l_max = vit_tokens(c.patch);
   c.L = 2;
   c.H = 4;
-  c.d_e = 32;
+  // d_e = d_f = 48, wider than the 32 of earlier sessions: the best of the five-fold cross-validation
+  // (96.66% against 95.97%, docs/vision.md).
+  c.d_e = 48;
   c.d_attn = 8;
   c.d_mid = 8;
   c.d_mlp = 64;
-  c.d_f = 32;
+  c.d_f = 48;
   c.vocab.clear();
   for (int k = 0; k <= 9; ++k) c.vocab.push_back(std::to_string(k));
   TrainOptions& o = r.options;
@@ -157,13 +178,15 @@ DigitsRecipe digits_recipe() {
   return dr;
 }
 
-Model train_digits(const DigitsRecipe& r, const std::vector<std::string>& lines, uint64_t seed, int n_val) {
-  Dataset d = digits_dataset(lines, n_val);
+Model train_digits(const DigitsRecipe& r, Dataset data, uint64_t seed, const DigitsProgress& each) {
   // The shifted copies are lines of the training set, so the Trainer's shuffle draws every shift
   // equally often, and the architecture's batches stay unchanged.
-  d.train = shifted_digit_lines(d.train, r.shift);
-  Trainer t(Model::initialised(r.recipe.config, seed), std::move(d), r.recipe.options);
-  while (!t.finished()) t.step();
+  data.train = shifted_digit_lines(data.train, r.shift);
+  Trainer t(Model::initialised(r.recipe.config, seed), std::move(data), r.recipe.options);
+  while (!t.finished()) {
+    const StepInfo s = t.step();
+    if (each) each(t, s);
+  }
   return t.model();
 }
 

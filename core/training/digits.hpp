@@ -4,6 +4,7 @@
 // trains on the first 1,437 images; the last 360, in the file's order, are the held-out test set,
 // never used for training or for choosing the recipe.
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "core/model/params.hpp"
 #include "core/training/datasets.hpp"
 #include "core/training/recipe.hpp"
+#include "core/training/training.hpp"
 
 namespace sf {
 
@@ -36,9 +38,13 @@ std::vector<std::string> read_digit_lines(const std::string& path = kDigitsPath)
 std::vector<Digit> load_digits(const std::string& path = kDigitsPath);
 
 // The training data: the first N − 360 images, of which the last n_val (in the file's order: other
-// writers, as the test set has) are the validation split that chose the recipe, the rest train.
-// Test images never enter it.
+// writers, as the test set has) are a validation split, the rest train. Test images never enter it.
 Dataset digits_dataset(const std::vector<std::string>& lines, int n_val = 287);
+// k-fold cross-validation on the first N − 360 images (the recipe was chosen so, docs/vision.md):
+// they are cut into `folds` contiguous blocks (each holds other writers' digits, as the test set
+// does); block `fold` (1 … folds) is the validation set, the others train. Test images never enter it.
+inline constexpr int kDigitsFolds = 5;
+Dataset digits_fold(const std::vector<std::string>& lines, int fold, int folds = kDigitsFolds);
 // The held-out test set: the last 360 lines.
 std::vector<std::string> digits_test_lines(const std::vector<std::string>& lines);
 
@@ -49,18 +55,20 @@ std::string shift_digit_line(const std::string& line, int dx, int dy);
 // |dx|, |dy| ≤ shift, (2·shift + 1)² lines per image; shift = 0: `lines` unchanged.
 std::vector<std::string> shifted_digit_lines(const std::vector<std::string>& lines, int shift);
 
-// The vision transformer's recipe: the Recipe ("digits-vit": its configuration, arch "vit", vocab
+// The vision transformer's recipe: the Recipe ("vit-digits": its configuration, arch "vit", vocab
 // "0" … "9", and the practical mode's settings) and what its training adds that Algorithm 12 does
-// not have, all chosen on the validation split (docs/vision.md gives the measured accuracy and time).
+// not have, all chosen by cross-validation (digits_fold; docs/vision.md gives the accuracy and time).
 struct DigitsRecipe {
   Recipe recipe;
   int shift = 0;  // the training images also appear moved by up to this many pixels (shifted_digit_lines)
 };
+inline constexpr const char* kDigitsRecipe = "vit-digits";
 DigitsRecipe digits_recipe();
-// Trains a fresh model (seed) of the recipe on digits_dataset(lines, n_val), its training images
-// shifted as r.shift says, for r.recipe.options.steps updates: n_val = 287 to choose a recipe, 0 (all
-// 1,437 images before the test set) for the final model. The validation images are never shifted.
-Model train_digits(const DigitsRecipe& r, const std::vector<std::string>& lines, uint64_t seed = 1, int n_val = 287);
+// Trains a fresh model (seed) of the recipe on `data` (digits_dataset or digits_fold), its training
+// images shifted as r.shift says, for r.recipe.options.steps updates; the validation images are
+// never shifted nor evaluated here. `each`, when given, is called after every update.
+using DigitsProgress = std::function<void(const Trainer&, const StepInfo&)>;
+Model train_digits(const DigitsRecipe& r, Dataset data, uint64_t seed = 1, const DigitsProgress& each = {});
 // The fraction of `lines` (digit lines) whose predicted class (argmax of P[:, 1]) is their class.
 double digits_accuracy(const Model& m, const std::vector<std::string>& lines);
 

@@ -1,6 +1,7 @@
 #include "core/training/recipe.hpp"
 
 #include "core/model/error.hpp"
+#include "core/training/digits.hpp"
 
 namespace sf {
 
@@ -65,7 +66,9 @@ Recipe recipe(const std::string& name) {
   if (name == "classroom-ed") return base(name, "ed", "dates");
   std::string known;
   for (const std::string& n : recipe_names()) known += (known.empty() ? "" : ", ") + n;
-  throw Error("unknown recipe \"" + name + "\" (the recipes: " + known + ")");
+  // vit-digits is the vision transformer's DigitsRecipe (core/training/digits.hpp), not a text task's.
+  throw Error("unknown recipe \"" + name + "\" (the recipes: " + known + "; and " + kDigitsRecipe +
+              ", the vision transformer's, which stepformer-cli train runs)");
 }
 
 }  // namespace sf

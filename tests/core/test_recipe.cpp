@@ -55,7 +55,9 @@ TEST(Recipe, UnknownNameListsTheRecipes) {
     recipe("lecture");
     FAIL() << "no error";
   } catch (const Error& e) {
-    EXPECT_EQ(std::string(e.what()), "unknown recipe \"lecture\" (the recipes: classroom, classroom-bert, classroom-ed)");
+    EXPECT_EQ(std::string(e.what()),
+              "unknown recipe \"lecture\" (the recipes: classroom, classroom-bert, classroom-ed; and vit-digits, "
+              "the vision transformer's, which stepformer-cli train runs)");
   }
 }
 
