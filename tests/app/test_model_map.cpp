@@ -113,9 +113,9 @@ TEST(ModelMap, Gpt2SizeDrawsTwelveLayersLegibly) {
   expect_legible(m, m.w);
 }
 
-// The widths the Inspector's map gives GPT-2 (the panel's content width over the font size): about
-// 36 F at 1280×720 and 1366×768, 49 F at 1920×1080 (test_gui_model_map.cpp measures the real panel);
-// and a narrower one. Each is met, the 12 heads numbered 1 … 12 row by row.
+// A range of panel widths in units of F (estimates of the Inspector's map at 1280×720 … 1920×1080,
+// not measured yet: test_gui_model_map.cpp checks the real panel), and a narrower one. Each is met,
+// the 12 heads numbered 1 … 12 row by row.
 TEST(ModelMap, Gpt2FitsThePanelsWidthWithItsHeadsNumbered) {
   for (const float max_w : {28.0f, 33.0f, 36.0f, 49.0f}) {
     SCOPED_TRACE(max_w);
