@@ -23,7 +23,9 @@ constexpr float kStreamH = 2.4f;     // a box on the spine: label and mark
 constexpr float kGapH = 1.6f;        // between bands: the stream's shape label
 constexpr float kHeadH = 1.2f;       // a head box
 constexpr float kHeadGap = 0.2f;
-constexpr float kUnlabelledHead = 1.0f;
+constexpr float kRowGap = 1.2f;      // between the rows of a wrapped band: room for the Sub edge's turn
+constexpr float kBusMargin = 2.5f;   // the encoder-decoder's bus, right of every band
+constexpr int kMaxHeadRows = 3;      // taller bands than this show fewer layers than wrapping them does
 
 // Width of `s` in units of F, in the app's font (DejaVu Sans). Measured at 100 px, where
 // stb_truetype's rounding is under 1% of a glyph.
@@ -95,11 +97,23 @@ const char* activation_name(Activation a) {
   return "GELU";
 }
 
+// How a map is laid out to fit a width: the rows of heads, whether bands wrap, the width they wrap at.
+struct Fit {
+  int head_rows = 1;
+  bool wrap = false;
+  float max_w = 0;  // ≤ 0: no limit
+};
+
 class Builder {
  public:
-  Builder(const ModelConfig& c, const Architecture& a) : c_(c), alg_(a.forward_algorithm()) {
+  Builder(const ModelConfig& c, const Architecture& a, Fit fit) : c_(c), alg_(a.forward_algorithm()), fit_(fit) {
     left_w_ = text_w("layer 00") + kPad;
     m_.spine_x = left_w_ + 1.0f;
+    m_.head_rows = fit.head_rows;
+    m_.wrapped = fit.wrap;
+    per_row_ = (c.H + fit.head_rows - 1) / fit.head_rows;
+    head_w_ = std::max(text_w(std::to_string(c.H)) + 0.5f, 1.2f);
+    band_h_ = kBandH + (fit.head_rows - 1) * (kHeadH + kHeadGap);
   }
 
   ModelMap build(const Architecture& a);
@@ -131,6 +145,11 @@ class Builder {
   // The layer's band; returns its Layer box. Records the decoder's cross-attention boxes.
   int layer(MapStack s, int l, LineRef loop, LineRef end);
   int attention(const std::string& id, MapStack s, int l, LineRef line, float x, float y);
+  std::string attention_label(MapStack s, LineRef line) const {
+    return line == L8::cross_attention ? "cross MHAttention" : s == MapStack::Decoder ? "self MHAttention" : "MHAttention";
+  }
+  // A sub-layer's box width, before it is placed (the band wraps on it).
+  float sub_w(const Sub& sub, MapStack s) const;
   std::string norm_name() const { return c_.norm == Norm::RmsNorm ? "RMSNorm" : "layer_norm"; }
   std::string norm_label(int n) const { return (c_.norm == Norm::RmsNorm ? "RMS" : "LN") + std::string(sup(n)); }
   std::string stack_stream(MapStack s) const { return s == MapStack::Encoder ? "Z" : "X"; }
@@ -141,6 +160,10 @@ class Builder {
 
   const ModelConfig& c_;
   int alg_;
+  Fit fit_;
+  int per_row_;      // heads per row
+  float head_w_;     // a head box's width: its number, the widest being H
+  float band_h_;     // a band's row: the label row and the heads' rows
   ModelMap m_;
   float y_ = 1.6f;  // the next row; the first holds the input's label
   float left_w_;
@@ -166,27 +189,34 @@ int Builder::embedding(MapStack s, LineRef first, LineRef embed, LineRef last) {
   return stream_box(prefix(s) + "emb", MapKind::Embedding, s, label, mark, tip, {first, embed, last});
 }
 
+float Builder::sub_w(const Sub& sub, MapStack s) const {
+  if (sub.kind == MapKind::Norm) return text_w(norm_label(sub.norm)) + kPad;
+  if (sub.kind == MapKind::Mlp) return std::max(text_w("MLP"), text_w(activation_name(c_.act()))) + kPad;
+  const float label = std::max(text_w(attention_label(s, sub.line)), text_w(attention_mark(c_, sub.line == L8::cross_attention)));
+  return std::max(label, per_row_ * (head_w_ + kHeadGap) - kHeadGap) + kPad;
+}
+
 int Builder::attention(const std::string& id, MapStack s, int l, LineRef line, float x, float y) {
   const bool cross = line == L8::cross_attention;
-  const std::string what = cross ? "cross MHAttention" : s == MapStack::Decoder ? "self MHAttention" : "MHAttention";
+  const std::string what = attention_label(s, line);
   const std::string args = cross ? "(X, Z | W^ed_l)" : s == MapStack::Encoder ? "(Z | W^enc_l)" : s == MapStack::Decoder ? "(X | W^dec_l)" : "(X̃ | W_l)";
   MapBox b{id, MapKind::Attention, s, l, 0, 0, -1, what, attention_mark(c_, cross),
            "X ← X + MHAttention" + args + ", Algorithm 5 with H = " + std::to_string(c_.H) + " heads, " + line_text(line),
            {line}};
-  b.x = x, b.y = y, b.h = kBandH;
-  const bool labelled = c_.H <= kMaxLabelledHeads;
-  const float head_w = labelled ? std::max(text_w(std::to_string(c_.H)) + 0.5f, 1.2f) : kUnlabelledHead;
-  b.w = c_.H * (head_w + kHeadGap) - kHeadGap + kPad;
+  b.x = x, b.y = y, b.h = band_h_;
+  b.w = per_row_ * (head_w_ + kHeadGap) - kHeadGap + kPad;
   const int a = add(std::move(b));
-  float hx = x + kPad / 2;
-  for (int h = 1; h <= c_.H; ++h, hx += head_w + kHeadGap) {
+  for (int h = 1; h <= c_.H; ++h) {
     const int kv = c_.kv_head_of(h);
     std::string tip = "head " + std::to_string(h) + ": Y^" + std::to_string(h) + " ← Attention(" +
                       (cross ? "X, Z" : s == MapStack::Encoder ? "Z, Z" : "X, X") + " | W^" + std::to_string(h) +
                       "_qkv), Algorithm 4; Y^h ∈ ℝ^{d_mid×" + stack_len(s) + "}";
     if (c_.kv_heads() < c_.H) tip += "; reads key/value head " + std::to_string(kv) + " of H_kv = " + std::to_string(c_.kv_heads());
-    MapBox hb{id + ".h" + std::to_string(h), MapKind::Head, s, l, h, kv, a, labelled ? std::to_string(h) : "", "", tip, {line}};
-    hb.x = hx, hb.y = y + kBandH - kHeadH - 0.3f, hb.w = head_w, hb.h = kHeadH;
+    MapBox hb{id + ".h" + std::to_string(h), MapKind::Head, s, l, h, kv, a, std::to_string(h), "", tip, {line}};
+    const int row = (h - 1) / per_row_, col = (h - 1) % per_row_;  // row by row, as the heads are numbered
+    hb.x = x + kPad / 2 + col * (head_w_ + kHeadGap);
+    hb.y = y + kBandH - kHeadH - 0.3f + row * (kHeadH + kHeadGap);
+    hb.w = head_w_, hb.h = kHeadH;
     m_.boxes.push_back(std::move(hb));  // not add(): its width is the slot's, not its label's + kPad
   }
   if (cross) cross_.push_back(a);
@@ -199,15 +229,19 @@ int Builder::layer(MapStack s, int l, LineRef loop, LineRef end) {
             "layer l = " + std::to_string(l) + (s == MapStack::Encoder ? " of the encoder" : s == MapStack::Decoder ? " of the decoder" : "") +
                 ": " + line_text(loop) + " to " + line_text(end),
             {loop, end}};
-  lb.x = 0.2f, lb.y = y_, lb.w = left_w_ - 0.4f, lb.h = kBandH;
+  lb.x = 0.2f, lb.y = y_, lb.w = left_w_ - 0.4f;
   const int layer_box = add(std::move(lb));
-  float x = m_.spine_x + 1.5f;
+  const float x0 = m_.spine_x + 1.5f;
+  // Where a wrapped band breaks: the panel's width, less the encoder-decoder's bus.
+  const float limit = fit_.max_w - (alg_ == 8 ? kBusMargin : 0.0f);
+  float x = x0, y = y_;
   int prev = -1;
   const std::string shape = "d_e × " + stack_len(s);
   for (const Sub& sub : layer_recipe(alg_, s, c_.norm_pos() == NormPosition::Pre)) {
+    if (fit_.wrap && prev >= 0 && x + sub_w(sub, s) > limit) x = x0, y += band_h_ + kRowGap;
     int b;
     if (sub.kind == MapKind::Attention) {
-      b = attention(p + "." + sub.id, s, l, sub.line, x, y_);
+      b = attention(p + "." + sub.id, s, l, sub.line, x, y);
     } else {
       MapBox sb{p + "." + sub.id, sub.kind, s, l, 0, 0, -1, "", "", "", {sub.line}};
       if (sub.kind == MapKind::Norm) {
@@ -222,14 +256,15 @@ int Builder::layer(MapStack s, int l, LineRef loop, LineRef end) {
         sb.tip = stack_stream(s) + " ← " + stack_stream(s) + " + W_mlp2 " + activation_name(c_.act()) +
                  "(W_mlp1 X̃ + b_mlp1 1ᵀ) + b_mlp2 1ᵀ; hidden d_mlp × " + stack_len(s) + ", " + line_text(sub.line);
       }
-      sb.x = x, sb.y = y_, sb.h = kBandH;
+      sb.x = x, sb.y = y, sb.h = band_h_;
       b = add(std::move(sb));
     }
     if (prev >= 0) edge(prev, b, EdgeKind::Sub, stack_stream(s), shape);
     prev = b;
     x = m_.boxes[b].x + m_.boxes[b].w + kBoxGap;
   }
-  y_ += kBandH + kGapH;
+  m_.boxes[layer_box].h = y + band_h_ - y_;  // every row of the band
+  y_ = y + band_h_ + kGapH;
   return layer_box;
 }
 
@@ -313,9 +348,10 @@ ModelMap Builder::build(const Architecture& a) {
       edge(last, n, EdgeKind::Stream, "X", x_shape);
       last = n;
     }
-    m_.bus_x = m_.w + 1.5f;
+    const float bands_w = m_.w;
+    m_.bus_x = bands_w + 1.5f;  // 1 F of room right of it
     for (int b : cross_) edge(Z, b, EdgeKind::Cross, "Z", "d_e × ℓ_z");
-    m_.w = m_.bus_x + 1.0f;
+    m_.w = bands_w + kBusMargin;
   }
   const LineRef P = alg_ == 10 ? L10::P : alg_ == 9 ? L9::P : L8::P;
   const std::string wu = c_.tied_unembedding ? "W_u = W_eᵀ" : "W_u";
@@ -354,12 +390,20 @@ int ModelMap::find(const std::string& id) const {
   return -1;
 }
 
-ModelMap model_map(const ModelConfig& c) {
+ModelMap model_map(const ModelConfig& c, float max_w) {
   const Architecture& a = architecture(c);
   const int alg = a.forward_algorithm();
   if (alg != 8 && alg != 9 && alg != 10)
     throw Error("the model map draws Algorithms 8, 9 and 10; this model runs Algorithm " + std::to_string(alg));
-  return Builder(c, a).build(a);
+  ModelMap best = Builder(c, a, {1, false, max_w}).build(a);  // one row of heads, no wrap: the most legible
+  auto per_row = [&c](int rows) { return (c.H + rows - 1) / rows; };
+  for (const bool wrap : {false, true})
+    for (int rows = wrap ? 1 : 2; rows <= std::min(c.H, kMaxHeadRows) && max_w > 0 && best.w > max_w; ++rows) {
+      if (rows > 1 && per_row(rows) == per_row(rows - 1)) continue;  // no narrower
+      ModelMap m = Builder(c, a, {rows, wrap, max_w}).build(a);
+      if (m.w < best.w) best = std::move(m);
+    }
+  return best;
 }
 
 std::vector<MapPlace> map_places(const Trace& t, int forward_alg) {

@@ -6,8 +6,10 @@
 //
 // Layout: the residual stream is a vertical spine, from the embedding at the top to the
 // unembedding at the bottom. Each layer is one band to the right of the spine, its sub-layers in
-// the order they run (norms in pre- or post-LN position, MHAttention with one small box per head,
-// the MLP); the layer's own box sits left of the spine. The encoder-decoder stacks its encoder
+// the order they run (norms in pre- or post-LN position, MHAttention with one small numbered box per
+// head, the MLP); the layer's own box sits left of the spine. Given the panel's width, the map fits
+// it: the heads wrap into rows (GPT-2's 12 into 2 rows of 6, or 3 of 4), and where that is not enough
+// (the encoder-decoder's decoder, three sub-layers and three norms) a band's sub-layers wrap too. The encoder-decoder stacks its encoder
 // above its decoder, and the encoder's output Z feeds every decoder layer's cross-attention along
 // a bus on the right.
 //
@@ -47,7 +49,7 @@ struct MapBox {
   int head = 0;     // Head: 1-based h
   int kv_head = 0;  // Head: the key/value head it reads (H_kv < H), else h
   int parent = -1;  // Head: the index of its Attention box
-  std::string label;  // drawn in the box (empty for unlabelled head boxes: H > kMaxLabelledHeads)
+  std::string label;  // drawn in the box (a head: its number h)
   std::string mark;   // a second line under the label ("RoPE", "SwiGLU", "γ, β"); "" none
   std::string tip;    // what it computes, in the paper's notation, with its algorithm and line
   std::vector<LineRef> lines;  // the forward algorithm's lines whose steps belong to it (any pass)
@@ -76,15 +78,15 @@ struct ModelMap {
   float w = 0, h = 0;  // the extent, in units of F
   float spine_x = 0;   // the residual stream's x
   float bus_x = 0;     // encoder-decoder: the x of the bus carrying Z to the cross-attentions (0: none)
+  int head_rows = 1;   // the rows an MHAttention box's heads are drawn in
+  bool wrapped = false;  // a band's sub-layers wrap onto a second row (a Sub edge then turns down)
   int find(const std::string& id) const;  // −1 when none
 };
 
-// Head boxes carry their number up to this many heads; beyond, they are small unlabelled squares
-// (tooltip: the head), so that GPT-2's 12 heads fit one row.
-inline constexpr int kMaxLabelledHeads = 8;
-
-// The map of a configuration (throws sf::Error for an unknown architecture).
-ModelMap model_map(const ModelConfig& c);
+// The map of a configuration (throws sf::Error for an unknown architecture), no wider than max_w
+// (in units of F) where it can be: the first of these that fits, else the narrowest: the heads in
+// 1, 2 or 3 rows, then the same with the bands' sub-layers wrapped. max_w ≤ 0: no limit (one row of heads, no wrap).
+ModelMap model_map(const ModelConfig& c, float max_w = 0);
 
 // Where a trace step is on the map: the forward algorithm's line it runs inside (its own line when
 // it is one), the layer and head in force, and its pass. line.none(): outside the forward algorithm.

@@ -13,6 +13,7 @@
 #include "app/panels/panel.hpp"
 #include "app/session.hpp"
 #include "imgui.h"
+#include "imgui_internal.h"
 
 namespace sf {
 
@@ -58,6 +59,8 @@ class HeadViewFeature : public Feature {
     float x, y, w, h;
   };
   std::vector<TokenRect> token_rects_;
+  float row_ = 0;  // the token rows' spacing, in pixels
+  ImGuiWindow* child_ = nullptr;
   size_t drawn_frame_ = SIZE_MAX;
 };
 
@@ -160,8 +163,15 @@ void HeadViewFeature::controls(const App& app) {
 
 void HeadViewFeature::draw_view(App& app) {
   ImGui::BeginChild("##head_view", ImVec2(0, 0), true, ImGuiWindowFlags_HorizontalScrollbar);
-  const float F = ImGui::GetFontSize(), row = F * 1.5f;
+  child_ = ImGui::GetCurrentWindow();
+  const float F = ImGui::GetFontSize();
   const ImVec2 o = ImGui::GetCursorScreenPos();
+  // The token rows fill the panel's height below the columns' titles, the first at the top and the
+  // last at the bottom (a short prompt spreads out, so that the lines' slopes are told apart), at
+  // least 1.5 F apart: a long prompt scrolls. (1 px less, so that rounding never adds a scrollbar.)
+  const size_t n = std::max(view_.keys.size(), view_.queries.size());
+  const float fill = ImGui::GetContentRegionAvail().y - F * 1.8f - F - 1.0f;
+  const float row = n > 1 ? std::max(F * 1.5f, fill / static_cast<float>(n - 1)) : F * 1.5f;
   float left_w = ImGui::CalcTextSize(view_.cross ? "keys: z" : "keys: x").x, right_w = ImGui::CalcTextSize("queries: x").x;
   for (const std::string& s : view_.keys) left_w = std::max(left_w, ImGui::CalcTextSize(s.c_str()).x);
   for (const std::string& s : view_.queries) right_w = std::max(right_w, ImGui::CalcTextSize(s.c_str()).x);
@@ -172,7 +182,8 @@ void HeadViewFeature::draw_view(App& app) {
   const ImU32 ink = ImGui::GetColorU32(ImGuiCol_Text), dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
   dl->AddText(ImVec2(lx - ImGui::CalcTextSize(view_.cross ? "keys: z" : "keys: x").x, o.y), dim, view_.cross ? "keys: z" : "keys: x");
   dl->AddText(ImVec2(rx, o.y), dim, "queries: x");
-  const float top = o.y + row * 1.2f;
+  const float top = o.y + F * 1.8f;
+  row_ = row;
   // The hovered token (the real pointer, this frame), then the lines it leaves.
   token_rects_.clear();
   const ImVec2 mouse = ImGui::GetIO().MousePos;
@@ -181,7 +192,7 @@ void HeadViewFeature::draw_view(App& app) {
     for (size_t i = 0; i < labels.size(); ++i) {
       const float w = ImGui::CalcTextSize(labels[i].c_str()).x;
       const ImVec2 p(side == HeadViewSide::Key ? lx - w : rx, top + i * row);
-      token_rects_.push_back({side, static_cast<int>(i) + 1, p.x, p.y, w, F});
+      token_rects_.push_back({side, static_cast<int>(i) + 1, p.x, p.y, w, F});  // the label's own height, at the row's top
       if (ImGui::IsWindowHovered() && mouse.x >= p.x - F * 0.3f && mouse.x <= p.x + w + F * 0.3f && mouse.y >= p.y &&
           mouse.y < p.y + row)
         hover_ = {side, static_cast<int>(i) + 1};
@@ -197,7 +208,7 @@ void HeadViewFeature::draw_view(App& app) {
   for (const HeadViewLine& l : visible_lines(view_, hover_))
     dl->AddLine(ImVec2(lx + F * 0.4f, top + (l.t_z - 1) * row + F * 0.55f), ImVec2(rx - F * 0.4f, top + (l.t_x - 1) * row + F * 0.55f),
                 im(head_color(l.head), static_cast<float>(l.weight)), 2.0f);
-  ImGui::Dummy(ImVec2(rx - o.x + right_w + F, top - o.y + std::max(view_.keys.size(), view_.queries.size()) * row));
+  ImGui::Dummy(ImVec2(rx - o.x + right_w + F, top - o.y + (n > 0 ? (n - 1) * row : 0) + F));
   if (ImGui::BeginPopupContextWindow("##head_view_menu")) {
     for (const char* f : {"png", "svg"})
       if (ImGui::MenuItem((std::string("Export as ") + (f[0] == 'p' ? "PNG" : "SVG") + " figure").c_str()))
@@ -285,6 +296,10 @@ void HeadViewFeature::dump(const App& app, nlohmann::ordered_json& j) const {
   for (const TokenRect& r : token_rects_)
     tokens.push_back({{"side", r.side == HeadViewSide::Key ? "key" : "query"}, {"t", r.t}, {"rect", {r.x, r.y, r.w, r.h}}});
   v["tokens"] = tokens;
+  v["row_px"] = row_;
+  // The child the view draws in: its visible content rectangle (the token rows span most of its height).
+  const ImRect view = drawn_frame_ == app.ui.frame_index && child_ ? child_->InnerClipRect : ImRect();
+  v["view"] = {view.Min.x, view.Min.y, view.GetWidth(), view.GetHeight()};
   j["head_view"] = v;
 }
 

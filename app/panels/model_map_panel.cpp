@@ -54,7 +54,8 @@ class ModelMapFeature : public Feature {
   void dump(const App& app, nlohmann::ordered_json& j) const override;
 
  private:
-  void refresh(const Session& s);
+  // Recomputes the map when the model or the width it must fit (in units of F) changes, the places when the trace does.
+  void refresh(const Session& s, float fit_w);
   void draw_map(App& app);
   void draw_edges(ImDrawList* dl, ImVec2 o, float F, ImU32 ink) const;
   // Jumps the cursor to box b's first step; false with `error` when none of the trace's steps is in it.
@@ -63,6 +64,7 @@ class ModelMapFeature : public Feature {
 
   // What map_ was computed for; weak, so that a closed model (GPT-2: 500 MB) is not kept alive by the map.
   std::weak_ptr<const Model> model_;
+  float fit_w_ = 0;  // the width map_ was fitted to, in units of F
   ModelMap map_;
   std::string map_error_;
   size_t trace_serial_ = SIZE_MAX;  // the trace (Session::trace_serial) places_ was computed for
@@ -76,12 +78,13 @@ class ModelMapFeature : public Feature {
   std::string notice_;
 };
 
-void ModelMapFeature::refresh(const Session& s) {
-  if (model_.lock() != s.model_ptr()) {
+void ModelMapFeature::refresh(const Session& s, float fit_w) {
+  if (model_.lock() != s.model_ptr() || fit_w != fit_w_) {
     model_ = s.model_ptr();
+    fit_w_ = fit_w;
     map_error_.clear();
     try {
-      map_ = model_map(s.model().config);
+      map_ = model_map(s.model().config, fit_w);
     } catch (const std::exception& e) {
       map_ = {};
       map_error_ = e.what();
@@ -124,12 +127,20 @@ void ModelMapFeature::draw_edges(ImDrawList* dl, ImVec2 o, float F, ImU32 ink) c
     const std::string text = e.name + ": " + e.shape;
     if (e.kind == EdgeKind::Sub) {
       const MapBox &a = map_.boxes[e.from], &b = map_.boxes[e.to];
-      arrow(dl, P(a.x + a.w, a.y + 0.8f), P(b.x, b.y + 0.8f), ink, F);
+      if (b.y > a.y) {  // a wrapped band: down from a, back left under it, into b's row from the left
+        const float turn = a.y + a.h + 0.35f, lx = b.x - 0.7f;
+        dl->AddLine(P(a.x + a.w / 2, a.y + a.h), P(a.x + a.w / 2, turn), ink, 1.5f);
+        dl->AddLine(P(a.x + a.w / 2, turn), P(lx, turn), ink, 1.5f);
+        dl->AddLine(P(lx, turn), P(lx, b.y + 0.8f), ink, 1.5f);
+        arrow(dl, P(lx, b.y + 0.8f), P(b.x, b.y + 0.8f), ink, F);
+      } else {
+        arrow(dl, P(a.x + a.w, a.y + 0.8f), P(b.x, b.y + 0.8f), ink, F);
+      }
     } else if (e.kind == EdgeKind::Cross) {
       // Z leaves the encoder to the bus on the right, runs down it, and enters each cross-attention from
       // above, along the gap over its band (no box lies there).
       const MapBox &a = map_.boxes[e.from], &b = map_.boxes[e.to];
-      const float zy = a.y + a.h / 2, gy = b.y - 0.45f, cx = b.x + b.w / 2;
+      const float zy = a.y + a.h / 2, gy = b.y - 0.35f, cx = b.x + b.w / 2;
       if (&e == &*std::find_if(map_.edges.begin(), map_.edges.end(), [](const MapEdge& x) { return x.kind == EdgeKind::Cross; }))
         dl->AddText(P(map_.bus_x - ImGui::CalcTextSize(text.c_str()).x / F - 0.3f, zy - 1.3f), ink, text.c_str());
       dl->AddLine(P(a.x + a.w, zy), P(map_.bus_x, zy), ink, 1.5f);
@@ -212,10 +223,17 @@ void ModelMapFeature::draw_map(App& app) {
   ImGui::EndChild();
 }
 
+// The width the map's child window gives its content, in units of F: the panel's, less the child's
+// padding, border and a vertical scrollbar (kept in the sum so that the map does not reflow when it appears).
+float fit_width() {
+  const ImGuiStyle& st = ImGui::GetStyle();
+  return (ImGui::GetContentRegionAvail().x - 2 * (st.WindowPadding.x + st.ChildBorderSize) - st.ScrollbarSize) / ImGui::GetFontSize();
+}
+
 void ModelMapFeature::draw_tab(App& app) {
   drawn_frame_ = app.ui.frame_index;
   const Session& s = app.session;
-  refresh(s);
+  refresh(s, fit_width());
   ImGui::PushTextWrapPos(0.0f);
   if (!map_error_.empty()) {
     ImGui::TextColored(ImVec4(1, 0.55f, 0.4f, 1), "%s", map_error_.c_str());
@@ -247,7 +265,7 @@ void ModelMapFeature::draw_tab(App& app) {
 
 ActionResult ModelMapFeature::action(App& app, const std::string& verb, const std::string& arg, std::string& error) {
   if (verb != "map-click") return ActionResult::NotMine;
-  refresh(app.session);
+  refresh(app.session, fit_w_);
   const int b = map_.find(arg);
   if (b < 0) {
     error = "map-click needs a box id of the model map (e.g. l1.attn, l1.attn.h2, unemb; --dump-state's model_map lists them)";
@@ -265,11 +283,17 @@ void ModelMapFeature::dump(const App& app, nlohmann::ordered_json& j) const {
   m["lit"] = lit_ >= 0 ? map_.boxes[lit_].id : "";
   m["lit_pass"] = lit_pass_ == Pass::Backward ? "backward" : "forward";
   m["font_px"] = F_;
+  m["head_rows"] = map_.head_rows;
+  m["wrapped"] = map_.wrapped;
+  const bool drawn = drawn_frame_ == app.ui.frame_index && child_;
+  // The child's visible content (the boxes must lie inside it across) and the map's whole extent, bus included.
+  const ImRect view = drawn ? child_->InnerClipRect : ImRect();
+  m["view"] = {view.Min.x, view.Min.y, view.GetWidth(), view.GetHeight()};
+  m["extent"] = {origin_.x, origin_.y, map_.w * F_, map_.h * F_};
   nlohmann::ordered_json badges = nlohmann::ordered_json::array();
   for (const MapBadge& b : map_.badges) badges.push_back(b.text);
   m["badges"] = badges;
   nlohmann::ordered_json boxes = nlohmann::ordered_json::array();
-  const bool drawn = drawn_frame_ == app.ui.frame_index && child_;
   for (int b = 0; b < static_cast<int>(map_.boxes.size()); ++b) {
     const ImRect r = screen_rect(b);
     const MapBox& x = map_.boxes[b];

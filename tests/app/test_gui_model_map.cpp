@@ -3,8 +3,12 @@
 // click on a box (its rectangle from --dump-state) jumps to that box's first step, as map-click does;
 // a 12-layer, 12-head model (builder:set:L=12) scrolls its last head into view; the head view's
 // lines are one per unmasked pair, and hovering a token with the pointer keeps only its lines.
+// At 1280×720, 1366×768 and 1920×1080: GPT-2's shape and the encoder-decoder fit the panel's width
+// (every box, and the map's extent with its bus, inside the child's visible content across), GPT-2's
+// 12 heads numbered; the head view's token rows span at least 80% of its panel's height.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 
@@ -17,6 +21,28 @@ using gui::json;
 
 AppRun run_720(const std::string& actions) {
   return gui::run_app_sized(1280, 720, "--no-ini", actions);
+}
+
+struct Screen {
+  int w, h;
+};
+constexpr Screen kScreens[] = {{1280, 720}, {1366, 768}, {1920, 1080}};
+
+// A 12-layer, 12-head GPT: GPT-2's L and H (the geometry depends on nothing else), small d_e.
+const std::string kGpt2Shape = "builder:open,builder:set:L=12,builder:set:H=12,builder:set:d_e=48,builder:set:d_attn=4,"
+                               "builder:set:d_mid=4,builder:create,close:builder,";
+
+// Every box and the map's extent lie inside the child's visible content across (ImGui places
+// rectangles at whole pixels: half a pixel of slack).
+void expect_fits_across(const json& m) {
+  const double left = m["view"][0].get<double>() - 0.5, right = left + m["view"][2].get<double>() + 1.0;
+  ASSERT_GT(right - left, 100) << m["view"];
+  EXPECT_GE(m["extent"][0].get<double>(), left);
+  EXPECT_LE(m["extent"][0].get<double>() + m["extent"][2].get<double>(), right) << m["extent"] << " in " << m["view"];
+  for (const json& b : m["boxes"]) {
+    EXPECT_GE(b["rect"][0].get<double>(), left) << b;
+    EXPECT_LE(b["rect"][0].get<double>() + b["rect"][2].get<double>(), right) << b << " in " << m["view"];
+  }
 }
 
 const json* map_box(const AppRun& r, const std::string& id) {
@@ -91,6 +117,56 @@ TEST(GuiHeadView, HoveringATokenWithThePointerKeepsOnlyItsLines) {
   for (const json& l : hv["lines_shown"]) EXPECT_EQ(l[2], 3);
   EXPECT_TRUE(std::filesystem::exists(file));
   std::filesystem::remove(file);
+}
+
+TEST(GuiModelMap, Gpt2ShapeFitsThePanelAtEveryScreenSizeWithItsHeadsNumbered) {
+  for (const Screen sc : kScreens) {
+    SCOPED_TRACE(std::to_string(sc.w) + "x" + std::to_string(sc.h));
+    const AppRun r = gui::run_app_sized(sc.w, sc.h, "--no-ini", kGpt2Shape + "open:modelmap,goto:4:6:12:12");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const json& m = r.state["model_map"];
+    ASSERT_TRUE(m["drawn"].get<bool>());
+    expect_fits_across(m);
+    for (int h = 1; h <= 12; ++h) {
+      const json* b = map_box(r, "l1.attn.h" + std::to_string(h));
+      ASSERT_TRUE(b) << h;
+      EXPECT_EQ((*b)["label"], std::to_string(h));
+    }
+    const json* lit = map_box(r, "l12.attn.h12");
+    ASSERT_TRUE(lit);
+    EXPECT_TRUE((*lit)["visible"].get<bool>()) << *lit;
+  }
+}
+
+TEST(GuiModelMap, EncoderDecoderFitsThePanelAtEveryScreenSize) {
+  for (const Screen sc : kScreens) {
+    SCOPED_TRACE(std::to_string(sc.w) + "x" + std::to_string(sc.h));
+    const AppRun r = gui::run_app_sized(sc.w, sc.h, "--no-ini", "example:3,open:modelmap,wait");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const json& m = r.state["model_map"];
+    ASSERT_TRUE(m["drawn"].get<bool>());
+    EXPECT_GE(map_box(r, "dec.l1.cross") ? 1 : 0, 1);
+    expect_fits_across(m);
+  }
+}
+
+TEST(GuiHeadView, TokenRowsFillThePanelsHeightAtEveryScreenSize) {
+  for (const Screen sc : kScreens) {
+    SCOPED_TRACE(std::to_string(sc.w) + "x" + std::to_string(sc.h));
+    const AppRun r = gui::run_app_sized(sc.w, sc.h, "--no-ini", "open:headview,goto:4:6:1:1");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const json& v = r.state["head_view"];
+    ASSERT_TRUE(v["drawn"].get<bool>()) << v;
+    const double top = v["view"][1].get<double>(), height = v["view"][3].get<double>();
+    double first = 1e9, last = -1e9;
+    for (const json& t : v["tokens"]) {
+      const double y = t["rect"][1].get<double>(), h = t["rect"][3].get<double>();
+      first = std::min(first, y), last = std::max(last, y + h);
+      EXPECT_GE(y, top - 0.5) << t;  // every token shows: the default prompt fits without scrolling
+      EXPECT_LE(y + h, top + height + 0.5) << t;
+    }
+    EXPECT_GE(last - first, 0.8 * height) << "tokens from " << first << " to " << last << " in " << v["view"];
+  }
 }
 
 }  // namespace

@@ -31,6 +31,32 @@ bool has_badge(const ModelMap& m, const std::string& text) {
   return std::any_of(m.badges.begin(), m.badges.end(), [&](const MapBadge& b) { return b.text == text; });
 }
 
+// Every label fits its box in the app's font (measured at 100 px: widths scale linearly), no two
+// boxes overlap (a head lies inside its MHAttention box, apart from the other heads), every box lies
+// within [0, max_w] across, and so does the map (the encoder-decoder's bus included): the text stays
+// readable at any font size and nothing runs past the panel's right edge.
+void expect_legible(const ModelMap& m, float max_w) {
+  const FigureFont& font = FigureFont::sans();
+  EXPECT_LE(m.w, max_w);
+  EXPECT_LT(m.bus_x, m.w);
+  for (const MapBox& b : m.boxes) {
+    EXPECT_LE(font.width(b.label, 100) / 100, b.w) << b.id;
+    EXPECT_LE(font.width(b.mark, 100) / 100, b.w) << b.id;
+    EXPECT_GE(b.x, 0) << b.id;
+    EXPECT_LE(b.x + b.w, m.w) << b.id;
+    if (b.kind == MapKind::Head) {
+      const MapBox& a = m.boxes.at(b.parent);
+      EXPECT_TRUE(a.x <= b.x && b.x + b.w <= a.x + a.w && a.y <= b.y && b.y + b.h <= a.y + a.h) << b.id << " outside " << a.id;
+    }
+  }
+  for (const MapBox& a : m.boxes)
+    for (const MapBox& b : m.boxes) {
+      if (&a == &b || (a.kind == MapKind::Head) != (b.kind == MapKind::Head)) continue;  // a head is inside its box
+      const bool apart = a.x + a.w <= b.x || b.x + b.w <= a.x || a.y + a.h <= b.y || b.y + b.h <= a.y;
+      EXPECT_TRUE(apart) << a.id << " overlaps " << b.id;
+    }
+}
+
 ModelConfig gpt2_config() {  // GPT-2 124M's shape: only the geometry is computed, no weights
   ModelConfig c;
   c.L = 12, c.H = 12, c.d_e = 768, c.d_attn = c.d_mid = 64, c.d_mlp = 3072, c.l_max = 1024;
@@ -83,24 +109,44 @@ TEST(ModelMap, Gpt2SizeDrawsTwelveLayersLegibly) {
   EXPECT_TRUE(has_badge(m, "tied W_u"));
   EXPECT_TRUE(has_badge(m, "GELU_tanh"));
   EXPECT_EQ(box(m, "unemb").mark, "tied W_u");
-  // Every label fits its box in the app's font (measured at 100 px: widths scale linearly), and
-  // boxes of a band do not overlap: the text stays readable at any font size.
-  const FigureFont& font = FigureFont::sans();
-  for (const MapBox& b : m.boxes) {
-    EXPECT_LE(font.width(b.label, 100) / 100, b.w) << b.id;
-    EXPECT_LE(font.width(b.mark, 100) / 100, b.w) << b.id;
-  }
-  for (const MapBox& a : m.boxes)
-    for (const MapBox& b : m.boxes) {
-      if (&a == &b || a.kind == MapKind::Head || b.kind == MapKind::Head) continue;
-      const bool apart = a.x + a.w <= b.x || b.x + b.w <= a.x || a.y + a.h <= b.y || b.y + b.h <= a.y;
-      EXPECT_TRUE(apart) << a.id << " overlaps " << b.id;
+  EXPECT_EQ(m.head_rows, 1);  // no width to fit: one row of heads
+  expect_legible(m, m.w);
+}
+
+// A range of panel widths in units of F (estimates of the Inspector's map at 1280×720 … 1920×1080,
+// not measured yet: test_gui_model_map.cpp checks the real panel), and a narrower one. Each is met,
+// the 12 heads numbered 1 … 12 row by row.
+TEST(ModelMap, Gpt2FitsThePanelsWidthWithItsHeadsNumbered) {
+  for (const float max_w : {28.0f, 33.0f, 36.0f, 49.0f}) {
+    SCOPED_TRACE(max_w);
+    const ModelMap m = model_map(gpt2_config(), max_w);
+    expect_legible(m, max_w);
+    for (int h = 1; h <= 12; ++h) {
+      const MapBox& b = box(m, "l12.attn.h" + std::to_string(h));
+      EXPECT_EQ(b.label, std::to_string(h));
+      if (h > 1) {  // the next head is right of it in its row, or starts the next row
+        const MapBox& p = box(m, "l12.attn.h" + std::to_string(h - 1));
+        EXPECT_TRUE((b.y == p.y && b.x > p.x) || b.y > p.y) << h;
+      }
     }
-  // 12 heads are unlabelled squares inside their attention box.
-  const MapBox& att = box(m, "l12.attn");
-  const MapBox& h12 = box(m, "l12.attn.h12");
-  EXPECT_EQ(h12.label, "");
-  EXPECT_LE(h12.x + h12.w, att.x + att.w);
+  }
+  EXPECT_GT(model_map(gpt2_config(), 28).head_rows, 1);  // one row of 12 numbered heads is wider than 28 F
+}
+
+// The decoder's band (self- and cross-attention, the MLP, three norms) and the bus are wider than
+// the panel at 1280×720: the band wraps onto a second row, the bus stays inside.
+TEST(ModelMap, EncoderDecoderWrapsItsDecoderBandsToFitThePanel) {
+  ModelConfig c;
+  c.arch = "ed";
+  c.L_enc = 2, c.L_dec = 2;
+  EXPECT_GT(model_map(c).w, 36);  // unfitted, it is wider than the panel
+  const ModelMap m = model_map(c, 36);
+  expect_legible(m, 36);
+  EXPECT_TRUE(m.wrapped);
+  EXPECT_GT(box(m, "dec.l1.mlp").y, box(m, "dec.l1.self").y);  // a later row of the same band
+  EXPECT_LT(box(m, "dec.l1.mlp").y, box(m, "dec.l2").y);
+  EXPECT_GE(box(m, "dec.l1").y + box(m, "dec.l1").h, box(m, "dec.l1.mlp").y + box(m, "dec.l1.mlp").h);  // the layer box spans its rows
+  EXPECT_GT(m.bus_x, box(m, "dec.l1.cross").x + box(m, "dec.l1.cross").w);
 }
 
 TEST(ModelMap, BertIsPostLnWithItsFinalProjection) {
