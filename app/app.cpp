@@ -16,6 +16,7 @@
 #include "app/panels/all_panels.hpp"
 #include "app/panels/gradient_flow_panel.hpp"
 #include "app/panels/head_view_panel.hpp"
+#include "app/panels/vision_panel.hpp"
 #include "app/panels/model_map_panel.hpp"
 #include "app/panels/sampling_cut_feature.hpp"
 #include "app/panels/logit_lens_feature.hpp"
@@ -60,6 +61,7 @@ App::App() : panels(std::make_unique<Panels>()), gpu_(std::make_unique<GpuAttent
   features.push_back(make_sampling_cut_feature());
   features.push_back(make_model_map_feature());
   features.push_back(make_head_view_feature());
+  features.push_back(make_vision_feature());
   features.push_back(make_logit_lens_feature());
 }
 
@@ -190,6 +192,8 @@ void App::draw_menu_bar() {
       case OutputKind::Translation:
         if (ImGui::MenuItem("Translate one token (Algorithm 15)", "Ctrl+G")) s.trace_translate(true);
         if (ImGui::MenuItem("Translate until eos_token (Algorithm 15)")) s.trace_translate(false);
+        break;
+      case OutputKind::Classification:  // the Vision tab chooses the image
         break;
     }
     for (auto& f : features) f->run_menu(*this);

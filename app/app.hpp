@@ -44,6 +44,7 @@ struct PanelVisibility {
        builder = false, errata = false, notation = false, tokenizer = false, experiments = false, study = false,
        lesson = false, gradflow = false, lens = false;
   bool modelmap = false, headview = false;  // issue 26: Inspector › Model map, Head view
+  bool vision = false;                      // issue 26: Inspector › Vision (a vision transformer)
   bool* by_name(const std::string& name);
   static const std::vector<std::string>& names();
 };

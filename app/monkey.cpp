@@ -139,6 +139,12 @@ std::string Monkey::next_action() {
       {0.3, [&] { return "head-view-group:" + pick({"10:6", "9:5", "8:5", "8:14", "8:16", "10:7", "0:0", "x"}); }},
       {0.1, [&] { return "head-view-export:" + pick({"png", "svg", "pdf"}) + ":monkey-headview.out"; }},
       {0.5, [&] { return "lens-position:" + pick({"1", "2", "3", "5", "9", "0", "-1", "600", "x"}); }},
+      // The Vision tab (a vit's image; refused with a message for a text model): test digits 1 … 360, pixels 1 … 8.
+      {0.5, [&] { return "vision-digit:" + pick({"1", "2", "180", "360", "0", "361", "-1", "x"}); }},
+      {0.5, [&] { return "vision-pixel:" + num(0, 9) + ":" + num(0, 9) + ":" + num(-1, 17); }},
+      {0.2, [] { return "vision-clear"; }},
+      {0.3, [&] { return "vision-layer:" + pick({"1", "2", "0", "3", "x"}); }},
+      {0.3, [&] { return "vision-head:" + pick({"mean", "1", "4", "0", "5", "x"}); }},
       {1, [&] { return "theme:" + pick({"dark", "light", "pink"}); }},
       {0.3, [&] { return "font:" + num(8, 50); }},
       {1, [&] { return "notation:" + pick({"paper", "carpenter", "dyz", "latin"}); }},

@@ -50,6 +50,7 @@ const std::vector<PanelDecl>& panel_registry() {
       {"gradflow", "Gradient flow", Dock::Inspector, true, any, false, false, &V::gradflow, draw_feature_tab},
       {"modelmap", "Model map", Dock::Inspector, true, any, false, false, &V::modelmap, draw_feature_tab},
       {"headview", "Head view", Dock::Inspector, true, any, false, false, &V::headview, draw_feature_tab},
+      {"vision", "Vision", Dock::Inspector, true, OutputKind::Classification, false, false, &V::vision, draw_feature_tab},
       {"lens", "Logit lens", Dock::Inspector, true, any, false, false, &V::lens, draw_feature_tab},
       {"files", "Open a checkpoint or a model folder", Dock::Floating, false, any, false, false, &V::files, draw_panel<&P::files>},
       {"about", "About Stepformer", Dock::Floating, false, any, false, false, &V::about, draw_panel<&P::about>},

@@ -172,6 +172,7 @@ void Session::set_model(Model m, std::string label, std::shared_ptr<const Tokeni
   fill_.clear();
   run_kind_ = RunKind::Forward;
   trace_label_.clear();
+  if (reads_image()) vision_.choose_default();
   // BERT reads whole sequences as it was trained on them, [bos_token, characters…, eos_token].
   prompt_.with_eos = arch_->output() == OutputKind::FillIn;
   // A prompt nobody typed (the default chosen for the previous model) becomes this model's default:
@@ -210,6 +211,38 @@ void Session::set_prompt_text(const std::string& text) {
   generation_.clear();  // a continuation belongs to the prompt it continued
   if (run_kind_ == RunKind::Training || run_kind_ == RunKind::Translate) {
     trace_forward();  // a training trace (or Algorithm 15) reads no prompt: back to the forward pass, line 1
+    return;
+  }
+  retrace_keep_cursor();
+}
+
+bool Session::select_test_digit(int n, std::string& error) {
+  if (!vision_.select_test(n, error)) return false;
+  image_changed();
+  return true;
+}
+
+bool Session::set_image(const Tokens& pixels, std::string& error) {
+  if (!vision_.set_pixels(pixels, error)) return false;
+  image_changed();
+  return true;
+}
+
+bool Session::set_pixel(int r, int c, int v, std::string& error) {
+  if (!vision_.set_pixel(r, c, v, error)) return false;
+  image_changed();
+  return true;
+}
+
+void Session::clear_image() {
+  vision_.clear();
+  image_changed();
+}
+
+void Session::image_changed() {
+  if (!reads_image()) return;  // kept for the next vit
+  if (run_kind_ != RunKind::Forward) {
+    trace_forward();  // a training trace reads no image: back to the forward pass, line 1
     return;
   }
   retrace_keep_cursor();
@@ -258,7 +291,7 @@ void Session::run_trace(std::function<void()> then) {
   job->model = model_;
   job->arch = arch_;
   job->z = context_.tokens;
-  job->x = run_kind_ == RunKind::Generate ? generation_.input(prompt_.tokens) : prompt_.tokens;
+  job->x = run_kind_ == RunKind::Generate ? generation_.input(prompt_.tokens) : forward_x();
   if (run_kind_ == RunKind::Generate) job->gen = generation_.options();
   if (run_kind_ == RunKind::Translate) job->ed = translation_.options();
   if (run_kind_ == RunKind::Speculate) {
@@ -311,8 +344,8 @@ bool Session::run_hooked_trace() {
         throw;
       }
     };
-    const MatF P = arch_->forward(*model_, context_.tokens, prompt_.tokens, &tracer, fn);
-    const MatF P_cpu = arch_->forward(*model_, context_.tokens, prompt_.tokens);
+    const MatF P = arch_->forward(*model_, context_.tokens, forward_x(), &tracer, fn);
+    const MatF P_cpu = arch_->forward(*model_, context_.tokens, forward_x());
     attn_max_diff_ = (P - P_cpu).cwiseAbs().maxCoeff();
     attn_calls_ = std::move(calls);
   } catch (const std::exception& e) {  // the other backend failed: the CPU traces the whole run
@@ -519,6 +552,8 @@ void Session::toggle_breakpoint(LineRef key) {
 
 const Tokens& Session::tokens_at(size_t k, Axis a) const {
   if (const Tokens* t = trace_.axis_tokens(k, a)) return *t;
+  static const Tokens none;
+  if (reads_image()) return none;  // the tokens are the class token and the patches (vision_labels)
   return a == Axis::TokenZ && !context_.tokens.empty() ? context_.tokens : prompt_.tokens;
 }
 

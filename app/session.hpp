@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "app/logic/session_input.hpp"
+#include "app/logic/vision_input.hpp"
 #include "app/session_fill.hpp"
 #include "app/session_generation.hpp"
 #include "app/session_speculation.hpp"
@@ -144,6 +145,19 @@ class Session {
   // True while the prompt or the context as typed cannot be encoded (unknown characters, longer
   // than ℓ_max): the trace shown is of the last input that could be, not of what is typed.
   bool trace_stale() const { return prompt_.stale || context_.stale; }
+
+  // --- the image x of a vision transformer (arch "vit", not in the paper) ---
+  // True when the model's input is an image (OutputKind::Classification): the forward pass reads
+  // vision().pixels() instead of the prompt's tokens (the prompt is kept, unused).
+  bool reads_image() const { return arch_->output() == OutputKind::Classification; }
+  const VisionInput& vision() const { return vision_; }
+  // Test digit n (1-based), a drawn image, one pixel (1-based row and column, 0 … 16) or a blank
+  // image; each re-traces keeping the cursor (a shown training trace returns to the forward pass).
+  // False with `error` (nothing changed) for an index or an image out of range.
+  bool select_test_digit(int n, std::string& error);
+  bool set_image(const Tokens& pixels, std::string& error);
+  bool set_pixel(int r, int c, int v, std::string& error);
+  void clear_image();
 
   // --- the traced run ---
   RunKind run_kind() const { return run_kind_; }
@@ -291,6 +305,10 @@ class Session {
   void after_trace(std::function<void()> fn);
   // Algorithm 15's trace: shows one more step of x̂ (or all) and puts the cursor there.
   void reveal_translation(bool one);
+  // Traces the changed image (the input of a model that reads_image()).
+  void image_changed();
+  // What the forward algorithm reads as x: the image's pixels for a vit, else the prompt's tokens.
+  const Tokens& forward_x() const { return reads_image() ? vision_.pixels() : prompt_.tokens; }
   // set_prompt without forgetting which pieces [MASK]s replaced (toggle_mask's edit).
   void set_prompt_text(const std::string& text);
 
@@ -308,6 +326,7 @@ class Session {
   TokenInput prompt_;                            // x
   bool prompt_typed_ = false;                    // set_prompt was called: set_model keeps the prompt
   TokenInput context_{"context", true};          // z: [bos_token, characters…, eos_token]
+  VisionInput vision_;                           // x of a model that reads_image()
   RunKind run_kind_ = RunKind::Forward;
   Trace trace_;
   size_t trace_serial_ = 0;  // trace_serial()

@@ -139,7 +139,8 @@ int run_sample(const Args& args) {
   switch (arch.output()) {
     case OutputKind::Continuation: return continue_prompt(args, model, tok, gpu().get());
     case OutputKind::Translation: return translate(args, model, tok, gpu().get());
-    case OutputKind::FillIn: break;
+    case OutputKind::FillIn:
+    case OutputKind::Classification: break;  // a vit: load_text_model refused it
   }
   throw UsageError("this model (" + arch.title() + ", Algorithm " + std::to_string(arch.forward_algorithm()) +
                    ") fills in [MASK] positions and has no inference algorithm that writes text: use stepformer-cli "

@@ -122,10 +122,11 @@ void LessonFeature::add_stop_here(App& app, std::string title, std::string note)
   // What changed since the stop before it (model, prompt, context, run) goes into the stop.
   const SessionState now = state_now(app);
   const StopSetup before = player_.size() ? player_.setup_for(player_.current() < player_.size() ? player_.current() : player_.size() - 1)
-                                          : StopSetup{now.model, now.prompt, now.context, now.run};
+                                          : StopSetup{now.model, now.prompt, now.context, now.run, now.image};
   if (now.model.path != player_.model_file(before.model)) st.model = now.model;
   if (now.prompt != before.prompt) st.prompt = now.prompt;
   if (now.context != before.context) st.context = now.context;
+  if (now.image && (!before.image || now.image->pixels != before.image->pixels)) st.image = now.image;
   if (now.run.kind != before.run.kind || now.run.generate != before.run.generate ||
       now.run.translate != before.run.translate)
     st.run = now.run;

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "app/logic/session_run.hpp"
+#include "app/logic/session_state.hpp"
 #include "app/session.hpp"
 
 namespace sf {
@@ -133,12 +134,13 @@ std::string LessonPlayer::model_file(const SessionModel& m) const {
 
 StopSetup LessonPlayer::setup_for(size_t n) const {
   const SessionState& st = lesson_.state;
-  StopSetup s{st.model, st.prompt, st.context, st.run};
+  StopSetup s{st.model, st.prompt, st.context, st.run, st.image};
   for (size_t k = 0; k <= n && k < size(); ++k) {
     const LessonStop& stop = lesson_.stops[k];
     if (stop.model) s.model = *stop.model;
     if (stop.prompt) s.prompt = *stop.prompt;
     if (stop.context) s.context = *stop.context;
+    if (stop.image) s.image = *stop.image;
     if (stop.run) s.run = *stop.run;
   }
   return s;
@@ -174,6 +176,7 @@ bool LessonPlayer::go(Session& s, size_t n, const TrainingTracer& training, std:
   if (!setup.prompt.empty() && (new_model || setup.prompt != s.prompt())) s.set_prompt(setup.prompt);
   if (!s.prompt_input().error.empty()) return fail("the prompt: " + s.prompt_input().error);
   std::string why;
+  if (setup.image && !restore_image(s, *setup.image, why)) return fail("the image: " + why);
   if (setup.run.kind == "training") {
     if (!training) return fail("its run is a traced training update (Algorithm 13), which needs the app's Training tab");
     if (!training(why)) return fail("the training update: " + why);

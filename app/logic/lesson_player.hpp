@@ -23,6 +23,7 @@ struct StopSetup {
   SessionModel model;
   std::string prompt, context;
   SessionRun run;
+  std::optional<SessionImage> image;  // a vit's input (absent: as it is)
 };
 
 // Traces the run kind "training" (Algorithm 13's traced update: the app's Training tab); false

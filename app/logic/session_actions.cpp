@@ -107,6 +107,17 @@ ActionResult apply_session_action(Session& s, const std::string& verb, const std
   } else if (verb == "seed") {
     if (!action_ints(arg, v) || v.size() != 1) return fail("seed needs a whole number");
     s.generation().settings.seed = static_cast<uint64_t>(v[0]);
+  } else if (verb.rfind("vision-", 0) == 0 && !s.reads_image()) {  // the verbs of a vit's image x
+    return fail(verb + ": this model reads text, not an image (open a vision transformer, arch \"vit\")");
+  } else if (verb == "vision-digit") {
+    if (!action_ints(arg, v) || v.size() != 1) return fail("vision-digit needs N, a test digit 1 … 360");
+    if (!s.select_test_digit(v[0], error)) return ActionResult::Failed;
+  } else if (verb == "vision-pixel") {
+    if (!action_ints(arg, v) || v.size() != 3)
+      return fail("vision-pixel needs R:C:V (row and column 1 … 8, intensity 0 … 16), e.g. vision-pixel:4:5:16");
+    if (!s.set_pixel(v[0], v[1], v[2], error)) return ActionResult::Failed;
+  } else if (verb == "vision-clear") {
+    s.clear_image();
   } else if (verb == "flash-blocks") {  // FlashAttention (Algorithm 4-F) with B_r = R, B_c = C
     if (!action_ints(arg, v) || v.size() != 2) return fail("flash-blocks needs R:C, two whole numbers (B_r:B_c), e.g. flash-blocks:4:4");
     if (!set_flash_blocks(s, v[0], v[1], error)) return ActionResult::Failed;

@@ -1,6 +1,7 @@
 // The --actions verbs that act on the Session alone: stepping, the prompt and the context z, [MASK],
-// translation, generation and the sampling settings. App::apply_action (app/app.cpp) tries these
-// first and then shows what they changed; fuzz/fuzz_actions.cpp applies the same to a headless Session.
+// translation, generation and the sampling settings, a vision transformer's image (vision-digit,
+// vision-pixel, vision-clear). App::apply_action (app/app.cpp) tries these first and then shows
+// what they changed; fuzz/fuzz_actions.cpp applies the same to a headless Session.
 #pragma once
 #include <string>
 #include <vector>

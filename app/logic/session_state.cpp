@@ -4,11 +4,25 @@
 
 namespace sf {
 
+SessionImage capture_image(const Session& s) {
+  return {s.vision().pixels(), s.vision().test_index()};
+}
+
+bool restore_image(Session& s, const SessionImage& im, std::string& error) {
+  if (!s.reads_image()) return error = "this model (" + s.model_label() + ") reads text, not an image", false;
+  const VisionInput& v = s.vision();
+  const int n = im.test_digit;
+  if (n >= 1 && n <= v.test_count() && v.test_digits()[static_cast<size_t>(n - 1)].pixels == im.pixels)
+    return s.select_test_digit(n, error);
+  return s.set_image(im.pixels, error);
+}
+
 SessionState capture_session(const Session& s) {
   SessionState st;
   st.model.path = s.origin().path;
   st.prompt = s.prompt();
   st.context = s.context();
+  if (s.reads_image()) st.image = capture_image(s);
   st.run = current_run(s);
   if (s.trace().size() > 0) st.cursor = cursor_ref(s.trace(), s.cursor());
   st.breakpoints = s.breakpoints();
@@ -53,6 +67,7 @@ std::vector<std::string> restore_session(Session& s, const SessionState& st) {
   s.set_prompt(st.prompt);
   if (!s.prompt_input().error.empty()) notes.push_back("The saved prompt: " + s.prompt_input().error);
   std::string error;
+  if (st.image && !restore_image(s, *st.image, error)) notes.push_back("The saved image: " + error);
   SessionRun run = st.run;
   if (run.kind == "training") run.kind = "forward";  // the app traces the update (the Training tab)
   if (!trace_run(s, run, error)) {

@@ -23,4 +23,11 @@ SessionState capture_session(const Session& s);
 // a step that is not in the run any more: the cursor is then on line 1); empty when all did.
 std::vector<std::string> restore_session(Session& s, const SessionState& st);
 
+// The image of a vit session (its pixels and, for a test digit, its 1-based index).
+SessionImage capture_image(const Session& s);
+// Shows a saved image: the test digit it names when that digit's pixels are the saved ones (the
+// true class is then known), else the saved pixels as a drawn image. False with `error` when s's
+// model reads no image or the pixels are not 64 intensities 0 … 16.
+bool restore_image(Session& s, const SessionImage& im, std::string& error);
+
 }  // namespace sf

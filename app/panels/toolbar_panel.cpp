@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "app/panels/panel.hpp"
+#include "core/arch/vit.hpp"
 #include "core/tokenizers/utf8.hpp"
 #include "imgui_stdlib.h"
 
@@ -211,6 +212,21 @@ void ToolbarPanel::draw(App& app) {
     ImGui::SameLine(0, ImGui::GetFontSize());
   } else {
     ImGui::AlignTextToFramePadding();
+  }
+  if (s.reads_image()) {  // a vision transformer reads an image, not a prompt: the Vision tab chooses it
+    const int n = s.vision().test_index();
+    const std::string which = n > 0 ? "test digit " + std::to_string(n) : "drawn by hand";
+    ImGui::TextUnformatted("Image x:");
+    ImGui::SameLine();
+    ImGui::TextDisabled("%s, 8×8, ℓ_x = %d tokens (the class token and the patches)", which.c_str(),
+                        vit_tokens(s.model().config.patch));
+    ImGui::SameLine();
+    if (ImGui::SmallButton("Choose or draw it in the Vision tab")) app.ui.show.vision = true;
+    item_tooltip("Not in the paper: a vision transformer's input x is an 8×8 image (intensities 0 … 16), not text. "
+                 "The Vision tab picks a held-out test digit or draws one; Algorithm 9 runs on it as it changes.");
+    if (!s.prompt_input().error.empty())
+      ImGui::TextColored(ImVec4(1.0f, 0.4f, 0.35f, 1.0f), "%s", s.prompt_input().error.c_str());
+    return;
   }
   const char* prompt_label = s.run_kind() == RunKind::Generate   ? "Prompt x (generating):"
                              : s.run_kind() == RunKind::Training ? "Prompt x:"

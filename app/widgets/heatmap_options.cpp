@@ -6,6 +6,7 @@
 
 #include "app/app.hpp"
 #include "app/attention_calls.hpp"  // event_value
+#include "app/logic/vision.hpp"
 #include "app/panels/panel.hpp"
 #include "app/widgets/heatmap.hpp"
 
@@ -123,7 +124,9 @@ HeatmapOptions heatmap_options(const App& app, size_t k, const Value& v) {
         const bool z = a == Axis::TokenZ;
         ax = attention ? HeatmapAxis{z ? "t_z (keys)" : "t_x (queries)", z ? "t_z" : "t_x", {}}
                        : HeatmapAxis{"t (tokens)", "t", {}};
-        if (const Tokens* toks = tokens(a, n))
+        if (s.reads_image())  // a vision transformer (not in the paper): the class token, then the patches
+          for (int t = 1; t <= n; ++t) ax.labels.push_back(vision_token_label(t, s.model().config.patch, true));
+        else if (const Tokens* toks = tokens(a, n))
           for (int id : *toks) ax.labels.push_back(token_label(s.tokenizer(), id));
         break;
       }

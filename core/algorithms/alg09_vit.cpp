@@ -14,6 +14,19 @@ const char* const kPatchNote =
     "W_patch p_k + b_patch + W_p[:, k + 1], with p_k the k-th patch's p² pixels / 16. This replaces Algorithm 1's "
     "W_e[:, x[t]].";
 
+const char* const kImageNote =
+    "Not in the paper (the vision transformer): x is an image, not token ids. Shown 8×8 as drawn, the intensities "
+    "0 … 16 of the digits file; Algorithm 9 reads it row by row, cut into p×p patches (line 2).";
+
+// The image as drawn: (8, 8), rows of pixels, intensities 0 … 16 (the trace's view of x).
+template <class T>
+Mat<T> image_grid(const Tokens& image) {
+  Mat<T> g(kImageSide, kImageSide);
+  for (int r = 0; r < kImageSide; ++r)
+    for (int c = 0; c < kImageSide; ++c) g(r, c) = static_cast<T>(image[static_cast<size_t>(r * kImageSide + c)]);
+  return g;
+}
+
 }  // namespace
 
 template <class T>
@@ -21,7 +34,8 @@ Mat<T> vit_etransformer(const Tokens& image, const ModelConfig& c, const VitW<co
                         const MHAttentionFn<T>& attn, const Patches* patches) {
   const Mat<T> P = image_patches<T>(image, c.patch);  // (p², (8/p)²)
   TraceFrame frame(tr, 9,
-                   tr ? std::vector<Value>{tv("image", P), tparam<T>(tr, "W_patch", W.W_patch), tparam<T>(tr, "b_patch", W.b_patch),
+                   tr ? std::vector<Value>{with_note(tv("image", image_grid<T>(image)), kImageNote),
+                                           tparam<T>(tr, "W_patch", W.W_patch), tparam<T>(tr, "b_patch", W.b_patch),
                                            tparam<T>(tr, "e_cls", W.e_cls), tparam<T>(tr, "W_p", W.body.W_p),
                                            tparam<T>(tr, "W_f", W.body.W_f), tparam<T>(tr, "b_f", W.body.b_f),
                                            tparam<T>(tr, "γ", W.body.gamma), tparam<T>(tr, "β", W.body.beta),

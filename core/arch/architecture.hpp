@@ -43,6 +43,7 @@ enum class OutputKind {
   Continuation,  // Algorithm 14, DInference: continue a prompt token by token (GPT)
   FillIn,        // the columns of P at [MASK] positions (BERT; the paper prints no algorithm)
   Translation,   // Algorithm 15, EDInference: write x̂ for a context z (encoder-decoder)
+  Classification,  // not in the paper: the class token's column P[:, 1] over the classes (the vision transformer)
 };
 
 class Architecture {

@@ -56,7 +56,7 @@ class VitArchitecture : public Architecture {
   std::string title() const override { return "ViT: vision transformer (not in the paper: article, Dosovitskiy et al.)"; }
   int forward_algorithm() const override { return 9; }
   int training_algorithm() const override { return 12; }
-  OutputKind output() const override { return OutputKind::FillIn; }
+  OutputKind output() const override { return OutputKind::Classification; }
   std::vector<std::string> config_keys() const override { return {"L", "d_f", "patch"}; }
   std::string validate(const ModelConfig& c) const override;
   void build_table(const ModelConfig& c, ParamTable& table) const override;

@@ -106,6 +106,8 @@ ojson run_json(const SessionRun& r) {
   return j;
 }
 
+ojson image_json(const SessionImage& im) { return {{"pixels", im.pixels}, {"test_digit", im.test_digit}}; }
+
 ojson state_json(const SessionFile& f) {
   const SessionState& s = f.state;
   ojson j;
@@ -115,6 +117,7 @@ ojson state_json(const SessionFile& f) {
   j["model"] = model_json(s.model);
   j["prompt"] = s.prompt;
   j["context"] = s.context;
+  if (s.image) j["image"] = image_json(*s.image);
   j["run"] = run_json(s.run);
   if (s.cursor.alg != 0) j["cursor"] = cursor_json(s.cursor);  // alg 0: none (the run's first line)
   ojson bps = ojson::array();
@@ -166,6 +169,7 @@ ojson stop_json(const LessonStop& st) {
   if (st.model) j["model"] = model_json(*st.model);
   if (st.prompt) j["prompt"] = *st.prompt;
   if (st.context) j["context"] = *st.context;
+  if (st.image) j["image"] = image_json(*st.image);
   if (st.run) j["run"] = run_json(*st.run);
   return j;
 }
@@ -367,11 +371,28 @@ SessionRun read_run(const Obj& o) {
   return r;
 }
 
+// "image": {"pixels": [64 integers 0–16], "test_digit": 0–360}: a vit's 8×8 input.
+SessionImage read_image(const Obj& o) {
+  constexpr int kPixels = 64, kMax = 16, kTestDigits = 360;  // core/arch/vit.hpp, core/training/digits.hpp
+  const std::string what = "a list of 64 integers 0–16 (the 8×8 image, row by row)";
+  o.require("pixels", what);
+  SessionImage im;
+  const auto pixels = o.array("pixels");
+  if (pixels.size() != kPixels) bad(o.path("pixels"), what + "; it has " + std::to_string(pixels.size()));
+  for (const auto& [v, at] : pixels) {
+    if (!v->is_number_integer() || v->get<long long>() < 0 || v->get<long long>() > kMax) bad(at, range(0, kMax));
+    im.pixels.push_back(v->get<int>());
+  }
+  im.test_digit = o.integer("test_digit", 0, kTestDigits, 0);
+  return im;
+}
+
 SessionState read_state(const Obj& o) {
   SessionState s;
   s.model = read_model(o.object("model"));
   s.prompt = o.string("prompt", s.prompt);
   s.context = o.string("context", s.context);
+  if (o.find("image")) s.image = read_image(o.object("image"));
   s.run = read_run(o.object("run"));
   if (o.find("cursor")) s.cursor = read_cursor(o.object("cursor"));
   for (const auto& [v, at] : o.array("breakpoints")) {
@@ -431,6 +452,7 @@ LessonStop read_stop(const Obj& o) {
   if (o.find("model")) st.model = read_model(o.object("model"));
   if (o.find("prompt")) st.prompt = o.string("prompt", "");
   if (o.find("context")) st.context = o.string("context", "");
+  if (o.find("image")) st.image = read_image(o.object("image"));
   if (o.find("run")) st.run = read_run(o.object("run"));
   return st;
 }

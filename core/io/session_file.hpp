@@ -104,10 +104,19 @@ struct SessionModel {
   std::string checksum;
 };
 
+// The image x of a vision transformer (arch "vit", not in the paper). In the file
+// "image": {"pixels": [64 integers 0–16, row by row], "test_digit": n}; test_digit 1–360 names the
+// held-out test digit the pixels were (its true class is shown), 0 or absent: drawn by hand.
+struct SessionImage {
+  std::vector<int> pixels;
+  int test_digit = 0;
+};
+
 struct SessionState {
   SessionModel model;
   std::string prompt;
   std::string context;  // architectures with a context z
+  std::optional<SessionImage> image;  // a vit's input (absent: the model reads text)
   SessionRun run;
   CursorRef cursor;
   std::vector<LineRef> breakpoints;  // in the file: {"alg": …, "line": …} each
@@ -130,6 +139,7 @@ struct LessonStop {
   std::string focus;
   std::optional<SessionModel> model;  // another model
   std::optional<std::string> prompt, context;
+  std::optional<SessionImage> image;  // another image (a vit)
   std::optional<SessionRun> run;
 };
 

@@ -1,0 +1,38 @@
+// What the Vision tab reads from a traced vision transformer (arch "vit", not in the paper:
+// Dosovitskiy et al.; core/arch/vit.hpp): P[:, 1], the class token's column of Algorithm 9 line 12,
+// and the attention from the class token, the class token's query column of Algorithm 4 line 6's
+// softmax(S/√d_attn) for a layer and head (or the mean over the heads). Everything comes from the
+// trace the other panels step through. Headless (tests use it).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "app/logic/vision_input.hpp"
+#include "core/model/params.hpp"
+#include "core/trace/trace.hpp"
+
+namespace sf {
+
+struct VisionReadout {
+  std::vector<double> P;  // P[:, 1] over the classes (class c at index c)
+  int predicted = -1;     // its argmax, the predicted class 0 … 9
+  int layers = 0, heads = 0;  // L and H, as traced
+  // The class token's attention over the tokens t_z = 1 … ℓ_x (token 1 the class token itself,
+  // token k + 1 patch k): softmax(S/√d_attn)[t_z, 1] of layer l, head h, or the mean over heads.
+  std::vector<double> weights;
+  std::string error;  // why nothing could be read ("" when all was)
+};
+
+// Reads `t` (a Forward trace of Algorithm 9 on an image) for layer l (1 … L) and head h (1 … H;
+// 0: the mean over the H heads). l and h out of range are clamped.
+VisionReadout vision_readout(const Trace& t, int l, int h);
+
+// The first test digit after test digit `after` (1-based; 0: from the first) that `m` misclassifies
+// (vit_predict, untraced), 0 when none.
+int next_misclassified(const Model& m, const VisionInput& v, int after);
+
+// The label of token t (1-based) of a vit with `patch`-sized patches: "CLS" for t = 1, else
+// "patch k (rows a–b, columns c–d)" for k = t − 1 (short: "P k").
+std::string vision_token_label(int t, int patch, bool shorter);
+
+}  // namespace sf
