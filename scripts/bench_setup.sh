@@ -31,7 +31,8 @@ fi
 echo "bench_setup: torch multiplies with OpenBLAS"
 
 JOBS=$(nproc 2>/dev/null || echo 2)
-targets=(bench_forward bench_train bench_bert bench_ed bench_gpt2)
+targets=(bench_forward bench_train bench_bert bench_ed bench_gpt2 bench_backprop bench_flash_attention
+         bench_random_feature_attention)
 mkdir -p "$build"
 log="$build/bench_setup.log"
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DSTEPFORMER_BENCH=ON > "$log" 2>&1 \

