@@ -75,7 +75,7 @@ bool VisionInput::set_pixel(int r, int c, int v, std::string& error) {
     error = "a pixel's row and column are 1 … 8";
     return false;
   }
-  Tokens next = pixels_;
+  Tokens next = pixels_.empty() ? Tokens(kImagePixels, 0) : pixels_;  // nothing chosen yet: a blank image
   next[static_cast<size_t>((r - 1) * kImageSide + (c - 1))] = v;
   return set_pixels(next, error);
 }

@@ -11,9 +11,11 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "core/arch/vit.hpp"            // kImagePixels, kDigitMax
 #include "core/io/fileio.hpp"
 #include "core/model/error.hpp"
 #include "core/pseudocode/pseudocode.hpp"  // extra_pseudocode: the listings not in the paper
+#include "core/training/digits.hpp"       // kDigitsTest
 
 namespace sf {
 
@@ -373,17 +375,16 @@ SessionRun read_run(const Obj& o) {
 
 // "image": {"pixels": [64 integers 0–16], "test_digit": 0–360}: a vit's 8×8 input.
 SessionImage read_image(const Obj& o) {
-  constexpr int kPixels = 64, kMax = 16, kTestDigits = 360;  // core/arch/vit.hpp, core/training/digits.hpp
   const std::string what = "a list of 64 integers 0–16 (the 8×8 image, row by row)";
   o.require("pixels", what);
   SessionImage im;
   const auto pixels = o.array("pixels");
-  if (pixels.size() != kPixels) bad(o.path("pixels"), what + "; it has " + std::to_string(pixels.size()));
+  if (static_cast<int>(pixels.size()) != kImagePixels) bad(o.path("pixels"), what + "; it has " + std::to_string(pixels.size()));
   for (const auto& [v, at] : pixels) {
-    if (!v->is_number_integer() || v->get<long long>() < 0 || v->get<long long>() > kMax) bad(at, range(0, kMax));
+    if (!v->is_number_integer() || v->get<long long>() < 0 || v->get<long long>() > kDigitMax) bad(at, range(0, kDigitMax));
     im.pixels.push_back(v->get<int>());
   }
-  im.test_digit = o.integer("test_digit", 0, kTestDigits, 0);
+  im.test_digit = o.integer("test_digit", 0, kDigitsTest, 0);
   return im;
 }
 

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <string>
 
 #include "gui_harness.hpp"
@@ -27,6 +28,19 @@ struct Screen {
   int w, h;
 };
 constexpr Screen kScreens[] = {{1280, 720}, {1366, 768}, {1920, 1080}};
+
+// Runs the app at each of kScreens with `actions` and hands `check` the run's `panel` state (named in
+// failures by its screen), after checking that the app ended well and drew the panel.
+void at_every_screen(const std::string& actions, const char* panel, const std::function<void(const AppRun&, const json&)>& check) {
+  for (const Screen sc : kScreens) {
+    SCOPED_TRACE(std::to_string(sc.w) + "x" + std::to_string(sc.h));
+    const AppRun r = gui::run_app_sized(sc.w, sc.h, "--no-ini", actions);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const json& p = r.state[panel];
+    ASSERT_TRUE(p["drawn"].get<bool>()) << p;
+    check(r, p);
+  }
+}
 
 // A 12-layer, 12-head GPT: GPT-2's L and H (the geometry depends on nothing else), small d_e.
 const std::string kGpt2Shape = "builder:open,builder:set:L=12,builder:set:H=12,builder:set:d_e=48,builder:set:d_attn=4,"
@@ -120,12 +134,7 @@ TEST(GuiHeadView, HoveringATokenWithThePointerKeepsOnlyItsLines) {
 }
 
 TEST(GuiModelMap, Gpt2ShapeFitsThePanelAtEveryScreenSizeWithItsHeadsNumbered) {
-  for (const Screen sc : kScreens) {
-    SCOPED_TRACE(std::to_string(sc.w) + "x" + std::to_string(sc.h));
-    const AppRun r = gui::run_app_sized(sc.w, sc.h, "--no-ini", kGpt2Shape + "open:modelmap,goto:4:6:12:12");
-    ASSERT_EQ(r.exit_code, 0) << r.output;
-    const json& m = r.state["model_map"];
-    ASSERT_TRUE(m["drawn"].get<bool>());
+  at_every_screen(kGpt2Shape + "open:modelmap,goto:4:6:12:12", "model_map", [](const AppRun& r, const json& m) {
     expect_fits_across(m);
     for (int h = 1; h <= 12; ++h) {
       const json* b = map_box(r, "l1.attn.h" + std::to_string(h));
@@ -135,28 +144,18 @@ TEST(GuiModelMap, Gpt2ShapeFitsThePanelAtEveryScreenSizeWithItsHeadsNumbered) {
     const json* lit = map_box(r, "l12.attn.h12");
     ASSERT_TRUE(lit);
     EXPECT_TRUE((*lit)["visible"].get<bool>()) << *lit;
-  }
+  });
 }
 
 TEST(GuiModelMap, EncoderDecoderFitsThePanelAtEveryScreenSize) {
-  for (const Screen sc : kScreens) {
-    SCOPED_TRACE(std::to_string(sc.w) + "x" + std::to_string(sc.h));
-    const AppRun r = gui::run_app_sized(sc.w, sc.h, "--no-ini", "example:3,open:modelmap,wait");
-    ASSERT_EQ(r.exit_code, 0) << r.output;
-    const json& m = r.state["model_map"];
-    ASSERT_TRUE(m["drawn"].get<bool>());
-    EXPECT_GE(map_box(r, "dec.l1.cross") ? 1 : 0, 1);
+  at_every_screen("example:3,open:modelmap,wait", "model_map", [](const AppRun& r, const json& m) {
+    EXPECT_TRUE(map_box(r, "dec.l1.cross"));
     expect_fits_across(m);
-  }
+  });
 }
 
 TEST(GuiHeadView, TokenRowsFillThePanelsHeightAtEveryScreenSize) {
-  for (const Screen sc : kScreens) {
-    SCOPED_TRACE(std::to_string(sc.w) + "x" + std::to_string(sc.h));
-    const AppRun r = gui::run_app_sized(sc.w, sc.h, "--no-ini", "open:headview,goto:4:6:1:1");
-    ASSERT_EQ(r.exit_code, 0) << r.output;
-    const json& v = r.state["head_view"];
-    ASSERT_TRUE(v["drawn"].get<bool>()) << v;
+  at_every_screen("open:headview,goto:4:6:1:1", "head_view", [](const AppRun&, const json& v) {
     const double top = v["view"][1].get<double>(), height = v["view"][3].get<double>();
     double first = 1e9, last = -1e9;
     for (const json& t : v["tokens"]) {
@@ -166,7 +165,7 @@ TEST(GuiHeadView, TokenRowsFillThePanelsHeightAtEveryScreenSize) {
       EXPECT_LE(y + h, top + height + 0.5) << t;
     }
     EXPECT_GE(last - first, 0.8 * height) << "tokens from " << first << " to " << last << " in " << v["view"];
-  }
+  });
 }
 
 }  // namespace
