@@ -16,6 +16,8 @@
 # A stack trace there names functions (strip --strip-debug keeps the symbol table); for file:line, run
 # `llvm-symbolizer --obj=build-asan/fuzz/TARGET 0xOFFSET` here with the unstripped binary of the same build.
 set -uo pipefail
+export LC_ALL=C  # EPOCHREALTIME with a '.'
+[[ -n ${EPOCHREALTIME:-} ]] || { echo "fuzz/device_run.sh needs bash 5 (EPOCHREALTIME)" >&2; exit 2; }
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 BIN_DIR=$(cd "${1:?usage: fuzz/device_run.sh BIN_DIR SECONDS [TARGET...]}" && pwd)
 SECONDS_EACH=${2:?usage: fuzz/device_run.sh BIN_DIR SECONDS [TARGET...]}

@@ -3,27 +3,16 @@
 // The tokenizer files are the test data's (BERT's vocab.txt when the configuration mentions "bert").
 #include <cstddef>
 #include <cstdint>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "core/io/model_files.hpp"
 #include "core/model/error.hpp"
 #include "fuzz/fuzz_support.hpp"
 
-namespace {
-std::string slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::ostringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-}  // namespace
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const std::string vocab_json = slurp(STEPFORMER_TEST_DATA "/ecosystem/hf-gpt2/vocab.json");
-  static const std::string merges_txt = slurp(STEPFORMER_TEST_DATA "/ecosystem/hf-gpt2/merges.txt");
-  static const std::string vocab_txt = slurp(STEPFORMER_TEST_DATA "/ecosystem/hf-bert/vocab.txt");
+  static const std::string vocab_json = fuzz::test_data("ecosystem/hf-gpt2/vocab.json");
+  static const std::string merges_txt = fuzz::test_data("ecosystem/hf-gpt2/merges.txt");
+  static const std::string vocab_txt = fuzz::test_data("ecosystem/hf-bert/vocab.txt");
   const auto [config, model] = fuzz::split(data, size);
   fuzz::write("config.json", config);
   const std::string path = fuzz::write("model.safetensors", model);

@@ -1,5 +1,6 @@
 // Inputs that fuzz/ (libFuzzer) found crashing a reader, kept as bytes: each must now be refused with
-// an sf::Error and nothing else.
+// an sf::Error and nothing else. And the fuzzers' seeds: they must stay readable, or a fuzzer starts
+// from inputs its reader refuses at once.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -7,6 +8,7 @@
 #include <string>
 
 #include "core/io/npy.hpp"
+#include "core/io/session_file.hpp"
 #include "core/model/error.hpp"
 
 namespace {
@@ -48,4 +50,49 @@ TEST(FuzzRegressions, NpyShapeThatWrapsRoundIsAnError) {
   const std::string ok = temp_file("ok.npy", npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }\n", std::string(16, '\0')));
   EXPECT_EQ(sf::read_npy(ok).size(), 4);
   std::filesystem::remove(ok);
+}
+
+// fuzz_session's seeds (fuzz/corpus/fuzz_session/) are all valid sessions or lessons, and between them
+// they set the reader's newer fields (issues 22–26): a vit's image, a training run, a backward-pass
+// cursor with its caller, the flash listing (alg 104, not in the paper), top-p and the paged KV cache,
+// a stop's focus and image. Mutating a valid file that has a field reaches that field's checks.
+TEST(FuzzSeeds, SessionSeedsAreReadAndReachTheNewerFields) {
+  const std::filesystem::path dir = std::filesystem::path(STEPFORMER_TEST_DATA) / ".." / ".." / "fuzz" / "corpus" / "fuzz_session";
+  int files = 0, lessons = 0;
+  bool image = false, training = false, backward = false, caller = false, flash = false, top_p = false, paged = false,
+       focus = false, stop_image = false;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    SCOPED_TRACE(e.path().string());
+    sf::SessionFile f;
+    ASSERT_NO_THROW(f = sf::load_session(e.path().string()));
+    ++files;
+    lessons += f.is_lesson();
+    const sf::SessionState& s = f.state;
+    image |= s.image.has_value();
+    training |= s.run.kind == "training";
+    top_p |= s.sampling.top_p < 1.0 || s.translation.top_p < 1.0;
+    paged |= s.sampling.paged;
+    std::vector<sf::CursorRef> cursors = {s.cursor};
+    for (const sf::LessonStop& st : f.stops) {
+      cursors.push_back(st.cursor);
+      focus |= !st.focus.empty();
+      stop_image |= st.image.has_value();
+    }
+    for (const sf::CursorRef& c : cursors) {
+      backward |= c.pass == sf::Pass::Backward;
+      caller |= c.caller.has_value() && !c.caller->none();
+      flash |= c.alg == 104;
+    }
+  }
+  EXPECT_GE(files, 13);
+  EXPECT_GE(lessons, 12);
+  EXPECT_TRUE(image);
+  EXPECT_TRUE(training);
+  EXPECT_TRUE(backward);
+  EXPECT_TRUE(caller);
+  EXPECT_TRUE(flash);
+  EXPECT_TRUE(top_p);
+  EXPECT_TRUE(paged);
+  EXPECT_TRUE(focus);
+  EXPECT_TRUE(stop_image);
 }
