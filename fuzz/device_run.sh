@@ -40,6 +40,11 @@ done
 # files (fuzz_ecosystem) are this copy's, not the build tree's.
 export STEPFORMER_DATA_DIR=$REPO STEPFORMER_FUZZ_TEST_DATA=$REPO/tests/data
 export ASAN_OPTIONS=$FUZZ_ASAN_OPTIONS UBSAN_OPTIONS=$FUZZ_UBSAN_OPTIONS
+# Besides libc, libm, libstdc++ and libgcc_s the binaries need libz and libpcre2-8 (linked in through
+# core's dependencies); BIN_DIR/lib may bring copies, used only where the machine lacks a library.
+if [[ -d $BIN_DIR/lib ]] && ((${#TARGETS[@]} > 0)) && ldd "$BIN_DIR/${TARGETS[0]}" | grep -q "not found"; then
+  export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$BIN_DIR/lib
+fi
 # LeakSanitizer stops the process's threads with ptrace at exit; some sandboxes (gVisor) refuse, and every
 # target would then "fail". One probe: if LSan cannot run there, the run goes on without leak checks and
 # the summary says so.
