@@ -9,6 +9,8 @@
 #include "core/io/npy.hpp"
 #include "core/model/error.hpp"
 
+namespace test_fuzz_regressions {
+
 namespace {
 
 std::string temp_file(const std::string& name, const std::string& bytes) {
@@ -49,3 +51,5 @@ TEST(FuzzRegressions, NpyShapeThatWrapsRoundIsAnError) {
   EXPECT_EQ(sf::read_npy(ok).size(), 4);
   std::filesystem::remove(ok);
 }
+
+}  // namespace test_fuzz_regressions
