@@ -6,6 +6,7 @@
 # Compiled for x86-64-v3 (AVX2, FMA), not -march=native: the main build runs core_tests at the CPU's own
 # width (AVX-512 on CI's machine), this one at AVX2's, so CI tests both instruction sets with no extra
 # build (docs/build.md, "Portable build / CPUs"). On a CPU without AVX2, native. HARDENING_MARCH overrides.
+# core_tests is a unity build (cmake/unity.cmake), as in scripts/setup.sh.
 # Usage: scripts/hardening_build.sh [TARGET...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,7 +21,7 @@ fi
 
 start=$(date +%s)
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Hardening -DCMAKE_C_COMPILER="$CC" -DCMAKE_CXX_COMPILER="$CXX" \
-  -DSTEPFORMER_SANITIZE=ON -DSTEPFORMER_FUZZ=ON -DSTEPFORMER_MARCH="$HARDENING_MARCH" >/dev/null
+  -DSTEPFORMER_SANITIZE=ON -DSTEPFORMER_FUZZ=ON -DSTEPFORMER_MARCH="$HARDENING_MARCH" -DSTEPFORMER_UNITY=ON >/dev/null
 # shellcheck disable=SC2068
 cmake --build build-asan -j"$JOBS" --target ${TARGETS[@]}
 echo "hardening: configure + build (${TARGETS[*]}, -march=$HARDENING_MARCH) $(( $(date +%s) - start )) s"

@@ -13,6 +13,10 @@
 #include "app/session.hpp"
 
 #include "tests/app/gui_harness.hpp"
+#include "core/io/checkpoint.hpp"
+#include "tests/app/gui_models.hpp"
+
+namespace test_gui {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
@@ -245,9 +249,6 @@ TEST(Gui, WithoutOpenGL43GpuAttentionFallsBackToTheCpuAndSaysWhy) {
 }
 
 // --- BERT and the encoder-decoder ---
-
-#include "core/io/checkpoint.hpp"
-#include "tests/app/gui_models.hpp"
 
 namespace {
 
@@ -565,3 +566,5 @@ TEST(GuiBigMatrix, AVocabularySizedMatrixIsDrawnReducedAndZooms) {
   EXPECT_EQ(w[3], 4);
   fs::remove(path);
 }
+
+}  // namespace test_gui

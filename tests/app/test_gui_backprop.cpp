@@ -15,6 +15,8 @@
 
 #include "gui_harness.hpp"
 
+namespace test_gui_backprop {
+
 using namespace gui;
 
 namespace {
@@ -219,3 +221,5 @@ TEST(GuiBackprop, TensorViewNamesTheParameterEntryOfAGradient) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(r.state["tensor_view"]["parameter"], "") << "∇X is the gradient of an activation, not of θ";
 }
+
+}  // namespace test_gui_backprop

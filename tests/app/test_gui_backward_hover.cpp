@@ -9,6 +9,8 @@
 
 #include "gui_harness.hpp"
 
+namespace test_gui_backward_hover {
+
 using namespace gui;
 
 namespace {
@@ -64,3 +66,5 @@ TEST(GuiBackwardHover, MultiHeadAdjointCellFramesAColumnOfW_oAndOfTheIncomingGra
   EXPECT_EQ(s["∇Ṽ"], json::array({json::array({0, 2, d_e, 1})})) << s;
   EXPECT_EQ(s.size(), 2u) << s;
 }
+
+}  // namespace test_gui_backward_hover

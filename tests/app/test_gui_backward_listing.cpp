@@ -11,6 +11,8 @@
 
 #include "gui_harness.hpp"
 
+namespace test_gui_backward_listing {
+
 using namespace gui;
 
 namespace {
@@ -95,3 +97,5 @@ TEST(GuiBackwardListing, ABreakpointOnABackwardLineStopsThereNotOnTheForwardLine
   EXPECT_TRUE(p["backward"].get<bool>());
   EXPECT_TRUE(contains(p["line_text"], "∇Q ← K ∇S")) << p["line_text"];
 }
+
+}  // namespace test_gui_backward_listing

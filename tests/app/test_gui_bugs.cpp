@@ -7,6 +7,8 @@
 
 #include "gui_harness.hpp"
 
+namespace test_gui_bugs {
+
 using gui::AppRun;
 using gui::json;
 using gui::run_app;
@@ -182,3 +184,5 @@ TEST(GuiBugs, AMergeSeenOnceOccurredOneTime) {
   const std::string h = str(r.state["bpe_merge_heading"]);
   EXPECT_NE(h.find("(the pair occurred 1 time)"), std::string::npos) << h;
 }
+
+}  // namespace test_gui_bugs

@@ -10,6 +10,8 @@
 
 #include "gui_harness.hpp"
 
+namespace test_gui_builder_layout {
+
 using gui::AppRun;
 using gui::json;
 
@@ -98,3 +100,5 @@ TEST(GuiBuilderLayout, EveryVariantControlIsReachableInsideTheBuilderAndNothingI
       EXPECT_EQ((*last)["label"], "+") << where << ": the choices scrolled to their end do not end on window w's +";
     }
 }
+
+}  // namespace test_gui_builder_layout

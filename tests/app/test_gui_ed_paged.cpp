@@ -8,6 +8,8 @@
 
 #include "gui_harness.hpp"
 
+namespace test_gui_ed_paged {
+
 using gui::AppRun;
 using gui::json;
 using gui::run_app;
@@ -35,3 +37,5 @@ TEST(GuiEdPaged, TheTranslationTabShowsTheDecodersBlockTable) {
 }
 
 }  // namespace
+
+}  // namespace test_gui_ed_paged

@@ -4,6 +4,8 @@
 
 #include "tests/app/gui_harness.hpp"
 
+namespace test_gui_experiments {
+
 using gui::AppRun;
 using gui::luminance_std;
 using gui::run_app;
@@ -41,3 +43,5 @@ TEST(GuiExperiments, ABadExperimentActionFailsWithItsReason) {
   EXPECT_NE(r.output.find("no head 1 in layer 9"), std::string::npos) << r.output;
   EXPECT_EQ(r.state["experiments"]["count"], 0);
 }
+
+}  // namespace test_gui_experiments

@@ -14,6 +14,8 @@
 #include "core/io/npy.hpp"
 #include "tests/app/gui_harness.hpp"
 
+namespace test_gui_export {
+
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 using gui::AppRun;
@@ -163,3 +165,5 @@ TEST(GuiExport, TheDialogOpensWithANameFromTheCaption) {
   EXPECT_EQ(r.state["export"]["dialog"], "softmax_S_sqrt_d_attn_l2_h1.csv");
   EXPECT_TRUE(r.state["windows"].contains("Export##export-dialog")) << r.state["windows"];
 }
+
+}  // namespace test_gui_export

@@ -11,6 +11,8 @@
 
 #include "gui_harness.hpp"
 
+namespace test_gui_flash {
+
 namespace {
 
 using namespace gui;
@@ -154,3 +156,5 @@ TEST(GuiFlash, LessonEndsOnTheComparison) {
 }
 
 }  // namespace
+
+}  // namespace test_gui_flash

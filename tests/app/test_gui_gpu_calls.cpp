@@ -18,6 +18,8 @@
 #include "tests/app/gui_harness.hpp"
 #include "tests/app/gui_models.hpp"
 
+namespace test_gui_gpu_calls {
+
 using json = nlohmann::json;
 using gui::AppRun;
 using gui::run_app;
@@ -186,3 +188,5 @@ TEST(GuiGpuCalls, TheGpuTabListsTheCallsAndSaysNotMeasuredAt1280x720) {
   for (const json& c : r.state["clipped_text"])
     EXPECT_EQ(c["window"].get<std::string>().find("Inspector"), std::string::npos) << c;
 }
+
+}  // namespace test_gui_gpu_calls

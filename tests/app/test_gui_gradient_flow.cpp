@@ -18,6 +18,8 @@
 #include "tests/app/gui_harness.hpp"
 #include "tests/app/gui_models.hpp"
 
+namespace test_gui_gradient_flow {
+
 using json = nlohmann::json;
 using gui::AppRun;
 using gui::run_app;
@@ -249,3 +251,5 @@ TEST(GuiGradientFlow, PreLnLessonStopsShowWhatTheirNotesSay) {
     }
   }
 }
+
+}  // namespace test_gui_gradient_flow

@@ -10,6 +10,8 @@
 #include "app/widgets/heatmap_labels.hpp"
 #include "gui_harness.hpp"
 
+namespace test_gui_heatmaps {
+
 namespace {
 
 using gui::AppRun;
@@ -217,3 +219,5 @@ TEST(GuiHeatmaps, ThumbnailAndInspectorShareOneColourScale) {
 }
 
 }  // namespace
+
+}  // namespace test_gui_heatmaps

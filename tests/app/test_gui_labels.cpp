@@ -9,6 +9,8 @@
 
 #include "gui_harness.hpp"
 
+namespace test_gui_labels {
+
 using gui::AppRun;
 using gui::json;
 
@@ -81,3 +83,5 @@ TEST(GuiLabels, FillInTabCutsNoLabelOrNumber) {
 TEST(GuiLabels, VariablesAndAttentionOfEncoderDecoderCutNoLabelOrNumber) {
   expect_nothing_cut({"Variables, Attention", "", "example:3,goto:8:16,open:attention", "Go to this call"});
 }
+
+}  // namespace test_gui_labels

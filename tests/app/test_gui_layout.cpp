@@ -16,6 +16,8 @@
 
 #include "tests/app/gui_harness.hpp"
 
+namespace test_gui_layout {
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -260,3 +262,5 @@ TEST(GuiLayout, ABadScaleSaysWhatIsWrong) {
 }
 
 }  // namespace
+
+}  // namespace test_gui_layout

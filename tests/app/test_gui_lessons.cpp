@@ -15,6 +15,8 @@
 
 #include "tests/app/gui_harness.hpp"
 
+namespace test_gui_lessons {
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -201,3 +203,5 @@ TEST(GuiLessons, PresentationModeShowsOnlyTheStopLarge) {
 }
 
 }  // namespace
+
+}  // namespace test_gui_lessons

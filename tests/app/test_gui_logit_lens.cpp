@@ -12,6 +12,8 @@
 #include "core/io/checkpoint.hpp"
 #include "tests/app/gui_harness.hpp"
 
+namespace test_gui_logit_lens {
+
 using gui::AppRun;
 using gui::json;
 
@@ -99,3 +101,5 @@ TEST(GuiLogitLens, BadPositionIsRefused) {
   const AppRun r = gui::run_app("", "prompt:dcab=,lens-position:9");
   EXPECT_NE(r.output.find("lens-position needs a position from 1 to 6"), std::string::npos) << r.output;
 }
+
+}  // namespace test_gui_logit_lens

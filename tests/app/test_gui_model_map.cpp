@@ -15,6 +15,8 @@
 
 #include "gui_harness.hpp"
 
+namespace test_gui_model_map {
+
 namespace {
 
 using gui::AppRun;
@@ -169,3 +171,5 @@ TEST(GuiHeadView, TokenRowsFillThePanelsHeightAtEveryScreenSize) {
 }
 
 }  // namespace
+
+}  // namespace test_gui_model_map

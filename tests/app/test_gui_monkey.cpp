@@ -8,6 +8,8 @@
 
 #include "gui_harness.hpp"
 
+namespace test_gui_monkey {
+
 namespace {
 
 // Actions a frame: keeps the run within the test's time limit (measured in docs/soak.md).
@@ -51,3 +53,5 @@ TEST(GuiMonkey, ABadSpecIsAClearError) {
     EXPECT_NE(r.output.find("--monkey needs SEED:N[:K] or SEED:forever[:K]"), std::string::npos) << r.output;
   }
 }
+
+}  // namespace test_gui_monkey

@@ -12,6 +12,8 @@
 
 #include "tests/app/gui_harness.hpp"
 
+namespace test_gui_panels {
+
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 using gui::AppRun;
@@ -72,3 +74,5 @@ TEST(GuiPanelRegistry, ViewMenuTogglesTheTablesPanels) {
   ASSERT_EQ(tab.exit_code, 0) << tab.output;
   EXPECT_EQ(tab.state["inspector_tab"], "Notations");
 }
+
+}  // namespace test_gui_panels

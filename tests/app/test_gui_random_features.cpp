@@ -10,6 +10,8 @@
 
 #include "tests/app/gui_harness.hpp"
 
+namespace test_gui_random_features {
+
 using json = nlohmann::json;
 using gui::AppRun;
 using gui::run_app;
@@ -68,3 +70,5 @@ TEST(GuiRandomFeatures, GpuAttentionRunsRandomFeatureCallsOnTheGpu) {
     EXPECT_LT(c["max_diff"].get<double>(), 1e-3) << "the GPU's Ṽ against core's 4-R on the same inputs";
   }
 }
+
+}  // namespace test_gui_random_features

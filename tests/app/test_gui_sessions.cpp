@@ -6,6 +6,8 @@
 
 #include "gui_harness.hpp"
 
+namespace test_gui_sessions {
+
 namespace {
 
 using gui::json;
@@ -229,3 +231,5 @@ TEST(GuiSessions, AModelMadeInTheAppIsSavedBesideTheSession) {
   EXPECT_EQ(b.state["prompt"], "ab");
   EXPECT_EQ(b.state["config"], a.state["config"]);
 }
+
+}  // namespace test_gui_sessions

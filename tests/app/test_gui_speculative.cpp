@@ -11,6 +11,8 @@
 #include "core/io/model_files.hpp"
 #include "tests/app/gui_harness.hpp"
 
+namespace test_gui_speculative {
+
 using json = nlohmann::json;
 using gui::AppRun;
 using gui::run_app;
@@ -70,3 +72,5 @@ TEST(GuiSpeculative, ADraftWithAnotherVocabularyOrArchitectureIsRefused) {
   EXPECT_EQ(r.exit_code, 3) << r.output;
   EXPECT_NE(r.output.find("not decoder-only"), std::string::npos) << r.output;
 }
+
+}  // namespace test_gui_speculative

@@ -8,6 +8,8 @@
 
 #include "tests/app/gui_harness.hpp"
 
+namespace test_gui_study {
+
 using gui::AppRun;
 using gui::run_app;
 
@@ -81,3 +83,5 @@ TEST(GuiStudy, AGuessWithoutAQuestionIsAClearError) {
   EXPECT_NE(bad.output.find("guess takes a choice from 1 to"), std::string::npos) << bad.output;
   EXPECT_TRUE(bad.state["study"]["pending"].get<bool>());  // the question is still there: nothing lost
 }
+
+}  // namespace test_gui_study

@@ -7,6 +7,8 @@
 
 #include "gui_harness.hpp"
 
+namespace test_gui_top_k {
+
 using gui::AppRun;
 using gui::json;
 using gui::run_app;
@@ -91,3 +93,5 @@ TEST(GuiTopK, ThePagedCacheShowsItsBlockTable) {
 }
 
 }  // namespace
+
+}  // namespace test_gui_top_k

@@ -12,6 +12,8 @@
 #include "core/training/recipe.hpp"
 #include "gui_harness.hpp"
 
+namespace test_gui_training_recipe {
+
 using namespace gui;
 
 namespace {
@@ -93,3 +95,5 @@ TEST(GuiTrainingRecipe, BertTabTrainsWithTheRecipesMasking) {
   paper_rule.p_mask = 0.15;
   EXPECT_GT(std::abs(shown - headless_loss(paper_rule)), 1e-2f * recipe_loss);
 }
+
+}  // namespace test_gui_training_recipe

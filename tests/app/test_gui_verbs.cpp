@@ -13,6 +13,8 @@
 #include "app/session.hpp"
 #include "tests/app/gui_harness.hpp"
 
+namespace test_gui_verbs {
+
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 using gui::AppRun;
@@ -185,3 +187,5 @@ TEST(GuiVerbs, ClippedTextListsAPromptWiderThanItsFieldAndNotAShortOne) {
   ASSERT_EQ(short_one.exit_code, 0) << short_one.output;
   EXPECT_FALSE(prompt_clipped(short_one, "abc")) << short_one.state["clipped_text"];
 }
+
+}  // namespace test_gui_verbs

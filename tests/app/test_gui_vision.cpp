@@ -9,6 +9,8 @@
 
 #include "gui_harness.hpp"
 
+namespace test_gui_vision {
+
 namespace {
 
 using gui::AppRun;
@@ -96,3 +98,5 @@ TEST(GuiVision, ALeftClickOnTheImagePaintsThePixelUnderThePointer) {
 }
 
 }  // namespace
+
+}  // namespace test_gui_vision

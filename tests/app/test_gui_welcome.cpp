@@ -16,6 +16,8 @@
 #include "core/training/recipe.hpp"
 #include "tests/app/gui_harness.hpp"
 
+namespace test_gui_welcome {
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -235,3 +237,5 @@ TEST(GuiWelcome, ClickingStartLessonOneStartsIt) {
 }
 
 }  // namespace
+
+}  // namespace test_gui_welcome

@@ -17,7 +17,7 @@
 #include "tests/core/tiny_config.hpp"
 
 namespace sf {
-namespace {
+namespace test_head_view {
 
 std::string id_label(int id) { return "#" + std::to_string(id); }
 
@@ -173,5 +173,5 @@ TEST(HeadView, ExportedSvgHasEveryLineAtItsWeightAndThePngDecodes) {
   EXPECT_THROW(export_head_view("csv", svg, v, ""), std::exception);
 }
 
-}  // namespace
+}  // namespace test_head_view
 }  // namespace sf

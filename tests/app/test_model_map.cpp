@@ -13,7 +13,7 @@
 #include "tests/core/tiny_config.hpp"
 
 namespace sf {
-namespace {
+namespace test_model_map {
 
 std::map<MapKind, int> kinds(const ModelMap& m) {
   std::map<MapKind, int> n;
@@ -267,5 +267,5 @@ TEST(ModelMap, ClickingABoxFindsItsFirstStep) {
   EXPECT_LT(first_step_in(m, p, m.find("l1.attn")), first_step_in(m, p, m.find("l1.attn.h1")));
 }
 
-}  // namespace
+}  // namespace test_model_map
 }  // namespace sf

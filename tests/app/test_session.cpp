@@ -3,9 +3,16 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 
 #include "app/mathtext.hpp"
 #include "app/session.hpp"
+#include "app/attention_calls.hpp"
+#include "app/widgets/downsample.hpp"
+#include "core/io/checkpoint.hpp"
+
+namespace test_session {
 
 using namespace sf;
 
@@ -231,8 +238,6 @@ TEST(MathText, SubscriptsSuperscriptsAndLiteralUnderscores) {
 }
 
 // --- BERT and the encoder-decoder in the session ---
-
-#include "app/attention_calls.hpp"
 
 namespace {
 
@@ -566,11 +571,6 @@ TEST(SessionAsync, ANewModelSupersedesATraceOfTheOldOne) {
 
 // --- opening models: files and folders ---
 
-#include <filesystem>
-#include <fstream>
-
-#include "core/io/checkpoint.hpp"
-
 namespace {
 
 namespace fs = std::filesystem;
@@ -689,8 +689,6 @@ TEST(SessionOpen, AHuggingFaceBertFolderFillsItsOwnMask) {
 }
 
 // --- drawing big matrices: the reduction and the zoom (pure functions) ---
-
-#include "app/widgets/downsample.hpp"
 
 TEST(Downsample, GPT2sVocabularyAxisIsReducedToTheTextureLimit) {
   const AxisReduction a = reduce_axis(50257, 4096);
@@ -836,3 +834,5 @@ TEST(TokenInput, TheSessionHoldsThePromptAndTheContext) {
   EXPECT_EQ(s.prompt_input().tokens.front(), s.tokenizer().bos_token());
   EXPECT_EQ(s.prompt_input().tokens.size(), s.prompt().size() + 1);  // "hello=", one character a token
 }
+
+}  // namespace test_session

@@ -18,7 +18,7 @@
 #include "core/trace/vocabulary.hpp"
 
 namespace sf {
-namespace {
+namespace test_session_attention_hook {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
@@ -160,5 +160,5 @@ TEST(GpuText, CallsAndDispatchesAreNamedByTheirLines) {
   EXPECT_EQ(diff_text(kNaN), "—");
 }
 
-}  // namespace
+}  // namespace test_session_attention_hook
 }  // namespace sf

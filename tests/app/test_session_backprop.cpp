@@ -24,6 +24,8 @@
 #include "core/trace/value_keys.hpp"
 #include "core/training/training.hpp"
 
+namespace test_session_backprop {
+
 using namespace sf;
 
 namespace {
@@ -319,3 +321,5 @@ TEST(SessionBackprop, LessonElevenClaimsHoldInEveryHead) {
   }
   EXPECT_EQ(heads, 8);
 }
+
+}  // namespace test_session_backprop

@@ -9,7 +9,7 @@
 #include "core/tokenizers/tokenizer.hpp"
 
 namespace sf {
-namespace {
+namespace test_session_bugs {
 
 std::unique_ptr<Tokenizer> char_tokenizer(std::vector<std::string> vocab) {
   ModelConfig c;
@@ -69,5 +69,5 @@ TEST(LineChart, TicksAreThinnedToTheRoomTheyNeed) {  // bug e: the accuracy char
   EXPECT_EQ(tick_intervals(30, 60), 1);   // never fewer than one interval (its two ends)
 }
 
-}  // namespace
+}  // namespace test_session_bugs
 }  // namespace sf

@@ -5,6 +5,8 @@
 
 #include "app/logic/experiment_session.hpp"
 
+namespace test_session_experiments {
+
 using namespace sf;
 
 namespace {
@@ -136,3 +138,5 @@ TEST(SessionExperiments, ANewPromptDropsTheExperiment) {
   EXPECT_TRUE(exp.sync(s));
   EXPECT_FALSE(exp.active());
 }
+
+}  // namespace test_session_experiments

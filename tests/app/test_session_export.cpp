@@ -18,6 +18,8 @@
 #include "core/io/fileio.hpp"
 #include "core/model/error.hpp"
 
+namespace test_session_export {
+
 using namespace sf;
 namespace fs = std::filesystem;
 
@@ -258,3 +260,5 @@ TEST(SessionExport, FileNamesFromCaptions) {
   EXPECT_EQ(parse_export_format("svg"), ExportFormat::Svg);
   EXPECT_FALSE(parse_export_format("gif").has_value());
 }
+
+}  // namespace test_session_export

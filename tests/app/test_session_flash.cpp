@@ -18,7 +18,7 @@
 #include "core/model/error.hpp"
 
 namespace sf {
-namespace {
+namespace test_session_flash {
 
 // The default model ("hello=", ℓ = 7, causal) with FlashAttention over B_r × B_c blocks.
 void use_flash(Session& s, int B_r, int B_c) {
@@ -237,5 +237,5 @@ TEST(SessionFlash, SessionFilesAcceptAlgorithm4FSteps) {
   }
 }
 
-}  // namespace
+}  // namespace test_session_flash
 }  // namespace sf

@@ -7,6 +7,8 @@
 
 #include "app/widgets/heatmap_labels.hpp"
 
+namespace test_session_heatmap_labels {
+
 namespace {
 
 using sf::legend_ends;
@@ -65,3 +67,5 @@ TEST(HeatmapAxis, TooManyLabelsAreThinnedEvenlyKeepingFirstAndLast) {
 }
 
 }  // namespace
+
+}  // namespace test_session_heatmap_labels

@@ -14,7 +14,7 @@
 #include "app/session.hpp"
 
 namespace sf {
-namespace {
+namespace test_session_lessons {
 
 namespace fs = std::filesystem;
 
@@ -292,5 +292,5 @@ TEST(Markdown, SpansAndBlocks) {
   EXPECT_TRUE(parse_markdown("\n  \n").empty());
 }
 
-}  // namespace
+}  // namespace test_session_lessons
 }  // namespace sf

@@ -9,6 +9,8 @@
 
 #include "app/widgets/colormap.hpp"
 
+namespace test_session_palette {
+
 using namespace sf;
 
 namespace {
@@ -93,3 +95,5 @@ TEST(Palette, CividisLightnessRisesMonotonically) {
   EXPECT_GT(prev, 0.7);                                                // light yellow at the top
   EXPECT_LT(luminance(colormap(0, false, Palette::ColorBlind)), 0.03);  // dark blue at the bottom
 }
+
+}  // namespace test_session_palette

@@ -11,6 +11,8 @@
 #include "core/arch/architecture.hpp"
 #include "core/training/training.hpp"
 
+namespace test_session_quiz {
+
 using namespace sf;
 
 namespace {
@@ -195,3 +197,5 @@ TEST(SessionQuiz, NoQuestionWithoutAMatrix) {
   ASSERT_TRUE(s.jump_to(4, 6, 1, 1));
   EXPECT_FALSE(quiz.question_for(t, s.cursor()));
 }
+
+}  // namespace test_session_quiz

@@ -11,6 +11,8 @@
 #include "app/session.hpp"
 #include "core/trace/vocabulary.hpp"
 
+namespace test_session_speculative {
+
 using namespace sf;
 
 TEST(SessionSpeculative, CandidatesAreTheGptModelsWithTheOpenModelsVocabulary) {
@@ -60,3 +62,5 @@ TEST(SessionSpeculative, ANewModelWithAnotherVocabularyDropsTheDraft) {
   EXPECT_EQ(apply_session_action(s, "speculate", "2", error), ActionResult::Failed);
   EXPECT_NE(error.find("no draft model with this model's vocabulary"), std::string::npos) << error;
 }
+
+}  // namespace test_session_speculative

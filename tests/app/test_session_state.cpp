@@ -7,6 +7,8 @@
 #include "app/logic/session_state.hpp"
 #include "app/session.hpp"
 
+namespace test_session_state {
+
 using namespace sf;
 
 namespace {
@@ -218,3 +220,5 @@ TEST(SessionState, FillRunPutsTheCursorOnTheLastLine) {
   EXPECT_EQ(s.current().depth, 0);
   EXPECT_GT(s.cursor(), s.trace().size() / 2);
 }
+
+}  // namespace test_session_state

@@ -13,6 +13,8 @@
 #include "core/training/datasets.hpp"
 #include "core/training/recipe.hpp"
 
+namespace test_session_training {
+
 using namespace sf;
 
 namespace {
@@ -112,3 +114,5 @@ TEST(TrainingRunnerAccuracy, TasksWithoutAnswersHaveNoCurve) {
   EXPECT_EQ(snap.val.size(), 2u);
   EXPECT_TRUE(snap.accuracy.empty());
 }
+
+}  // namespace test_session_training

@@ -17,7 +17,7 @@
 #include "core/training/digits.hpp"
 
 namespace sf {
-namespace {
+namespace test_session_vision {
 
 std::string asset(const char* name) { return assets_dir() + "/" + name; }
 
@@ -212,5 +212,5 @@ TEST(SessionVision, ASessionFileKeepsTheImage) {
                           [](const std::string& n) { return n.find("The saved image: this model") == 0; }));
 }
 
-}  // namespace
+}  // namespace test_session_vision
 }  // namespace sf

@@ -5,6 +5,8 @@
 
 #include "app/session.hpp"
 
+namespace test_session_vocab {
+
 using namespace sf;
 
 namespace {
@@ -79,3 +81,5 @@ TEST(SessionVocab, AFreshlyOpenedModelGetsADefaultPromptItsVocabularyReads) {
   EXPECT_EQ(fresh.prompt(), "hello=");
   EXPECT_TRUE(fresh.prompt_input().error.empty()) << fresh.prompt_input().error;
 }
+
+}  // namespace test_session_vocab

@@ -15,6 +15,8 @@
 #include "core/training/datasets.hpp"
 #include "core/training/pair_tasks.hpp"
 
+namespace test_accuracy {
+
 using namespace sf;
 
 namespace {
@@ -131,3 +133,5 @@ TEST(Accuracy, EncoderDecoderTranslatesWhatAlgorithm15Writes) {
   EXPECT_GE(a.correct, 95);  // assets/README.md: validation loss below 0.0001 nats per token
   EXPECT_EQ(accuracy_verb(m.config, "dates, seed 1"), "translates");
 }
+
+}  // namespace test_accuracy

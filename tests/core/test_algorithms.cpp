@@ -18,6 +18,8 @@
 #include "core/tokenizers/tokenizer.hpp"
 #include "float_bounds.hpp"
 
+namespace test_algorithms {
+
 using namespace sf;
 using namespace sf::test;
 
@@ -778,3 +780,5 @@ TEST(Config, ValidationErrors) {
   c.H = 0;
   EXPECT_TRUE(has(validate(c), "H must be between 1 and 64 (it is 0)"));
 }
+
+}  // namespace test_algorithms

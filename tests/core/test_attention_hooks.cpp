@@ -16,6 +16,8 @@
 #include "core/model/config.hpp"
 #include "core/model/params.hpp"
 
+namespace test_attention_hooks {
+
 using namespace sf;
 
 namespace {
@@ -192,3 +194,5 @@ TEST(AttentionHooks, FillInRunsAlgorithm9sAttentionOnTheHook) {
 }
 
 }  // namespace
+
+}  // namespace test_attention_hooks

@@ -30,6 +30,8 @@
 #include "test_bert_support.hpp"
 #include "test_ed_support.hpp"
 
+namespace test_backprop_arch {
+
 using namespace sf;
 using namespace sf::test;
 
@@ -433,3 +435,5 @@ TEST(BackpropArch, TracedBackwardEntryMatchesWhatTheBackwardCommandWrites) {
   expect_entry_matches_sequence_gradient(ed, ed_batch());
   EXPECT_EQ(traced_backward<double>(ed, ed_batch(), nullptr).stream.Z.size(), static_cast<size_t>(ed.config.L_enc + 1));
 }
+
+}  // namespace test_backprop_arch

@@ -7,6 +7,8 @@
 #include "grad_check.hpp"
 #include "test_ed_support.hpp"
 
+namespace test_backprop_cross_attention {
+
 using namespace sf;
 using namespace sf::test;
 
@@ -51,3 +53,5 @@ TEST(BackpropCrossAttention, AdjointSendsGradientIntoXAndZLikeTheBatchedBackward
     EXPECT_TRUE(x && z);
   }
 }
+
+}  // namespace test_backprop_cross_attention

@@ -9,6 +9,8 @@
 #include "core/trace/value_keys.hpp"
 #include "test_backprop_support.hpp"
 
+namespace test_backprop_events {
+
 using namespace sf;
 using namespace sf::test;
 
@@ -219,3 +221,5 @@ TEST(BackpropEvents, MaskedScoresHaveExactlyZeroGradient) {
     EXPECT_GT(nonzero, 0);  // the unmasked entries do carry gradient
   }
 }
+
+}  // namespace test_backprop_events

@@ -20,6 +20,8 @@
 #include "core/trace/value_keys.hpp"
 #include "test_backprop_support.hpp"
 
+namespace test_backprop_finite_differences {
+
 using namespace sf;
 using namespace sf::test;
 
@@ -233,3 +235,5 @@ TEST(BackpropFiniteDifferences, MlpHiddenLayer) {
     expect_close((f(kStep) - f(-kStep)) / (2 * kStep), g->m(r, c), g->m, "∇(W_mlp1 X̃ + b_mlp1 1ᵀ)");
   }
 }
+
+}  // namespace test_backprop_finite_differences

@@ -15,6 +15,8 @@
 #include "grad_check.hpp"
 #include "test_backprop_support.hpp"
 
+namespace test_backprop_gradient {
+
 using namespace sf;
 using namespace sf::test;
 
@@ -118,3 +120,5 @@ TEST(BackpropGradient, OtherArchitecturesAndBatchesGetAClearError) {
     EXPECT_NE(std::string(e.what()).find("B = 1"), std::string::npos) << e.what();
   }
 }
+
+}  // namespace test_backprop_gradient

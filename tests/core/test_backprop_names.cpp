@@ -20,6 +20,8 @@
 #include "test_bert_support.hpp"
 #include "test_ed_support.hpp"
 
+namespace test_backprop_names {
+
 using namespace sf;
 using namespace sf::test;
 
@@ -252,3 +254,5 @@ TEST(BackpropNames, ATiedModelBindsGradWuAndGradWeGainsItsTranspose) {
     EXPECT_LE((tied_e - (untied_e + tied_uT)).norm(), kFloatU * (untied_e.norm() + tied_uT.norm() + tied_e.norm()));
   }
 }
+
+}  // namespace test_backprop_names

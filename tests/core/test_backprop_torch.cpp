@@ -29,6 +29,8 @@
 #include "core/io/fileio.hpp"
 #include "test_backprop_support.hpp"
 
+namespace test_backprop_torch {
+
 using namespace sf;
 using namespace sf::test;
 
@@ -359,3 +361,5 @@ TEST_P(BackpropTorchCase, LossGradientAndStreamsEqualTorchAutograd) {
 
 INSTANTIATE_TEST_SUITE_P(BackpropTorch, BackpropTorchCase, ::testing::ValuesIn(kCases),
                          [](const ::testing::TestParamInfo<const char*>& i) { return std::string(i.param); });
+
+}  // namespace test_backprop_torch

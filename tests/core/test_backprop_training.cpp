@@ -10,6 +10,8 @@
 #include "grad_check.hpp"
 #include "test_backprop_support.hpp"
 
+namespace test_backprop_training {
+
 using namespace sf;
 using namespace sf::test;
 
@@ -84,3 +86,5 @@ TEST(BackpropTraining, TheSteppedGradientIsTheOneLine6Applies) {
     expect_same(value_of(tr, lines::mh_attention::V_tilde.adjoint(), "∇W_o", l), p + "attn.W_o");
   }
 }
+
+}  // namespace test_backprop_training

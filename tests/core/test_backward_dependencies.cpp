@@ -18,6 +18,8 @@
 #include "test_ed_support.hpp"
 #include "dependency_closure.hpp"
 
+namespace test_backward_dependencies {
+
 using namespace sf;
 using namespace sf::test;
 
@@ -343,3 +345,5 @@ TEST(BackwardDependencies, UnembeddingGradientsEqualTheProductsTheirRulesName) {
   const Trace tied = traced_update(c, {{}, sample_x()});
   expect_unembedding_products(tied, backward_event(tied, 10, 2, "∇W_e"), "∇W_e", true);
 }
+
+}  // namespace test_backward_dependencies

@@ -20,6 +20,8 @@
 #include "core/pseudocode/notations.hpp"
 #include "core/pseudocode/pseudocode.hpp"
 
+namespace test_backward_listings {
+
 namespace {
 
 using namespace sf;
@@ -484,3 +486,5 @@ TEST(BackwardListings, UnembeddingAndLossListingComputeWhatTrainingComputes) {
 }
 
 }  // namespace
+
+}  // namespace test_backward_listings

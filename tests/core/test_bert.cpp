@@ -19,6 +19,8 @@
 #include "float_bounds.hpp"
 #include "test_bert_support.hpp"
 
+namespace test_bert {
+
 using namespace sf;
 using namespace sf::test;
 
@@ -495,3 +497,5 @@ TEST(BertFillIn, RefusesAPromptWithoutMaskAndOtherArchitectures) {
   g.arch = "gpt";
   EXPECT_THROW(fill_masks({7, 6, 8}, Model::initialised(g, 1), 0.0, 1, 3), Error);
 }
+
+}  // namespace test_bert

@@ -16,6 +16,8 @@
 #include "grad_check.hpp"
 #include "test_bert_support.hpp"
 
+namespace test_bert_grad {
+
 using namespace sf;
 using namespace sf::test;
 
@@ -167,3 +169,5 @@ TEST(BertGrad, BatchesAreCheckedAgainstTheModel) {
   b.targets.pop_back();
   EXPECT_THROW(etransformer_forward<double>(c, W, b, 1.0, cache), Error);
 }
+
+}  // namespace test_bert_grad

@@ -16,6 +16,8 @@
 #include "reference_json.hpp"
 #include "test_bert_support.hpp"
 
+namespace test_bert_reference {
+
 using namespace sf;
 using namespace sf::test;
 
@@ -203,3 +205,5 @@ TEST(BertReference, GradientOfOneSequenceSummedLossDouble) { check_gradient_case
 TEST(BertReference, GradientOfAPaddedBatchMeanLossDouble) { check_gradient_case<double>("batch", kRefDoubleGradient); }
 TEST(BertReference, GradientOfOneSequenceSummedLossFloat) { check_gradient_case<float>("single", kRefFloatGradient); }
 TEST(BertReference, GradientOfAPaddedBatchMeanLossFloat) { check_gradient_case<float>("batch", kRefFloatGradient); }
+
+}  // namespace test_bert_reference

@@ -14,6 +14,8 @@
 #include "float_bounds.hpp"
 #include "test_bert_support.hpp"
 
+namespace test_bert_training {
+
 using namespace sf;
 using namespace sf::test;
 
@@ -368,3 +370,5 @@ TEST(BertTraining, TrainerPaperModeRunsAlgorithm12) {
   trainer.step();
   EXPECT_TRUE(trainer.finished());
 }
+
+}  // namespace test_bert_training

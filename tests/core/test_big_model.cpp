@@ -16,6 +16,8 @@
 #include "core/parallel/parallel.hpp"
 #include "core/training/training.hpp"
 
+namespace test_big_model {
+
 using namespace sf;
 
 namespace {
@@ -241,3 +243,5 @@ TEST(BigModel, ParallelForPassesATaskExceptionToTheCaller) {
   parallel_for(4, [&](int) { ++ran; }, 0);  // below kParallelMinWork: on the caller
   EXPECT_EQ(ran, 4);
 }
+
+}  // namespace test_big_model

@@ -16,6 +16,8 @@
 #include "core/io/fileio.hpp"
 #include "safetensors_support.hpp"
 
+namespace test_checkpoint {
+
 namespace fs = std::filesystem;
 using nlohmann::ordered_json;
 using sf::Checkpoint;
@@ -487,3 +489,5 @@ TEST_F(CheckpointTest, RefusesAFileOfAnotherArchitectureNamingTheTensors) {
   bert_meta["config"] = bert_config.dump();
   expect_refused(build(bert_meta, tensors_of(b)), "W_f");  // BERT's head is extra in a GPT file
 }
+
+}  // namespace test_checkpoint

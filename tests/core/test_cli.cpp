@@ -20,6 +20,8 @@
 #include "core/tokenizers/tokenizer.hpp"
 #include "test_cli_support.hpp"
 
+namespace test_cli {
+
 using namespace sf;
 namespace fs = std::filesystem;
 
@@ -292,3 +294,5 @@ TEST_F(CliTest, NoArgumentsRunsTheDemo) {
 TEST(CliTest, NotBuilt) { GTEST_SKIP() << "stepformer-cli is not part of this build"; }
 
 #endif
+
+}  // namespace test_cli

@@ -29,6 +29,8 @@
 #include "core/training/training.hpp"
 #include "test_cli_support.hpp"
 
+namespace test_cli_arch {
+
 using namespace sf;
 namespace fs = std::filesystem;
 using Result = sf::test::CliResult;
@@ -433,3 +435,5 @@ TEST_F(CliArch, HelpCoversTheThreeArchitectures) {
 TEST(CliArch, NotBuilt) { GTEST_SKIP() << "stepformer-cli is not part of this build"; }
 
 #endif
+
+}  // namespace test_cli_arch

@@ -18,6 +18,8 @@
 #include "core/training/digits.hpp"
 #include "test_cli_support.hpp"
 
+namespace test_cli_classify {
+
 namespace fs = std::filesystem;
 using sf::test::CliResult;
 
@@ -76,3 +78,5 @@ TEST_F(CliClassify, RefusesATextModelAndAFirstPastTheEnd) {
 }
 
 #endif  // STEPFORMER_CLI
+
+}  // namespace test_cli_classify

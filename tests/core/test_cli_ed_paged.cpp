@@ -12,6 +12,8 @@
 
 #include "test_cli_support.hpp"
 
+namespace test_cli_ed_paged {
+
 namespace fs = std::filesystem;
 using sf::test::CliResult;
 
@@ -52,3 +54,5 @@ TEST_F(CliEdPaged, PagedCachePrintsTheSameTranslationAndItsBlockTable) {
 }  // namespace
 
 #endif  // STEPFORMER_CLI
+
+}  // namespace test_cli_ed_paged

@@ -13,6 +13,8 @@
 #include "core/io/checkpoint.hpp"
 #include "test_cli_support.hpp"
 
+namespace test_cli_lens {
+
 using namespace sf;
 using namespace sf::test;
 
@@ -57,3 +59,5 @@ TEST(CliLens, PositionOutsideTheSequenceIsAUsageError) {
   std::filesystem::remove_all(dir);
 }
 #endif
+
+}  // namespace test_cli_lens

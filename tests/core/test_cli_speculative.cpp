@@ -19,6 +19,8 @@
 #include "core/tokenizers/tokenizer.hpp"
 #include "test_cli_support.hpp"
 
+namespace test_cli_speculative {
+
 using namespace sf;
 namespace fs = std::filesystem;
 
@@ -115,3 +117,5 @@ TEST_F(CliSpeculativeTest, ADraftWithAnotherVocabularyIsOneErrorLine) {
 }  // namespace
 
 #endif  // STEPFORMER_CLI
+
+}  // namespace test_cli_speculative

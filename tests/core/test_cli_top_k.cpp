@@ -13,6 +13,8 @@
 
 #include "test_cli_support.hpp"
 
+namespace test_cli_top_k {
+
 namespace fs = std::filesystem;
 using sf::test::CliResult;
 
@@ -79,3 +81,5 @@ TEST_F(CliTopK, BadValuesGetOneLineErrors) {
 }  // namespace
 
 #endif  // STEPFORMER_CLI
+
+}  // namespace test_cli_top_k

@@ -16,6 +16,8 @@
 #include "core/training/digits.hpp"
 #include "test_cli_support.hpp"
 
+namespace test_cli_train_digits {
+
 using namespace sf;
 using namespace sf::test;
 namespace fs = std::filesystem;
@@ -77,3 +79,5 @@ TEST_F(TrainDigitsCli, OptionsThatDoNotApplyAreUsageErrors) {
 }
 
 #endif  // STEPFORMER_CLI
+
+}  // namespace test_cli_train_digits

@@ -16,6 +16,8 @@
 
 #include "test_cli_support.hpp"
 
+namespace test_cli_vit_refusals {
+
 namespace fs = std::filesystem;
 using sf::test::CliResult;
 
@@ -83,3 +85,5 @@ TEST_F(CliVit, ATextModelsInfoStillShowsNV) {
 }
 
 #endif  // STEPFORMER_CLI
+
+}  // namespace test_cli_vit_refusals

@@ -12,6 +12,8 @@
 #include "core/about/data_dirs.hpp"
 #include "tests/core/test_cli_support.hpp"
 
+namespace test_data_dirs {
+
 namespace fs = std::filesystem;
 using sf::BuildInfo;
 using sf::data_root_for;
@@ -120,3 +122,5 @@ TEST_F(DataDirCli, TheDemoReadsTheDefaultModelFromTheDataFolder) {
             "the default configuration, initialised with seed 1 (untrained)");
 }
 #endif
+
+}  // namespace test_data_dirs

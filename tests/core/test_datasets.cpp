@@ -12,6 +12,8 @@
 #include "core/training/datasets.hpp"
 #include "core/model/error.hpp"
 
+namespace test_datasets {
+
 using namespace sf;
 namespace fs = std::filesystem;
 
@@ -175,3 +177,5 @@ TEST(Datasets, TheWordsTaskNamesItsPackageWhenTheListIsMissing) {
 }
 
 }  // namespace
+
+}  // namespace test_datasets

@@ -18,6 +18,8 @@
 #include "test_ed_support.hpp"
 #include "dependency_closure.hpp"
 
+namespace test_dependencies {
+
 using namespace sf;
 
 namespace {
@@ -368,3 +370,5 @@ TEST(Dependencies, TrainingUpdateLines) {
   // Line 4's P comes from the nested DTransformer: column 3 depends on x_n[1…3].
   EXPECT_EQ(cell_dependencies(trace, line4, "P", 0, 2).tokens, "x[1…3]");
 }
+
+}  // namespace test_dependencies

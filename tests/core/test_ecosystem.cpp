@@ -15,6 +15,8 @@
 #include "core/arch/architecture.hpp"
 #include "test_ecosystem_support.hpp"
 
+namespace test_ecosystem {
+
 using namespace sf;
 using namespace sf::test;
 
@@ -192,3 +194,5 @@ TEST(EcosystemProvenance, BertExtrasAndHeadAreNamed) {
   EXPECT_EQ(tf.provenance.at("layer1.gamma1"), "γ¹_1 ← bert.encoder.layer.0.attention.output.LayerNorm.gamma");
   EXPECT_EQ(tf.provenance.at("beta"), "β ← cls.predictions.transform.LayerNorm.beta");
 }
+
+}  // namespace test_ecosystem

@@ -9,6 +9,8 @@
 #include "test_cli_support.hpp"
 #include "test_ecosystem_support.hpp"
 
+namespace test_ecosystem_cli {
+
 #ifdef STEPFORMER_CLI
 
 using namespace sf;
@@ -104,3 +106,5 @@ TEST(EcosystemCli, BadFolderIsOneErrorLineAndWritesNothing) {
 #else
 TEST(EcosystemCli, NotBuilt) { GTEST_SKIP() << "stepformer-cli is not part of this build"; }
 #endif
+
+}  // namespace test_ecosystem_cli

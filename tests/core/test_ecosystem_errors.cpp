@@ -10,6 +10,8 @@
 
 #include "test_ecosystem_support.hpp"
 
+namespace test_ecosystem_errors {
+
 using namespace sf;
 using namespace sf::test;
 
@@ -268,3 +270,5 @@ TEST(EcosystemErrors, BertWithoutItsMaskedLmHead) {
   });
   expect_open_refused(dir, {"a BERT without its masked-LM head"});
 }
+
+}  // namespace test_ecosystem_errors

@@ -14,6 +14,8 @@
 #include "core/model/error.hpp"
 #include "safetensors_support.hpp"
 
+namespace test_ecosystem_safetensors {
+
 using namespace sf;
 using namespace sf::test;
 
@@ -123,3 +125,5 @@ TEST(SafetensorsReader, StepformerCheckpointStoredAsDoubleLoadsTheSameTheta) {
   EXPECT_EQ(got.model.theta, model.theta);
   std::remove(path.c_str());
 }
+
+}  // namespace test_ecosystem_safetensors

@@ -23,6 +23,8 @@
 #include "float_bounds.hpp"
 #include "test_ed_support.hpp"
 
+namespace test_ed {
+
 using namespace sf;
 using namespace sf::test;
 
@@ -604,3 +606,5 @@ TEST(EdExamples, LinesAreZTabX) {
   EXPECT_EQ(b.z_lengths, (std::vector<int>{3, 4}));
   EXPECT_THROW(ed.make_batch(c, ex, {0}, 6, 3, TrainOptions{}, rng, b), Error);  // z has 4 tokens
 }
+
+}  // namespace test_ed

@@ -14,6 +14,8 @@
 #include "core/algorithms/algorithms.hpp"
 #include "test_ed_support.hpp"
 
+namespace test_ed_grad {
+
 using namespace sf;
 using namespace sf::test;
 
@@ -124,3 +126,5 @@ TEST(EdGrad, TheEncoderLearnsOnlyThroughTheCrossAttention) {
     }
   }
 }
+
+}  // namespace test_ed_grad

@@ -18,6 +18,8 @@
 #include "test_bert_support.hpp"
 #include "tiny_config.hpp"
 
+namespace test_ed_paged_kv {
+
 using namespace sf;
 
 namespace {
@@ -123,3 +125,5 @@ TEST(EdPagedKv, ABadBlockSizeIsRefused) {
     EXPECT_NE(std::string(e.what()).find("block size"), std::string::npos) << e.what();
   }
 }
+
+}  // namespace test_ed_paged_kv

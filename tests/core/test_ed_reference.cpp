@@ -12,6 +12,8 @@
 #include "reference_json.hpp"
 #include "test_ed_support.hpp"
 
+namespace test_ed_reference {
+
 using namespace sf;
 using namespace sf::test;
 
@@ -225,3 +227,5 @@ TEST(EdReference, GradientOfOnePairSummedLossDouble) { check_gradient_case<doubl
 TEST(EdReference, GradientOfAPaddedBatchMeanLossDouble) { check_gradient_case<double>("batch", kRefDoubleGradient); }
 TEST(EdReference, GradientOfOnePairSummedLossFloat) { check_gradient_case<float>("single", kRefFloatGradient); }
 TEST(EdReference, GradientOfAPaddedBatchMeanLossFloat) { check_gradient_case<float>("batch", kRefFloatGradient); }
+
+}  // namespace test_ed_reference

@@ -28,6 +28,8 @@
 #include "ed_long_run.hpp"
 #include "test_ed_support.hpp"
 
+namespace test_ed_relative {
+
 using namespace sf;
 using namespace sf::test;
 
@@ -252,3 +254,5 @@ TEST(EdRelative, ListingsSayWhereBActs) {
   const PseudoAlgorithm a15 = pseudocode_for(15, c, true);
   EXPECT_NE(text(a15, 4).find("causal B[:, t_x] at t_x = length(x̂)"), std::string::npos) << text(a15, 4);
 }
+
+}  // namespace test_ed_relative

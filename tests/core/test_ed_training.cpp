@@ -22,6 +22,8 @@
 #include "reference_json.hpp"
 #include "test_ed_support.hpp"
 
+namespace test_ed_training {
+
 using namespace sf;
 using namespace sf::test;
 
@@ -381,3 +383,5 @@ TEST(EdPairsFile, LinesInFileOrderAndTheirErrors) {
   EXPECT_EQ(trainer.step().tokens, 4);  // x_2 = [bos, a, b, eos]
   for (const std::string& p : {ok, notab, long_z, long_x, empty}) std::filesystem::remove(p);
 }
+
+}  // namespace test_ed_training

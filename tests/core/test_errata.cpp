@@ -7,6 +7,8 @@
 #include "core/pseudocode/errata.hpp"
 #include "core/pseudocode/pseudocode.hpp"
 
+namespace test_errata {
+
 namespace {
 
 using sf::errata;
@@ -76,3 +78,5 @@ TEST(Errata, EachSeedHasItsOwn) {
 }
 
 }  // namespace
+
+}  // namespace test_errata

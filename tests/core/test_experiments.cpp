@@ -13,7 +13,7 @@
 #include "core/tokenizers/tokenizer.hpp"
 
 namespace sf {
-namespace {
+namespace test_experiments {
 
 struct Case {
   const char* file;
@@ -263,5 +263,5 @@ TEST(ExperimentCompare, TopChangesAreTheLikeliestTokensBeforeOrAfter) {
   EXPECT_FLOAT_EQ(top[1].before, 0.6f);
 }
 
-}  // namespace
+}  // namespace test_experiments
 }  // namespace sf

@@ -21,6 +21,8 @@
 
 #include "tiny_config.hpp"
 
+namespace test_export {
+
 using namespace sf;
 namespace fs = std::filesystem;
 
@@ -284,3 +286,5 @@ TEST(Export, TraceJsonWithoutValuesAndAFailedWriteKeepsTheOldFile) {
   for (const auto& f : fs::directory_iterator(dir_path))
     EXPECT_EQ(f.path().string().find(".tmp."), std::string::npos) << f.path();
 }
+
+}  // namespace test_export

@@ -26,6 +26,8 @@
 #include "core/training/training.hpp"
 #include "grad_check.hpp"
 
+namespace test_extras {
+
 using namespace sf;
 using namespace sf::test;
 
@@ -381,3 +383,5 @@ TEST(Extras, TrainingRefusesAVocabularyFromTokenizerFiles) {
     EXPECT_NE(std::string(e.what()).find("character vocabulary"), std::string::npos) << e.what();
   }
 }
+
+}  // namespace test_extras

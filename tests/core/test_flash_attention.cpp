@@ -20,6 +20,8 @@
 #include "core/pseudocode/pseudocode.hpp"
 #include "float_bounds.hpp"
 
+namespace test_flash_attention {
+
 using namespace sf;
 using namespace sf::test;
 
@@ -382,3 +384,5 @@ TEST(FlashAttention, ListingExplanationsAndNotations) {
   }
   EXPECT_EQ(pseudocode_line(algs::flash_attention, 10)->text.rfind("O ← O · diag(exp(m − m_new))", 0), 0u);
 }
+
+}  // namespace test_flash_attention

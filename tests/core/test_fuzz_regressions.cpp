@@ -11,6 +11,8 @@
 #include "core/io/session_file.hpp"
 #include "core/model/error.hpp"
 
+namespace test_fuzz_regressions {
+
 namespace {
 
 std::string temp_file(const std::string& name, const std::string& bytes) {
@@ -96,3 +98,5 @@ TEST(FuzzSeeds, SessionSeedsAreReadAndReachTheNewerFields) {
   EXPECT_TRUE(focus);
   EXPECT_TRUE(stop_image);
 }
+
+}  // namespace test_fuzz_regressions

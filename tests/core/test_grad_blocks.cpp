@@ -8,6 +8,8 @@
 #include "core/gradients/grad.hpp"
 #include "grad_check.hpp"
 
+namespace test_grad_blocks {
+
 using namespace sf;
 using namespace sf::test;
 
@@ -414,3 +416,5 @@ TEST(GradBlocks, UnembeddingSoftmaxAndLogLoss) {
 }
 
 }  // namespace
+
+}  // namespace test_grad_blocks

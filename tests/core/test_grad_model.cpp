@@ -10,6 +10,8 @@
 #include "core/gradients/grad.hpp"
 #include "grad_check.hpp"
 
+namespace test_grad_model {
+
 using namespace sf;
 using namespace sf::test;
 
@@ -154,3 +156,5 @@ TEST(GradModel, BatchesAreCheckedAgainstTheModel) {
 }
 
 }  // namespace
+
+}  // namespace test_grad_model

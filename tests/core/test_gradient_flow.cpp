@@ -10,6 +10,8 @@
 #include "core/gradients/gradient_flow.hpp"
 #include "test_ed_support.hpp"
 
+namespace test_gradient_flow {
+
 using namespace sf;
 using namespace sf::test;
 
@@ -181,3 +183,5 @@ TEST(GradientFlow, EncoderDecoderHeadsAreLabelledByStackAndKind) {
       expect_heads_cover_tensor(norms, e, grad);
     }
 }
+
+}  // namespace test_gradient_flow

@@ -14,6 +14,8 @@
 
 #include "tiny_config.hpp"
 
+namespace test_kv_cache {
+
 using namespace sf;
 
 namespace {
@@ -159,3 +161,5 @@ TEST(KvCache, EncoderDecoderCachedTranslationEqualsRecomputationForEveryVariant)
 }
 
 }  // namespace
+
+}  // namespace test_kv_cache

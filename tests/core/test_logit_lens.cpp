@@ -17,6 +17,8 @@
 #include "core/model/error.hpp"
 #include "reference_json.hpp"
 
+namespace test_logit_lens {
+
 using namespace sf;
 using namespace sf::test;
 
@@ -155,3 +157,5 @@ TEST(DirectLogitAttribution, RejectsAPositionOutsideTheSequence) {
   EXPECT_THROW(direct_logit_attribution(k.model(), k.z(), k.x(), 0), Error);
   EXPECT_THROW(direct_logit_attribution(k.model(), k.z(), k.x(), static_cast<int>(k.x().size()) + 1), Error);
 }
+
+}  // namespace test_logit_lens

@@ -13,6 +13,8 @@
 #include "core/pseudocode/pseudocode.hpp"
 #include "core/training/training.hpp"
 
+namespace test_notations {
+
 namespace {
 
 using namespace sf;
@@ -151,3 +153,5 @@ TEST(Notations, ValueNamesAndIndexForms) {
 }
 
 }  // namespace
+
+}  // namespace test_notations

@@ -15,6 +15,8 @@
 
 #include "tiny_config.hpp"
 
+namespace test_paged_kv {
+
 using namespace sf;
 
 namespace {
@@ -142,3 +144,5 @@ TEST(PagedKv, BadBlockSizeIsRefused) {
 }
 
 }  // namespace
+
+}  // namespace test_paged_kv

@@ -18,6 +18,8 @@
 #include "float_bounds.hpp"
 #include "grad_check.hpp"
 
+namespace test_parallel_training {
+
 using namespace sf;
 using sf::test::float_gamma;
 
@@ -226,3 +228,5 @@ TEST(ParallelTraining, ParallelForOnPassesATasksErrorToTheCaller) {
 }
 
 }  // namespace
+
+}  // namespace test_parallel_training

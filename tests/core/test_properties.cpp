@@ -14,6 +14,8 @@
 #include "core/algorithms/sampling.hpp"
 #include "float_bounds.hpp"
 
+namespace test_properties {
+
 using namespace sf;
 using sf::test::kFloatU;
 
@@ -375,3 +377,5 @@ TEST(Properties, DInferenceRejectsBadOptions) {
   const InferenceResult r = dinference({1}, m, opt);
   EXPECT_TRUE(r.y.empty());
 }
+
+}  // namespace test_properties

@@ -12,6 +12,8 @@
 #include "core/pseudocode/pseudocode.hpp"
 #include "core/pseudocode/variants.hpp"
 
+namespace test_pseudocode_variants {
+
 namespace {
 
 using sf::ModelConfig;
@@ -247,3 +249,5 @@ TEST(PseudocodeVariants, VariantsCombineOnOneLine) {
 }
 
 }  // namespace
+
+}  // namespace test_pseudocode_variants

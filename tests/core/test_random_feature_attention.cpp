@@ -27,6 +27,8 @@
 #include "reference_json.hpp"
 #include "test_backprop_support.hpp"
 
+namespace test_random_feature_attention {
+
 using namespace sf;
 
 namespace {
@@ -476,3 +478,5 @@ TEST(RandomFeatureAttention, MatchesThePyTorchReference) {
     }
   }
 }
+
+}  // namespace test_random_feature_attention

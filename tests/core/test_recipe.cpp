@@ -13,6 +13,8 @@
 #include "core/training/recipe.hpp"
 #include "float_bounds.hpp"
 
+namespace test_recipe {
+
 using namespace sf;
 using sf::test::binomial_tolerance;
 
@@ -106,3 +108,5 @@ TEST(Recipe, BertMasksHalfOfTheAnswerOnly) {
   // Each answer position is chosen independently with probability p_mask: 5σ of Binomial.
   EXPECT_NEAR(static_cast<double>(masked) / answer, 0.5, binomial_tolerance(0.5, answer)) << answer << " positions";
 }
+
+}  // namespace test_recipe

@@ -18,6 +18,8 @@
 #include "core/training/datasets.hpp"
 #include "test_cli_support.hpp"
 
+namespace test_recipe_cli {
+
 using namespace sf;
 using namespace sf::test;
 namespace fs = std::filesystem;
@@ -142,3 +144,5 @@ TEST_F(RecipeCli, HelpDocumentsTheRecipe) {
 }
 
 #endif
+
+}  // namespace test_recipe_cli

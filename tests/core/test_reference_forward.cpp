@@ -19,6 +19,8 @@
 #include "core/model/config.hpp"
 #include "reference_json.hpp"
 
+namespace test_reference_forward {
+
 using namespace sf;
 using sf::test::json;
 using sf::test::kRefDouble;
@@ -230,3 +232,5 @@ TEST(ReferenceForward, DoubleAlgorithmsMatchEachStage) {
     EXPECT_TRUE(close_d(p, P.col(t), kTolD)) << "unembedding, t = " << t + 1;
   }
 }
+
+}  // namespace test_reference_forward

@@ -13,6 +13,8 @@
 #include "grad_check.hpp"
 #include "reference_json.hpp"
 
+namespace test_reference_grad {
+
 using namespace sf;
 using namespace sf::test;
 
@@ -87,3 +89,5 @@ TEST(ReferenceGrad, EveryParameterHasAReferenceGradient) {
 }
 
 }  // namespace
+
+}  // namespace test_reference_grad

@@ -18,6 +18,8 @@
 #include "test_backprop_support.hpp"
 #include "test_bert_support.hpp"
 
+namespace test_rf_backward {
+
 using namespace sf;
 using namespace sf::test;
 
@@ -308,3 +310,5 @@ TEST(RfBackward, EveryBoundValueHasADependencyRule) {
     for (const auto& [line, what] : missing) ADD_FAILURE() << rc.name << ", " << adjoint_name(line) << ": " << what;
   }
 }
+
+}  // namespace test_rf_backward

@@ -15,6 +15,8 @@
 #include "core/io/npy.hpp"
 #include "test_ed_support.hpp"
 
+namespace test_sequence_gradient {
+
 using namespace sf;
 using namespace sf::test;
 
@@ -147,3 +149,5 @@ TEST(Npy, Float64ArraysOfAnyShape) {
             std::string::npos);
   std::filesystem::remove_all(dir);
 }
+
+}  // namespace test_sequence_gradient

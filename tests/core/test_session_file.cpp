@@ -12,6 +12,8 @@
 #include "core/io/session_file.hpp"
 #include "core/model/error.hpp"
 
+namespace test_session_file {
+
 namespace fs = std::filesystem;
 using sf::CursorRef;
 using sf::EventKind;
@@ -467,3 +469,5 @@ TEST(SessionFile, CursorRefFallsBackAndHonoursWildcards) {
   exact_zero.idx = {};
   EXPECT_EQ(sf::resolve_cursor(t, exact_zero), SIZE_MAX);
 }
+
+}  // namespace test_session_file

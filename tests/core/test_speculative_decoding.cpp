@@ -22,6 +22,8 @@
 #include "core/trace/trace.hpp"
 #include "core/trace/vocabulary.hpp"
 
+namespace test_speculative_decoding {
+
 using namespace sf;
 
 namespace {
@@ -345,3 +347,5 @@ TEST(SpeculativeDecoding, TraceBindsProposalsDrawsRatiosAndTheResidual) {
   EXPECT_EQ(passes->m(0, 0), static_cast<float>(r.target_passes));
   EXPECT_EQ(bound(t, L::result, 0, "Algorithm 14's passes")->m(0, 0), 8.0f);
 }
+
+}  // namespace test_speculative_decoding

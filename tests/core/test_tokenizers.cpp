@@ -10,7 +10,7 @@
 #include "tests/core/test_tokenizers_support.hpp"
 
 namespace sf {
-namespace {
+namespace test_tokenizers {
 
 using test::expect_error;
 using test::read_all;
@@ -226,5 +226,5 @@ TEST(TokenizersWordPiece, ConfigSetsCasingAndBadFilesAreNamed) {
   expect_error([&] { load_tokenizer_files((dir / "vocab.txt").string()); }, {"vocab.txt", "[UNK]"});
 }
 
-}  // namespace
+}  // namespace test_tokenizers
 }  // namespace sf

@@ -7,7 +7,7 @@
 #include "tests/core/test_tokenizers_support.hpp"
 
 namespace sf {
-namespace {
+namespace test_tokenizers_cli {
 
 using test::run_cli;
 namespace fs = std::filesystem;
@@ -86,7 +86,7 @@ TEST(TokenizersCli, HelpListsTokenize) {
   EXPECT_NE(r.out.find("  tokenize  "), std::string::npos) << r.out;
 }
 
-}  // namespace
+}  // namespace test_tokenizers_cli
 }  // namespace sf
 
 #endif

@@ -12,7 +12,7 @@
 #include "tests/core/test_tokenizers_support.hpp"
 
 namespace sf {
-namespace {
+namespace test_tokenizers_gpt2 {
 
 using test::expect_error;
 using test::read_all;
@@ -195,5 +195,5 @@ TEST(TokenizersGpt2, EveryFileErrorIsNamed) {
   expect_error([&] { load_tokenizer_files((dir / "weights.bin").string()); }, {"weights.bin", "not a tokenizer file"});
 }
 
-}  // namespace
+}  // namespace test_tokenizers_gpt2
 }  // namespace sf

@@ -17,6 +17,8 @@
 
 #include "tiny_config.hpp"
 
+namespace test_top_k_top_p {
+
 using namespace sf;
 
 namespace {
@@ -251,3 +253,5 @@ TEST(TopKTopP, TheTraceBindsTheSortedPTheCutAndTheRenormalisedQ) {
 }
 
 }  // namespace
+
+}  // namespace test_top_k_top_p

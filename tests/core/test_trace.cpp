@@ -9,6 +9,8 @@
 #include "core/algorithms/algorithms.hpp"
 #include "float_bounds.hpp"
 
+namespace test_trace {
+
 using namespace sf;
 using namespace sf::test;
 
@@ -461,3 +463,5 @@ TEST(Trace, FindMatching) {
     EXPECT_EQ(f.idx, e.idx) << k;
   }
 }
+
+}  // namespace test_trace

@@ -15,6 +15,8 @@
 #include "test_bert_support.hpp"
 #include "test_ed_support.hpp"
 
+namespace test_trace_param_refs {
+
 using namespace sf;
 using namespace sf::test;
 
@@ -201,3 +203,5 @@ TEST(TraceParamRefs, ASingleKeyValueHeadIsTheWholeEntry) {
   EXPECT_EQ(param_of(tr, m.table, a22, "W_q"), Entry("layer2.attn.W_q", 2));
   EXPECT_EQ(param_of(tr, m.table, a22, "W_k"), Entry("layer2.attn.W_k", 0));
 }
+
+}  // namespace test_trace_param_refs

@@ -26,6 +26,8 @@
 #include "core/io/checkpoint.hpp"
 #include "grad_check.hpp"
 
+namespace test_train_cli {
+
 using namespace sf;
 using namespace sf::test;
 namespace fs = std::filesystem;
@@ -287,3 +289,5 @@ TEST_F(TrainCli, MistakesAreUsageErrors) {
 TEST(TrainCli, NotBuilt) { GTEST_SKIP() << "stepformer-cli is not part of this build"; }
 
 #endif
+
+}  // namespace test_train_cli

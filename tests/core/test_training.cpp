@@ -17,6 +17,8 @@
 #include "grad_check.hpp"
 #include "reference_json.hpp"
 
+namespace test_training {
+
 using namespace sf;
 using namespace sf::test;
 namespace fs = std::filesystem;
@@ -391,3 +393,5 @@ TEST(Training, TheDataMustFitTheModel) {
 }
 
 }  // namespace
+
+}  // namespace test_training

@@ -13,6 +13,8 @@
 #include "core/io/fileio.hpp"
 #include "safetensors_support.hpp"
 
+namespace test_variants_checkpoint {
+
 namespace fs = std::filesystem;
 using namespace sf;
 using namespace sf::test;
@@ -274,3 +276,5 @@ TEST_F(VariantsCheckpoint, PrefixMaskAndSeparatorRoundTrip) {
 }
 
 }  // namespace
+
+}  // namespace test_variants_checkpoint

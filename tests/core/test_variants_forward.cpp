@@ -19,6 +19,8 @@
 #include "float_bounds.hpp"
 #include "reference_json.hpp"
 
+namespace test_variants_forward {
+
 using namespace sf;
 using namespace sf::test;
 
@@ -378,3 +380,5 @@ TEST(VariantsForward, TheTraceShowsEachVariant) {
 }
 
 }  // namespace
+
+}  // namespace test_variants_forward

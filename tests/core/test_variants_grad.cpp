@@ -20,6 +20,8 @@
 #include "core/training/training.hpp"
 #include "grad_check.hpp"
 
+namespace test_variants_grad {
+
 using namespace sf;
 using namespace sf::test;
 
@@ -397,3 +399,5 @@ TEST(VariantsGrad, TiedUnembeddingSharedKvHeadsAndFixedPositionsHaveOneStorage) 
   // S was rounded to float here (|S| ≤ 1: u = 2⁻²⁴ at most), the model's is at least as exact.
   EXPECT_LT((g.cache.layers[0].attn_ln.X.col(0) - e1).cwiseAbs().maxCoeff(), double_to_float_error(1.0));
 }
+
+}  // namespace test_variants_grad

@@ -21,6 +21,8 @@
 #include "reference_json.hpp"
 #include "test_ed_support.hpp"
 
+namespace test_variants_reference {
+
 using namespace sf;
 using namespace sf::test;
 
@@ -232,3 +234,5 @@ TEST(VariantsReference, GradientOfTheSummedLossFloatThroughTheArchitecture) {
 }
 
 }  // namespace
+
+}  // namespace test_variants_reference

@@ -13,6 +13,8 @@
 #include "core/training/pair_tasks.hpp"
 #include "core/training/training.hpp"
 
+namespace test_variants_training {
+
 using namespace sf;
 
 namespace {
@@ -151,3 +153,5 @@ TEST(VariantsTraining, EncoderDecoderVariantsLearnReverse) {
        }},
   });
 }
+
+}  // namespace test_variants_training

@@ -14,6 +14,8 @@
 #include "grad_check.hpp"
 #include "test_vit_support.hpp"
 
+namespace test_vit_grad {
+
 using namespace sf;
 using namespace sf::test;
 
@@ -93,3 +95,5 @@ TEST(VitGrad, ConfigurationIsChecked) {
   c.l_max = 20;
   EXPECT_NE(validate(c).find("l_max must be ℓ_x = 1 + (8/p)² = 5"), std::string::npos);
 }
+
+}  // namespace test_vit_grad

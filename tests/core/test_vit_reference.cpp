@@ -15,6 +15,8 @@
 #include "grad_check.hpp"
 #include "reference_json.hpp"
 
+namespace test_vit_reference {
+
 using namespace sf;
 using namespace sf::test;
 
@@ -126,3 +128,5 @@ TEST(VitReference, ForwardFloatPatch4) { check_forward<float>(4, kRefFloat); }
 TEST(VitReference, GradientDoublePatch4) { check_gradient<double>(4, kRefDoubleGradient); }
 TEST(VitReference, GradientDoublePatch2) { check_gradient<double>(2, kRefDoubleGradient); }
 TEST(VitReference, GradientFloatPatch4) { check_gradient<float>(4, kRefFloatGradient); }
+
+}  // namespace test_vit_reference

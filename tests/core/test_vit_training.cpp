@@ -13,6 +13,8 @@
 #include "core/training/digits.hpp"
 #include "core/training/training.hpp"
 
+namespace test_vit_training {
+
 using namespace sf;
 
 namespace {
@@ -132,3 +134,5 @@ TEST(VitDigits, PracticalTrainingLowersTheClassTokenLoss) {
   EXPECT_GT(first, 1.8);
   EXPECT_LT(last, 0.6 * first);
 }
+
+}  // namespace test_vit_training

@@ -15,6 +15,8 @@
 #include "test_cli_support.hpp"
 #include "test_ecosystem_support.hpp"
 
+namespace test_vocab_models {
+
 using namespace sf;
 using namespace sf::test;
 
@@ -376,3 +378,5 @@ TEST(LenientShapes, AnEcosystemTensorWithALeadingOneLoads) {
   edit_tensors(dir, [](std::vector<EditTensor>& t) { tensor_named(t, "transformer.ln_f.weight").shape = json::array({2, 4}); });
   expect_open_refused(dir, {"tensor \"transformer.ln_f.weight\" has shape [2, 4] but [8] is expected"});
 }
+
+}  // namespace test_vocab_models

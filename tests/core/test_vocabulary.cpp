@@ -19,6 +19,8 @@
 #include "core/training/training.hpp"
 #include "core/trace/vocabulary.hpp"
 
+namespace test_vocabulary {
+
 using namespace sf;
 
 namespace {
@@ -140,3 +142,5 @@ TEST(Vocabulary, LinesAreValuesWithABackwardCounterpart) {
   for (const LineRef r : {f, f.adjoint(), LineRef{}, lines::ed_transformer::cross_attention})
     EXPECT_EQ(from_session_code(session_code(r)), r) << text(r);
 }
+
+}  // namespace test_vocabulary

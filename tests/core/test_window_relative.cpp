@@ -26,6 +26,8 @@
 
 #include "tiny_config.hpp"
 
+namespace test_window_relative {
+
 using namespace sf;
 
 namespace {
@@ -321,3 +323,5 @@ TEST(WindowRelativePseudocode, VariantLinesShowTheWindowAndTheBias) {
   c.window = 1;
   EXPECT_NE(line(pseudocode_for(9, c), 5).text.find("Mask[t, t′] = [[|t − t′| ≤ 1]]"), std::string::npos);
 }
+
+}  // namespace test_window_relative
