@@ -62,6 +62,7 @@ bool TrainingRunner::one_update_locked(AccuracyJob* job) {
       job->val = trainer_->data().val;
       job->step = trainer_->steps_done();
       job->threads = trainer_->options().threads;
+      job->until = until_accuracy;
     }
   } catch (const std::exception& e) {
     error_ = e.what();
@@ -92,7 +93,7 @@ void TrainingRunner::loop() {
       more = one_update_locked(&job);
     }
     // The accuracy of a copy, so that the UI thread's snapshot never waits for it.
-    const Accuracy a = job.model ? greedy_accuracy(*job.model, job.val, 0, job.threads) : Accuracy{};
+    const Accuracy a = job.model ? screened_accuracy(*job.model, job.val, job.until, job.threads) : Accuracy{};
     {
       std::lock_guard<std::mutex> lock(mu_);
       seconds_ += std::chrono::duration<double>(clock::now() - start).count();
@@ -115,7 +116,7 @@ void TrainingRunner::step_sync(int n) {
     const auto start = std::chrono::steady_clock::now();
     AccuracyJob job;
     if (!one_update_locked(&job)) break;
-    const Accuracy a = job.model ? greedy_accuracy(*job.model, job.val, 0, job.threads) : Accuracy{};
+    const Accuracy a = job.model ? screened_accuracy(*job.model, job.val, job.until, job.threads) : Accuracy{};
     seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (job.model) record_locked(job, a);  // n updates even past until_accuracy (only playing pauses there)
   }

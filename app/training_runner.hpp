@@ -79,6 +79,7 @@ class TrainingRunner {
     std::vector<std::string> val;
     int64_t step = 0;
     int threads = 1;  // the trainer's (TrainOptions::threads)
+    double until = 0;  // until_accuracy then: screened_accuracy's target
   };
   void loop();
   bool one_update_locked(AccuracyJob* job);  // false: stop playing

@@ -103,6 +103,15 @@ Accuracy greedy_accuracy(const Model& m, const std::vector<std::string>& val, si
   return a;
 }
 
+Accuracy screened_accuracy(const Model& m, const std::vector<std::string>& val, double until, int threads) {
+  if (until > 0 && val.size() > kScreenExamples) {
+    Accuracy screen = greedy_accuracy(m, val, kScreenExamples, threads);
+    screen.screen = true;
+    if (screen.total > 0 && screen.fraction() < until - kScreenMargin) return screen;
+  }
+  return greedy_accuracy(m, val, 0, threads);
+}
+
 std::string accuracy_verb(const ModelConfig& c, const std::string& task) {
   const Architecture& arch = architecture(c);
   if (arch.has_context()) return "translates";

@@ -24,6 +24,7 @@ namespace sf {
 struct Accuracy {
   int correct = 0;  // examples answered exactly
   int total = 0;    // examples with an answer to check
+  bool screen = false;  // only the first kScreenExamples were measured (screened_accuracy)
   double fraction() const { return total > 0 ? static_cast<double>(correct) / total : 0.0; }
 };
 
@@ -32,6 +33,17 @@ struct Accuracy {
 // threads (core/parallel: the same count on any number). Throws sf::Error when a line does not
 // fit the model (a character its vocabulary lacks, longer than ℓ_max).
 Accuracy greedy_accuracy(const Model& m, const std::vector<std::string>& val, size_t limit = 0, int threads = 1);
+
+// The check of a run trained until an accuracy `until` (stepformer-cli train --until-accuracy, the
+// Training tab's recipe; not in the paper), cheaper than greedy_accuracy on all of `val` at every
+// check: first the first kScreenExamples of `val`, and only when those reach until − kScreenMargin,
+// all of them. What a run stops at is thus always measured on all of `val` (total says which was
+// measured). until ≤ 0, or `val` no larger than the screen: all of them.
+// The margin: at 95% the standard error of a 100-example count is √(0.95 · 0.05 / 100) ≈ 2.2
+// points, so a model at 95% on all 500 fails the screen (below 90%) only beyond 2 standard errors.
+constexpr size_t kScreenExamples = 100;
+constexpr double kScreenMargin = 0.05;
+Accuracy screened_accuracy(const Model& m, const std::vector<std::string>& val, double until, int threads = 1);
 
 // The token id of "=" in the model's vocabulary, which separates question and answer (0 when it is
 // not one token).

@@ -2,8 +2,8 @@
 // that a teacher can run live. "classroom" trains a small GPT to sort letters ("dcab=abcd") to
 // ≥ 95% greedy validation accuracy (core/training/accuracy.hpp) in 1800 updates, 11 s of CPU time
 // on the 2-core machine; "classroom-bert" and "classroom-ed" are the same settings for BERT (fill
-// in the sorted half; masking only that half, p_mask = 0.5, a 3000-update cosine: 2250 updates)
-// and the encoder-decoder (dates → ISO 8601: 400 updates).
+// in the sorted half; masking only that half, p_mask = 0.5, d_mlp = 64, a 3000-update cosine:
+// 2200–2350 updates) and the encoder-decoder (dates → ISO 8601: 400 updates).
 // docs/training.md gives the measured wall times and the load they were measured under.
 #pragma once
 #include <cstdint>

@@ -80,6 +80,27 @@ TEST_F(RecipeCli, UntilAccuracyNotReachedSaysSo) {
   EXPECT_NE(r.out.find("\ndid not reach 100.0% greedy validation accuracy in 3 steps\n"), std::string::npos) << r.out;
 }
 
+// An untrained model is far below the target: only the first 100 of the 200 validation sequences
+// are measured (screened_accuracy), and the line says so.
+TEST_F(RecipeCli, UntilAccuracyScreensTheFirstHundred) {
+  const CliResult r = run_cli(dir, {"train", "--config", path("tiny.json"), "--task", "sort", "--train-size", "200",
+                                    "--val-size", "200", "--steps", "1", "--eval-every", "1", "--until-accuracy",
+                                    "0.95", "--out", path("s.safetensors")});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Model m = load_checkpoint(path("s.safetensors")).model;
+  TaskOptions t;
+  t.seed = 1;
+  t.train_size = 200;
+  t.val_size = 200;
+  t.max_chars = m.config.l_max - 2;
+  const Accuracy first = greedy_accuracy(m, make_task("sort", t).val, kScreenExamples);
+  ASSERT_LT(first.fraction(), 0.9);
+  EXPECT_NE(line_after(r.out, "step 1: greedy validation accuracy ").find("(sorts " + std::to_string(first.correct) +
+                                                                         " of the first 100), "),
+            std::string::npos)
+      << r.out;
+}
+
 TEST_F(RecipeCli, RecipeSettingsReachTheTrainer) {
   const CliResult r = run_cli(dir, {"train", "--recipe", "classroom", "--steps", "1", "--out", path("c.safetensors")});
   ASSERT_EQ(r.status, 0) << r.err;
