@@ -245,3 +245,16 @@ TEST(SessionVision, LessonThirteenShowsItsDigitsAndRevealsTheMistake) {
 
 }  // namespace
 }  // namespace sf
+
+namespace sf {
+namespace {
+
+// The status line's description of a vit, from its configuration (not a tokenizer's "character-level").
+TEST(SessionVision, TheStatusLineNamesTheClassesAndTheImage) {
+  Session s;
+  open_vit(s);
+  EXPECT_EQ(vision_model_description(s.model().config), "10 classes (0 … 9), input: an 8×8 image in 4×4 patches");
+}
+
+}  // namespace
+}  // namespace sf
