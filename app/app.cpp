@@ -27,6 +27,7 @@
 #include "app/export/export_feature.hpp"
 #include "app/feature.hpp"
 #include "app/logic/session_actions.hpp"
+#include "app/logic/vision.hpp"
 #include "app/panel_registry.hpp"
 #include "app/study/study_feature.hpp"
 #include "app/widgets/colormap.hpp"
@@ -118,7 +119,7 @@ bool App::open_example(int n, std::string& error) {
   std::string load_error;
   if (!session.load_model(e.path(), load_error)) return error = "could not open " + e.path() + ": " + load_error, false;
   if (session.arch().has_context()) session.set_context(e.context);
-  session.set_prompt(e.prompt);
+  if (!session.reads_image()) session.set_prompt(e.prompt);  // a vision transformer's x is its image
   session.restart();
   ui.viewed_event = SIZE_MAX;
   notify("Example: " + e.title + " (" + std::to_string(session.model().table.total()) + " parameters)");
@@ -137,7 +138,7 @@ void App::open_model(const std::string& path) {
   if (r.size() > 8) r.resize(8);
   ui.viewed_event = SIZE_MAX;
   notify("Opened " + session.model_label() + " (" + std::to_string(session.model().table.total()) + " parameters, " +
-         session.tokenizer().describe() + ")");
+         (session.reads_image() ? vision_model_description(session.model().config) : session.tokenizer().describe()) + ")");
   session.restart();
 }
 
@@ -248,11 +249,12 @@ std::string App::status_info() const {
   std::string keys;  // the architecture's own hyperparameters (L | L, d_f | L_enc, L_dec)
   for (const auto& k : session.arch().config_keys())
     if (const int* v = config_int(c, k)) keys += k + "=" + std::to_string(*v) + " ";
+  const std::string output = session.reads_image() ? vision_model_description(c) : "N_V=" + std::to_string(c.N_V());
   char info[512];
   std::snprintf(info, sizeof info,
-                "%s  ·  %s  ·  %sH=%d d_e=%d d_attn=%d d_mid=%d d_mlp=%d ℓ_max=%d N_V=%d ε=%g  ·  trace %.2f ms  ·  %s",
+                "%s  ·  %s  ·  %sH=%d d_e=%d d_attn=%d d_mid=%d d_mlp=%d ℓ_max=%d %s ε=%g  ·  trace %.2f ms  ·  %s",
                 session.model_label().c_str(), session.arch().name().c_str(), keys.c_str(), c.H, c.d_e, c.d_attn,
-                c.d_mid, c.d_mlp, c.l_max, c.N_V(), c.eps, session.last_trace_ms(),
+                c.d_mid, c.d_mlp, c.l_max, output.c_str(), c.eps, session.last_trace_ms(),
                 ui.gl43 ? "OpenGL 4.3" : "no OpenGL 4.3 (CPU only)");
   return info;
 }

@@ -173,8 +173,10 @@ bool LessonPlayer::go(Session& s, size_t n, const TrainingTracer& training, std:
     if (new_model || setup.context != s.context()) s.set_context(setup.context);
     if (!s.context_input().error.empty()) return fail("the context z: " + s.context_input().error);
   }
-  if (!setup.prompt.empty() && (new_model || setup.prompt != s.prompt())) s.set_prompt(setup.prompt);
-  if (!s.prompt_input().error.empty()) return fail("the prompt: " + s.prompt_input().error);
+  if (!s.reads_image()) {  // a vision transformer's x is its image: the last text model's prompt does not apply
+    if (!setup.prompt.empty() && (new_model || setup.prompt != s.prompt())) s.set_prompt(setup.prompt);
+    if (!s.prompt_input().error.empty()) return fail("the prompt: " + s.prompt_input().error);
+  }
   std::string why;
   if (setup.image && !restore_image(s, *setup.image, why)) return fail("the image: " + why);
   if (setup.run.kind == "training") {

@@ -71,4 +71,11 @@ std::string vision_token_label(int t, int patch, bool shorter) {
          ", columns " + std::to_string(c0) + "–" + std::to_string(c0 + patch - 1) + ")";
 }
 
+std::string vision_model_description(const ModelConfig& c) {
+  const int n = vit_classes(c), side = kImageSide;
+  const std::string classes = n > 0 ? " (" + c.vocab.front() + " … " + c.vocab.back() + ")" : "";
+  return std::to_string(n) + " classes" + classes + ", input: an " + std::to_string(side) + "×" + std::to_string(side) +
+         " image in " + std::to_string(c.patch) + "×" + std::to_string(c.patch) + " patches";
+}
+
 }  // namespace sf

@@ -35,4 +35,8 @@ int next_misclassified(const Model& m, const VisionInput& v, int after);
 // "patch k (rows a–b, columns c–d)" for k = t − 1 (short: "P k").
 std::string vision_token_label(int t, int patch, bool shorter);
 
+// What a vit reads and predicts, for the status line and the "Opened …" notice in place of a text
+// model's tokenizer: "10 classes (0 … 9), input: an 8×8 image in 4×4 patches".
+std::string vision_model_description(const ModelConfig& c);
+
 }  // namespace sf

@@ -1,6 +1,7 @@
 #include "app/panels/vision_panel.hpp"
 
 #include <algorithm>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <tuple>
@@ -28,10 +29,11 @@ class VisionFeature : public Feature {
   void draw_tab(App& app) override;
   ActionResult action(App& app, const std::string& verb, const std::string& arg, std::string& error) override;
   void dump(const App& app, nlohmann::ordered_json& j) const override;
-  // A vit just opened: its tab comes to the front (its input is chosen there).
+  // A vit just opened: its tab comes to the front (its input is chosen there). The last frame's model
+  // is held weakly: a freed Model's address may be reused, but lock() of an expired one is null.
   void overlay(App& app) override {
-    const Model* now = &app.session.model();
-    if (now != shown_model_ && app.session.reads_image()) app.ui.show.vision = true;
+    const std::shared_ptr<const Model> now = app.session.model_ptr();
+    if (now != shown_model_.lock() && app.session.reads_image()) app.ui.show.vision = true;
     shown_model_ = now;
   }
 
@@ -48,7 +50,7 @@ class VisionFeature : public Feature {
   mutable VisionReadout readout_;
   ImRect canvas_;             // the image's rectangle, last frame
   ImGuiWindow* window_ = nullptr;
-  const Model* shown_model_ = nullptr;  // the model of the last frame
+  std::weak_ptr<const Model> shown_model_;  // the model of the last frame
   size_t drawn_frame_ = SIZE_MAX;
 };
 
@@ -92,8 +94,8 @@ void VisionFeature::picker(App& app) {
   if (ImGui::Button("Clear")) s.clear_image();
   item_tooltip("A blank image to draw on: left button paints a pixel (16), right button erases it (0).");
   if (v.test_index() > 0)
-    ImGui::Text("Test digit %d of %d (held out: the last 360 images of the digits file), true class %d", v.test_index(),
-                count, v.true_class());
+    ImGui::TextWrapped("Test digit %d of %d, true class %d (held out: the last 360 images of the digits file)",
+                       v.test_index(), count, v.true_class());
   else
     ImGui::TextUnformatted("Drawn by hand (no true class)");
   if (!message_.empty()) ImGui::TextColored(ImVec4(1, 0.4f, 0.3f, 1), "%s", message_.c_str());
@@ -144,7 +146,7 @@ void VisionFeature::draw_tab(App& app) {
   if (cr.value >= 0 && !s.set_pixel(cr.row, cr.col, cr.value, error)) message_ = error;
   ImGui::SameLine();
   ImGui::BeginGroup();
-  ImGui::Text("P[:, 1] (Algorithm 9 line 12, the class token's column): class %d", r.predicted);
+  ImGui::TextWrapped("P[:, 1]: class %d (Algorithm 9 line 12, the class token's column)", r.predicted);
   draw_class_bars(app, r, s.model().config.vocab, s.vision().true_class());
   ImGui::EndGroup();
   drawn_frame_ = app.ui.frame_index;

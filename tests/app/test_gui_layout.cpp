@@ -229,7 +229,7 @@ TEST(GuiLayout, EveryShippedStopShowsItsFocalValueWholeAt1280x720) {
   for (const auto& e : fs::directory_iterator(fs::path(STEPFORMER_SOURCE_DIR) / "assets" / "lessons"))
     if (e.path().extension() == ".stepformer") lessons.push_back(e.path());
   std::sort(lessons.begin(), lessons.end());
-  ASSERT_EQ(lessons.size(), 12u);
+  ASSERT_EQ(lessons.size(), 13u);
   for (const fs::path& p : lessons) {
     std::ifstream f(p);
     const json lesson = json::parse(f);

@@ -93,14 +93,14 @@ TEST(GuiLessons, EveryShippedLessonOpensWithKnownPanels) {
   for (const auto& e : fs::directory_iterator(fs::path(STEPFORMER_SOURCE_DIR) / "assets/lessons"))
     if (e.path().extension() == ".stepformer") names.push_back(e.path().stem().string());
   std::sort(names.begin(), names.end());
-  ASSERT_EQ(names.size(), 12u);
+  ASSERT_EQ(names.size(), 13u);
   std::string actions;
   for (const auto& n : names) actions += (actions.empty() ? "" : ",") + ("lesson-open:" + n);
   const AppRun r = run_app("", actions);
   ASSERT_EQ(r.exit_code, 0) << r.output;  // an unknown panel name would fail its lesson-open
-  EXPECT_EQ(r.state["lesson"]["title"], "Attention without the ℓ×ℓ matrix");
+  EXPECT_EQ(r.state["lesson"]["title"], "Images are tokens too");
   EXPECT_TRUE(r.state["lesson"]["resolved"].get<bool>()) << r.state["lesson"]["error"];
-  EXPECT_EQ(r.state["event"]["alg"], 104);  // its first stop: Algorithm 4-F's Enter
+  EXPECT_EQ(r.state["event"]["alg"], 9);  // its first stop: Algorithm 9's Enter, on an image (after a text model)
 }
 
 TEST(GuiLessons, RecordSaveAndPlayBack) {

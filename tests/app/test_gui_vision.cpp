@@ -99,4 +99,21 @@ TEST(GuiVision, ALeftClickOnTheImagePaintsThePixelUnderThePointer) {
 
 }  // namespace
 
+namespace {
+
+// File › Examples' fourth entry is the vit: it opens on test digit 1 with the Vision tab drawn (no
+// open:vision: the tab comes to the front by itself for a newly opened vit), after the default model.
+TEST(GuiVision, TheFourthExampleOpensTheVitOnItsVisionTab) {
+  const AppRun r = run_720("example:4,wait");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.state["model"], "vit-digits.safetensors");
+  EXPECT_TRUE(has_tab(r, "Vision"));
+  const json& v = r.state["vision"];
+  EXPECT_TRUE(v["drawn"].get<bool>()) << v;
+  EXPECT_EQ(v["test_index"], 1);
+  EXPECT_NE(r.state["notice"].get<std::string>().find("Vision transformer"), std::string::npos) << r.state["notice"];
+}
+
+}  // namespace
+
 }  // namespace test_gui_vision

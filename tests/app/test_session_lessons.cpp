@@ -42,9 +42,9 @@ fs::path temp_file(const std::string& name) {
   return fs::temp_directory_path() / ("stepformer-lessons-" + std::to_string(::getpid()) + "-" + name);
 }
 
-TEST(Lessons, TwelveLessonsShip) {
+TEST(Lessons, ThirteenLessonsShip) {
   const std::vector<std::string> all = shipped_lessons();
-  ASSERT_EQ(all.size(), 12u);
+  ASSERT_EQ(all.size(), 13u);
   for (size_t k = 0; k < all.size(); ++k)
     EXPECT_EQ(fs::path(all[k]).filename().string().substr(0, 3), (k < 9 ? "0" : "") + std::to_string(k + 1) + "-");
   EXPECT_EQ(find_lesson("02-one-attention-head"), find_lesson("02-one-attention-head.stepformer"));

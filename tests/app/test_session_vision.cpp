@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "app/logic/lesson_player.hpp"
 #include "app/logic/session_actions.hpp"
 #include "app/logic/session_state.hpp"
 #include "app/logic/vision.hpp"
@@ -210,6 +211,39 @@ TEST(SessionVision, ASessionFileKeepsTheImage) {
   const std::vector<std::string> notes = restore_session(text, back.state);
   EXPECT_TRUE(std::any_of(notes.begin(), notes.end(),
                           [](const std::string& n) { return n.find("The saved image: this model") == 0; }));
+}
+
+
+// Lesson 13 ("Images are tokens too"): its stops show the images their notes name, and the
+// predict-then-reveal pair's note ("picks 1 with P ≈ 0.65, but the writer drew an 8") is what the
+// committed model computes on test digit 117.
+TEST(SessionVision, LessonThirteenShowsItsDigitsAndRevealsTheMistake) {
+  LessonPlayer p;
+  std::string error;
+  ASSERT_TRUE(p.open(find_lesson("13-images-are-tokens-too"), error)) << error;
+  ASSERT_EQ(p.size(), 9u);
+  Session s;
+  ASSERT_TRUE(p.go(s, 0, nullptr, error)) << error;
+  ASSERT_TRUE(s.reads_image());
+  EXPECT_EQ(s.vision().test_index(), 1);
+  ASSERT_TRUE(p.go(s, 7, nullptr, error)) << error;  // stop 8: the reveal
+  EXPECT_EQ(s.vision().test_index(), 117);
+  EXPECT_EQ(s.vision().true_class(), 8);
+  const VisionReadout r = vision_readout(s.trace(), 1, 0);
+  ASSERT_TRUE(r.error.empty()) << r.error;
+  EXPECT_EQ(r.predicted, 1);
+  EXPECT_NEAR(r.P[1], 0.65, 0.005);  // the note rounds it to two digits
+  ASSERT_TRUE(p.go(s, 8, nullptr, error)) << error;  // stop 9: a drawn 7
+  EXPECT_EQ(s.vision().test_index(), 0);
+  EXPECT_EQ(std::count(s.vision().pixels().begin(), s.vision().pixels().end(), 16), 12);
+}
+
+
+// The status line's description of a vit, from its configuration (not a tokenizer's "character-level").
+TEST(SessionVision, TheStatusLineNamesTheClassesAndTheImage) {
+  Session s;
+  open_vit(s);
+  EXPECT_EQ(vision_model_description(s.model().config), "10 classes (0 … 9), input: an 8×8 image in 4×4 patches");
 }
 
 }  // namespace test_session_vision
