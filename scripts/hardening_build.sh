@@ -21,7 +21,7 @@ fi
 
 start=$(date +%s)
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Hardening -DCMAKE_C_COMPILER="$CC" -DCMAKE_CXX_COMPILER="$CXX" \
-  -DSTEPFORMER_SANITIZE=ON -DSTEPFORMER_FUZZ=ON -DSTEPFORMER_MARCH="$HARDENING_MARCH" -DSTEPFORMER_UNITY=ON >/dev/null
+  -DSTEPFORMER_SANITIZE=ON -DSTEPFORMER_FUZZ=ON -DSTEPFORMER_MARCH="$HARDENING_MARCH" -DSTEPFORMER_UNITY=OFF >/dev/null
 # shellcheck disable=SC2068
 cmake --build build-asan -j"$JOBS" --target ${TARGETS[@]}
 echo "hardening: configure + build (${TARGETS[*]}, -march=$HARDENING_MARCH) $(( $(date +%s) - start )) s"
