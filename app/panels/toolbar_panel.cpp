@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "app/panels/panel.hpp"
+#include "app/widgets/flow.hpp"
 #include "core/arch/vit.hpp"
 #include "core/tokenizers/utf8.hpp"
 #include "imgui_stdlib.h"
@@ -218,10 +219,13 @@ void ToolbarPanel::draw(App& app) {
     const std::string which = n > 0 ? "test digit " + std::to_string(n) : "drawn by hand";
     ImGui::TextUnformatted("Image x:");
     ImGui::SameLine();
-    ImGui::TextDisabled("%s, 8×8, ℓ_x = %d tokens (the class token and the patches)", which.c_str(),
-                        vit_tokens(s.model().config.patch));
-    ImGui::SameLine();
-    if (ImGui::SmallButton("Choose or draw it in the Vision tab")) app.ui.show.vision = true;
+    const std::string what = which + ", 8×8, ℓ_x = " + std::to_string(vit_tokens(s.model().config.patch)) + " tokens";
+    same_line_if_fits(ImGui::CalcTextSize(what.c_str()).x);
+    ImGui::TextDisabled("%s", what.c_str());
+    item_tooltip("ℓ_x counts the class token and the patches.");
+    const char* choose = "Vision tab…";
+    same_line_if_fits(ImGui::CalcTextSize(choose).x + 2 * ImGui::GetStyle().FramePadding.x);
+    if (ImGui::SmallButton(choose)) app.ui.show.vision = true;
     item_tooltip("Not in the paper: a vision transformer's input x is an 8×8 image (intensities 0 … 16), not text. "
                  "The Vision tab picks a held-out test digit or draws one; Algorithm 9 runs on it as it changes.");
     if (!s.prompt_input().error.empty())

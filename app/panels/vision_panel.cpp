@@ -11,6 +11,7 @@
 #include "app/logic/vision.hpp"
 #include "app/panels/panel.hpp"
 #include "app/panels/vision_canvas.hpp"
+#include "app/widgets/flow.hpp"
 #include "app/session.hpp"
 #include "app/ui_probe.hpp"
 #include "core/arch/vit.hpp"
@@ -84,13 +85,13 @@ void VisionFeature::picker(App& app) {
       message_ = error;
     ImGui::SameLine();
     if (ImGui::ArrowButton("##next", ImGuiDir_Right) && !s.select_test_digit(std::min(count, n + 1), error)) message_ = error;
-    ImGui::SameLine();
+    same_line_if_fits(button_width("Next misclassified"));
     if (ImGui::Button("Next misclassified")) {
       const int m = next_misclassified(s.model(), v, v.test_index());
       if (m == 0 || !s.select_test_digit(m, error)) message_ = m == 0 ? "no misclassified test digit after this one" : error;
     }
-    ImGui::SameLine();
   }
+  if (count > 0) same_line_if_fits(button_width("Clear"));
   if (ImGui::Button("Clear")) s.clear_image();
   item_tooltip("A blank image to draw on: left button paints a pixel (16), right button erases it (0).");
   if (v.test_index() > 0)
@@ -105,7 +106,7 @@ void VisionFeature::controls(const App& app) {
   const ModelConfig& c = app.session.model().config;
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7);
   ImGui::SliderInt("layer l", &layer_, 1, std::max(1, c.L));
-  ImGui::SameLine();
+  same_line_if_fits(ImGui::GetFontSize() * 6 + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize("head").x);
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
   const std::string now = head_ == 0 ? "mean" : "h = " + std::to_string(head_);
   if (ImGui::BeginCombo("head", now.c_str())) {
@@ -114,7 +115,7 @@ void VisionFeature::controls(const App& app) {
       if (ImGui::Selectable(("h = " + std::to_string(h)).c_str(), head_ == h)) head_ = h;
     ImGui::EndCombo();
   }
-  ImGui::SameLine();
+  same_line_if_fits(ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize("overlay").x);
   ImGui::Checkbox("overlay", &overlay_);
 }
 
