@@ -16,6 +16,7 @@
 
 #include "app/panels/all_panels.hpp"
 #include "backends/imgui_impl_glfw.h"
+#include "imgui_internal.h"
 
 namespace sf {
 
@@ -326,7 +327,7 @@ void Monkey::step() {
     settle_wait_ = kSettleFrames;
   }
   if (settle_wait_ > 0) {
-    --settle_wait_;
+    if (--settle_wait_ == 1) ImGui::GetCurrentContext()->GcCompactAll = true;  // done in the next NewFrame
     return;
   }
   if (settle_wait_ == 0) {

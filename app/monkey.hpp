@@ -10,8 +10,11 @@
 // Settled memory (scripts/soak.sh, docs/soak.md): with STEPFORMER_MONKEY_SETTLE=FILE set, the
 // monkey saves the start state to the session FILE before its first action; on each SIGUSR1 it
 // then stops drawing actions, goes back to that state (training paused, lesson and presentation
-// mode ended, experiments reset, FILE opened again, its trace awaited), lets a few frames draw,
-// returns the allocator's free pages to the system (malloc_trim) and prints
+// mode ended, experiments reset, FILE opened again, its trace awaited), draws frames with no action
+// until the app's timed caches have let go of what the state before drew (a heatmap texture lives
+// kHeatmapTextureLifeFrames frames), asks ImGui to compact the windows not drawn (what its
+// io.ConfigMemoryCompactTimer does after 60 s unused), returns the allocator's free pages to the
+// system (malloc_trim) and prints
 // "monkey: settled after N actions: VmRSS R KiB, heap in use H KiB" (mallinfo2's uordblks) — RSS
 // in the same state each time, so that growth means memory kept, not what happens to be open.
 #pragma once
@@ -26,6 +29,7 @@
 #include "app/app.hpp"
 #include "app/script_runner.hpp"
 #include "app/options.hpp"
+#include "app/widgets/heatmap.hpp"
 
 namespace sf {
 
@@ -53,7 +57,8 @@ class Monkey {
   bool step_gesture();
   void settle();  // back to the start state (see above)
 
-  static constexpr int kSettleFrames = 5;  // frames drawn with no action before settled RSS is read
+  // Frames drawn with no action before settled RSS is read: the heatmap textures' life and a few more.
+  static constexpr int kSettleFrames = kHeatmapTextureLifeFrames + 5;
 
   App& app_;
   MonkeyOptions opt_;

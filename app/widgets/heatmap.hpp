@@ -139,4 +139,7 @@ void apply_value_scale(const Trace& t, size_t k, const Value& v, HeatmapOptions&
 // Algorithm 4 line 6, prompt 'hello='").
 std::string value_caption(const App& app, size_t k, const Value& v);
 
+// A heatmap's texture is freed once no heatmap has drawn it for this many frames.
+inline constexpr int kHeatmapTextureLifeFrames = 120;
+
 }  // namespace sf

@@ -21,7 +21,7 @@ void sweep_textures(int frame) {
   swept = frame;
   auto& cache = texture_cache();
   for (auto it = cache.begin(); it != cache.end();) {
-    if (it->last_frame < frame - 120) {
+    if (it->last_frame < frame - kHeatmapTextureLifeFrames) {
       glDeleteTextures(1, &it->tex);
       it = cache.erase(it);
     } else {
