@@ -84,7 +84,7 @@ class ExperimentFeature : public Feature {
   }
 
   void overlay(App& app) override {
-    if (exp_.sync(app.session)) app.notify("Experiments dropped: the stepper shows another run now");
+    if (exp_.sync(app.session)) app.notify("Experiments dropped: the stepper shows another run or model now");
     if (!exp_.active()) return;
     // The banner, over everything, while an experiment is in force.
     ImDrawList* dl = ImGui::GetForegroundDrawList();

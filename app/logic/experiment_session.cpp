@@ -249,7 +249,9 @@ bool ExperimentSession::rerun(Session& s, std::string& error) {
 }
 
 bool ExperimentSession::sync(const Session& s) {
-  if (!active() || (s.trace_label() == kLabel && &s.model() == model_)) return false;
+  const bool stale_compare = compare_ && compare_->session_model.lock() != s.model_ptr();
+  if (stale_compare) compare_.reset();
+  if (!active() || (s.trace_label() == kLabel && &s.model() == model_)) return stale_compare;
   list_.clear();
   original_ = {};
   changes_ = {};
@@ -260,6 +262,7 @@ bool ExperimentSession::compare_prompt(const Session& s, const std::string& text
   try {
     auto run = std::make_unique<CompareRun>();
     run->what = "prompt '" + text + "'";
+    run->session_model = s.model_ptr();
     Tracer tr(run->trace);
     s.arch().forward(s.model(), s.tokens_z(), encode(s, text), &tr);
     compare_ = std::move(run);
@@ -280,6 +283,7 @@ bool ExperimentSession::compare_model(const Session& s, const std::string& path,
     auto run = std::make_unique<CompareRun>();
     run->what = "checkpoint " + std::filesystem::path(path).filename().string();
     run->model = model;
+    run->session_model = s.model_ptr();
     Tracer tr(run->trace);
     architecture(model->config).forward(*model, s.tokens_z(), s.tokens(), &tr);
     compare_ = std::move(run);

@@ -21,6 +21,7 @@ namespace sf {
 struct CompareRun {
   std::string what;  // "prompt 'world='" or "checkpoint B.safetensors"
   std::shared_ptr<const Model> model;  // checkpoint B (null: the session's model)
+  std::weak_ptr<const Model> session_model;  // the session's model A it was made for
   Trace trace;
   TraceComparison comparison;  // the shown run (A) against B
 };
@@ -58,7 +59,9 @@ class ExperimentSession {
   // Re-runs with the interventions in force (e.g. after a failure); false with `error`.
   bool rerun(Session& s, std::string& error);
   // Call once a frame: when the session left the experiment (a new prompt, another model or
-  // run), the interventions are dropped. True when that happened.
+  // run), the interventions are dropped; when another model is open, so is the comparison (its run
+  // B was made against the old model A, and keeping it would hold B's model and trace). True when
+  // either happened.
   bool sync(const Session& s);
 
   const std::vector<Intervention>& list() const { return list_; }

@@ -139,4 +139,23 @@ TEST(SessionExperiments, ANewPromptDropsTheExperiment) {
   EXPECT_FALSE(exp.active());
 }
 
+// A comparison holds run B (and checkpoint B's model): it stays while model A is open, whatever the
+// prompt (it is compared again with the shown run), and goes when another model is opened, since B
+// was made against the old A (the soak found it kept after the monkey's settling, docs/soak.md).
+TEST(SessionExperiments, OpeningAnotherModelDropsTheComparison) {
+  Session s;
+  ExperimentSession exp;
+  std::string error;
+  const std::string other = std::string(STEPFORMER_SOURCE_DIR) + "/assets/default.safetensors";
+  ASSERT_TRUE(exp.compare_model(s, other, error)) << error;
+  EXPECT_FALSE(exp.sync(s));
+  s.set_prompt("hi");
+  EXPECT_FALSE(exp.sync(s));
+  ASSERT_NE(exp.compare(), nullptr);
+  ASSERT_TRUE(s.load_model(other, error)) << error;  // the same file, opened again: a new model A
+  EXPECT_TRUE(exp.sync(s));
+  EXPECT_EQ(exp.compare(), nullptr);
+  EXPECT_FALSE(exp.sync(s));
+}
+
 }  // namespace test_session_experiments
