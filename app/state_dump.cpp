@@ -303,6 +303,12 @@ bool App::write_state(const std::string& path, std::string& error) const {
     j["speculative"] = speculative_state(session);  // Algorithm 14-S (not in the paper)
     j["speculative"]["heading"] = panels->sampling.speculative().heading();
     j["notice_rect"] = ui.notice_rect;
+    {  // the status bar's model line and the room a line of the bar has (a notice may come first)
+      const std::string info = status_info();
+      const float w = ImGui::CalcTextSize(info.c_str()).x;
+      const float room = ImGui::GetMainViewport()->WorkSize.x - 2 * ImGui::GetStyle().WindowPadding.x;
+      j["status_line"] = {{"text", info}, {"width", w}, {"room", room}, {"fits", w <= room}};
+    }
     j["trace_stale"] = session.trace_stale();
     nlohmann::ordered_json stepped = nlohmann::ordered_json::array();
     for (int id : session.stepped_sequence()) stepped.push_back(token_label(session.tokenizer(), id));

@@ -91,7 +91,7 @@ std::string vision_model_description(const ModelConfig& c, bool shorter) {
   const int n = vit_classes(c), side = kImageSide, per_row = side / std::max(c.patch, 1);
   const std::string classes = n > 0 ? " (" + c.vocab.front() + " … " + c.vocab.back() + ")" : "";
   const std::string image = std::to_string(side) + "×" + std::to_string(side);
-  if (shorter) return "classes=" + std::to_string(n) + classes + " image=" + image;
+  if (shorter) return "classes=" + std::to_string(n) + " image=" + image;
   return "an " + image + " image in " + std::to_string(c.patch) + "×" + std::to_string(c.patch) + " patches (" +
          std::to_string(per_row * per_row) + " patch tokens + the class token), " + std::to_string(n) + " classes" +
          classes;

@@ -49,7 +49,7 @@ TokenImage vision_token_image(const Tokens& image, int t, int patch);
 // What a vit reads and predicts, in place of a text model's tokenizer: for the "Opened …" notice
 // and --dump-state's "tokenizer" (after "no tokenizer: " and "none: "), "an 8×8 image in 4×4
 // patches (4 patch tokens + the class token), 10 classes (0 … 9)"; for the status line, where the
-// configuration's keys already say patch=4 and ℓ_max, shorter: "classes=10 (0 … 9) image=8×8".
+// configuration's keys already say patch=4 and ℓ_max, shorter (it fits the line at 1280×720): "classes=10 image=8×8".
 std::string vision_model_description(const ModelConfig& c, bool shorter = false);
 
 }  // namespace sf
