@@ -146,6 +146,7 @@ Figure layout_figure(const MatView& m, const FigureSpec& spec) {
   };
   auto image = [&](const TokenImage& im, float x, float y) {  // top-left at (x, y), whole pixels
     x = std::round(x), y = std::round(y);
+    fig.label_frames.push_back({x - 1, y - 1, q * static_cast<float>(im.w) + 2, q * static_cast<float>(im.h) + 2});
     for (int r = 0; r < im.h; ++r)
       for (int c = 0; c < im.w; ++c) {
         const uint8_t g = im.at(r, c);

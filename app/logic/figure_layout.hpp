@@ -81,6 +81,7 @@ struct Figure {
   FigRect legend_bar;            // the colour gradient, color_at(0) at its left end, color_at(1) at its right
   std::vector<FigCell> swatches; // −∞ / +∞ / NaN in the legend
   std::vector<FigCell> label_pixels;  // token images in place of labels, one square per image pixel (row, col, its grey)
+  std::vector<FigRect> label_frames;  // around each token image, 1 pixel outside it (a white pixel meets the paper)
   FigRect caption_band;          // the caption lines
   std::vector<FigText> texts;
   FigureScale scale;

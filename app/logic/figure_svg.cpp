@@ -78,6 +78,7 @@ std::string svg_figure(const Figure& fig) {
   }
   if (!fig.label_pixels.empty()) {  // token images in place of labels
     o += "<g class=\"label-image\" shape-rendering=\"crispEdges\">\n";
+    for (const FigRect& f : fig.label_frames) o += rect(f, hex(kFigureDim), " class=\"frame\"") + "/>\n";
     for (const FigCell& p : fig.label_pixels) o += rect(p.r, hex(p.fill)) + "/>\n";
     o += "</g>\n";
   }

@@ -278,6 +278,8 @@ TEST(SessionExport, TokenImagesAreDrawnInPlaceOfTheirLabels) {
   spec.cols = spec.rows;
   const Figure fig = layout_figure(m, spec);
   ASSERT_EQ(fig.label_pixels.size(), 2u * 2 * 4);  // two images of 4 pixels on each axis
+  ASSERT_EQ(fig.label_frames.size(), 4u);
+  for (const FigRect& f : fig.label_frames) EXPECT_EQ(f.w, fig.label_pixels[0].r.w * 2 + 2);  // 1 pixel each side
   int cls = 0, patch_text = 0;
   for (const FigText& t : fig.texts) cls += t.s == "CLS", patch_text += t.s == "P1" || t.s == "P2";
   EXPECT_EQ(cls, 2);
@@ -303,7 +305,8 @@ TEST(SessionExport, TokenImagesAreDrawnInPlaceOfTheirLabels) {
       "ns = '{http://www.w3.org/2000/svg}'\n"
       "root = ET.parse('" + svg + "').getroot()\n"
       "g = [e for e in root.iter(ns + 'g') if e.get('class') == 'label-image']\n"
-      "print(json.dumps({'groups': len(g), 'fills': [r.get('fill') for r in g[0].iter(ns + 'rect')] if g else []}))\n"));
+      "px = [r.get('fill') for r in g[0].iter(ns + 'rect') if r.get('class') != 'frame'] if g else []\n"
+      "print(json.dumps({'groups': len(g), 'fills': px}))\n"));
   EXPECT_EQ(j["groups"], 1);
   ASSERT_EQ(j["fills"].size(), 16u);
   EXPECT_EQ(j["fills"][0], "#000000");
