@@ -138,7 +138,8 @@ void App::open_model(const std::string& path) {
   if (r.size() > 8) r.resize(8);
   ui.viewed_event = SIZE_MAX;
   notify("Opened " + session.model_label() + " (" + std::to_string(session.model().table.total()) + " parameters, " +
-         (session.reads_image() ? vision_model_description(session.model().config) : session.tokenizer().describe()) + ")");
+         (session.reads_image() ? "no tokenizer: " + vision_model_description(session.model().config)
+                               : session.tokenizer().describe()) + ")");
   session.restart();
 }
 
@@ -249,7 +250,7 @@ std::string App::status_info() const {
   std::string keys;  // the architecture's own hyperparameters (L | L, d_f | L_enc, L_dec)
   for (const auto& k : session.arch().config_keys())
     if (const int* v = config_int(c, k)) keys += k + "=" + std::to_string(*v) + " ";
-  const std::string output = session.reads_image() ? vision_model_description(c) : "N_V=" + std::to_string(c.N_V());
+  const std::string output = session.reads_image() ? vision_model_description(c, true) : "N_V=" + std::to_string(c.N_V());
   char info[512];
   std::snprintf(info, sizeof info,
                 "%s  ·  %s  ·  %sH=%d d_e=%d d_attn=%d d_mid=%d d_mlp=%d ℓ_max=%d %s ε=%g  ·  trace %.2f ms  ·  %s",

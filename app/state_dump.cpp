@@ -9,6 +9,7 @@
 #include "app/gui_support.hpp"
 #include "app/logic/gradient_pairs.hpp"
 #include "app/logic/speculative_state.hpp"
+#include "app/logic/vision.hpp"
 #include "app/panels/all_panels.hpp"
 #include "app/panels/gpu_text.hpp"
 #include "app/panels/panel.hpp"
@@ -166,7 +167,9 @@ bool App::write_state(const std::string& path, std::string& error) const {
   }
   j["model"] = session.model_label();
   j["layout"] = to_string(session.origin().layout);
-  j["tokenizer"] = session.tokenizer().describe();
+  // A vit reads an image, not text: what its input is instead (the "Opened …" notice's words).
+  j["tokenizer"] = session.reads_image() ? "none: " + vision_model_description(session.model().config)
+                                         : session.tokenizer().describe();
   j["tokens"] = session.tokens();
   {
     nlohmann::ordered_json labels = nlohmann::ordered_json::array();
@@ -278,6 +281,13 @@ bool App::write_state(const std::string& path, std::string& error) const {
         e["legend"] = {{"lo", h.lo_text}, {"hi", h.hi_text}, {"lo_rect", rect(h.lo_rect)}, {"hi_rect", rect(h.hi_rect)}};
       if (!h.row_labels.empty()) e["row_labels"] = h.row_labels;
       if (!h.col_labels.empty()) e["col_labels"] = h.col_labels;
+      auto images = [&rect](const std::vector<ImVec4>& v) {  // null where an index has no image
+        nlohmann::ordered_json a = nlohmann::ordered_json::array();
+        for (const ImVec4& r : v) a.push_back(r.z > 0 ? rect(r) : nlohmann::ordered_json());
+        return a;
+      };
+      if (!h.row_images.empty()) e["row_label_images"] = images(h.row_images);
+      if (!h.col_images.empty()) e["col_label_images"] = images(h.col_images);
       heatmaps.push_back(std::move(e));
     }
     j["heatmaps"] = heatmaps;
@@ -293,6 +303,12 @@ bool App::write_state(const std::string& path, std::string& error) const {
     j["speculative"] = speculative_state(session);  // Algorithm 14-S (not in the paper)
     j["speculative"]["heading"] = panels->sampling.speculative().heading();
     j["notice_rect"] = ui.notice_rect;
+    {  // the status bar's model line and the room a line of the bar has (a notice may come first)
+      const std::string info = status_info();
+      const float w = ImGui::CalcTextSize(info.c_str()).x;
+      const float room = ImGui::GetMainViewport()->WorkSize.x - 2 * ImGui::GetStyle().WindowPadding.x;
+      j["status_line"] = {{"text", info}, {"width", w}, {"room", room}, {"fits", w <= room}};
+    }
     j["trace_stale"] = session.trace_stale();
     nlohmann::ordered_json stepped = nlohmann::ordered_json::array();
     for (int id : session.stepped_sequence()) stepped.push_back(token_label(session.tokenizer(), id));

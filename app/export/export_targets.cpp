@@ -25,8 +25,8 @@ ExportJob matrix_job(const Value& v, const HeatmapOptions& o, ExportFormat f) {
   FigureSpec& s = w.figure;
   s.value_name = w.name;
   s.caption = o.caption.empty() ? w.name : o.caption;
-  s.rows = {o.rows.title, o.rows.labels};
-  s.cols = {o.cols.title, o.cols.labels};
+  s.rows = {o.rows.title, o.rows.labels, o.rows.images};
+  s.cols = {o.cols.title, o.cols.labels, o.cols.images};
   s.scale = o.scale == ColorScale::Diverging    ? FigureScaleKind::Diverging
             : o.scale == ColorScale::Sequential ? FigureScaleKind::Sequential
                                                 : FigureScaleKind::Auto;

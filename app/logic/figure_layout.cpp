@@ -84,6 +84,12 @@ std::string legend_number(float x) {
   return buf;
 }
 
+// The image standing for index i of an axis in place of its label, or nullptr.
+const TokenImage* image_of(const FigureAxis& ax, int i) {
+  const bool has = ax.images.size() == ax.labels.size() && !ax.images[static_cast<size_t>(i)].empty();
+  return has ? &ax.images[static_cast<size_t>(i)] : nullptr;
+}
+
 }  // namespace
 
 Figure layout_figure(const MatView& m, const FigureSpec& spec) {
@@ -107,9 +113,18 @@ Figure layout_figure(const MatView& m, const FigureSpec& spec) {
   const bool col_tokens = !d.reduced() && spec.cols.labels.size() == static_cast<size_t>(C_all) && cw >= kLabel * 0.9f;
   const float row_idx_w = font.width(std::to_string(R_all), kIndex);
   const float col_idx_w = font.width(std::to_string(C_all), kIndex);
+  // Token images in place of labels: each image pixel q × q figure pixels, the image about a label high.
+  int side = 0;
+  for (const FigureAxis* ax : {&spec.rows, &spec.cols})
+    for (const TokenImage& im : ax->images) side = std::max({side, im.w, im.h});
+  const float q = side > 0 ? std::max(1.0f, std::floor(kLabel * 1.2f / static_cast<float>(side))) : 0.0f;
   float row_tok_w = 0;
   if (row_tokens)
-    for (const auto& l : spec.rows.labels) row_tok_w = std::max(row_tok_w, std::min(font.width(l, kLabel), kLabel * 8));
+    for (int i = 0; i < R_all; ++i) {
+      const TokenImage* im = image_of(spec.rows, i);
+      const std::string& l = spec.rows.labels[static_cast<size_t>(i)];
+      row_tok_w = std::max(row_tok_w, im ? static_cast<float>(im->w) * q : std::min(font.width(l, kLabel), kLabel * 8));
+    }
   const std::string row_title = spec.rows.title.empty() ? "rows" : spec.rows.title;
   const std::string col_title = spec.cols.title.empty() ? "columns" : spec.cols.title;
 
@@ -128,6 +143,16 @@ Figure layout_figure(const MatView& m, const FigureSpec& spec) {
 
   auto text = [&](std::string s, float x, float y, float px, Rgb8 c, const char* role, bool vertical = false) {
     fig.texts.push_back(FigText{std::move(s), x, y, px, c, vertical, role});
+  };
+  auto image = [&](const TokenImage& im, float x, float y) {  // top-left at (x, y), whole pixels
+    x = std::round(x), y = std::round(y);
+    fig.label_frames.push_back({x - 1, y - 1, q * static_cast<float>(im.w) + 2, q * static_cast<float>(im.h) + 2});
+    for (int r = 0; r < im.h; ++r)
+      for (int c = 0; c < im.w; ++c) {
+        const uint8_t g = im.at(r, c);
+        fig.label_pixels.push_back(FigCell{{x + q * static_cast<float>(c), y + q * static_cast<float>(r), q, q},
+                                           Rgb8{g, g, g}, false, r, c, static_cast<float>(g)});
+      }
   };
   // Cells.
   fig.cells.reserve(static_cast<size_t>(R) * C);
@@ -149,7 +174,9 @@ Figure layout_figure(const MatView& m, const FigureSpec& spec) {
     const std::string n = std::to_string(first + 1);
     const float cy = gy + ch * (static_cast<float>(r) + 0.5f);
     text(n, idx_x + row_idx_w - font.width(n, kIndex), cy - kIndex * 0.6f, kIndex, kFigureDim, "index");
-    if (row_tokens)
+    if (const TokenImage* im = row_tokens ? image_of(spec.rows, first) : nullptr)
+      image(*im, tok_x, cy - static_cast<float>(im->h) * q * 0.5f);
+    else if (row_tokens)
       text(font.fit(spec.rows.labels[static_cast<size_t>(first)], kLabel, row_tok_w), tok_x, cy - kLabel * 0.6f,
            kLabel, kFigureInk, "label");
   }
@@ -162,6 +189,11 @@ Figure layout_figure(const MatView& m, const FigureSpec& spec) {
   }
   if (col_tokens)
     for (int c = 0; c < C; ++c) {
+      if (const TokenImage* im = image_of(spec.cols, c)) {  // centred over its column, ending above the indices
+        image(*im, gx + cw * (static_cast<float>(c) + 0.5f) - static_cast<float>(im->w) * q * 0.5f,
+              col_idx_y - static_cast<float>(im->h) * q - kGap * 0.5f);
+        continue;
+      }
       const std::string l = font.fit(spec.cols.labels[static_cast<size_t>(c)], kLabel, cw);
       text(l, gx + cw * (static_cast<float>(c) + 0.5f) - font.width(l, kLabel) * 0.5f, col_tok_y, kLabel, kFigureInk,
            "label");

@@ -13,6 +13,7 @@
 
 #include "app/widgets/colormap.hpp"
 #include "app/widgets/downsample.hpp"
+#include "app/widgets/token_image.hpp"
 
 namespace sf {
 
@@ -21,6 +22,7 @@ enum class FigureScaleKind { Auto, Diverging, Sequential };
 struct FigureAxis {
   std::string title;                // "t_z (keys)"; empty: "rows" / "columns"
   std::vector<std::string> labels;  // one per index (token pieces); empty: numbers only
+  std::vector<TokenImage> images;   // one per index, drawn in place of its label where not empty (HeatmapAxis's)
 };
 
 // What to draw (the exported twin of the heatmap's HeatmapOptions).
@@ -78,6 +80,8 @@ struct Figure {
   FigRect grid;                  // all cells
   FigRect legend_bar;            // the colour gradient, color_at(0) at its left end, color_at(1) at its right
   std::vector<FigCell> swatches; // −∞ / +∞ / NaN in the legend
+  std::vector<FigCell> label_pixels;  // token images in place of labels, one square per image pixel (row, col, its grey)
+  std::vector<FigRect> label_frames;  // around each token image, 1 pixel outside it (a white pixel meets the paper)
   FigRect caption_band;          // the caption lines
   std::vector<FigText> texts;
   FigureScale scale;

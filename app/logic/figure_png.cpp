@@ -78,6 +78,8 @@ RgbaImage render_png_figure(const Figure& fig) {
   for (int i = 0; i < bw; ++i)
     fill(img, {static_cast<float>(bx + i), b.y, 1, b.h}, fig.scale.color_at(bw > 1 ? i / float(bw - 1) : 0.5f));
   for (const FigCell& s : fig.swatches) s.hatched ? hatch(img, s.r) : fill(img, s.r, s.fill);
+  for (const FigRect& f : fig.label_frames) fill(img, f, kFigureDim);  // the pixels then cover all but its edge
+  for (const FigCell& p : fig.label_pixels) fill(img, p.r, p.fill);
   const FigureFont& font = FigureFont::sans();
   for (const FigText& t : fig.texts) draw_text(img, font, t);
   return img;

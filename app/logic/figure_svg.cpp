@@ -76,6 +76,12 @@ std::string svg_figure(const Figure& fig) {
     o += rect(s.r, hex(s.fill), " class=\"swatch\"") + "/>\n";
     if (s.hatched) o += rect(s.r, "url(#hatch)", " class=\"hatch\"") + "/>\n";
   }
+  if (!fig.label_pixels.empty()) {  // token images in place of labels
+    o += "<g class=\"label-image\" shape-rendering=\"crispEdges\">\n";
+    for (const FigRect& f : fig.label_frames) o += rect(f, hex(kFigureDim), " class=\"frame\"") + "/>\n";
+    for (const FigCell& p : fig.label_pixels) o += rect(p.r, hex(p.fill)) + "/>\n";
+    o += "</g>\n";
+  }
   for (const FigText& t : fig.texts) {
     const std::string x = num(t.x), y = num(t.y + font.ascent(t.px));
     o += "<text class=\"" + std::string(t.role) + "\" x=\"" + x + "\" y=\"" + y + "\" font-size=\"" + num(t.px) +

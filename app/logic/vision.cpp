@@ -1,6 +1,7 @@
 #include "app/logic/vision.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "app/attention_calls.hpp"
 #include "core/arch/vit.hpp"
@@ -71,11 +72,29 @@ std::string vision_token_label(int t, int patch, bool shorter) {
          ", columns " + std::to_string(c0) + "–" + std::to_string(c0 + patch - 1) + ")";
 }
 
-std::string vision_model_description(const ModelConfig& c) {
-  const int n = vit_classes(c), side = kImageSide;
+int intensity_grey(int v) { return static_cast<int>(std::lround(255.0 * std::clamp(v, 0, kDigitMax) / kDigitMax)); }
+
+TokenImage vision_token_image(const Tokens& image, int t, int patch) {
+  TokenImage out;
+  if (patch < 1 || kImageSide % patch != 0 || image.size() != static_cast<size_t>(kImagePixels)) return out;
+  const int per_row = kImageSide / patch, k = t - 1;  // patch k = token k + 1
+  if (k < 1 || k > per_row * per_row) return out;
+  const int r0 = (k - 1) / per_row * patch, c0 = (k - 1) % per_row * patch;  // its top-left pixel, 0-based
+  out.w = out.h = patch;
+  for (int r = 0; r < patch; ++r)
+    for (int c = 0; c < patch; ++c)
+      out.grey.push_back(static_cast<unsigned char>(intensity_grey(image[static_cast<size_t>((r0 + r) * kImageSide + c0 + c)])));
+  return out;
+}
+
+std::string vision_model_description(const ModelConfig& c, bool shorter) {
+  const int n = vit_classes(c), side = kImageSide, per_row = side / std::max(c.patch, 1);
   const std::string classes = n > 0 ? " (" + c.vocab.front() + " … " + c.vocab.back() + ")" : "";
-  return std::to_string(n) + " classes" + classes + ", input: an " + std::to_string(side) + "×" + std::to_string(side) +
-         " image in " + std::to_string(c.patch) + "×" + std::to_string(c.patch) + " patches";
+  const std::string image = std::to_string(side) + "×" + std::to_string(side);
+  if (shorter) return "classes=" + std::to_string(n) + " image=" + image;
+  return "an " + image + " image in " + std::to_string(c.patch) + "×" + std::to_string(c.patch) + " patches (" +
+         std::to_string(per_row * per_row) + " patch tokens + the class token), " + std::to_string(n) + " classes" +
+         classes;
 }
 
 }  // namespace sf

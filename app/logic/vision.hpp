@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "app/logic/vision_input.hpp"
+#include "app/widgets/token_image.hpp"
 #include "core/model/params.hpp"
 #include "core/trace/trace.hpp"
 
@@ -35,8 +36,20 @@ int next_misclassified(const Model& m, const VisionInput& v, int after);
 // "patch k (rows a–b, columns c–d)" for k = t − 1 (short: "P k").
 std::string vision_token_label(int t, int patch, bool shorter);
 
-// What a vit reads and predicts, for the status line and the "Opened …" notice in place of a text
-// model's tokenizer: "10 classes (0 … 9), input: an 8×8 image in 4×4 patches".
-std::string vision_model_description(const ModelConfig& c);
+// An intensity 0 … 16 as the grey 0 … 255 the Vision tab and the heatmaps' patch labels draw it in
+// (ink light on dark).
+int intensity_grey(int v);
+
+// Token t (1-based) of a vit with `patch`-sized patches as an image for the heatmaps' token axes: the
+// p×p pixels of patch k = t − 1 (rows and columns of the 8×8 `image` (k − 1) / (8/p) · p + 1 …,
+// (k − 1) mod (8/p) · p + 1 …), each intensity_grey; empty for the class token (t = 1, labelled "CLS"
+// as text), a t past the patches or an image that is not 64 pixels.
+TokenImage vision_token_image(const Tokens& image, int t, int patch);
+
+// What a vit reads and predicts, in place of a text model's tokenizer: for the "Opened …" notice
+// and --dump-state's "tokenizer" (after "no tokenizer: " and "none: "), "an 8×8 image in 4×4
+// patches (4 patch tokens + the class token), 10 classes (0 … 9)"; for the status line, where the
+// configuration's keys already say patch=4 and ℓ_max, shorter (it fits the line at 1280×720): "classes=10 image=8×8".
+std::string vision_model_description(const ModelConfig& c, bool shorter = false);
 
 }  // namespace sf

@@ -35,8 +35,7 @@ CanvasResult draw_image_canvas(const App& app, const std::vector<int>& pixels, i
   // The pixels, intensity 0 … 16 as grey (ink light on dark).
   for (int y = 0; y < kImageSide; ++y)
     for (int x = 0; x < kImageSide; ++x) {
-      const int v = pixels[static_cast<size_t>(y * kImageSide + x)];
-      const int g = static_cast<int>(std::lround(255.0 * v / kDigitMax));
+      const int g = intensity_grey(pixels[static_cast<size_t>(y * kImageSide + x)]);
       dl->AddRectFilled(ImVec2(p0.x + x * cell, p0.y + y * cell), ImVec2(p0.x + (x + 1) * cell, p0.y + (y + 1) * cell),
                         IM_COL32(g, g, g, 255));
     }

@@ -110,6 +110,8 @@ void record(const HeatmapOptions& o, const ImVec4& rect, const Scale& sc, const 
   }
   r.row_labels = std::move(labels.rows);
   r.col_labels = std::move(labels.cols);
+  r.row_images = std::move(labels.row_images);
+  r.col_images = std::move(labels.col_images);
   record_heatmap(std::move(r));
 }
 

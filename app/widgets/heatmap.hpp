@@ -14,7 +14,9 @@
 // mouse wheel zooms about the pointer, dragging pans and a double-click shows the whole; a
 // window small enough is drawn at full resolution. Token labels that do not fit across a column
 // are turned to read upwards, and where even then they would overlap, every k-th is drawn
-// (first and last kept); long ones are cut with "…". Hovering a label names it in full.
+// (first and last kept); long ones are cut with "…". Hovering a label names it in full. An axis may
+// carry small images in place of its labels (a vision transformer's patches), framed, each image
+// pixel a square of whole screen pixels.
 // The parts (layout, cells, axes, legend, tooltip, textures) are in heatmap_*.cpp; each heatmap
 // drawn is recorded for --dump-state (heatmap_report.hpp).
 #pragma once
@@ -28,6 +30,7 @@
 #include "app/widgets/downsample.hpp"
 #include "app/widgets/heatmap_labels.hpp"  // exact_number, legend_ends
 #include "app/widgets/heatmap_region.hpp"
+#include "app/widgets/token_image.hpp"
 #include "core/trace/trace.hpp"
 #include "imgui.h"
 
@@ -55,6 +58,9 @@ struct HeatmapAxis {
   std::string title;                // paper notation, e.g. "t_z (keys)"; empty: no title
   std::string index;                // the index's name in the tooltip ("t_z", "token id"); empty: "row"/"column"
   std::vector<std::string> labels;  // one per index (token characters); empty: numbers only
+  // One per index, drawn in place of its label where not empty (a vision transformer's patches, in
+  // grey); the label stays for the tooltip, the state dump, an index without an image and exports.
+  std::vector<TokenImage> images;
 };
 
 struct HeatmapOptions {

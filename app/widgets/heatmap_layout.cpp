@@ -14,13 +14,44 @@ constexpr float kLineFill = 0.85f;
 // The largest cell: past this a heatmap stops growing into free space (3 lines of text).
 constexpr float kMaxCell = 3.0f;
 
-// The widest of the labels [i0, i1) cut to max_w; max_w when there are too many to measure
-// every frame (a vocabulary axis).
-float widest_label(const ImFont* font, const std::vector<std::string>& labels, int i0, int i1, float max_w) {
+// Whether an axis of n indices carries token images, one per index (some may be empty: text labels).
+bool has_images(const HeatmapAxis& ax, int n) {
+  return ax.images.size() == static_cast<size_t>(n) &&
+         std::any_of(ax.images.begin(), ax.images.end(), [](const TokenImage& im) { return !im.empty(); });
+}
+
+// The longest side of the images on either axis, in image pixels.
+int longest_image_side(const HeatmapOptions& o) {
+  int side = 0;
+  for (const HeatmapAxis* ax : {&o.rows, &o.cols})
+    for (const TokenImage& im : ax->images) side = std::max({side, im.w, im.h});
+  return side;
+}
+
+// The widest of the labels [i0, i1) cut to max_w, an image (with its frame) counting its width;
+// max_w when there are too many to measure every frame (a vocabulary axis).
+float widest_label(const ImFont* font, const HeatmapAxis& ax, bool images, int i0, int i1, float max_w,
+                   const Layout& L) {
   if (i1 - i0 > 1024) return max_w;
   float w = 0;
-  for (int i = i0; i < i1; ++i) w = std::max(w, text_w(font, fit_text(font, labels[static_cast<size_t>(i)], max_w)));
+  for (int i = i0; i < i1; ++i) {
+    const size_t k = static_cast<size_t>(i);
+    if (images && !ax.images[k].empty())
+      w = std::max(w, L.image_size(ax.images[k]).x + 2 * kImageFrame);
+    else
+      w = std::max(w, text_w(font, fit_text(font, ax.labels[k], max_w)));
+  }
   return w;
+}
+
+// The tallest image of [i0, i1) with its frame, 0 without images.
+float tallest_image(const HeatmapAxis& ax, bool images, int i0, int i1, const Layout& L) {
+  float h = 0;
+  if (!images) return h;
+  for (int i = i0; i < i1; ++i)
+    if (!ax.images[static_cast<size_t>(i)].empty())
+      h = std::max(h, L.image_size(ax.images[static_cast<size_t>(i)]).y + 2 * kImageFrame);
+  return h;
 }
 
 // The cells' size in a full heatmap given the room for them: square where it fits; a very tall
@@ -55,7 +86,11 @@ int Layout::row_at(float y) const {
   return r >= 0 && r < R ? r : -1;
 }
 
-Layout layout_heatmap(const MatWindow& win, int R_all, int C_all, const Fonts& f, const HeatmapOptions& o) {
+namespace {
+
+// The layout with token images of at most max_img_px screen pixels per image pixel (0: no limit).
+Layout layout_with(const MatWindow& win, int R_all, int C_all, const Fonts& f, const HeatmapOptions& o,
+                   float max_img_px) {
   Layout L;
   L.win = win;
   L.R = win.rows();
@@ -78,10 +113,18 @@ Layout layout_heatmap(const MatWindow& win, int R_all, int C_all, const Fonts& f
     const float F = L.F, gap = L.gap;
     L.row_chars = o.rows.labels.size() == static_cast<size_t>(R_all);
     L.col_chars = o.cols.labels.size() == static_cast<size_t>(C_all);
-    if (L.row_chars) L.row_chr_w = widest_label(L.big, o.rows.labels, win.r0, win.r1, max_row_label(F));
+    L.row_images = L.row_chars && has_images(o.rows, R_all);
+    L.col_images = L.col_chars && has_images(o.cols, C_all);
+    if (L.row_images || L.col_images) {
+      L.img_px = token_image_px(F, longest_image_side(o));
+      if (max_img_px > 0) L.img_px = std::min(L.img_px, max_img_px);
+    }
+    L.row_img_h = tallest_image(o.rows, L.row_images, win.r0, win.r1, L);
+    L.col_img_h = tallest_image(o.cols, L.col_images, win.c0, win.c1, L);
+    if (L.row_chars) L.row_chr_w = widest_label(L.big, o.rows, L.row_images, win.r0, win.r1, max_row_label(F), L);
     L.row_idx_w = text_w(L.small, std::to_string(win.r1));
     L.row_w = L.row_idx_w + gap + (L.row_chars ? L.row_chr_w + gap : 0.0f);
-    if (L.col_chars) L.col_chr_w = widest_label(L.big, o.cols.labels, win.c0, win.c1, max_col_label(F));
+    if (L.col_chars) L.col_chr_w = widest_label(L.big, o.cols, L.col_images, win.c0, win.c1, max_col_label(F), L);
     L.title_h = !o.rows.title.empty() || !o.cols.title.empty() ? std::round(F * 1.35f) : 0.0f;
     // The caption under the legend is there for a zoomed or large matrix (drawn from a texture).
     const bool caption = L.zoomed || L.R > kMaxCellByCell || L.C > kMaxCellByCell;
@@ -94,7 +137,7 @@ Layout layout_heatmap(const MatWindow& win, int R_all, int C_all, const Fonts& f
     // First with the token labels across the columns; where the widest does not fit across a
     // column, those that do not are turned upwards, which takes the widest's width in height.
     auto size_with = [&](float chr_h) {
-      L.col_chr_h = L.col_chars ? chr_h : 0.0f;
+      L.col_chr_h = L.col_chars ? std::max(chr_h, L.col_img_h > 0 ? L.col_img_h + gap : 0.0f) : 0.0f;
       L.col_h = L.Fs + L.col_chr_h + gap;
       size_full_cells(L, W, H - L.title_h - L.col_h - legend_h - caption_h, min_cells_h);
     };
@@ -107,7 +150,7 @@ Layout layout_heatmap(const MatWindow& win, int R_all, int C_all, const Fonts& f
     L.col_F = F;
     if (L.col_chars && L.col_chr_w + gap > L.cell_w) {
       const float widest_column = std::max(W - L.row_w, F) / static_cast<float>(L.C);
-      const float small_w = widest_label(L.small, o.cols.labels, win.c0, win.c1, max_col_label(F));
+      const float small_w = widest_label(L.small, o.cols, L.col_images, win.c0, win.c1, max_col_label(F), L);
       if (L.col_chr_w + gap <= widest_column) {
         L.cell_w = L.col_chr_w + gap;
       } else if (small_w + gap <= widest_column) {
@@ -121,7 +164,7 @@ Layout layout_heatmap(const MatWindow& win, int R_all, int C_all, const Fonts& f
         size_with(L.col_chr_w + gap);
       }
     }
-    L.row_step = label_step(L.cell_h, (L.row_chars ? F : L.Fs) * kLineFill);
+    L.row_step = label_step(L.cell_h, std::max((L.row_chars ? F : L.Fs) * kLineFill, L.row_img_h + 1.0f));
     L.num_step = label_step(L.cell_w, text_w(L.small, std::to_string(win.c1)) + gap);
     L.col_step = label_step(L.cell_w, L.col_rotated ? F * kLineFill : L.col_chr_w + gap);
   }
@@ -130,6 +173,20 @@ Layout layout_heatmap(const MatWindow& win, int R_all, int C_all, const Fonts& f
   L.gx = std::round(L.p0.x + L.row_w);
   L.gy = std::round(L.p0.y + L.title_h + L.col_h);
   return L;
+}
+
+}  // namespace
+
+Layout layout_heatmap(const MatWindow& win, int R_all, int C_all, const Fonts& f, const HeatmapOptions& o) {
+  const Layout L = layout_with(win, R_all, C_all, f, o, 0);
+  // Token images taller than their rows or wider than their columns would be thinned out: smaller
+  // ones, down to 2 screen pixels per image pixel, that fit the cells (and a pixel between).
+  const float cell = std::min(L.row_images ? L.cell_h : 1e9f, L.col_images ? L.cell_w : 1e9f);
+  const float need = std::max(L.row_img_h, L.col_img_h) + 1.0f;
+  if (L.img_px <= 2 || need <= cell) return L;
+  const int side = longest_image_side(o);
+  const float fits = std::floor((cell - 1.0f - 2 * kImageFrame) / static_cast<float>(side));
+  return layout_with(win, R_all, C_all, f, o, std::max(2.0f, fits));
 }
 
 }  // namespace sf::heatmap_detail
@@ -142,7 +199,7 @@ float heatmap_height_to_label_rows(const MatView& m, const Fonts& f, HeatmapOpti
   o.max_height = 1e6f;  // no limit: the label band as the width alone makes it
   const heatmap_detail::Layout L = heatmap_detail::layout_heatmap(whole(R, C), R, C, f, o);
   // A pixel over the fill per row, so that rounding never thins them.
-  const float rows_h = static_cast<float>(R) * (L.F * heatmap_detail::kLineFill + 1.0f);
+  const float rows_h = static_cast<float>(R) * (std::max(L.F * heatmap_detail::kLineFill, L.row_img_h) + 1.0f);
   return L.title_h + L.col_h + rows_h + heatmap_detail::legend_line_h(L.F);
 }
 

@@ -125,7 +125,10 @@ HeatmapOptions heatmap_options(const App& app, size_t k, const Value& v) {
         ax = attention ? HeatmapAxis{z ? "t_z (keys)" : "t_x (queries)", z ? "t_z" : "t_x", {}}
                        : HeatmapAxis{"t (tokens)", "t", {}};
         if (s.reads_image())  // a vision transformer (not in the paper): the class token, then the patches
-          for (int t = 1; t <= n; ++t) ax.labels.push_back(vision_token_label(t, s.model().config.patch, true));
+          for (int t = 1; t <= n; ++t) {
+            ax.labels.push_back(vision_token_label(t, s.model().config.patch, true));
+            ax.images.push_back(vision_token_image(s.vision().pixels(), t, s.model().config.patch));
+          }
         else if (const Tokens* toks = tokens(a, n))
           for (int id : *toks) ax.labels.push_back(token_label(s.tokenizer(), id));
         break;

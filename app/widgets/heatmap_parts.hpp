@@ -4,6 +4,7 @@
 #pragma once
 #include <glad/gl.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -101,11 +102,28 @@ struct Layout {
   float col_F = 0;                   // its size
   int col_step = 1, num_step = 1;
   float cell_w = 0, cell_h = 0, gw = 0, gh = 0, gx = 0, gy = 0;
+  // Token images in place of labels (HeatmapAxis::images): each image pixel img_px × img_px screen
+  // pixels (0: no images), in a frame of kImageFrame; the tallest image on each axis, frame included.
+  bool row_images = false, col_images = false;
+  float img_px = 0;
+  float row_img_h = 0, col_img_h = 0;
+
+  // An image's size on screen, frame excluded.
+  ImVec2 image_size(const TokenImage& im) const {
+    return ImVec2(static_cast<float>(im.w) * img_px, static_cast<float>(im.h) * img_px);
+  }
 
   // The cell (0-based, within the window) under a point, or −1.
   int col_at(float x) const;
   int row_at(float y) const;
 };
+// The frame around a token image, outside its pixels (a black patch still shows on the dark theme).
+constexpr float kImageFrame = 1.0f;
+// The screen pixels per image pixel for token images whose longer side is `side` pixels: about a
+// line and a quarter of text in all, at least 2 per pixel so that the pixels read as squares.
+inline float token_image_px(float F, int side) {
+  return side > 0 ? std::max(2.0f, std::round(F * 1.25f / static_cast<float>(side))) : 0.0f;
+}
 // Token labels are cut to a few characters' width (GPT-2's pieces can be long words).
 inline float max_row_label(float F) { return F * 6.0f; }
 inline float max_col_label(float F) { return F * 4.0f; }
@@ -141,6 +159,8 @@ void draw_marks(ImDrawList* dl, const Layout& L, const HeatmapOptions& o, const 
 // The token labels drawn, one per row and column shown ("" where thinned out; none without labels).
 struct AxisLabels {
   std::vector<std::string> rows, cols;
+  // Where token images were drawn in their place (x, y, w, h, frame excluded; all 0 where none).
+  std::vector<ImVec4> row_images, col_images;
 };
 AxisLabels draw_axes(ImDrawList* dl, const Layout& L, const Fonts& f, const HeatmapOptions& o);
 // Over an axis label: its full name in a tooltip; returns whether the pointer was on one.

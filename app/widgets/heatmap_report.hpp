@@ -23,6 +23,8 @@ struct HeatmapRecord {
   ImVec4 lo_rect, hi_rect;
   // The token labels drawn on each axis ("" where an index has none or it was thinned out).
   std::vector<std::string> row_labels, col_labels;
+  // Where token images were drawn in place of labels (x, y, w, h; all 0 where none), per index shown.
+  std::vector<ImVec4> row_images, col_images;
 };
 
 // Records a heatmap drawn in this frame (dropping those of earlier frames).

@@ -261,4 +261,57 @@ TEST(SessionExport, FileNamesFromCaptions) {
   EXPECT_FALSE(parse_export_format("gif").has_value());
 }
 
+// Token images on the axes (a vision transformer's patches, HeatmapAxis::images) are exported as
+// images: the PNG has each image pixel's grey in its square, the SVG one rect per image pixel in a
+// "label-image" group; an index without an image (the class token) keeps its text label.
+TEST(SessionExport, TokenImagesAreDrawnInPlaceOfTheirLabels) {
+  MatF m(3, 3);
+  m << 0.1f, 0.2f, 0.3f, 0.4f, 0.5f, 0.6f, 0.7f, 0.8f, 0.9f;
+  TokenImage a, b;
+  a.w = a.h = b.w = b.h = 2;
+  a.grey = {0, 255, 128, 64};
+  b.grey = {10, 20, 30, 40};
+  FigureSpec spec;
+  spec.value_name = "A";
+  spec.caption = "A";
+  spec.rows = {"t_z", {"CLS", "P1", "P2"}, {TokenImage{}, a, b}};
+  spec.cols = spec.rows;
+  const Figure fig = layout_figure(m, spec);
+  ASSERT_EQ(fig.label_pixels.size(), 2u * 2 * 4);  // two images of 4 pixels on each axis
+  ASSERT_EQ(fig.label_frames.size(), 4u);
+  for (const FigRect& f : fig.label_frames) EXPECT_EQ(f.w, fig.label_pixels[0].r.w * 2 + 2);  // 1 pixel each side
+  int cls = 0, patch_text = 0;
+  for (const FigText& t : fig.texts) cls += t.s == "CLS", patch_text += t.s == "P1" || t.s == "P2";
+  EXPECT_EQ(cls, 2);
+  EXPECT_EQ(patch_text, 0);
+  const std::string path = temp_path("A-images.png");
+  write_png_figure(path, m, spec);
+  const Decoded d = decode(path);
+  ASSERT_EQ(d.w, fig.w);
+  for (const FigCell& p : fig.label_pixels) {
+    const unsigned char g = p.fill.r;
+    EXPECT_EQ(p.fill, (Rgb8{g, g, g}));
+    // The square's centre is its grey (no text or cell drawn over it).
+    EXPECT_EQ(d.at(p.r.x + p.r.w * 0.5f, p.r.y + p.r.h * 0.5f), p.fill) << p.r.x << ", " << p.r.y;
+  }
+  // The greys are the images', pixel by pixel: the first image pixel drawn is a's (0, 0).
+  EXPECT_EQ(fig.label_pixels[0].fill, (Rgb8{0, 0, 0}));
+  EXPECT_EQ(fig.label_pixels[1].fill, (Rgb8{255, 255, 255}));
+  const std::string svg = temp_path("A-images.svg");
+  write_svg_figure(svg, m, spec);
+  if (!have_python()) GTEST_SKIP() << "no /usr/bin/python3";
+  const auto j = nlohmann::json::parse(python(
+      "import json, xml.etree.ElementTree as ET\n"
+      "ns = '{http://www.w3.org/2000/svg}'\n"
+      "root = ET.parse('" + svg + "').getroot()\n"
+      "g = [e for e in root.iter(ns + 'g') if e.get('class') == 'label-image']\n"
+      "px = [r.get('fill') for r in g[0].iter(ns + 'rect') if r.get('class') != 'frame'] if g else []\n"
+      "print(json.dumps({'groups': len(g), 'fills': px}))\n"));
+  EXPECT_EQ(j["groups"], 1);
+  ASSERT_EQ(j["fills"].size(), 16u);
+  EXPECT_EQ(j["fills"][0], "#000000");
+  EXPECT_EQ(j["fills"][1], "#ffffff");
+  EXPECT_EQ(j["fills"][2], "#808080");
+}
+
 }  // namespace test_session_export

@@ -239,11 +239,59 @@ TEST(SessionVision, LessonThirteenShowsItsDigitsAndRevealsTheMistake) {
 }
 
 
-// The status line's description of a vit, from its configuration (not a tokenizer's "character-level").
+// The status line's description of a vit, from its configuration (not a tokenizer's "character-level"):
+// in full for the "Opened …" notice and --dump-state's "tokenizer", shorter for the status line, whose
+// configuration keys already say patch=4 and ℓ_max=5.
 TEST(SessionVision, TheStatusLineNamesTheClassesAndTheImage) {
   Session s;
   open_vit(s);
-  EXPECT_EQ(vision_model_description(s.model().config), "10 classes (0 … 9), input: an 8×8 image in 4×4 patches");
+  ModelConfig c = s.model().config;
+  EXPECT_EQ(vision_model_description(c), "an 8×8 image in 4×4 patches (4 patch tokens + the class token), 10 classes (0 … 9)");
+  EXPECT_EQ(vision_model_description(c, true), "classes=10 image=8×8");
+  c.patch = 2;  // ℓ_x = 1 + (8/2)² = 17
+  EXPECT_EQ(vision_model_description(c), "an 8×8 image in 2×2 patches (16 patch tokens + the class token), 10 classes (0 … 9)");
+}
+
+// The heatmaps' patch labels (heatmap.hpp's HeatmapAxis::images): token t of a vit is patch k = t − 1's
+// p×p pixels, cut from the 8×8 image row by row as image_patches cuts them for W_patch, each
+// intensity v drawn in the grey round(255 v / 16) of the Vision tab; the class token has none (it
+// stays "CLS" as text).
+TEST(SessionVision, APatchTokensImageIsItsPatchsPixelsInGrey) {
+  EXPECT_EQ(intensity_grey(0), 0);
+  EXPECT_EQ(intensity_grey(8), 128);  // 127.5, rounded half away from zero
+  EXPECT_EQ(intensity_grey(16), 255);
+  EXPECT_EQ(intensity_grey(5), 80);  // 79.6875
+  Tokens image(kImagePixels);
+  for (int i = 0; i < kImagePixels; ++i) image[static_cast<size_t>(i)] = (i * 7) % (kDigitMax + 1);  // every pixel its own
+  for (int p : {2, 4}) {
+    SCOPED_TRACE("p = " + std::to_string(p));
+    EXPECT_TRUE(vision_token_image(image, 1, p).empty());  // the class token
+    EXPECT_TRUE(vision_token_image(image, vit_tokens(p) + 1, p).empty());  // past the last patch
+    // Against the patches core feeds W_patch: column k − 1 of image_patches holds patch k's p² pixels
+    // row by row, each v / 16, so 255 · that, rounded, is the label's grey.
+    const Mat<double> patches = image_patches<double>(image, p);
+    for (int t = 2; t <= vit_tokens(p); ++t) {
+      const TokenImage im = vision_token_image(image, t, p);
+      ASSERT_EQ(im.w, p);
+      ASSERT_EQ(im.h, p);
+      for (int r = 0; r < p; ++r)
+        for (int c = 0; c < p; ++c)
+          EXPECT_EQ(im.at(r, c), std::lround(255.0 * patches(r * p + c, t - 2))) << "t = " << t << ", " << r << ", " << c;
+    }
+  }
+  // Where they are, written out: p = 4, token 3 is patch 2, rows 1–4 and columns 5–8 (its first row
+  // pixels 4 … 7, its last 28 … 31); p = 2, token 17 is patch 16, rows 7–8 and columns 7–8.
+  const TokenImage t3 = vision_token_image(image, 3, 4);
+  EXPECT_EQ(t3.at(0, 0), intensity_grey(image[4]));
+  EXPECT_EQ(t3.at(0, 3), intensity_grey(image[7]));
+  EXPECT_EQ(t3.at(3, 0), intensity_grey(image[28]));
+  EXPECT_EQ(t3.at(3, 3), intensity_grey(image[31]));
+  const TokenImage t17 = vision_token_image(image, 17, 2);
+  EXPECT_EQ(t17.at(0, 0), intensity_grey(image[6 * 8 + 6]));
+  EXPECT_EQ(t17.at(1, 1), intensity_grey(image[7 * 8 + 7]));
+  // Not an image: no label image (the text stays).
+  EXPECT_TRUE(vision_token_image(Tokens(10, 0), 2, 4).empty());
+  EXPECT_TRUE(vision_token_image(image, 2, 3).empty());  // 3 does not divide 8
 }
 
 }  // namespace test_session_vision
