@@ -108,7 +108,7 @@ std::string guard_text(const GpuGuardStats& g, const std::string& device) {
            " on this device, every one agreeing" + buf;
   }
   std::snprintf(buf, sizeof buf, "largest max |ΔṼ| = %.2g, tolerance %.1e", g.largest_diff, g.largest_tolerance);
-  return "Warning: on " + device + " the GPU's teaching form disagreed with core on " + std::to_string(g.disagreed) +
+  return "Warning: on " + device + ", the GPU's teaching form disagreed with core on " + std::to_string(g.disagreed) +
          " of " + counted(g.checked, "checked call") + " (" + buf +
          "). Those calls show core's values, not the GPU's (their kind says so). Please report it with the device "
          "and driver. The fused form (stepformer-cli forward --attention gpu --gpu-form fused) was right on the "
