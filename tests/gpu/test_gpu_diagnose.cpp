@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu/forward_gpu.hpp"
 #include "gpu_test_support.hpp"
 
 namespace sf::gpu::test {
@@ -72,6 +73,24 @@ TEST(GpuDiagnose, TeachingFormStageByStageAtTheBenchmarksShapes) {
         std::printf("[diagnose] %s: Ṽ %.1e\n", what.c_str(), e);
       }
     }
+}
+
+}  // namespace
+}  // namespace sf::gpu::test
+
+namespace sf::gpu::test {
+namespace {
+
+// stepformer-cli's line for a call (--attention gpu): over its tolerance it says the call disagrees, and
+// disagreeing_calls counts it; within it, it does not.
+TEST(GpuCallLine, ACallOverItsToleranceSaysItDisagrees) {
+  CallRecord wrong, right, unchecked;
+  wrong.max_diff = 0.23, wrong.tolerance = 2.4e-4;
+  right.max_diff = 1e-6, right.tolerance = 2.4e-4;
+  EXPECT_NE(call_line(wrong).find("DISAGREES with core (tolerance 2.4e-04)"), std::string::npos) << call_line(wrong);
+  EXPECT_EQ(call_line(right).find("DISAGREES"), std::string::npos) << call_line(right);
+  EXPECT_EQ(call_line(unchecked).find("DISAGREES"), std::string::npos) << call_line(unchecked);
+  EXPECT_EQ(disagreeing_calls({wrong, right, unchecked, wrong}), 2);
 }
 
 }  // namespace
