@@ -8,7 +8,8 @@
 #   4. the same with the serial softmax AND session 16's other shaders (shaders/ at 719e3e6).
 # Each run prints, per shape, timed (glFinish around every dispatch) and untimed, every stage's largest
 # |GPU − core| over the heads (Q, K, V, S, masked S, A, Ṽ^h) and the heads where a stage is wrong.
-# Usage: scripts/gpu_diagnose.sh [BUILD_DIR] 2>&1 | tee gpu-diagnose.txt   (about 2 minutes on an H200)
+# Usage: scripts/gpu_diagnose.sh [BUILD_DIR] 2>&1 | tee gpu-diagnose.txt   (STEPFORMER_GPU_DIAGNOSE=0: without ℓ = 1024,
+# for llvmpipe, where this takes about a minute)
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${1:-$ROOT/build}
@@ -24,7 +25,7 @@ folder() {  # folder NAME: a copy of shaders/ in $WORK/NAME
 }
 run() {  # run TITLE FOLDER
   echo "== $1 ($2)"
-  STEPFORMER_GPU_DIAGNOSE=1 STEPFORMER_SHADERS="$2" "$TESTS" \
+  STEPFORMER_GPU_DIAGNOSE=${STEPFORMER_GPU_DIAGNOSE:-1} STEPFORMER_SHADERS="$2" "$TESTS" \
     --gtest_filter='GpuDiagnose.*:GpuRelativeBias.BothFormsMatchCoreWithBBitForBit:MHAttention.CrossAttentionWithExplicitMask' \
     2>&1 | grep -E '^\[diagnose\]|^\[device\]|Failure|actual|head [0-9]|^\[  (FAILED|PASSED|  OK) '
 }

@@ -38,10 +38,6 @@ const uint BIAS_NONE = 0u;
 const uint BIAS_ALIBI = 1u;
 const uint BIAS_RELATIVE = 2u;
 
-const uint BIAS_NONE = 0u;
-const uint BIAS_ALIBI = 1u;
-const uint BIAS_RELATIVE = 2u;
-
 bool is_masked(float s) { return floatBitsToUint(s) == 0xff800000u; }  // −∞, by its bits
 
 float logit(float s, uint t_z, uint t_x, uint h) {
