@@ -4,7 +4,9 @@
 #include <GLFW/glfw3.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <limits>
 
 #include "core/algorithms/attention_check.hpp"
 
@@ -81,6 +83,7 @@ void add_dispatches(const std::vector<gpu::DispatchTime>& dt, AttentionCall& cal
 // "max |ΔṼ| = 0.52 (head 2, column 7)" (1-based), or "max |ΔṼ| = 0.52" when no head differs as much as the
 // call's Ṽ after W_o.
 std::string diff_words(double diff, const HeadDiff& where) {
+  if (std::isinf(diff)) return "max |ΔṼ| = ∞ (a NaN or ∞ in the GPU's Ṽ)";
   char buf[96];
   if (where.head >= 0 && where.diff >= diff)
     std::snprintf(buf, sizeof buf, "max |ΔṼ| = %.2g (head %d, column %d)", diff, where.head + 1, where.column + 1);
@@ -104,7 +107,10 @@ MatF checked_teaching_call(gpu::GpuAttention& g, GpuGuardStats& guard, const Mat
   untraced.patch = {};  // as core_mh_attention: the site only labels the call
   const MatF Vt_cpu = mh_attention<float>(X, Z, W, mask, nullptr, &cpu_recs, untraced);
   const HeadDiff head = largest_head_diff(recs, cpu_recs);
-  const double diff = std::max(max_abs_diff_to_core(Vt, Vt_cpu), head.diff);
+  bool finite = Vt.allFinite();  // a NaN would slip past the comparisons below: it is a disagreement
+  for (const AttentionRecord<float>& r : recs) finite = finite && r.Vt.allFinite();
+  const double diff = finite ? std::max(max_abs_diff_to_core(Vt, Vt_cpu), head.diff)
+                             : std::numeric_limits<double>::infinity();
   double scale = Vt_cpu.size() ? static_cast<double>(Vt_cpu.cwiseAbs().maxCoeff()) : 0.0;
   for (const AttentionRecord<float>& r : cpu_recs)
     if (r.Vt.size()) scale = std::max(scale, static_cast<double>(r.Vt.cwiseAbs().maxCoeff()));

@@ -3,7 +3,7 @@
 // trace shows the GPU's values; with a copied shader folder whose softmax_columns.comp or apply_values.comp is
 // deliberately wrong, every call disagrees, the trace shows core's A and P, each call's kind says so, and the GPU
 // tab warns (device, count, largest |ΔṼ|) without anything cut off. A shader off by less than the tolerance is
-// shown as it is: the guard does not hide the GPU's own rounding.
+// shown as it is: the guard does not hide the GPU's own rounding. A NaN from the GPU counts as a disagreement.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -195,6 +195,28 @@ TEST(GuiGpuGuard, AHalvedSoftmaxIsCaughtAndCoresValuesAreShown) {
 
 TEST(GuiGpuGuard, AWrongApplyValuesIsCaughtAndCoresValuesAreShown) {
   check_caught(altered_shaders("apply", "apply_values", kApplyLine, "Y[t_x * p.y_rows + h * p.d_mid + i] = -acc;"));
+}
+
+// A NaN slips past every comparison (NaN > tol is false): the guard counts a Ṽ that is not finite as disagreeing.
+TEST(GuiGpuGuard, ANanFromTheGpuIsCaughtToo) {
+  const std::string model = gpt_model();
+  const std::vector<sf::MatF> cpu_A = cpu_head1_A(model, kPrompt);
+  AppRun r;
+  {
+    const ShaderDir dir(altered_shaders("nan", "apply_values", kApplyLine,
+                                        "Y[t_x * p.y_rows + h * p.d_mid + i] = acc * uintBitsToFloat(0x7fc00000u);"));
+    r = run_gpu(model);
+  }
+  const json& calls = r.state["gpu_calls"];
+  ASSERT_EQ(calls.size(), cpu_A.size());
+  EXPECT_EQ(r.state["gpu_guard"]["disagreed"].get<size_t>(), calls.size()) << r.state["gpu_guard"];
+  for (size_t i = 0; i < calls.size(); ++i) {
+    EXPECT_NE(calls[i]["kind"].get<std::string>().find("max |ΔṼ| = ∞ (a NaN or ∞ in the GPU's Ṽ)"), std::string::npos)
+        << calls[i]["kind"];
+    EXPECT_LE(max_diff(calls[i]["trace"]["A"], cpu_A[i]), kTol);
+  }
+  ASSERT_TRUE(r.state["gpu_max_diff_P"].is_number()) << r.state["gpu_max_diff_P"];
+  EXPECT_LE(r.state["gpu_max_diff_P"].get<double>(), kTol);
 }
 
 }  // namespace test_gui_gpu_guard
