@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 #include "core/algorithms/attention_check.hpp"
 #include "core/algorithms/kv_cache.hpp"
@@ -72,7 +73,8 @@ void restore_columns(std::vector<MatF>& M, const std::vector<int>& cols) {
 
 // Records max |Ṽ_gpu − Ṽ_cpu| and the call's tolerance (n: its longest float sum).
 void check(CallRecord& r, const MatF& Vt, const MatF& Vt_cpu, long n) {
-  r.max_diff = max_abs_diff_to_core(Vt, Vt_cpu);
+  // A NaN would slip past the comparison with the tolerance: a Ṽ that is not finite is infinitely far.
+  r.max_diff = Vt.allFinite() ? max_abs_diff_to_core(Vt, Vt_cpu) : std::numeric_limits<double>::infinity();
   r.tolerance = agreement_tolerance(n, Vt_cpu.size() ? static_cast<double>(Vt_cpu.cwiseAbs().maxCoeff()) : 0.0);
 }
 
