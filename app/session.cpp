@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <limits>
 #include <thread>
@@ -337,7 +338,8 @@ bool Session::run_hooked_trace() {
       call.enter = fresh.events.size();  // the replay's first event: Algorithm 5's Enter
       try {
         MatF Vt = attn_hook_(X, Z, W, mask, av, &tracer, call);
-        call.max_diff = max_abs_diff_to_core(Vt, X, Z, W, mask, av);
+        // A hook that checked itself (the GPU's guard) has set it: its own Ṽ's distance, even where it returned core's.
+        if (std::isnan(call.max_diff)) call.max_diff = max_abs_diff_to_core(Vt, X, Z, W, mask, av);
         return Vt;
       } catch (const std::exception& e) {  // this call is the one refused
         failed = AttentionFailure{call.alg, call.line, call.layer, call.kind, e.what()};

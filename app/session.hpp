@@ -48,7 +48,9 @@ struct AttentionCall {
   int alg = 0, line = 0;  // e.g. Algorithm 8 line 16 (cross-attention)
   int layer = 0;          // l, 1-based
   std::string kind;       // the hook's words: "cross-attention · bidirectional mask", …
-  double max_diff = std::numeric_limits<double>::quiet_NaN();  // max |Ṽ_hook − Ṽ_cpu|
+  // max |Ṽ_hook − Ṽ_cpu|: the session's check, or the hook's own (the GPU's guard: the GPU's Ṽ and heads' Ṽ^h,
+  // also when the guard traced core's values instead)
+  double max_diff = std::numeric_limits<double>::quiet_NaN();
   size_t enter = 0;       // its Algorithm 5 Enter event in the trace
   std::vector<AttentionDispatch> dispatches;
 };

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/app.hpp"
+#include "app/attention_calls.hpp"
 #include "app/feature.hpp"
 #include "app/gpu_attention_backend.hpp"
 #include "app/gui_support.hpp"
@@ -20,6 +21,7 @@
 #include "app/widgets/heatmap_report.hpp"
 #include "app/ui_probe.hpp"
 #include "core/io/fileio.hpp"
+#include "core/trace/value_keys.hpp"
 #include "imgui.h"
 #include "imgui_internal.h"
 
@@ -31,25 +33,37 @@ nlohmann::ordered_json number_or_null(double x) {
   return std::isnan(x) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(x);
 }
 
+nlohmann::ordered_json rows_of(const MatF& m) {
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (Eigen::Index i = 0; i < m.rows(); ++i) {
+    nlohmann::ordered_json r = nlohmann::ordered_json::array();
+    for (Eigen::Index c = 0; c < m.cols(); ++c) r.push_back(number_or_null(m(i, c)));
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
 // What the trace holds inside a hooked call's Algorithm 5 frame (from its Enter event at `enter`):
-// its heads' Algorithm 4 frames, the first head's S (ℓ_z × ℓ_x), and the variant's sub-steps
-// (RoPE's "before RoPE" on lines 1 and 2, ALiBi's B on line 6).
+// its heads' Algorithm 4 frames, the first head's S (ℓ_z × ℓ_x) and A (its values: the GPU guard's tests compare
+// them with core's), and the variant's sub-steps (RoPE's "before RoPE" on lines 1 and 2, ALiBi's B on line 6).
 nlohmann::ordered_json traced_call(const Trace& t, size_t enter) {
   const size_t end = frame_end(t, enter);
   if (end == enter) return nullptr;
   const Event& e = t.events[enter];
   int heads = 0, rope = 0, alibi = 0;
-  nlohmann::ordered_json S = nullptr;
+  nlohmann::ordered_json S = nullptr, A = nullptr;
   for (size_t k = enter + 1; k < end; ++k) {
     const Event& ev = t.events[k];
     if (ev.alg != 4) continue;  // inside Algorithm 5, Algorithm 4 is its heads' (sub-steps one level deeper)
     if (ev.kind == EventKind::Enter) ++heads;
     if (ev.kind == EventKind::Line && ev.ref() == lines::attention::S && S.is_null())
       S = {ev.values.at(0).m.rows(), ev.values.at(0).m.cols()};
+    if (ev.kind == EventKind::Line && ev.ref() == lines::attention::V_tilde && A.is_null())
+      if (const Value* a = event_value(ev, keys::attention_weights)) A = rows_of(a->m);
     if (ev.kind == EventKind::SubStep && ev.label.find("before RoPE") != std::string::npos) ++rope;
     if (ev.kind == EventKind::SubStep && ev.ref() == lines::attention::V_tilde && !ev.values.empty() && ev.values[0].name == "B") ++alibi;
   }
-  return {{"alg", e.alg}, {"heads", heads}, {"S", S}, {"rope_substeps", rope}, {"alibi_substeps", alibi}};
+  return {{"alg", e.alg}, {"heads", heads}, {"S", S}, {"A", A}, {"rope_substeps", rope}, {"alibi_substeps", alibi}};
 }
 
 // The GPU tab's figures: every hooked call with its dispatches (times as the tab writes them),
@@ -84,15 +98,6 @@ void gpu_state(const Session& s, nlohmann::ordered_json& j) {
                        : nlohmann::ordered_json(nullptr);
 }
 
-nlohmann::ordered_json rows_of(const MatF& m) {
-  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-  for (Eigen::Index i = 0; i < m.rows(); ++i) {
-    nlohmann::ordered_json r = nlohmann::ordered_json::array();
-    for (Eigen::Index c = 0; c < m.cols(); ++c) r.push_back(number_or_null(m(i, c)));
-    rows.push_back(std::move(r));
-  }
-  return rows;
-}
 
 // The traced backward (issue 24): the gradients paired with their forward values at the shown
 // event (the Variables view), what the Tensor view shows of a pair, and the Attention tab's ∇S, ∇A.
@@ -164,6 +169,12 @@ bool App::write_state(const std::string& path, std::string& error) const {
     const int shared = gpu_backend().max_shared_bytes();
     j["gpu_fused_form"] = {{"title", fused_form_title(c.d_attn, c.d_mid, shared)},
                            {"text", fused_form_text(c.d_attn, c.d_mid, shared)}};
+    // The teaching form's guard against core, since the GPU was set up (app/gpu_attention_backend.hpp).
+    const GpuGuardStats& g = gpu_backend().guard();
+    j["gpu_guard"] = {{"checked", g.checked},           {"disagreed", g.disagreed},
+                      {"largest_diff", g.largest_diff}, {"largest_tolerance", g.largest_tolerance},
+                      {"check_ms", g.check_ms},         {"device", gpu_backend().device()},
+                      {"text", guard_text(g, gpu_backend().device())}};
   }
   j["model"] = session.model_label();
   j["layout"] = to_string(session.origin().layout);

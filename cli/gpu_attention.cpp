@@ -86,6 +86,11 @@ void print_calls(std::ostream& os, const std::vector<gpu::CallRecord>& calls) {
     os << "; max |Ṽ_gpu − Ṽ_cpu| over the calls = " << buf;
   }
   os << "\n";
+  if (const int wrong = gpu::disagreeing_calls(calls))
+    os << "WARNING: " << wrong << " of " << calls.size()
+       << " calls DISAGREE with core beyond their tolerance: the GPU's results are wrong on this device. Please "
+          "report it (device, driver); see docs/gpu.md (the fused form was right where the teaching form was seen "
+          "wrong)\n";
 }
 
 void print_dispatches(std::ostream& os, const std::vector<gpu::CallRecord>& calls) {

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 #include "core/algorithms/attention_check.hpp"
 #include "core/algorithms/kv_cache.hpp"
@@ -70,6 +71,13 @@ void restore_columns(std::vector<MatF>& M, const std::vector<int>& cols) {
   for (size_t h = 0; h < M.size(); ++h) M[h].conservativeResize(M[h].rows(), cols[h]);
 }
 
+// Records max |Ṽ_gpu − Ṽ_cpu| and the call's tolerance (n: its longest float sum).
+void check(CallRecord& r, const MatF& Vt, const MatF& Vt_cpu, long n) {
+  // A NaN would slip past the comparison with the tolerance: a Ṽ that is not finite is infinitely far.
+  r.max_diff = Vt.allFinite() ? max_abs_diff_to_core(Vt, Vt_cpu) : std::numeric_limits<double>::infinity();
+  r.tolerance = agreement_tolerance(n, Vt_cpu.size() ? static_cast<double>(Vt_cpu.cwiseAbs().maxCoeff()) : 0.0);
+}
+
 }  // namespace
 
 MHAttentionFn<float> GpuForward::attention() {
@@ -100,7 +108,7 @@ MatF GpuForward::run(const MatF& X, const MatF& Z, const MHAttentionW<const floa
     r.times.clear();
   }
   if (!r.on_gpu) Vt = core_mh_attention(X, Z, W, mask, av);
-  else if (opt_.check) r.max_diff = max_abs_diff_to_core(Vt, X, Z, W, mask, av);
+  else if (opt_.check) check(r, Vt, core_mh_attention(X, Z, W, mask, av), longest_sum(X, Z, W));
   calls_.push_back(std::move(r));
   return Vt;
 }
@@ -128,7 +136,8 @@ MatF GpuForward::run_cached(const MatF& X, const MHAttentionW<const float>& W, s
     Vt = kv_cached_mh_attention(X, W, K, V, append, mask, without_site(av));
   }
   if (r.on_gpu && opt_.check)
-    r.max_diff = max_abs_diff_to_core(Vt, kv_cached_mh_attention(X, W, K_cpu, V_cpu, append, mask, without_site(av)));
+    check(r, Vt, kv_cached_mh_attention(X, W, K_cpu, V_cpu, append, mask, without_site(av)),
+          std::max<long>(longest_sum(X, X, W), mask.rows()));  // ℓ_z = the mask's rows
   calls_.push_back(std::move(r));
   return Vt;
 }
@@ -160,8 +169,18 @@ std::string call_line(const CallRecord& r) {
   if (r.max_diff >= 0) {
     std::snprintf(buf, sizeof buf, ", max |Ṽ_gpu − Ṽ_cpu| %.1e", r.max_diff);
     s += buf;
+    if (disagrees(r)) {
+      std::snprintf(buf, sizeof buf, " — DISAGREES with core (tolerance %.1e): this Ṽ is wrong", r.tolerance);
+      s += buf;
+    }
   }
   return s;
+}
+
+bool disagrees(const CallRecord& r) { return r.tolerance >= 0 && r.max_diff > r.tolerance; }
+
+int disagreeing_calls(const std::vector<CallRecord>& calls) {
+  return static_cast<int>(std::count_if(calls.begin(), calls.end(), disagrees));
 }
 
 double max_call_diff(const std::vector<CallRecord>& calls) {

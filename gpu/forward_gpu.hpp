@@ -31,6 +31,7 @@ struct CallRecord {
   bool on_gpu = true;        // false: ran on core's attention, see cpu_reason
   std::string cpu_reason;    // why it ran on the CPU ("" on the GPU)
   double max_diff = -1;      // max |Ṽ_gpu − Ṽ_cpu| (core's attention on the same inputs); < 0: not checked
+  double tolerance = -1;     // agreement_tolerance for this call (attention_check.hpp); < 0: not checked
   double call_ms = 0;        // CPU clock of the whole call (uploads, dispatches, read-back)
   std::vector<DispatchTime> times;  // its dispatches (empty unless timed)
 };
@@ -69,6 +70,10 @@ std::string call_site(const CallRecord& r);
 // One line per call: "Alg. 10 L6, layer 2: self-attention · causal mask · RoPE — GPU, 6 dispatches,
 // GPU clock not measured, 0.41 ms CPU clock, max |Ṽ_gpu − Ṽ_cpu| 3.1e-07", or "… — ran on the CPU: why".
 std::string call_line(const CallRecord& r);
+// Whether a checked call's Ṽ is further from core's than its tolerance: a wrong result (the teaching form on an
+// NVIDIA H200, docs/gpu.md), which call_line says.
+bool disagrees(const CallRecord& r);
+int disagreeing_calls(const std::vector<CallRecord>& calls);
 // The largest max |Ṽ_gpu − Ṽ_cpu| over the checked calls (−1 when none was checked).
 double max_call_diff(const std::vector<CallRecord>& calls);
 // How many calls ran on the CPU.

@@ -37,6 +37,17 @@ const uint BIAS_RELATIVE = 2u;
 
 shared float partial[64];
 
+// One step of the tree reduction over partial[0 … 2n): invocation i < n folds in entry i + n (the largest, or the
+// sum). GLSL 4.30 §8.16: "Calls to barrier may not be placed within any control flow", so main() calls the six
+// steps one after another instead of looping over n (the loop was accepted by llvmpipe and NVIDIA, but is outside
+// what 4.30 defines; GLSL 4.50 allows barrier in uniform control flow).
+void reduce_step(uint n, bool largest) {
+  const uint lid = gl_LocalInvocationID.x;
+  if (lid < n) partial[lid] = largest ? max(partial[lid], partial[lid + n]) : partial[lid] + partial[lid + n];
+  memoryBarrierShared();
+  barrier();
+}
+
 bool is_masked(float s) { return floatBitsToUint(s) == 0xff800000u; }  // −∞, by its bits
 
 // The softmax's argument for an unmasked score s = S[t_z, t_x] of head h.
@@ -60,11 +71,12 @@ void main() {
   partial[lid] = m_max;
   memoryBarrierShared();
   barrier();
-  for (uint n = 32u; n > 0u; n >>= 1u) {
-    if (lid < n) partial[lid] = max(partial[lid], partial[lid + n]);
-    memoryBarrierShared();
-    barrier();
-  }
+  reduce_step(32u, true);
+  reduce_step(16u, true);
+  reduce_step(8u, true);
+  reduce_step(4u, true);
+  reduce_step(2u, true);
+  reduce_step(1u, true);
   m_max = partial[0];
   barrier();
 
@@ -78,11 +90,12 @@ void main() {
   partial[lid] = sum;
   memoryBarrierShared();
   barrier();
-  for (uint n = 32u; n > 0u; n >>= 1u) {
-    if (lid < n) partial[lid] += partial[lid + n];
-    memoryBarrierShared();
-    barrier();
-  }
+  reduce_step(32u, false);
+  reduce_step(16u, false);
+  reduce_step(8u, false);
+  reduce_step(4u, false);
+  reduce_step(2u, false);
+  reduce_step(1u, false);
   sum = partial[0];
 
   for (uint t_z = lid; t_z < p.l_z; t_z += 64u) {

@@ -30,6 +30,9 @@ void draw_backend(App& app) {
   const GpuAttentionBackend& b = app.gpu_backend();
   ImGui::PushTextWrapPos(0.0f);
   if (b.ready()) ImGui::Text("Device: %s", b.device().c_str());
+  const std::string guard = guard_text(b.guard(), b.device());
+  if (b.guard().disagreed > 0) ImGui::TextColored(kWarning, "%s", guard.c_str());
+  else if (!guard.empty()) ImGui::TextDisabled("%s", guard.c_str());
   else if (!b.why_not().empty()) ImGui::TextColored(kWarning, "GPU unavailable: %s", b.why_not().c_str());
   else if (!app.ui.gl43) ImGui::TextColored(kWarning, "GPU unavailable: no OpenGL 4.3 compute shaders");
   else ImGui::TextDisabled("The GPU is set up when first chosen.");

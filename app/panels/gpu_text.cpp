@@ -6,6 +6,7 @@
 
 #include "core/pseudocode/pseudocode.hpp"  // algorithm_label
 #include "core/trace/vocabulary.hpp"
+#include "app/widgets/wording.hpp"
 #include "gpu/fused_blocks.hpp"
 
 namespace sf {
@@ -95,6 +96,23 @@ size_t frame_end(const Trace& t, size_t enter) {
   while (k < t.size() && (t.events[k].depth > depth || (t.events[k].depth == depth && t.events[k].kind != EventKind::Enter)))
     ++k;
   return k;
+}
+
+std::string guard_text(const GpuGuardStats& g, const std::string& device) {
+  if (g.checked == 0) return "";
+  char buf[160];
+  if (g.disagreed == 0) {
+    std::snprintf(buf, sizeof buf, "; largest max |ΔṼ| = %.1e (tolerance %.1e).", g.largest_diff,
+                  g.largest_tolerance);
+    return "Checked against core (not in the paper): " + counted(g.checked, "teaching-form call") +
+           " on this device, every one agreeing" + buf;
+  }
+  std::snprintf(buf, sizeof buf, "largest max |ΔṼ| = %.2g, tolerance %.1e", g.largest_diff, g.largest_tolerance);
+  return "Warning: on " + device + ", the GPU's teaching form disagreed with core on " + std::to_string(g.disagreed) +
+         " of " + counted(g.checked, "checked call") + " (" + buf +
+         "). Those calls show core's values, not the GPU's (their kind says so). Please report it with the device "
+         "and driver. The fused form (stepformer-cli forward --attention gpu --gpu-form fused) was right on the "
+         "NVIDIA H200 where the teaching form was seen wrong; see docs/gpu.md.";
 }
 
 }  // namespace sf

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "app/gpu_attention_backend.hpp"
 #include "app/session.hpp"
 
 namespace sf {
@@ -35,6 +36,11 @@ std::string diff_text(double d);
 std::string fused_form_text(int d_attn, int d_mid, int max_shared_bytes);
 // Its heading, short enough for a narrow Inspector: "Fused shader: Algorithm 4-F (B_r = 64, B_c = 32)".
 std::string fused_form_title(int d_attn, int d_mid, int max_shared_bytes);
+
+// The guard's words for the GPU tab and --dump-state ("" before any teaching-form call was checked). With
+// disagreements: a warning naming the device, how many calls disagreed, the largest max |ΔṼ|, and what to do;
+// else one line saying every checked call agreed, with the largest difference and its tolerance.
+std::string guard_text(const GpuGuardStats& g, const std::string& device);
 
 // The first event after the frame entered at `enter` (its lines and the calls they made);
 // t.size() when the trace ends inside it; enter itself when it is not an Enter event.

@@ -14,6 +14,7 @@
 #include "app/attention_calls.hpp"
 #include "app/panels/gpu_text.hpp"
 #include "app/session.hpp"
+#include "core/algorithms/attention_check.hpp"
 #include "core/model/error.hpp"
 #include "core/trace/vocabulary.hpp"
 
@@ -125,6 +126,42 @@ TEST(AttentionHook, ARefusedCallIsNamedAndTheWholeRunIsTracedOnTheCpu) {
   s.set_attention_hook(core_hook(0));                // a new try forgets it
   EXPECT_EQ(s.attention_failed_call(), nullptr);
   EXPECT_TRUE(s.attention_hooked());
+}
+
+// The GPU guard's words (session 17): nothing before a check, one quiet line while every call agrees, and a
+// warning with the device, the count and the largest |ΔṼ| once one disagrees.
+TEST(GpuText, TheGuardSaysNothingAgreesOrWarns) {
+  GpuGuardStats g;
+  EXPECT_EQ(guard_text(g, "dev"), "");
+  g.checked = 3, g.largest_diff = 1.5e-6, g.largest_tolerance = 2.4e-4;
+  EXPECT_EQ(guard_text(g, "dev"), "Checked against core (not in the paper): 3 teaching-form calls on this device, every "
+                                  "one agreeing; largest max |ΔṼ| = 1.5e-06 (tolerance 2.4e-04).");
+  g.disagreed = 2, g.largest_diff = 0.23;
+  const std::string w = guard_text(g, "NVIDIA H200/PCIe/SSE2");
+  EXPECT_EQ(w.rfind("Warning: on NVIDIA H200/PCIe/SSE2, the GPU's teaching form disagreed with core on 2 of 3 checked "
+                    "calls (largest max |ΔṼ| = 0.23, tolerance 2.4e-04).", 0),
+            0u)
+      << w;
+  EXPECT_NE(w.find("Please report it"), std::string::npos) << w;
+}
+
+// agreement_tolerance = 64·n·u·max(1, scale), u = 2⁻²⁴ (attention_check.hpp): exact powers of two here.
+TEST(AttentionCheck, ToleranceIsDerivedFromTheLongestSumAndTheScale) {
+  EXPECT_DOUBLE_EQ(agreement_tolerance(64, 0.5), 64.0 * 64.0 / 16777216.0);  // scale below 1 counts as 1
+  EXPECT_DOUBLE_EQ(agreement_tolerance(64, 4.0), 4.0 * 64.0 * 64.0 / 16777216.0);
+  EXPECT_DOUBLE_EQ(agreement_tolerance(512, 1.0), 8.0 * 64.0 * 64.0 / 16777216.0);
+}
+
+TEST(AttentionCheck, LargestHeadDiffNamesTheHeadAndColumn) {
+  std::vector<AttentionRecord<float>> a(3), b(3);
+  for (int h = 0; h < 3; ++h) a[h].Vt = b[h].Vt = MatF::Zero(2, 4);
+  a[1].Vt(0, 2) = 0.25f;
+  a[2].Vt(1, 3) = -0.5f;
+  const HeadDiff d = largest_head_diff(a, b);
+  EXPECT_DOUBLE_EQ(d.diff, 0.5);
+  EXPECT_EQ(d.head, 2);
+  EXPECT_EQ(d.column, 3);
+  EXPECT_EQ(largest_head_diff({}, {}).head, -1);
 }
 
 TEST(GpuText, AnUnmeasuredTimeSaysSo) {

@@ -18,10 +18,14 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <limits>
+#include <sstream>
 #include <string>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "core/algorithms/kv_cache.hpp"
 #include "core/arch/architecture.hpp"
@@ -32,6 +36,7 @@
 #include "reference_json.hpp"
 
 namespace sf::gpu::test {
+namespace fs = std::filesystem;
 namespace {
 
 namespace ref = sf::test;  // reference_json.hpp
@@ -334,6 +339,45 @@ TEST(GpuForwardCli, BertAndEncoderDecoderForwardPrintEveryCallAndAgreeWithTheCpu
     EXPECT_LE(number_after(out, "max |Ṽ_gpu − Ṽ_cpu| over the calls = "), kTol) << out;
     EXPECT_LE(number_after(out, "max |P − P_cpu| = "), kForwardTol) << out;
   }
+}
+
+// Session 17's guard in the CLI: with softmax_columns.comp altered to halve A (a copy of shaders/ in STEPFORMER_SHADERS),
+// every teaching-form call's line says it DISAGREES with core and a warning counts them; with the project's
+// shaders no line does.
+TEST(GpuForwardCli, ATeachingFormCallThatDisagreesWithCoreIsMarked) {
+  SF_REQUIRE_GPU(gpu);
+  const fs::path dir = fs::temp_directory_path() / ("stepformer-cli-guard-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  for (const auto& e : fs::directory_iterator(STEPFORMER_SHADERS)) fs::copy_file(e.path(), dir / e.path().filename());
+  std::ifstream in(dir / "softmax_columns.comp");
+  std::stringstream text;
+  text << in.rdbuf();
+  in.close();
+  std::string src = text.str();
+  const std::string line6 = "exp(logit(s, t_z, t_x, h) - m_max) / sum;";
+  const size_t at = src.find(line6);
+  ASSERT_NE(at, std::string::npos) << "softmax_columns.comp no longer holds " << line6;
+  src.insert(at, "0.5 * ");
+  std::ofstream(dir / "softmax_columns.comp") << src;
+  const std::string args = "forward --model " + std::string(STEPFORMER_ASSETS) +
+                           "/default.safetensors --prompt 'hello' --attention gpu --gpu-form teaching";
+  int status = 0;
+  setenv("STEPFORMER_SHADERS", dir.c_str(), 1);
+  const std::string wrong = cli_output(args, status);
+  unsetenv("STEPFORMER_SHADERS");
+  ASSERT_EQ(status, 0) << wrong;
+  EXPECT_NE(wrong.find("Alg. 10 L6, layer 1: self-attention · causal mask — GPU"), std::string::npos) << wrong;
+  size_t marked = 0;
+  for (size_t p = wrong.find("— DISAGREES with core (tolerance "); p != std::string::npos;
+       p = wrong.find("— DISAGREES with core (tolerance ", p + 1))
+    ++marked;
+  EXPECT_EQ(marked, 2u) << wrong;  // both layers' calls
+  EXPECT_NE(wrong.find("WARNING: 2 of 2 calls DISAGREE with core"), std::string::npos) << wrong;
+  const std::string right = cli_output(args, status);
+  ASSERT_EQ(status, 0) << right;
+  EXPECT_EQ(right.find("DISAGREE"), std::string::npos) << right;
+  fs::remove_all(dir);
 }
 
 // The line "y: …" (the generated ids) of sample's output.
