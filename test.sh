@@ -9,7 +9,10 @@ bash scripts/setup.sh
 cd build
 ctest --output-on-failure -j"$(nproc 2>/dev/null || echo 2)" "$@"
 cd ..
-bash scripts/package_test.sh   # the Debian package: built, lintian, installed, run from /usr, removed
+# The Debian package: lintian, installed, run from /usr, removed. It packages the programs the main build
+# just made (STEPFORMER_PACKAGE_BUILD=build) rather than compiling core and the app a second time;
+# the portable release package is `bash scripts/package.sh` alone (docs/packaging.md).
+STEPFORMER_PACKAGE_BUILD=build bash scripts/package_test.sh
 # The hardening runs (docs/hardening.md; each script prints the time of each phase): one ASan+UBSan build
 # of core, the CLI, core_tests and the fuzz targets, and core_tests under it; ThreadSanitizer on the
 # training runner, the session's trace worker and the thread pool; 30 s of libFuzzer on every reader.

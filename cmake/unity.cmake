@@ -4,8 +4,8 @@
 # per file. With the precompiled headers (cmake/pch.cmake) on or off.
 #
 # OFF by default: a developer with ccache rebuilds only the files an edit touches, which a batch would
-# undo. The CI scripts (scripts/setup.sh, package.sh, hardening_build.sh, tsan.sh) turn it on: CI builds
-# from a fresh clone without ccache. Each file's helpers live in a namespace of the file's own (or an
+# undo. scripts/setup.sh (CI's main build, from a fresh clone without ccache) turns it on; only the test
+# programs call stepformer_unity() so far. Each file's helpers live in a namespace of the file's own (or an
 # anonymous one with names no other file of the target uses), so any batch of files compiles together.
 option(STEPFORMER_UNITY "Unity builds of core, the CLI, the app and the tests (CI; OFF keeps per-file builds)" OFF)
 set(STEPFORMER_UNITY_BATCH 16 CACHE STRING "Source files per unity batch (STEPFORMER_UNITY)")

@@ -6,7 +6,8 @@
 # Compiled for x86-64-v3 (AVX2, FMA), not -march=native: the main build runs core_tests at the CPU's own
 # width (AVX-512 on CI's machine), this one at AVX2's, so CI tests both instruction sets with no extra
 # build (docs/build.md, "Portable build / CPUs"). On a CPU without AVX2, native. HARDENING_MARCH overrides.
-# core_tests is a unity build (cmake/unity.cmake), as in scripts/setup.sh.
+# Per-file (STEPFORMER_UNITY=OFF), unlike scripts/setup.sh: core_tests' batches would save about half of its
+# clang compile (docs/build.md, "Build time (CI)"), but have not yet been built and run under ASan from a fresh clone.
 # Usage: scripts/hardening_build.sh [TARGET...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
