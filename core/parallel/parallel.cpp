@@ -11,9 +11,19 @@
 #include <utility>
 #include <vector>
 
+#ifdef STEPFORMER_BLAS
+extern "C" void openblas_set_num_threads(int);  // OpenBLAS's own API (cblas.h would clash with Eigen's blas.h)
+#endif
+
 namespace sf {
 
 namespace {
+
+#ifdef STEPFORMER_BLAS
+// Eigen's products call OpenBLAS (CMake's STEPFORMER_BLAS): its own pool stays at one thread, so that
+// compute_threads() alone decides how many threads work (a product is split by parallel_for, not by OpenBLAS).
+[[maybe_unused]] const bool openblas_one_thread = (openblas_set_num_threads(1), true);
+#endif
 
 thread_local bool in_task = false;  // a parallel_for inside a task runs inline
 
