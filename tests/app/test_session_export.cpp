@@ -81,6 +81,15 @@ std::string python(const std::string& script) {
   return out;
 }
 
+// The SVG at `path` read by Python's ElementTree: `body` sees `root` and the namespace prefix `ns`
+// and prints one JSON object, which this returns.
+nlohmann::json read_svg(const std::string& path, const std::string& body) {
+  return nlohmann::json::parse(python(
+      "import json, xml.etree.ElementTree as ET\n"
+      "ns = '{http://www.w3.org/2000/svg}'\n"
+      "root = ET.parse('" + path + "').getroot()\n" + body));
+}
+
 }  // namespace
 
 TEST(SessionExport, PngFigureCellsLegendAndCaption) {
@@ -190,16 +199,13 @@ TEST(SessionExport, SvgIsWellFormedWithTheCellColoursAndCaption) {
   write_svg_figure(path, m, spec);
   const Figure fig = layout_figure(m, spec);
   if (!have_python()) GTEST_SKIP() << "no /usr/bin/python3";
-  const auto j = nlohmann::json::parse(python(
-      "import json, xml.etree.ElementTree as ET\n"
-      "ns = '{http://www.w3.org/2000/svg}'\n"
-      "root = ET.parse('" + path + "').getroot()\n"
+  const auto j = read_svg(path,
       "cells = [r for r in root.iter(ns + 'rect') if r.get('class') == 'cell']\n"
       "print(json.dumps({'cells': [[int(c.get('data-row')), int(c.get('data-col')), c.get('fill'),\n"
       "    c.get('data-value')] for c in cells],\n"
       "  'captions': [t.text for t in root.iter(ns + 'text') if t.get('class') == 'caption'],\n"
       "  'labels': [t.text for t in root.iter(ns + 'text') if t.get('class') == 'label'],\n"
-      "  'gradient': len(list(root.iter(ns + 'linearGradient')))}))\n"));
+      "  'gradient': len(list(root.iter(ns + 'linearGradient')))}))\n");
   ASSERT_EQ(j["cells"].size(), 24u);
   for (const auto& c : j["cells"]) {
     const int r = c[0].get<int>() - 1, col = c[1].get<int>() - 1;
@@ -300,13 +306,10 @@ TEST(SessionExport, TokenImagesAreDrawnInPlaceOfTheirLabels) {
   const std::string svg = temp_path("A-images.svg");
   write_svg_figure(svg, m, spec);
   if (!have_python()) GTEST_SKIP() << "no /usr/bin/python3";
-  const auto j = nlohmann::json::parse(python(
-      "import json, xml.etree.ElementTree as ET\n"
-      "ns = '{http://www.w3.org/2000/svg}'\n"
-      "root = ET.parse('" + svg + "').getroot()\n"
+  const auto j = read_svg(svg,
       "g = [e for e in root.iter(ns + 'g') if e.get('class') == 'label-image']\n"
       "px = [r.get('fill') for r in g[0].iter(ns + 'rect') if r.get('class') != 'frame'] if g else []\n"
-      "print(json.dumps({'groups': len(g), 'fills': px}))\n"));
+      "print(json.dumps({'groups': len(g), 'fills': px}))\n");
   EXPECT_EQ(j["groups"], 1);
   ASSERT_EQ(j["fills"].size(), 16u);
   EXPECT_EQ(j["fills"][0], "#000000");
