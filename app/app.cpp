@@ -396,6 +396,7 @@ void App::draw() {
   layout_windows();
   draw_status_bar();
   for (auto& f : features) f->overlay(*this);
+  panels->training.drop_if_stale(*this);
   draw_heatmap_menu();
 }
 

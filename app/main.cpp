@@ -4,6 +4,7 @@
 // glad first, then GLFW (which must not include its own GL header).
 #define GLFW_INCLUDE_NONE
 #include <GLFW/glfw3.h>
+#include <malloc.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -62,9 +63,22 @@ GLFWwindow* open_window(const sf::AppOptions& opt, bool& gl43) {
   return w;
 }
 
+// The app runs for a school day: memory it frees goes back to the system. glibc's defaults let each
+// thread's arena keep up to 2× its dynamic mmap threshold (up to 64 MiB) of free memory at its top, and
+// raise that threshold after every large block: the trace and training threads then hold several MiB of
+// freed matrices each, for hours. Fixed thresholds instead: a block of 2 MiB or more gets its own
+// mapping, unmapped when freed, and an arena's free top beyond 2 MiB is returned on the next free.
+// (Measured in docs/soak.md; the compute is unaffected, a 2 MiB matrix costs far more to fill than
+// its page faults.)
+void return_freed_memory_to_the_system() {
+  mallopt(M_MMAP_THRESHOLD, 2 << 20);
+  mallopt(M_TRIM_THRESHOLD, 2 << 20);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  return_freed_memory_to_the_system();
   sf::AppOptions opt;
   std::string error;
   if (!sf::parse_app_options(argc, argv, opt, error)) {

@@ -333,12 +333,13 @@ void Monkey::step() {
   if (settle_wait_ == 0) {
     settle_wait_ = -1;
     malloc_trim(0);
-    // Bytes malloc has handed out and not had back: growth here is memory kept (a leak, a cache),
-    // growth of RSS alone is the allocator's fragmentation.
+    // Bytes malloc has handed out and not had back, in its arenas (uordblks) and as blocks with their
+    // own mapping (hblkhd, 2 MiB and more: app/main.cpp): growth here is memory kept (a leak, a
+    // cache), growth of RSS alone is the allocator's fragmentation.
     const struct mallinfo2 heap = mallinfo2();
     std::printf("monkey: settled after %lld actions: VmRSS %lld KiB, heap in use %lld KiB\n",
                 static_cast<long long>(applied_), static_cast<long long>(rss_kib()),
-                static_cast<long long>(heap.uordblks / 1024));
+                static_cast<long long>((heap.uordblks + heap.hblkhd) / 1024));
     std::fflush(stdout);
   }
   if (rss_at_1000_ == 0 && applied_ >= 1000) rss_at_1000_ = rss_kib();  // after the 1,000th action's frame

@@ -15,7 +15,7 @@
 // kHeatmapTextureLifeFrames frames), asks ImGui to compact the windows not drawn (what its
 // io.ConfigMemoryCompactTimer does after 60 s unused), returns the allocator's free pages to the
 // system (malloc_trim) and prints
-// "monkey: settled after N actions: VmRSS R KiB, heap in use H KiB" (mallinfo2's uordblks) — RSS
+// "monkey: settled after N actions: VmRSS R KiB, heap in use H KiB" (mallinfo2's uordblks + hblkhd) — RSS
 // in the same state each time, so that growth means memory kept, not what happens to be open.
 #pragma once
 #include <chrono>

@@ -223,6 +223,7 @@ bool App::write_state(const std::string& path, std::string& error) const {
   }
   {
     const TrainSnapshot& ts = training_panel(*this).snapshot();
+    j["train_ready"] = ts.ready;  // a trainer exists (configured, not let go for another model)
     j["train_step"] = ts.step;
     j["train_loss"] = ts.train.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(ts.train.back().loss);
     j["train_first_loss"] =

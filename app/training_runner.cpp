@@ -154,6 +154,13 @@ void TrainingRunner::reset(uint64_t seed) {
   clear_locked();
 }
 
+void TrainingRunner::release() {
+  pause();
+  std::lock_guard<std::mutex> lock(mu_);
+  trainer_.reset();
+  clear_locked();
+}
+
 Batch TrainingRunner::last_minibatch() const {
   std::lock_guard<std::mutex> lock(mu_);
   return trainer_ ? trainer_->last_minibatch() : Batch{};

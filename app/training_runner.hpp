@@ -60,6 +60,8 @@ class TrainingRunner {
   void set_mode(TrainMode m);
   void set_batch(int batch);
   void reset(uint64_t seed);  // pauses first
+  // Pauses and lets go of the trainer (its model, optimiser state and history); configure() starts again.
+  void release();
   // Copies the state into `s` when it changed since s.version.
   void snapshot(TrainSnapshot& s) const;
   // A copy of the model, the dataset, the options, Algorithm 13's position (under the mutex).

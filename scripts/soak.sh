@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Soak test of the app (docs/soak.md): runs stepformer under Xvfb with the monkey
 # (--monkey SEED:forever:K) for MINUTES, samples its resident memory (VmRSS of /proc/PID/status)
-# every minute into a CSV (minute,rss_kib,settled_kib,heap_kib), then stops it with SIGTERM and prints the
+# at every minute of wall clock into a CSV (minute,rss_kib,settled_kib,heap_kib), then stops it with SIGTERM and prints the
 # monkey's summary and the growth after the first five minutes, (last − @5min) / @5min, against
 # the 5% target. settled_kib is the monkey's RSS when, right after each sample, SIGUSR1 sends it
 # back to its start state (STEPFORMER_MONKEY_SETTLE, app/monkey.hpp): the target is judged on it,
@@ -63,10 +63,12 @@ settled() {
 }
 echo "minute,rss_kib,settled_kib,heap_kib" > "$CSV"
 crashed=0
+START=$SECONDS
 for m in $(seq 0 "$MINUTES"); do
   if ((m > 0)); then
-    # Sleep to the minute in short naps, so that a crash is noticed at once.
-    end=$((SECONDS + 60))
+    # Sleep to minute m of the run's wall clock (the settling above is part of the minute, so that
+    # MINUTES samples take MINUTES minutes), in short naps, so that a crash is noticed at once.
+    end=$((START + 60 * m))
     while ((SECONDS < end)) && kill -0 "$APP_PID" 2>/dev/null; do sleep 1; done
   fi
   r=$(rss)

@@ -124,6 +124,15 @@ bool TrainingPanel::ensure(App& app) {
   return configure(app, err);
 }
 
+void TrainingPanel::drop_if_stale(const App& app) {
+  if (!configured_ || checked_model_.lock() == app.session.model_ptr()) return;
+  checked_model_ = app.session.model_ptr();
+  if (arch_ == &app.session.arch() && config_key_ == config_key(app.session.model().config)) return;
+  runner_.release();
+  snap_ = {};
+  configured_ = false;
+}
+
 bool TrainingPanel::set_task(App& app, const std::string& name, std::string& error) {
   const std::string old = task_;
   task_ = name;

@@ -34,6 +34,11 @@ class TrainingPanel {
   bool use_model(App& app, std::string& error);
   bool play(App& app, std::string& error);  // ▶ Play; fails once the schedule has finished
   void pause() { runner_.pause(); }         // ‖ Pause (nothing when not playing)
+  // Once a frame (App::draw): when another model is open, not the one this tab trains nor one of its
+  // configuration, the run can no longer go on (the tab's next use starts over for the new model),
+  // so its trainer, the model it trains, the optimiser's state and the history are let go now
+  // rather than held until then.
+  void drop_if_stale(const App& app);
   bool set_eta(App& app, double eta, std::string& error);  // the η slider: 1e-5 ≤ η ≤ 1
   // The trainer's state (refreshed under the runner's mutex), for --dump-state.
   const TrainSnapshot& snapshot() const;
@@ -96,6 +101,7 @@ class TrainingPanel {
   int batch_ = recipe("classroom").options.batch;
   int seed_ = 1;
   const Architecture* arch_ = nullptr;  // the session model's architecture the runner was configured for
+  std::weak_ptr<const Model> checked_model_;  // the session's model drop_if_stale last looked at
   std::string config_key_;  // … and its configuration but for the vocabulary (a new model, File › New model…, retrains)
   float p_mask_ = 0.15f;                // Algorithm 12's p_mask (models that fill in [MASK])
   bool bert_80_10_10_ = false;          // BERT's 80/10/10 rule (not the paper's)

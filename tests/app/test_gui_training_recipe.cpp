@@ -99,4 +99,24 @@ TEST(GuiTrainingRecipe, BertTabTrainsWithTheRecipesMasking) {
   EXPECT_GT(std::abs(shown - headless_loss(paper_rule)), 1e-2f * recipe_loss);
 }
 
+// A run trained for one model is let go when another model opens (TrainingPanel::drop_if_stale):
+// with another Inspector tab in front, nothing reconfigures it, and before this the trainer (its model, Adam's
+// moments, the history) stayed in memory until the tab's next use — the soak's settled memory
+// (docs/soak.md) held it. Opening a model of the same configuration keeps the run.
+TEST(GuiTrainingRecipe, OpeningAnotherModelLetsTheRunGo) {
+  const std::string assets = std::string(STEPFORMER_SOURCE_DIR) + "/assets/";
+  const AppRun kept = run_app("", "open:training,train-task:sort,train-step:7,open:layernorm,load:" + assets +
+                                      "default.safetensors,wait-trace");
+  ASSERT_EQ(kept.exit_code, 0) << kept.output;
+  EXPECT_TRUE(kept.state["train_ready"].get<bool>());
+  EXPECT_EQ(kept.state["train_step"], 7);
+
+  const AppRun dropped = run_app("", "open:training,train-task:sort,train-step:7,open:layernorm,load:" + assets +
+                                         "bert.safetensors,wait-trace");
+  ASSERT_EQ(dropped.exit_code, 0) << dropped.output;
+  EXPECT_FALSE(dropped.state["train_ready"].get<bool>());
+  EXPECT_EQ(dropped.state["train_step"], 0);
+  EXPECT_TRUE(dropped.state["train_accuracy"].empty());
+}
+
 }  // namespace test_gui_training_recipe
