@@ -141,6 +141,7 @@ void ExportFeature::file_menu(App& app) {
   }
   if (ImGui::MenuItem("Trace as JSON…", nullptr, false, app.session.trace().size() > 0))
     ask(job_of_kind(ExportKind::Trace), "stepformer-trace");
+  ImGui::EndMenu();
 }
 
 void ExportFeature::heatmap_menu(App& app, const HeatmapMenuRequest& req) {

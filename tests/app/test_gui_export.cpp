@@ -166,4 +166,14 @@ TEST(GuiExport, TheDialogOpensWithANameFromTheCaption) {
   EXPECT_TRUE(r.state["windows"].contains("Export##export-dialog")) << r.state["windows"];
 }
 
+// File › Export is a menu like the others: its items from the menu bar. Its EndMenu was missing, so
+// opening it aborted the app on ImGui's assertion in EndMenuBar (the soak's monkey found it, seed 2,
+// a click at 300,218 with the File menu open: docs/soak.md).
+TEST(GuiExport, FileExportMenuOpensTheDialog) {
+  const AppRun r = run_app("", "click-item:File/Export/Window as PNG…");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.state["export"]["dialog"], "stepformer-window.png");
+  EXPECT_TRUE(r.state["windows"].contains("Export##export-dialog")) << r.state["windows"];
+}
+
 }  // namespace test_gui_export
