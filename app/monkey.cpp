@@ -302,7 +302,10 @@ void Monkey::apply(const std::string& action) {
 }
 
 void Monkey::settle() {
-  for (const std::string& a : {std::string("train-pause"), std::string("lesson-stop"), std::string("presentation:off"),
+  // The start state has no training run (the tab configures one on its first use); the session file
+  // below does not hold one either, so the run, whatever the monkey trained, is let go here.
+  app_.panels->training.release();
+  for (const std::string& a : {std::string("lesson-stop"), std::string("presentation:off"),
                                std::string("study:off"), std::string("exp-reset"), "session-open:" + settle_file_,
                                std::string("session-open-anyway"), std::string("wait-trace")})
     try {

@@ -9,7 +9,7 @@
 //
 // Settled memory (scripts/soak.sh, docs/soak.md): with STEPFORMER_MONKEY_SETTLE=FILE set, the
 // monkey saves the start state to the session FILE before its first action; on each SIGUSR1 it
-// then stops drawing actions, goes back to that state (training paused, lesson and presentation
+// then stops drawing actions, goes back to that state (the Training tab's run let go, lesson and presentation
 // mode ended, experiments reset, FILE opened again, its trace awaited), draws frames with no action
 // until the app's timed caches have let go of what the state before drew (a heatmap texture lives
 // kHeatmapTextureLifeFrames frames), asks ImGui to compact the windows not drawn (what its

@@ -128,6 +128,10 @@ void TrainingPanel::drop_if_stale(const App& app) {
   if (!configured_ || checked_model_.lock() == app.session.model_ptr()) return;
   checked_model_ = app.session.model_ptr();
   if (arch_ == &app.session.arch() && config_key_ == config_key(app.session.model().config)) return;
+  release();
+}
+
+void TrainingPanel::release() {
   runner_.release();
   snap_ = {};
   configured_ = false;

@@ -39,6 +39,8 @@ class TrainingPanel {
   // so its trainer, the model it trains, the optimiser's state and the history are let go now
   // rather than held until then.
   void drop_if_stale(const App& app);
+  // Lets go of the run (pausing it first): the tab as at start, configured on its next use.
+  void release();
   bool set_eta(App& app, double eta, std::string& error);  // the η slider: 1e-5 ≤ η ≤ 1
   // The trainer's state (refreshed under the runner's mutex), for --dump-state.
   const TrainSnapshot& snapshot() const;
