@@ -103,7 +103,13 @@ Mat<T> attention(const Mat<T>& X, const Mat<T>& Z, const AttentionHeadW<const T>
   if (at.patches) patch(at, lines::attention::mask, "Mask", patched_mask = mask);
   const Mask& M = at.patches ? patched_mask : mask;  // (ℓ_z, ℓ_x)
   // L5: ∀t_z, t_x, if ¬Mask[t_z, t_x] then S[t_z, t_x] ← −∞
-  r.S_masked = (M.array() != 0).select(r.S, neg_inf<T>());  // (ℓ_z, ℓ_x)
+  r.S_masked.resize(r.S.rows(), r.S.cols());  // (ℓ_z, ℓ_x)
+  {  // a plain loop over raw pointers, which the compiler vectorises (Eigen 3.4's select() does not)
+    const unsigned char* keep = M.data();
+    const T* s = r.S.data();
+    T* s_masked = r.S_masked.data();
+    for (Eigen::Index i = 0; i < r.S.size(); ++i) s_masked[i] = keep[i] != 0 ? s[i] : neg_inf<T>();
+  }
   patch(at, lines::attention::mask, "S", r.S_masked);  // patch point: S of line 5, masked
   // L6: return Ṽ = V · softmax(S / √d_attn)
   if (av.alibi) {  // ALiBi (variant): softmax(S/√d_attn + m_h·B), −∞ + m_h·B stays −∞

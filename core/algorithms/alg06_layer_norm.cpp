@@ -11,8 +11,13 @@
 
 namespace sf {
 
+namespace {
+
+// Algorithm 6 on one column e, ê written in place: e and ê may be columns of X and of the output
+// (Ref: no copy, no allocation), so an untraced pass over ℓ columns allocates nothing.
 template <class T>
-Vec<T> layer_norm(const Vec<T>& e, const MapV<const T>& gamma, const MapV<const T>& beta, T eps, Tracer* tr) {
+void layer_norm_into(const Eigen::Ref<const Vec<T>>& e, const MapV<const T>& gamma, const MapV<const T>& beta, T eps,
+                     Tracer* tr, Eigen::Ref<Vec<T>> e_hat) {
   TraceFrame frame(tr, 6,
                    tr ? std::vector<Value>{tv("e", e), tparam<T>(tr, "γ", gamma), tparam<T>(tr, "β", beta),
                                            with_note(tscalar("ε", eps), "The paper has no ε: it divides by √v, which is 0 "
@@ -26,8 +31,16 @@ Vec<T> layer_norm(const Vec<T>& e, const MapV<const T>& gamma, const MapV<const 
   const T v = (e.array() - m).square().sum() / d_e;
   if (tr) tr->line(lines::layer_norm::v, {tscalar("v", v)});
   // L3: return ê = (e − m)/√(v + ε) ⊙ γ + β
-  Vec<T> e_hat = ((e.array() - m) / std::sqrt(v + eps) * gamma.array() + beta.array()).matrix();  // (d_e)
+  e_hat = ((e.array() - m) / std::sqrt(v + eps) * gamma.array() + beta.array()).matrix();  // (d_e)
   if (tr) tr->line(lines::layer_norm::e_hat, {tv("ê", e_hat)});
+}
+
+}  // namespace
+
+template <class T>
+Vec<T> layer_norm(const Vec<T>& e, const MapV<const T>& gamma, const MapV<const T>& beta, T eps, Tracer* tr) {
+  Vec<T> e_hat(e.size());  // (d_e)
+  layer_norm_into<T>(e, gamma, beta, eps, tr, e_hat);
   return e_hat;
 }
 
@@ -36,7 +49,7 @@ Mat<T> layer_norm_columns(const Mat<T>& X, const MapV<const T>& gamma, const Map
   Mat<T> out(X.rows(), X.cols());  // (d_e, ℓ)
   for (Eigen::Index t = 0; t < X.cols(); ++t) {
     TraceIndex it(tr, &Indices::t, static_cast<int>(t) + 1);
-    out.col(t) = layer_norm<T>(X.col(t), gamma, beta, eps, tr);
+    layer_norm_into<T>(X.col(t), gamma, beta, eps, tr, out.col(t));  // out[:, t] ← layer_norm(X[:, t] | γ, β)
   }
   return out;
 }

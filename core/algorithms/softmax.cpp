@@ -1,4 +1,6 @@
 // Eq. (2): softmax(A)[t_z, t_x] := exp A[t_z, t_x] / Σ_t exp A[t, t_x], column by column.
+#include <algorithm>
+
 #include <unsupported/Eigen/SpecialFunctions>
 
 #include "core/algorithms/algorithms.hpp"
@@ -16,8 +18,11 @@ Mat<T> softmax_columns(const Mat<T>& A) {
     }
     out.col(c) = (A.col(c).array() - mx).exp().matrix();  // vectorised exp
     // Masked (−∞) entries get weight exactly 0. (Eigen's vectorised exp clamps its input, so
-    // exp(−∞) comes out as 2.9e-39 in float and 5.6e-309 in double: set 0 explicitly.)
-    out.col(c) = (A.col(c).array() == neg_inf<T>()).select(T(0), out.col(c).array()).matrix();
+    // exp(−∞) comes out as 2.9e-39 in float and 5.6e-309 in double: set 0 explicitly.) A plain
+    // loop, which the compiler vectorises (Eigen 3.4's select() runs one scalar at a time).
+    const T* a = A.col(c).data();
+    T* p = out.col(c).data();
+    for (Eigen::Index i = 0; i < A.rows(); ++i) p[i] = a[i] == neg_inf<T>() ? T(0) : p[i];
     out.col(c) /= out.col(c).sum();
   }
   return out;
@@ -39,8 +44,11 @@ Mask bidirectional_mask(int l_z, int l_x) { return Mask::Ones(l_z, l_x); }
 
 Mask unidirectional_mask(int l_z, int l_x) {
   Mask m(l_z, l_x);  // (ℓ_z, ℓ_x): Mask[t_z, t_x] = [[t_z ≤ t_x]]
-  for (int tx = 0; tx < l_x; ++tx)
-    for (int tz = 0; tz < l_z; ++tz) m(tz, tx) = tz <= tx ? 1 : 0;
+  for (int tx = 0; tx < l_x; ++tx) {  // column t_x: ones for t_z ≤ t_x (0-based here), zeros below
+    const int ones = std::min(tx + 1, l_z);
+    m.col(tx).head(ones).setOnes();
+    m.col(tx).tail(l_z - ones).setZero();
+  }
   return m;
 }
 
