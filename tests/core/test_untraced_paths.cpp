@@ -8,7 +8,7 @@
 #include "core/algorithms/algorithms.hpp"
 #include "core/trace/trace.hpp"
 
-namespace {
+namespace test_untraced_paths {
 
 using namespace sf;
 
@@ -53,4 +53,4 @@ TEST(UntracedPaths, UnidirectionalMaskEqualsItsDefinition) {
   }
 }
 
-}  // namespace
+}  // namespace test_untraced_paths
