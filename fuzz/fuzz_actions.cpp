@@ -7,7 +7,8 @@
 // the function App::apply_action itself calls (app/logic/session_actions.hpp), and only parses the
 // arguments of the others. Limits, so that one input stays well under the 10 s timeout under ASan: at
 // most 64 actions, gen:N at most 16 tokens (the app allows 4096), and load:PATH only for files under assets/ (the
-// bundled models: a fuzzer must not open /dev/zero). docs/hardening.md says what is covered.
+// bundled models: a fuzzer must not open /dev/zero). Every input starts from the app's start state, the
+// default model opened once per process (Session(const SessionStart&)). docs/hardening.md says what is covered.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -63,8 +64,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string error;
   if (!sf::parse_app_options(3, argv, options, error)) return 0;
   if (options.actions.size() > 64) return 0;
+  // The default model is opened once per process; each input starts a fresh Session from it, in the
+  // state Session() gives (Session(const SessionStart&)): the same start for every input.
+  static const sf::SessionStart start = sf::default_start();
   // No try: the app does not catch around apply_action either, so anything thrown is a finding.
-  sf::Session s;
+  sf::Session s(start);
   for (const std::string& a : options.actions) apply(s, a);
   s.wait_for_trace();
   return 0;
