@@ -109,7 +109,8 @@ class Session {
  public:
   Session();  // the built-in default model and prompt: Session(default_start())
   // The same state as Session() for default_start(), without opening the file again (several
-  // Sessions from one opened model: the fuzz target of --actions makes one per input).
+  // Sessions from one opened model: the fuzz target of --actions makes one per input). Throws
+  // sf::Error, as set_model does, when the tokenizer is null and none can be made.
   explicit Session(const SessionStart& start);
   ~Session();
   Session(const Session&) = delete;
