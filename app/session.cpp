@@ -104,12 +104,14 @@ void Session::TraceJob::run() {
   ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
-Session::Session() {
-  const std::string path = assets_dir() + "/default.safetensors";
-  std::string error;
-  if (!std::filesystem::exists(path) || !load_model(path, error))
-    set_model(Model::initialised(ModelConfig{}, 1), "built-in untrained model (seed 1)");
-  set_prompt(kDefaultPrompt);
+Session::Session() : Session(default_start()) {}
+
+Session::Session(const SessionStart& start) {
+  if (!start.origin.path.empty()) speculation_.remember_opened(start.origin.path);  // as load_model does
+  set_shared_model(start.model, start.label, start.tokenizer, start.origin);
+  // set_model chose this model's default prompt: "hello=" where the vocabulary has those characters
+  // (then already traced), else the prompt is set (and traced) as typed.
+  if (prompt_.text != kDefaultPrompt) set_prompt(kDefaultPrompt);
   prompt_typed_ = false;  // the default: the next model may choose its own (set_model)
   wait_for_trace();
   restart();
@@ -137,14 +139,32 @@ std::string model_name(const std::string& path, Layout layout) {
 
 }  // namespace
 
+SessionStart open_start(const std::string& path) {
+  OpenedModel om = open_model(path);
+  std::string label = model_name(path, om.layout);
+  if (om.layout != Layout::Stepformer) label += " (" + layout_title(om.layout) + ")";
+  ModelOrigin o{om.layout, path, std::move(om.files), std::move(om.provenance), std::move(om.notes)};
+  return {std::make_shared<const Model>(std::move(om.checkpoint.model)), std::move(om.tokenizer), std::move(label),
+          std::move(o)};
+}
+
+SessionStart default_start() {
+  const std::string path = assets_dir() + "/default.safetensors";
+  if (std::filesystem::exists(path)) {
+    try {
+      return open_start(path);
+    } catch (const std::exception&) {  // unreadable: the untrained model below
+    }
+  }
+  return {std::make_shared<const Model>(Model::initialised(ModelConfig{}, 1)), nullptr,
+          "built-in untrained model (seed 1)", {}};
+}
+
 bool Session::load_model(const std::string& path, std::string& error) {
   try {
-    OpenedModel om = open_model(path);
+    SessionStart st = open_start(path);
     speculation_.remember_opened(path);  // a draft candidate for later targets
-    std::string label = model_name(path, om.layout);
-    if (om.layout != Layout::Stepformer) label += " (" + layout_title(om.layout) + ")";
-    ModelOrigin o{om.layout, path, std::move(om.files), std::move(om.provenance), std::move(om.notes)};
-    set_model(std::move(om.checkpoint.model), std::move(label), std::move(om.tokenizer), std::move(o));
+    set_shared_model(std::move(st.model), std::move(st.label), std::move(st.tokenizer), std::move(st.origin));
     return true;
   } catch (const std::exception& ex) {
     error = ex.what();
@@ -153,12 +173,17 @@ bool Session::load_model(const std::string& path, std::string& error) {
 }
 
 void Session::set_model(Model m, std::string label, std::shared_ptr<const Tokenizer> tok, ModelOrigin origin) {
+  set_shared_model(std::make_shared<const Model>(std::move(m)), std::move(label), std::move(tok), std::move(origin));
+}
+
+void Session::set_shared_model(std::shared_ptr<const Model> m, std::string label, std::shared_ptr<const Tokenizer> tok,
+                               ModelOrigin origin) {
   if (!tok) {  // GPT-2's and WordPiece's files cannot be made again from the configuration: keep them
-    const bool same_files = tok_ && m.config.file_tokenizer() && tok_->kind() == m.config.tokenizer &&
-                            tok_->N_V() == m.config.N_V();
-    tok = same_files ? tok_ : std::shared_ptr<const Tokenizer>(make_tokenizer(m.config));  // throws: nothing changed yet
+    const bool same_files = tok_ && m->config.file_tokenizer() && tok_->kind() == m->config.tokenizer &&
+                            tok_->N_V() == m->config.N_V();
+    tok = same_files ? tok_ : std::shared_ptr<const Tokenizer>(make_tokenizer(m->config));  // throws: nothing changed yet
   }
-  model_ = std::make_shared<const Model>(std::move(m));
+  model_ = std::move(m);
   arch_ = &architecture(model_->config);
   tok_ = std::move(tok);
   origin_ = std::move(origin);

@@ -90,9 +90,28 @@ struct TraceProgress {
   std::string what;         // e.g. "Algorithm 10 on 32 tokens"
 };
 
+// What a Session starts from: a model already open, its tokenizer (null: made from the model's
+// configuration), its label and origin. Sessions share it: the model and tokenizer are const, and a
+// Session that opens another model replaces its own pointers only.
+struct SessionStart {
+  std::shared_ptr<const Model> model;
+  std::shared_ptr<const Tokenizer> tokenizer;
+  std::string label;
+  ModelOrigin origin;
+};
+// Opens `path` as Session::load_model does (open_model; the label it shows); throws sf::Error.
+SessionStart open_start(const std::string& path);
+// The built-in default: assets/default.safetensors, or an untrained model (seed 1) when it is
+// missing or unreadable.
+SessionStart default_start();
+
 class Session {
  public:
-  Session();  // the built-in default model and prompt
+  Session();  // the built-in default model and prompt: Session(default_start())
+  // The same state as Session() for default_start(), without opening the file again (several
+  // Sessions from one opened model: the fuzz target of --actions makes one per input). Throws
+  // sf::Error, as set_model does, when the tokenizer is null and none can be made.
+  explicit Session(const SessionStart& start);
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
@@ -292,6 +311,9 @@ class Session {
   struct TraceJob;  // a run of the traced algorithm (session.cpp)
 
  private:
+  // set_model's work on a model already shared (several Sessions may hold it).
+  void set_shared_model(std::shared_ptr<const Model> m, std::string label, std::shared_ptr<const Tokenizer> tok,
+                        ModelOrigin origin);
   void retrace_keep_cursor();
   // Traces run_kind_'s algorithm on the current inputs, then calls `then` (cursor placement)
   // once the trace is shown: at once for a small model, after poll() for a big one.

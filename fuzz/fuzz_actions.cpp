@@ -6,8 +6,9 @@
 // (panels, themes, fonts, the mouse), so this target applies the verbs that reach Session through
 // the function App::apply_action itself calls (app/logic/session_actions.hpp), and only parses the
 // arguments of the others. Limits, so that one input stays well under the 10 s timeout under ASan: at
-// most 64 actions, gen:N at most 16 tokens (the app allows 4096), and load:PATH only for files under assets/ (the
-// bundled models: a fuzzer must not open /dev/zero). docs/hardening.md says what is covered.
+// most 64 actions, gen:N and spec-gen:N at most 16 tokens (the app allows 4096), and load:PATH and draft:PATH only
+// for files under assets/ (the bundled models: a fuzzer must not open /dev/zero). Every input starts from the app's start state, the
+// default model opened once per process (Session(const SessionStart&)). docs/hardening.md says what is covered.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -37,6 +38,9 @@ void apply(sf::Session& s, const std::string& action) {
   std::vector<int> v;
   if (verb == "load") {
     if (bundled(arg)) s.load_model(sf::assets_dir() + "/" + std::filesystem::path(arg).filename().string(), error);
+  } else if (verb == "draft") {
+    // draft:PATH opens any file too: as for load:, only the bundled models, by name.
+    if (bundled(arg)) sf::apply_session_action(s, verb, std::filesystem::path(arg).filename().string(), error);
   } else if (verb == "frame") {
     // The app shows the frame at depth v[0] of the call stack at the cursor.
     if (sf::action_ints(arg, v) && v.size() == 1) {
@@ -49,6 +53,8 @@ void apply(sf::Session& s, const std::string& action) {
   }
   int& l_gen = s.generation().settings.l_gen;
   l_gen = std::min(l_gen, 16);  // this target's limit (the app allows 4096)
+  int& spec_gen = s.speculation().settings.l_gen;
+  spec_gen = std::min(spec_gen, 16);  // the same for speculative decoding (spec-gen:N)
 }
 
 }  // namespace
@@ -63,8 +69,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string error;
   if (!sf::parse_app_options(3, argv, options, error)) return 0;
   if (options.actions.size() > 64) return 0;
+  // The default model is opened once per process; each input starts a fresh Session from it, in the
+  // state Session() gives (Session(const SessionStart&)): the same start for every input.
+  static const sf::SessionStart start = sf::default_start();
   // No try: the app does not catch around apply_action either, so anything thrown is a finding.
-  sf::Session s;
+  sf::Session s(start);
   for (const std::string& a : options.actions) apply(s, a);
   s.wait_for_trace();
   return 0;
