@@ -112,7 +112,7 @@ bool TrainingPanel::configure(App& app, std::string& error) {
 }
 
 bool TrainingPanel::ensure(App& app) {
-  if (configured_ && arch_ == &app.session.arch() && config_key_ == config_key(app.session.model().config)) return true;
+  if (configured_ && configured_for(app)) return true;
   const auto& names = tasks_for(app.session.arch());
   if (arch_ != &app.session.arch() && recipe_) {
     task_ = classroom_recipe(app.session.arch().name()).task;
@@ -127,8 +127,11 @@ bool TrainingPanel::ensure(App& app) {
 void TrainingPanel::drop_if_stale(const App& app) {
   if (!configured_ || checked_model_.lock() == app.session.model_ptr()) return;
   checked_model_ = app.session.model_ptr();
-  if (arch_ == &app.session.arch() && config_key_ == config_key(app.session.model().config)) return;
-  release();
+  if (!configured_for(app)) release();
+}
+
+bool TrainingPanel::configured_for(const App& app) const {
+  return arch_ == &app.session.arch() && config_key_ == config_key(app.session.model().config);
 }
 
 void TrainingPanel::release() {

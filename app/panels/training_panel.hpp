@@ -64,6 +64,8 @@ class TrainingPanel {
 
  private:
   bool ensure(App& app);  // configures the default task on first use
+  // The runner was configured for the session's model: its architecture and its configuration but for the vocabulary.
+  bool configured_for(const App& app) const;
   // The last minibatch: each sequence's tokens with its padding shaded, and one sequence's
   // attention mask with the padded keys masked.
   void draw_padding(App& app);
