@@ -9,6 +9,7 @@
 
 #include "core/algorithms/algorithms.hpp"
 #include "core/model/error.hpp"
+#include "core/parallel/parallel.hpp"
 #include "core/trace/value_keys.hpp"
 
 namespace sf {
@@ -81,9 +82,9 @@ Mat<T> attention(const Mat<T>& X, const Mat<T>& Z, const AttentionHeadW<const T>
   const PatchSite& at = av.patch;  // experiments: each patch point below follows the line it patches
 
   // L1: Q ← W_q X + b_q 1ᵀ
-  r.Q = (W.W_q * X).colwise() + W.b_q;  // (d_attn, ℓ_x)
+  r.Q = product_plus_bias<T>(W.W_q, X, W.b_q);  // (d_attn, ℓ_x)
   // L2: K ← W_k Z + b_k 1ᵀ
-  r.K = (W.W_k * Z).colwise() + W.b_k;  // (d_attn, ℓ_z)
+  r.K = product_plus_bias<T>(W.W_k, Z, W.b_k);  // (d_attn, ℓ_z)
   if (av.rope_base > 0) {  // RoPE (variant): rotate the columns of Q and K by their positions
     r.Q_pre = r.Q;
     r.K_pre = r.K;
@@ -93,7 +94,7 @@ Mat<T> attention(const Mat<T>& X, const Mat<T>& Z, const AttentionHeadW<const T>
   patch(at, lines::attention::Q, "Q", r.Q);  // patch point: Q of line 1
   patch(at, lines::attention::K, "K", r.K);  // patch point: K of line 2
   // L3: V ← W_v Z + b_v 1ᵀ
-  r.V = (W.W_v * Z).colwise() + W.b_v;  // (d_out, ℓ_z)
+  r.V = product_plus_bias<T>(W.W_v, Z, W.b_v);  // (d_out, ℓ_z)
   patch(at, lines::attention::V, "V", r.V);  // patch point: V of line 3
   // L4: S ← Kᵀ Q
   r.S.noalias() = r.K.transpose() * r.Q;  // (ℓ_z, ℓ_x)

@@ -89,7 +89,7 @@ Mat<T> mh_attention(const Mat<T>& X, const Mat<T>& Z, const MHAttentionW<const T
   // L3: Y ← [Y^1; Y^2; …; Y^H]
   if (tr) tr->line(lines::mh_attention::Y, {tv("Y", Y, Axis::Feature, Axis::TokenX)});
   // L4: return Ṽ = W_o Y + b_o 1ᵀ
-  Mat<T> Vt = product<T>(W.W_o, Y).colwise() + W.b_o;  // (d_out, ℓ_x)
+  Mat<T> Vt = product_plus_bias<T>(W.W_o, Y, W.b_o);  // (d_out, ℓ_x)
   if (tr) tr->line(lines::mh_attention::V_tilde, {tv("Ṽ", Vt, Axis::Feature, Axis::TokenX)});
   return Vt;
 }

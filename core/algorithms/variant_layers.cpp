@@ -106,11 +106,11 @@ void mlp_line(Mat<T>& X, const Mat<T>& in, const std::string& in_name, const Mlp
               LineRef at, const char* name, Axis tokens, const PatchSite& site) {
   auto affine = [&](const char* w) { return "W_" + std::string(w) + " " + in_name + " + b_" + w + " 1ᵀ"; };
   const std::string pre = affine(W.a);
-  const Mat<T> H_pre = product<T>(W.W_a, in).colwise() + W.b_a;  // (d_mlp, ℓ)
+  const Mat<T> H_pre = product_plus_bias<T>(W.W_a, in, W.b_a);  // (d_mlp, ℓ)
   Mat<T> H_act;                                          // (d_mlp, ℓ)
   if (act == Activation::SwiGLU) {  // variant (seed 004): SiLU(W_gate X̃ + b_gate 1ᵀ) ⊙ (W_a X̃ + b_a 1ᵀ)
     const std::string gate = affine(W.gate);
-    const Mat<T> G_pre = product<T>(W.W_gate, in).colwise() + W.b_gate;  // (d_mlp, ℓ)
+    const Mat<T> G_pre = product_plus_bias<T>(W.W_gate, in, W.b_gate);  // (d_mlp, ℓ)
     if (tr) tr->substep(at, gate + " (SwiGLU variant, seed 004)", {tv(gate, G_pre, Axis::Feature, tokens)});
     const Mat<T> G = silu<T>(G_pre);  // (d_mlp, ℓ)
     if (tr) tr->substep(at, "SiLU(" + gate + ")", {tv("SiLU(…)", G, Axis::Feature, tokens)});
@@ -126,7 +126,7 @@ void mlp_line(Mat<T>& X, const Mat<T>& in, const std::string& in_name, const Mlp
       v = with_note(std::move(v), "GPT-2's tanh approximation (variant): 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))).");
     if (tr) tr->substep(at, label, {std::move(v)});
   }
-  X += product<T>(W.W_b, H_act);  // (d_e, ℓ)
+  add_product<T>(X, W.W_b, H_act);  // (d_e, ℓ)
   X.colwise() += W.b_b;
   patch(site, at, name, X);  // patch point: the residual stream after the MLP's line
   if (tr) tr->line(at, {tv(name, X, Axis::Feature, tokens)});

@@ -7,8 +7,8 @@ namespace sf {
 template <class T>
 void linear_forward(CRef<T> X, CRef<T> W, CRef<T> b, Ref<T> Y) {
   // Y ← W X + b 1ᵀ
-  Y.noalias() = W * X;      // (d_out, N)
-  Y.colwise() += b.col(0);  // + b 1ᵀ
+  Y.colwise() = b.col(0);   // (d_out, N) b 1ᵀ, then the product added into it: no zero-fill, no second pass
+  Y.noalias() += W * X;
 }
 
 template <class T>

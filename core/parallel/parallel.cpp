@@ -149,17 +149,9 @@ int product_blocks(Eigen::Index m, Eigen::Index k, Eigen::Index n) {
 
 template <class T>
 Mat<T> product_transposed(const MapM<const T>& A, const Mat<T>& B) {
-  const Eigen::Index m = A.cols();
-  Mat<T> Y(m, B.cols());  // (m, n)
-  const int blocks = product_blocks(m, A.rows(), B.cols());
-  if (blocks == 1) {
-    Y.noalias() = A.transpose() * B;
-    return Y;
-  }
-  const Eigen::Index step = ((m + blocks - 1) / blocks + 15) / 16 * 16;  // blocks·step ≥ m
-  parallel_for(blocks, [&](int b) {
-    const Eigen::Index c0 = b * step, nc = std::min<Eigen::Index>(step, m - c0);
-    if (nc > 0) Y.middleRows(c0, nc).noalias() = A.middleCols(c0, nc).transpose() * B;
+  Mat<T> Y(A.cols(), B.cols());  // (m, n)
+  for_product_rows(A.cols(), A.rows(), B.cols(), [&](Eigen::Index c0, Eigen::Index nc) {
+    Y.middleRows(c0, nc).noalias() = A.middleCols(c0, nc).transpose() * B;
   });
   return Y;
 }

@@ -3,6 +3,7 @@
 // matrix's shape alone (never by the thread count), run on a small persistent pool, so the
 // result is bitwise the same on 1, 2 or 4 threads.
 #pragma once
+#include <algorithm>
 #include <functional>
 
 #include "core/model/types.hpp"
@@ -32,6 +33,13 @@ void parallel_for_on(int threads, int n_tasks, const std::function<void(int)>& f
 // A (m, k), B (k, n) → (m, n). Bitwise the same on any number of threads.
 template <class T, class DerivedA>
 Mat<T> product(const Eigen::MatrixBase<DerivedA>& A, const Mat<T>& B);
+// Y = A·B + b 1ᵀ (a paper line's W X + b 1ᵀ), in the same blocks: Y starts as b 1ᵀ and the product
+// is added into it, one pass over Y instead of three (zero-fill, product, + b).
+template <class T, class DerivedA, class DerivedB>
+Mat<T> product_plus_bias(const Eigen::MatrixBase<DerivedA>& A, const Mat<T>& B, const Eigen::MatrixBase<DerivedB>& b);
+// Y += A·B, in the same blocks (a residual line's X + W Z, without a temporary for W Z).
+template <class T, class DerivedA>
+void add_product(Mat<T>& Y, const Eigen::MatrixBase<DerivedA>& A, const Mat<T>& B);
 // Y = Aᵀ·B (the tied unembedding W_eᵀ X): A (k, m) column-major, its columns in fixed blocks → (m, n).
 template <class T>
 Mat<T> product_transposed(const MapM<const T>& A, const Mat<T>& B);
@@ -40,20 +48,47 @@ Mat<T> product_transposed(const MapM<const T>& A, const Mat<T>& B);
 // at most 16, each a multiple of 16 rows (1: no split).
 int product_blocks(Eigen::Index m, Eigen::Index k, Eigen::Index n);
 
+// f(r0, nr) for the row blocks [r0, r0 + nr) of an (m, k)·(k, n) product, as product_blocks cuts them,
+// on the compute threads.
+template <class F>
+void for_product_rows(Eigen::Index m, Eigen::Index k, Eigen::Index n, const F& f) {
+  const int blocks = product_blocks(m, k, n);
+  if (blocks == 1) {
+    f(Eigen::Index{0}, m);
+    return;
+  }
+  const Eigen::Index step = ((m + blocks - 1) / blocks + 15) / 16 * 16;  // blocks·step ≥ m
+  parallel_for(blocks, [&](int blk) {
+    const Eigen::Index r0 = blk * step, nr = std::min<Eigen::Index>(step, m - r0);
+    if (nr > 0) f(r0, nr);
+  });
+}
+
 template <class T, class DerivedA>
 Mat<T> product(const Eigen::MatrixBase<DerivedA>& A, const Mat<T>& B) {
   Mat<T> Y(A.rows(), B.cols());  // (m, n)
-  const int blocks = product_blocks(A.rows(), A.cols(), B.cols());
-  if (blocks == 1) {
-    Y.noalias() = A * B;
-    return Y;
-  }
-  const Eigen::Index step = ((A.rows() + blocks - 1) / blocks + 15) / 16 * 16;  // blocks·step ≥ m
-  parallel_for(blocks, [&](int b) {
-    const Eigen::Index r0 = b * step, nr = std::min<Eigen::Index>(step, A.rows() - r0);
-    if (nr > 0) Y.middleRows(r0, nr).noalias() = A.middleRows(r0, nr) * B;
+  for_product_rows(A.rows(), A.cols(), B.cols(), [&](Eigen::Index r0, Eigen::Index nr) {
+    Y.middleRows(r0, nr).noalias() = A.middleRows(r0, nr) * B;
   });
   return Y;
+}
+
+template <class T, class DerivedA, class DerivedB>
+Mat<T> product_plus_bias(const Eigen::MatrixBase<DerivedA>& A, const Mat<T>& B, const Eigen::MatrixBase<DerivedB>& b) {
+  Mat<T> Y(A.rows(), B.cols());  // (m, n)
+  for_product_rows(A.rows(), A.cols(), B.cols(), [&](Eigen::Index r0, Eigen::Index nr) {
+    auto Y_r = Y.middleRows(r0, nr);  // (nr, n)
+    Y_r.colwise() = b.segment(r0, nr);
+    Y_r.noalias() += A.middleRows(r0, nr) * B;
+  });
+  return Y;
+}
+
+template <class T, class DerivedA>
+void add_product(Mat<T>& Y, const Eigen::MatrixBase<DerivedA>& A, const Mat<T>& B) {
+  for_product_rows(A.rows(), A.cols(), B.cols(), [&](Eigen::Index r0, Eigen::Index nr) {
+    Y.middleRows(r0, nr).noalias() += A.middleRows(r0, nr) * B;
+  });
 }
 
 }  // namespace sf
