@@ -83,7 +83,7 @@ void add_dispatches(const std::vector<gpu::DispatchTime>& dt, AttentionCall& cal
 // "max |ΔṼ| = 0.52 (head 2, column 7)" (1-based), or "max |ΔṼ| = 0.52" when no head differs as much as the
 // call's Ṽ after W_o.
 std::string diff_words(double diff, const HeadDiff& where) {
-  if (std::isinf(diff)) return "max |ΔṼ| = ∞ (a NaN or ∞ in the GPU's Ṽ)";
+  if (std::isinf(diff)) return std::string("max |ΔṼ| = ") + kNotFiniteDiff;
   char buf[96];
   if (where.head >= 0 && where.diff >= diff)
     std::snprintf(buf, sizeof buf, "max |ΔṼ| = %.2g (head %d, column %d)", diff, where.head + 1, where.column + 1);

@@ -26,6 +26,9 @@ struct GpuGuardStats {
   double check_ms = 0;
 };
 
+// A checked call whose GPU Ṽ was not finite: its max |ΔṼ| is ∞, said in words where ∞ cannot be written (JSON).
+inline constexpr const char* kNotFiniteDiff = "∞ (a NaN or ∞ in the GPU's Ṽ)";
+
 class GpuAttentionBackend {
  public:
   GpuAttentionBackend();

@@ -171,8 +171,11 @@ bool App::write_state(const std::string& path, std::string& error) const {
                            {"text", fused_form_text(c.d_attn, c.d_mid, shared)}};
     // The teaching form's guard against core, since the GPU was set up (app/gpu_attention_backend.hpp).
     const GpuGuardStats& g = gpu_backend().guard();
-    j["gpu_guard"] = {{"checked", g.checked},           {"disagreed", g.disagreed},
-                      {"largest_diff", g.largest_diff}, {"largest_tolerance", g.largest_tolerance},
+    // JSON has no ∞: a GPU output that was not finite is said in words (JSON's null would read as "none").
+    const nlohmann::ordered_json largest =
+        std::isfinite(g.largest_diff) ? nlohmann::ordered_json(g.largest_diff) : nlohmann::ordered_json(kNotFiniteDiff);
+    j["gpu_guard"] = {{"checked", g.checked},     {"disagreed", g.disagreed},
+                      {"largest_diff", largest},  {"largest_tolerance", g.largest_tolerance},
                       {"check_ms", g.check_ms},         {"device", gpu_backend().device()},
                       {"text", guard_text(g, gpu_backend().device())}};
   }
