@@ -28,8 +28,9 @@ PY = "/usr/bin/python3"  # Debian's interpreter: it has torch and numpy
 HERE = os.path.dirname(os.path.abspath(__file__))
 UNIT_MS = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
 CEILING = "BM_Gemm1024"
-# The issue's targets (one thread against PyTorch+OpenBLAS; two threads against our one; GEMM ceiling).
-TARGET_RATIO, TARGET_SCALING, TARGET_CEILING = 3.0, 1.7, 0.70
+# The targets: issue 27's, one thread never slower than PyTorch+OpenBLAS and ≥ 60% of the 1-thread GEMM ceiling;
+# issue 13's two threads ≥ 1.7× our one. (Issue 13 asked 3× PyTorch and 70% of the ceiling, and was closed blocked.)
+TARGET_RATIO, TARGET_SCALING, TARGET_CEILING = 1.0, 1.7, 0.60
 REFERENCE_WARNING = ("PyTorch is on the REFERENCE BLAS (Debian's libblas3, about 2 GFLOP/s): the ratios below "
                      "flatter Stepformer by an order of magnitude; do not quote them")
 

@@ -64,6 +64,16 @@ std::optional<Batch> masked_input(const Session& s, std::string& why) {
 // The session's model and input as a batch of one, or why there is none.
 std::optional<FlowInput> flow_input(const Session& s, std::string& why) {
   FlowInput in{s.model_ptr(), {}};
+  if (s.reads_image()) {  // a vision transformer (not in the paper): the image and its true class
+    const int y = s.vision().true_class();
+    if (y < 0) {
+      why = "This image was drawn, so it has no true class y for the loss −log P[y, 1]. Pick a test digit on the "
+            "Vision tab (its arrows or Next misclassified); its gradient is then computed here.";
+      return std::nullopt;
+    }
+    in.batch = image_batch(s.vision().pixels(), y + 1);  // class y has id y + 1
+    return in;
+  }
   if (s.arch().forward_algorithm() == 9) {
     std::optional<Batch> b = masked_input(s, why);
     if (!b) return std::nullopt;
@@ -80,9 +90,12 @@ std::optional<FlowInput> flow_input(const Session& s, std::string& why) {
   return in;
 }
 
-// The loss in the paper's notation, per forward algorithm (10, 9, 8).
-const char* loss_formula(int alg) {
-  switch (alg) {
+// The loss in the paper's notation, per forward algorithm (10, 9, 8), or the vision transformer's.
+const char* loss_formula(const ModelConfig& c) {
+  if (c.arch == "vit")
+    return "loss = −log P[y, 1]: the class token's column at the image's true class y (the vision transformer; "
+           "Algorithm 9 on patches)";
+  switch (architecture(c).forward_algorithm()) {
     case 9: return "loss = −Σ log P[x[t], t] over the masked t (Algorithm 12; x̃: x with mask_token there)";
     case 8: return "loss = −Σ log P[x[t+1], t] over t = 1 … ℓ_x − 1 (Algorithm 11, with the context z)";
     default: return "loss = −Σ log P[x[t+1], t] over t = 1 … ℓ − 1 (Algorithm 13)";
@@ -147,10 +160,12 @@ void GradientFlowFeature::draw_tab(App& app) {
   drawn_frame_ = app.ui.frame_index;
   const Session& s = app.session;
   ImGui::PushTextWrapPos(0.0f);
-  ImGui::TextColored(ImColor(variant_color(app.settings.dark)),
-                     "Not in the paper: the gradient of the training loss (Algorithms 11–13) for this one sequence.");
+  ImGui::TextColored(ImColor(variant_color(app.settings.dark)), "%s",
+                     s.reads_image()
+                         ? "Not in the paper: the gradient of the vision transformer's training loss for this one image."
+                         : "Not in the paper: the gradient of the training loss (Algorithms 11–13) for this one sequence.");
   ImGui::TextDisabled("%s, summed, in double, with θ of the model shown. X_l is the residual stream entering layer l.",
-                      loss_formula(s.arch().forward_algorithm()));
+                      loss_formula(s.model().config));
   input_ = flow_input(s, why_);
   if (!input_) {
     ImGui::TextUnformatted(why_.c_str());
@@ -183,7 +198,7 @@ void GradientFlowFeature::draw_result(const App& app) {
   ImGui::Text("loss = %.6g", flow_.loss);
   char exact[40];
   std::snprintf(exact, sizeof exact, "%.17g", flow_.loss);
-  item_tooltip("The summed loss of this sequence: " + std::string(loss_formula(architecture(c).forward_algorithm())) +
+  item_tooltip("The summed loss of this sequence: " + std::string(loss_formula(c)) +
                " = " + exact);
   // Short headers, so that they fit a projector's Inspector whole; what they show is the wrapped line below each.
   if (ImGui::CollapsingHeader("Residual stream", ImGuiTreeNodeFlags_DefaultOpen)) {

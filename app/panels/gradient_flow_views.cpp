@@ -69,7 +69,11 @@ void draw_saliency(const App& app, const Tokens& tokens, const std::vector<doubl
     const Rgb8 c = colormap(top > 0 ? static_cast<float>(v / top) : 0.0f, false, heatmap_palette());
     colors.push_back(IM_COL32(c.r, c.g, c.b, 255));
   }
-  token_chips(app, tokens, ImGui::GetContentRegionAvail().x, &colors);
+  // A vision transformer's x is an image (not in the paper): its tokens are the class token and the patches,
+  // labelled in the table, not chips of the 64 pixels.
+  if (!app.session.reads_image()) token_chips(app, tokens, ImGui::GetContentRegionAvail().x, &colors);
+  HeatmapAxis names;  // (ℓ) token t's label
+  label_token_axis(app, &tokens, static_cast<Eigen::Index>(s.size()), names);
   ImGui::PushID(stream);
   if (ImGui::BeginTable("saliency", 3, kTableFlags, ImVec2(0, table_height(s.size(), 10)))) {
     ImGui::TableSetupScrollFreeze(0, 1);
@@ -84,7 +88,7 @@ void draw_saliency(const App& app, const Tokens& tokens, const std::vector<doubl
       ImGui::Text("%zu", t + 1);
       ImGui::TableNextColumn();
       ImGui::PushFont(app.fonts.mono);
-      ImGui::TextUnformatted(token_label(app.session.tokenizer(), tokens[t]).c_str());
+      ImGui::TextUnformatted(t < names.labels.size() ? names.labels[t].c_str() : "?");
       ImGui::PopFont();
       ImGui::TableNextColumn();
       const std::string t1 = std::to_string(t + 1);
@@ -106,7 +110,7 @@ void draw_stream(const App& app, const Tokens& tokens, const StreamFlow& f, cons
   o.rows.index = "l";
   o.cols.title = x == "Z" ? "t_z (context tokens)" : "t (tokens)";
   o.cols.index = x == "Z" ? "t_z" : "t";
-  for (int id : tokens) o.cols.labels.push_back(token_label(app.session.tokenizer(), id));
+  label_token_axis(app, &tokens, f.token_norms.cols(), o.cols);
   o.scale = ColorScale::Sequential;
   o.lo = 0;
   o.max_height = ImGui::GetFontSize() * static_cast<float>(std::min(L1, 13) + 9);

@@ -131,6 +131,10 @@ float heatmap_height_to_label_rows(const MatView& m, const Fonts& f, HeatmapOpti
 // `s` cut to at most max_w pixels in `font`, ending in "…" when cut (whole UTF-8 characters).
 std::string fit_text(const ImFont* font, const std::string& s, float max_w);
 
+// The labels of a token axis of n tokens: the tokenizer's text of `tokens` (when it has n), or for a
+// model that reads an image (a vision transformer, not in the paper) "CLS" and the patches, each
+// patch with its pixels as the image drawn in place of its label.
+void label_token_axis(const App& app, const Tokens* tokens, Eigen::Index n, HeatmapAxis& ax);
 // Options for a traced value shown at event k: axis titles and labels from its Axis kinds
 // (token characters from the sequence at k, vocabulary labels for ids 1…N_V), masks as 0/1.
 HeatmapOptions heatmap_options(const App& app, size_t k, const Value& v);

@@ -87,6 +87,18 @@ void apply_value_scale(const Trace& t, size_t k, const Value& v, HeatmapOptions&
   }
 }
 
+void label_token_axis(const App& app, const Tokens* tokens, Eigen::Index n, HeatmapAxis& ax) {
+  const Session& s = app.session;
+  if (s.reads_image()) {  // a vision transformer (not in the paper): the class token, then the patches
+    for (int t = 1; t <= n; ++t) {
+      ax.labels.push_back(vision_token_label(t, s.model().config.patch, true));
+      ax.images.push_back(vision_token_image(s.vision().pixels(), t, s.model().config.patch));
+    }
+  } else if (tokens && static_cast<Eigen::Index>(tokens->size()) == n) {
+    for (int id : *tokens) ax.labels.push_back(token_label(s.tokenizer(), id));
+  }
+}
+
 HeatmapOptions heatmap_options(const App& app, size_t k, const Value& v) {
   const Session& s = app.session;
   const Trace& t = s.trace();
@@ -124,13 +136,7 @@ HeatmapOptions heatmap_options(const App& app, size_t k, const Value& v) {
         const bool z = a == Axis::TokenZ;
         ax = attention ? HeatmapAxis{z ? "t_z (keys)" : "t_x (queries)", z ? "t_z" : "t_x", {}}
                        : HeatmapAxis{"t (tokens)", "t", {}};
-        if (s.reads_image())  // a vision transformer (not in the paper): the class token, then the patches
-          for (int t = 1; t <= n; ++t) {
-            ax.labels.push_back(vision_token_label(t, s.model().config.patch, true));
-            ax.images.push_back(vision_token_image(s.vision().pixels(), t, s.model().config.patch));
-          }
-        else if (const Tokens* toks = tokens(a, n))
-          for (int id : *toks) ax.labels.push_back(token_label(s.tokenizer(), id));
+        label_token_axis(app, s.reads_image() ? nullptr : tokens(a, n), n, ax);
         break;
       }
       case Axis::Vocab:

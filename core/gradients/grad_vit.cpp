@@ -41,8 +41,8 @@ T vit_forward(const ModelConfig& c, const VitW<const T>& W, const Batch& batch, 
 
 template <class T>
 void vit_backward(const ModelConfig& c, const VitW<const T>& W, const VitCache<T>& cache, BertWorkspace<T>& ws,
-                  VitW<T>& dW) {
-  etransformer_stack_backward<T>(c, W.body, cache, ws, dW.body);
+                  VitW<T>& dW, ResidualGradients<T>* kept) {
+  etransformer_stack_backward<T>(c, W.body, cache, ws, dW.body, kept);
   // ∂ of L2: dX (d_e, B·ℓ_x) from the stack; the class token, the patches and the positions.
   const int l = cache.l, n = l - 1;
   const Mat<T>& dX = ws.s.dX;
@@ -75,5 +75,9 @@ template struct VitGradient<double>;
 template float vit_forward<float>(const ModelConfig&, const VitW<const float>&, const Batch&, float, VitCache<float>&);
 template double vit_forward<double>(const ModelConfig&, const VitW<const double>&, const Batch&, double,
                                     VitCache<double>&);
+template void vit_backward<float>(const ModelConfig&, const VitW<const float>&, const VitCache<float>&,
+                                  BertWorkspace<float>&, VitW<float>&, ResidualGradients<float>*);
+template void vit_backward<double>(const ModelConfig&, const VitW<const double>&, const VitCache<double>&,
+                                   BertWorkspace<double>&, VitW<double>&, ResidualGradients<double>*);
 
 }  // namespace sf

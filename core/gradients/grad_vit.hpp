@@ -19,10 +19,10 @@ struct VitCache : BertCache<T> {
 // on a batch that is not images.
 template <class T>
 T vit_forward(const ModelConfig& c, const VitW<const T>& W, const Batch& batch, T loss_weight, VitCache<T>& cache);
-// ∇loss(θ) into dW, every tensor assigned.
+// ∇loss(θ) into dW, every tensor assigned; with `kept`, also ∂loss/∂X entering each layer (as BERT's).
 template <class T>
 void vit_backward(const ModelConfig& c, const VitW<const T>& W, const VitCache<T>& cache, BertWorkspace<T>& ws,
-                  VitW<T>& dW);
+                  VitW<T>& dW, ResidualGradients<T>* kept = nullptr);
 
 template <class T>
 struct VitGradient {

@@ -6,6 +6,7 @@
 #include "core/arch/architecture.hpp"
 #include "core/gradients/grad_edtransformer.hpp"
 #include "core/gradients/grad_etransformer.hpp"
+#include "core/gradients/grad_vit.hpp"
 #include "core/model/error.hpp"
 
 namespace sf {
@@ -43,6 +44,17 @@ Batch masked_batch(const Tokens& x, const std::vector<int>& masks, int mask_toke
   return b;
 }
 
+Batch image_batch(const Tokens& image, int label) {
+  Batch b;
+  b.B = 1;
+  b.l = static_cast<int>(image.size());  // vit_forward refuses anything but 64 pixels
+  b.tokens = image;
+  b.lengths = {b.l};
+  b.targets.assign(image.size(), 0);
+  if (!b.targets.empty()) b.targets[0] = label;  // the class token's column only
+  return b;
+}
+
 namespace {
 
 // One architecture's batched gradient in double (G: GptGradient, BertGradient or EdGradient;
@@ -64,8 +76,10 @@ SequenceGradient run(const Model& m, const Batch& batch, W (*bind)(const ParamTa
 
 SequenceGradient sequence_gradient(const Model& m, const Batch& batch) {
   if (batch.B != 1) throw Error("sequence_gradient takes a batch of one sequence");
-  // The three gradients of this folder, one per forward algorithm (Architecture has no double
-  // gradient: training runs in float).
+  // The gradients of this folder, one per forward algorithm, and the vision transformer's (Algorithm 9 on
+  // an image; not in the paper). Architecture has no double gradient: training runs in float.
+  if (m.config.arch == "vit")
+    return run<VitGradient<double>>(m, batch, &bind_vit<const double>, vit_forward<double>, vit_backward<double>);
   switch (architecture(m.config).forward_algorithm()) {
     case 10:
       return run<GptGradient<double>>(m, batch, &bind_gpt<const double>, dtransformer_forward<double>,

@@ -19,6 +19,9 @@ Batch next_token_batch(const Tokens& z, const Tokens& x);
 //   target of each t ∈ masks. Throws sf::Error for an empty x, a position outside [1, ℓ] or one
 //   given twice.
 Batch masked_batch(const Tokens& x, const std::vector<int>& masks, int mask_token);
+//   the vision transformer (not in the paper; core/arch/vit.hpp): x is an 8×8 image (64 intensities)
+//   and `label` its class id (class + 1), the target of the class token's column: loss = −log P[label, 1].
+Batch image_batch(const Tokens& image, int label);
 
 struct SequenceGradient {
   double loss = 0;           // Σ over the batch's targets t of −log P[target, t]

@@ -123,6 +123,41 @@ TEST(GuiGradientFlow, BertTakesItsLossAtTheMaskedPositions) {
   expect_flow(g, sf::gradient_flow(ck.model, sf::masked_batch(x, {3}, s.tokenizer().mask_token())));
 }
 
+// A vision transformer (not in the paper): the loss is −log P[y, 1] at the test digit's true class y
+// (class y has id y + 1), the stream's tokens are the class token and the patches, labelled "CLS",
+// "P1" … with each patch drawn as its pixels, and a drawn image, which has no true class, says what to do.
+TEST(GuiGradientFlow, VitTakesItsLossAtTheClassTokenOfATestDigit) {
+  const std::string vit = kAssets + "vit-digits.safetensors";
+  const AppRun r = run_app("", "load:" + vit + ",vision-digit:3,open:gradflow");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const json& g = r.state["gradient_flow"];
+  ASSERT_TRUE(g["current"].get<bool>()) << g.dump();
+  const json& v = r.state["vision"];
+  const sf::Tokens image = v["image"].get<sf::Tokens>();
+  const int y = v["true_class"].get<int>();
+  ASSERT_GE(y, 0);
+  const sf::Checkpoint ck = sf::load_checkpoint(vit);
+  const sf::GradientFlow want = sf::gradient_flow(ck.model, sf::image_batch(image, y + 1));
+  expect_flow(g, want);
+  ASSERT_EQ(want.saliency().size(), 5u);  // ℓ_x = 1 + (8/4)²
+  // The loss is −log of the Vision tab's P[y, 1] (a float32 forward pass; the loss is in double): P's
+  // relative rounding is about 3 products of ≤ 48 terms, 3 · 48 · 2⁻²⁴ ≈ 9e-6, so 1e-5 apart at most.
+  EXPECT_NEAR(std::exp(-want.loss), v["P"][static_cast<size_t>(y)].get<double>(), 1e-5);
+  EXPECT_GT(want.x.layer_norms.front(), 0.0);
+  const json* hm = stream_heatmap(r.state, "‖∇X‖");
+  ASSERT_NE(hm, nullptr);
+  EXPECT_EQ((*hm)["col_labels"], json({"CLS", "P1", "P2", "P3", "P4"}));
+  ASSERT_EQ((*hm)["col_label_images"].size(), 5u);
+  EXPECT_TRUE((*hm)["col_label_images"][0].is_null()) << "the class token has no pixels";
+  for (size_t t = 1; t < 5; ++t) EXPECT_FALSE((*hm)["col_label_images"][t].is_null()) << "patch " << t;
+
+  const AppRun drawn = run_app("", "load:" + vit + ",vision-digit:3,vision-clear,vision-pixel:4:5:16,open:gradflow");
+  ASSERT_EQ(drawn.exit_code, 0) << drawn.output;
+  const std::string msg = drawn.state["gradient_flow"]["message"];
+  EXPECT_NE(msg.find("no true class"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("Vision tab"), std::string::npos) << msg;
+}
+
 TEST(GuiGradientFlow, EncoderDecoderShowsTheEncodersStreamToo) {
   const std::string ed = kAssets + "ed.safetensors";
   const AppRun r = gui::run_app_sized(1280, 720, "--no-ini",

@@ -5,15 +5,18 @@
 // themselves are checked against torch autograd by tests/reference/test_backward_command.py.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <unistd.h>
 
 #include "core/gradients/grad_edtransformer.hpp"
 #include "core/gradients/grad_etransformer.hpp"
+#include "core/gradients/grad_vit.hpp"
 #include "core/gradients/sequence_gradient.hpp"
 #include "core/io/fileio.hpp"
 #include "core/io/npy.hpp"
 #include "test_ed_support.hpp"
+#include "test_vit_support.hpp"
 
 namespace test_sequence_gradient {
 
@@ -106,6 +109,28 @@ TEST(SequenceGradient, TheStreamEnteringLayerOneIsWhatTheEmbeddingGathers) {
   // Sums of the same two columns, possibly in another order: within one rounding of their size.
   EXPECT_LE((dW_e - want).cwiseAbs().maxCoeff(), 2 * std::numeric_limits<double>::epsilon() * dX.cwiseAbs().maxCoeff());
   EXPECT_TRUE(want.col(3).isZero(0)) << "token 4 is not in x";
+}
+
+// The vision transformer (not in the paper): a batch of one image whose only target is the class token's
+// column; training's gradient bit for bit, and ∇W_p[:, t] is ∂loss/∂X[:, t] entering layer 1, as for GPT.
+TEST(SequenceGradient, AVisionTransformersImageIsTrainingsGradientWithItsStream) {
+  const Model vit = SpreadModel(vit_test_config(4), 5, kSpread).model();
+  const Batch b = sf::image_batch(random_image(7), 4);  // class 3 has id 4
+  ASSERT_EQ(b.targets.size(), static_cast<size_t>(kImagePixels));
+  EXPECT_EQ(b.targets[0], 4);
+  EXPECT_EQ(std::count(b.targets.begin(), b.targets.end(), 0), kImagePixels - 1) << "one target: the class token's";
+  const SequenceGradient g = sequence_gradient(vit, b);
+  expect_training_gradient(g, training_gradient<VitGradient<double>>(vit, b, &bind_vit<const double>));
+  ASSERT_EQ(g.stream.X.size(), 3u);  // L + 1
+  const MatD& dX = g.stream.X.front();  // (d_e, ℓ_x)
+  ASSERT_EQ(dX.cols(), 5) << "the class token and 4 patches";
+  const ParamEntry& W_p = vit.table.at("W_p");
+  const Eigen::Map<const MatD> dW_p(g.grad.data() + W_p.offset, W_p.rows, W_p.cols);
+  EXPECT_EQ(dW_p.leftCols(5), dX);
+  EXPECT_GT(dX.norm(), 0);
+  EXPECT_NE(error_of([&] { sequence_gradient(vit, next_token_batch({}, {1, 2, 3})); }).find("64 pixels"),
+            std::string::npos)
+      << "a batch of tokens is not an image";
 }
 
 TEST(SequenceGradient, BatchesOfOneSequence) {
