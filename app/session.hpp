@@ -171,6 +171,8 @@ class Session {
   // True when the model's input is an image (OutputKind::Classification): the forward pass reads
   // vision().pixels() instead of the prompt's tokens (the prompt is kept, unused).
   bool reads_image() const { return arch_->output() == OutputKind::Classification; }
+  // What the forward algorithm reads as x: the image's pixels for a vit, else the prompt's tokens.
+  const Tokens& forward_x() const { return reads_image() ? vision_.pixels() : prompt_.tokens; }
   const VisionInput& vision() const { return vision_; }
   // Test digit n (1-based), a drawn image, one pixel (1-based row and column, 0 … 16) or a blank
   // image; each re-traces keeping the cursor (a shown training trace returns to the forward pass).
@@ -331,8 +333,6 @@ class Session {
   void reveal_translation(bool one);
   // Traces the changed image (the input of a model that reads_image()).
   void image_changed();
-  // What the forward algorithm reads as x: the image's pixels for a vit, else the prompt's tokens.
-  const Tokens& forward_x() const { return reads_image() ? vision_.pixels() : prompt_.tokens; }
   // set_prompt without forgetting which pieces [MASK]s replaced (toggle_mask's edit).
   void set_prompt_text(const std::string& text);
 

@@ -7,6 +7,7 @@
 #include "app/app.hpp"
 #include "app/logic/experiment_session.hpp"
 #include "app/panels/panel.hpp"
+#include "app/widgets/flow.hpp"
 #include "app/widgets/heatmap.hpp"
 #include "imgui.h"
 #include "imgui_stdlib.h"
@@ -107,7 +108,7 @@ class ExperimentFeature : public Feature {
       ImGui::PopStyleColor();
     } else {
       ImGui::TextWrapped("No experiment: the stepper shows the model's own run. Right-click any heatmap to edit a "
-                         "value, ablate a head, toggle a mask cell or patch from prompt B.");
+                         "value, ablate a head, toggle a mask cell%s.", s.reads_image() ? "" : " or patch from prompt B");
     }
     draw_list(app);
     ImGui::Separator();
@@ -161,7 +162,7 @@ class ExperimentFeature : public Feature {
       std::string error;
       report(app, exp_.toggle_mask(s, k, e.idx.l, e.idx.h, r.row + 1, r.col + 1, error), error);
     }
-    if (ImGui::BeginMenu("Patch from prompt B…")) {
+    if (!s.reads_image() && ImGui::BeginMenu("Patch from prompt B…")) {  // a vit reads an image: no prompt B
       ImGui::SetNextItemWidth(200);
       ImGui::InputText("prompt B", &prompt_b_);
       std::string error;
@@ -288,6 +289,25 @@ class ExperimentFeature : public Feature {
   void draw_controls(App& app) {
     Session& s = app.session;
     std::string error;
+    if (s.reads_image()) {
+      wrapped_note("No prompt B: a vision transformer reads an image (the Vision tab), not text.");
+    } else {
+      draw_prompt_b_controls(app);
+    }
+    ImGui::SetNextItemWidth(200);
+    ImGui::InputText("checkpoint B", &model_b_);
+    ImGui::SameLine();
+    if (ImGui::Button("Compare checkpoints") && !exp_.compare_model(s, model_b_, error)) app.notify(error, true);
+    if (exp_.compare()) {
+      ImGui::SameLine();
+      if (ImGui::Button("Close comparison")) exp_.clear_compare();
+    }
+  }
+
+  // Prompt B: compare its run, or patch layer l's input X from it.
+  void draw_prompt_b_controls(App& app) {
+    Session& s = app.session;
+    std::string error;
     ImGui::SetNextItemWidth(200);
     ImGui::InputText("prompt B", &prompt_b_);
     ImGui::SameLine();
@@ -300,14 +320,6 @@ class ExperimentFeature : public Feature {
     ImGui::SameLine();
     if (ImGui::Button("Patch X from B") && !exp_.patch(s, app.shown_event(), prompt_b_, "X", patch_l_, patch_t_, error))
       app.notify(error, true);
-    ImGui::SetNextItemWidth(200);
-    ImGui::InputText("checkpoint B", &model_b_);
-    ImGui::SameLine();
-    if (ImGui::Button("Compare checkpoints") && !exp_.compare_model(s, model_b_, error)) app.notify(error, true);
-    if (exp_.compare()) {
-      ImGui::SameLine();
-      if (ImGui::Button("Close comparison")) exp_.clear_compare();
-    }
   }
 
   // Before, after and after − before for the value `name` at the shown event.

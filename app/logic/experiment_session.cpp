@@ -56,6 +56,10 @@ std::string weight_entry(const Model& m, const Trace& t, size_t k, const std::st
 }
 
 Tokens ExperimentSession::encode(const Session& s, const std::string& text) const {
+  if (s.reads_image())
+    throw Error("prompt B is text, and a vision transformer reads an 8×8 image (the Vision tab): there is no prompt "
+                "B to compare or patch from. Edit a value, ablate a head, toggle a mask cell or compare "
+                "checkpoints instead.");
   const std::vector<UnknownChar> unknown = s.tokenizer().unknown(text);
   if (!unknown.empty())
     throw Error("prompt B has " + std::to_string(unknown.size()) + " piece(s) not in the vocabulary: use the model's characters");
@@ -80,7 +84,7 @@ bool ExperimentSession::apply(Session& s, std::vector<Intervention> next, std::s
   try {
     Trace t;
     Tracer tr(t);  // parameters copied: the trace outlives an edited copy of θ
-    run_experiment(s.model(), s.tokens_z(), s.tokens(), next, &tr);
+    run_experiment(s.model(), s.tokens_z(), s.forward_x(), next, &tr);  // a vit's: the image
     changes_ = compare_traces(original_, t);
     s.show_trace(std::move(t), kLabel);
   } catch (const Error& e) {
@@ -285,7 +289,7 @@ bool ExperimentSession::compare_model(const Session& s, const std::string& path,
     run->model = model;
     run->session_model = s.model_ptr();
     Tracer tr(run->trace);
-    architecture(model->config).forward(*model, s.tokens_z(), s.tokens(), &tr);
+    architecture(model->config).forward(*model, s.tokens_z(), s.forward_x(), &tr);
     compare_ = std::move(run);
     refresh_compare(s);
     return true;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "app/logic/experiment_session.hpp"
+#include "app/session.hpp"
 
 namespace test_session_experiments {
 
@@ -127,6 +128,30 @@ TEST(SessionExperiments, CheckpointsOfAnotherShapeAreRefused) {
   EXPECT_NE(error.find("checkpoints differ in shape"), std::string::npos) << error;
   ASSERT_TRUE(exp.compare_model(s, std::string(STEPFORMER_SOURCE_DIR) + "/assets/default.safetensors", error)) << error;
   EXPECT_EQ(exp.compare()->comparison.max_abs, 0.0f);
+}
+
+// A vision transformer (not in the paper) reads an image, not the prompt's tokens: an experiment re-runs it
+// on the image (before session 19 every one failed: "an image must hold 64 pixel intensities … this one has
+// 5"), a checkpoint is compared on the image too, and prompt B, which is text, is refused with what to do instead.
+TEST(SessionExperiments, AVitsExperimentsRunOnItsImage) {
+  Session s;
+  std::string error;
+  ASSERT_TRUE(s.load_model(assets_dir() + "/vit-digits.safetensors", error)) << error;
+  ASSERT_TRUE(s.reads_image());
+  const Trace own = s.trace();
+  ExperimentSession exp;
+  ASSERT_TRUE(exp.ablate(s, s.cursor(), 1, 1, error)) << error;
+  EXPECT_EQ(s.trace_label(), ExperimentSession::kLabel);
+  EXPECT_GT(exp.changes().max_abs_dP, 0.0f);  // P[:, 1] of the same image with head 1 of layer 1 ablated
+  ASSERT_TRUE(exp.undo(s, error)) << error;
+  expect_same_trace(own, s.trace());
+  ASSERT_TRUE(exp.compare_model(s, assets_dir() + "/vit-digits.safetensors", error)) << error;
+  EXPECT_EQ(exp.compare()->comparison.max_abs, 0.0f);  // itself, on the same image
+  EXPECT_FALSE(exp.compare_prompt(s, "12", error));
+  EXPECT_NE(error.find("reads an 8×8 image"), std::string::npos) << error;
+  EXPECT_FALSE(exp.patch(s, s.cursor(), "12", "X", 1, 0, error));
+  EXPECT_NE(error.find("no prompt B"), std::string::npos) << error;
+  EXPECT_FALSE(exp.active());
 }
 
 TEST(SessionExperiments, ANewPromptDropsTheExperiment) {
