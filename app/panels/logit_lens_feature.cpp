@@ -107,6 +107,11 @@ void LensView::refresh(const App& app) {
   if (model == s.model_ptr() && x == s.tokens() && z == zs) return;
   model = s.model_ptr(), x = s.tokens(), z = zs;
   run.reset(), dla.reset(), predicted.clear(), masked.clear(), error.clear();
+  if (s.reads_image()) {  // not yet: the lens's positions and labels are a text's tokens
+    error = "the logit lens reads a text model's tokens, and a vision transformer reads an image. Its prediction "
+            "is the class token's column P[:, 1], on the Vision tab.";
+    return;
+  }
   try {
     run = std::make_unique<LensRun>(logit_lens(*model, z, x));
   } catch (const std::exception& e) {

@@ -97,6 +97,16 @@ TEST(GuiLogitLens, BertMarksTheMaskAndEncoderDecoderLensesTheDecoder) {
   expect_sum(ge["dla"]);
 }
 
+// A vision transformer (not in the paper) reads an image: the tab says where its prediction is instead of
+// failing on the prompt's tokens as if they were an image ("an image must hold 64 pixel intensities").
+TEST(GuiLogitLens, AVitIsToldWhereItsPredictionIs) {
+  const AppRun r = gui::run_app("", "load:" + kAssets + "vit-digits.safetensors,open:lens");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string error = r.state["logit_lens"]["error"];
+  EXPECT_NE(error.find("a vision transformer reads an image"), std::string::npos) << error;
+  EXPECT_NE(error.find("Vision tab"), std::string::npos) << error;
+}
+
 TEST(GuiLogitLens, BadPositionIsRefused) {
   const AppRun r = gui::run_app("", "prompt:dcab=,lens-position:9");
   EXPECT_NE(r.output.find("lens-position needs a position from 1 to 6"), std::string::npos) << r.output;
