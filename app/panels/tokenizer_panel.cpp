@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 
+#include "app/logic/vision.hpp"
 #include "app/panels/panel.hpp"
 #include "app/widgets/flow.hpp"
 #include "app/widgets/wording.hpp"
@@ -98,6 +99,11 @@ void TokenizerPanel::draw_prompt_pieces(App& app) {
   const Session& s = app.session;
   const Tokenizer& tok = s.tokenizer();
   if (!ImGui::CollapsingHeader("The prompt's pieces", ImGuiTreeNodeFlags_DefaultOpen)) return;
+  if (s.reads_image()) {  // a vision transformer (not in the paper): no text, no pieces
+    wrapped_note(("This model reads an image, not text, and has no tokenizer: " +
+                  vision_model_description(s.model().config) + ". Its input is on the Vision tab.").c_str());
+    return;
+  }
   ImGui::PushTextWrapPos(0.0f);
   // A special token as "id “label”", or `none` where the tokenizer has none (id 0: plain ids have no bos_token).
   const auto special = [&tok](int id, const char* none) {

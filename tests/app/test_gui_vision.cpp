@@ -87,6 +87,16 @@ TEST(GuiVision, TheTabShowsTheTestDigitItsPAndTheClassTokensAttention) {
   EXPECT_NE(bad.output.find("row and column are 1 … 8"), std::string::npos) << bad.output;
 }
 
+// The Head view names a vit's tokens "CLS", "P1" … (before session 19 its columns had no labels: the ids it
+// labelled were the image's pixels).
+TEST(GuiVision, TheHeadViewNamesTheClassTokenAndThePatches) {
+  const AppRun r = run_720("load:" + kVit + ",open:headview");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const json& hv = r.state["head_view"];
+  EXPECT_EQ(hv["keys"], json({"CLS", "P1", "P2", "P3", "P4"})) << hv;
+  EXPECT_EQ(hv["queries"], hv["keys"]);
+}
+
 TEST(GuiVision, ALeftClickOnTheImagePaintsThePixelUnderThePointer) {
   const AppRun first = run_720("load:" + kVit + ",open:vision,vision-clear");
   ASSERT_EQ(first.exit_code, 0) << first.output;
