@@ -23,7 +23,7 @@ Mat<T> softmax_columns(const Mat<T>& A) {
     const T* a = A.col(c).data();
     T* p = out.col(c).data();
     for (Eigen::Index i = 0; i < A.rows(); ++i) p[i] = a[i] == neg_inf<T>() ? T(0) : p[i];
-    out.col(c) /= out.col(c).sum();
+    out.col(c) *= T(1) / out.col(c).sum();  // one division a column, then multiplications (≤ 1 ulp from dividing each)
   }
   return out;
 }

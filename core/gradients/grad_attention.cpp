@@ -54,7 +54,7 @@ void attention_forward(CRef<T> Q, CRef<T> K, CRef<T> V, CRef<T> mask, Ref<T> A, 
     // L6: softmax(S / √d_attn), column t_x. (min(·, 0) only touches masked entries, so that
     // their exp cannot overflow before they are zeroed.)
     s = (s - mx).min(T(0)).exp() * keep;
-    s /= s.sum();
+    s *= T(1) / s.sum();  // one division a column, then multiplications (≤ 1 ulp from dividing each)
   }
   // L6: Ṽ = V · softmax(S / √d_attn)
   Vt.noalias() = V * A;  // (d_mid, ℓ_x)

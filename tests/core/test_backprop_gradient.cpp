@@ -25,14 +25,18 @@ namespace {
 // How far two computations of the same gradient may be apart. Both sum the same terms in other orders
 // (per head against all heads stacked, per column against a matrix product): each entry of ∇θ is the
 // end of a chain of about 12 sums (6 forward, 6 back through a layer's lines, 2 layers) of at most
-// n = 10 terms here (ℓ = 7, d_e = 8, d_mlp = 10), with terms up to 10 times the sum they cancel to.
-//  - double: the worst case is 2 (two sides) · 12 · γ_10 · 10 ≈ 2.6e-13 relative: 1e-12 holds it
-//    with a margin (measured: 5e-15);
-//  - float: the worst case, 1.4e-5, assumes every rounding goes the same way; independent roundings
-//    add like a random walk (Higham, §2.8): √(2 · 12 · 10) · u ≈ 9e-7, within the 1e-6 the issue asks
-//    (measured: 3.2e-7 over the mixes).
+// n = 10 terms here (ℓ = 7, d_e = 8, d_mlp = 10), with terms up to κ = 10 times the sum they cancel to.
+// The worst case, every rounding the same way on both sides: 2 · 12 · γ_10 · κ ≈ 2400 u.
+//  - double (u = 2⁻⁵³): 2.7e-13, so 1e-12 holds every tensor with a margin (measured: 5e-15);
+//  - float (u = 2⁻²⁴): the worst case is 1.4e-4. Independent roundings add like a random walk (Higham,
+//    §2.8): √(2 · 12 · 10) · u · κ ≈ 9e-6 for one tensor, so 1e-5 a tensor. Issue 24 asks ≤ 1e-6 for ∇θ: the
+//    whole vector, whose norm is dominated by the large tensors where nothing cancels (κ ≈ 1):
+//    √(2 · 12 · 10) · u ≈ 9e-7, within the 1e-6 (measured: 1.1e-7–1.8e-7 over the mixes). A single small
+//    tensor that cancels (∇b_q, whose κ is the largest) measured up to 1.1e-6 when only the order of the
+//    sums changed (OpenBLAS's products, the softmax's reciprocal; session 19), so it is held to 1e-5.
 const double kDoubleAgreement = 1e-12;
-const double kFloatAgreement = 1e-6;
+const double kFloatAgreement = 1e-6;        // ∇θ as a whole (issue 24)
+const double kFloatTensorAgreement = 1e-5;  // each tensor
 
 // Every tensor of ∇θ: relative error ≤ tol by norm, except a self-attention's b_k without RoPE,
 // whose gradient is exactly 0 (softmax ignores the constant shift b_kᵀq of a score column:
@@ -85,8 +89,13 @@ TEST(BackpropGradient, TracedEqualsBatchedInFloat) {
     const std::vector<double> batched(g->grad(), g->grad() + g->grad_size());
     const TracedGradient<float> traced = traced_backward<float>(m, batch, nullptr);
     EXPECT_NEAR(traced.loss, loss, kFloatAgreement * loss);
-    expect_same_gradient(mix.c, m.table, std::vector<double>(traced.grad.begin(), traced.grad.end()), batched,
-                         kFloatAgreement, kFloatU);
+    const std::vector<double> traced_grad(traced.grad.begin(), traced.grad.end());
+    const Eigen::Index n = static_cast<Eigen::Index>(traced_grad.size());
+    EXPECT_LT(relative_error(Eigen::Map<const Vec<double>>(traced_grad.data(), n),
+                             Eigen::Map<const Vec<double>>(batched.data(), n)),
+              kFloatAgreement)
+        << "∇θ as a whole";
+    expect_same_gradient(mix.c, m.table, traced_grad, batched, kFloatTensorAgreement, kFloatU);
   }
 }
 
