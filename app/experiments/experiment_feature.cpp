@@ -363,15 +363,18 @@ class ExperimentFeature : public Feature {
     }
   }
 
-  // The change in P: at the last position, the top tokens before and after; ΔP as a heatmap.
+  // The change in P: at the last position (a vit's prediction: the class token's, t = 1), the top tokens (a
+  // vit's classes) before and after; ΔP as a heatmap.
   void draw_dP(App& app) {
     const Value* Pa = returned_P(exp_.original());
     const Value* Pb = returned_P(app.session.trace());
     if (!Pa || !Pb) return;
-    const int t = static_cast<int>(Pa->m.cols()) - 1;
-    ImGui::Text("Change in P (max |ΔP| = %s); position t = %d:", exact_number(exp_.changes().max_abs_dP).c_str(), t + 1);
+    const bool image = app.session.reads_image();
+    const int t = image ? 0 : static_cast<int>(Pa->m.cols()) - 1;
+    ImGui::TextWrapped("Change in P (max |ΔP| = %s); position t = %d%s:", exact_number(exp_.changes().max_abs_dP).c_str(), t + 1,
+                image ? " (the class token)" : "");
     if (ImGui::BeginTable("dP", 4, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) {
-      for (const char* h : {"token", "P before", "P after", "ΔP"}) ImGui::TableSetupColumn(h);
+      for (const char* h : {image ? "class" : "token", "P before", "P after", "ΔP"}) ImGui::TableSetupColumn(h);
       ImGui::TableHeadersRow();
       for (const TokenChange& c : top_changes(Pa->m, Pb->m, t, 5)) {
         ImGui::TableNextRow();
