@@ -10,9 +10,9 @@
 #include "app/export/export_targets.hpp"
 #include "app/logic/figure_export.hpp"
 #include "app/logic/head_view_figure.hpp"
-#include "app/logic/vision.hpp"
 #include "app/panels/panel.hpp"
 #include "app/session.hpp"
+#include "app/widgets/heatmap.hpp"
 #include "core/arch/vit.hpp"
 #include "imgui.h"
 #include "imgui_internal.h"
@@ -115,10 +115,9 @@ void HeadViewFeature::refresh(const App& app) {
   view_ = head_view(t, calls_, groups_[group_], layer_, heads_, s.model().config.H, step_,
                     [&tok](int id) { return token_label(tok, id); });
   if (s.reads_image() && !view_.heads.empty()) {  // a vit (not in the paper): the class token and the patches
-    view_.keys.clear();
-    for (int k = 1; k <= vit_tokens(s.model().config.patch); ++k)
-      view_.keys.push_back(vision_token_label(k, s.model().config.patch, true));
-    view_.queries = view_.keys;
+    HeatmapAxis tokens;  // the labels every token axis gives them
+    label_token_axis(app, nullptr, vit_tokens(s.model().config.patch), tokens);
+    view_.keys = view_.queries = tokens.labels;
   }
 }
 
