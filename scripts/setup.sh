@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 PACKAGES=(
   cmake g++ make pkg-config                      # toolchain
   libeigen3-dev nlohmann-json3-dev libpcre2-dev  # core (PCRE2: the tokenizers' Unicode classes)
+  libopenblas-dev                                # core's matrix products (STEPFORMER_BLAS, on by default)
   zlib1g-dev python3-sklearn                     # the vision transformer: zlib reads digits.csv.gz, which python3-sklearn installs
   libgtest-dev libbenchmark-dev                  # tests and benchmarks
   libimgui-dev libglfw3-dev python3-glad         # the desktop app (Dear ImGui 1.86, GLFW 3.3, glad2)
