@@ -85,6 +85,17 @@ MatF embed_new_columns(const Tokens& x, int pos0, const ModelConfig& c, const Ma
   return X;
 }
 
+// The forward pass's last two lines, X ← layer_norm(X | γ, β) (pre-LN) and P ← softmax(W_u X), for the last
+// column of X alone: generation reads only P[:, ℓ], and each column's layer norm and unembedding depend on
+// that column alone. Not the paper's whole P: an optimisation of the KV cache's step, which skips
+// N_V·d_e·(n − 1) multiply–adds when a prompt of n tokens fills the cache (GPT-2: 39 M a column).
+VecF last_column_p(const MatF& X, const ModelConfig& c, const MapV<const float>& gamma, const MapV<const float>& beta,
+                   const MapM<const float>& W_u, const MapM<const float>& W_e, const MapV<const float>& b_u, LineRef at) {
+  MatF x_l = X.rightCols(1);                                                            // (d_e, 1)
+  if (c.norm_pos() == NormPosition::Pre) x_l = norm_columns<float>(x_l, gamma, beta, c);
+  return variant_layers::unembed_line<float>(x_l, W_u, W_e, b_u, nullptr, at).col(0);  // (N_V)
+}
+
 }  // namespace
 
 MatF kv_cached_mh_attention(const MatF& X, const MHAttentionW<const float>& W, std::vector<MatF>& K,
@@ -154,10 +165,9 @@ VecF edtransformer_cached(const Tokens& z, const Tokens& x, const ModelConfig& c
                                                 c.act(), nullptr, line, "X", Axis::TokenX);
                               });
   }
-  if (c.norm_pos() == NormPosition::Pre) X = norm_columns<float>(X, W.dec_gamma, W.dec_beta, c);  // L20
   cache.x = x;
-  const MatF P = unembed_line<float>(X, W.W_u, W.W_e, W.extras.b_u, nullptr, lines::ed_transformer::P);  // (N_V, n)   L21
-  return P.col(n - 1);
+  // L20–21 on the last column only: Algorithm 15 reads P[:, ℓ_x] alone (see last_column_p)
+  return last_column_p(X, c, W.dec_gamma, W.dec_beta, W.W_u, W.W_e, W.extras.b_u, lines::ed_transformer::P);
 }
 
 VecF dtransformer_cached(const Tokens& x, const ModelConfig& c, const GptW<const float>& W, GptKvCache& cache,
@@ -195,11 +205,10 @@ VecF dtransformer_cached(const Tokens& x, const ModelConfig& c, const GptW<const
                                                 c.act(), nullptr, line, "X", Axis::TokenX);
                               });
   }
-  if (c.norm_pos() == NormPosition::Pre) X = norm_columns<float>(X, W.gamma, W.beta, c);  // L10
   cache.x = x;
   cache.p = p;
-  const MatF P = unembed_line<float>(X, W.W_u, W.W_e, W.extras.b_u, nullptr, lines::d_transformer::P);  // (N_V, n)   L11
-  return P.col(n - 1);
+  // L10–11 on the last column only: Algorithm 14 reads P[:, ℓ] alone (see last_column_p)
+  return last_column_p(X, c, W.gamma, W.beta, W.W_u, W.W_e, W.extras.b_u, lines::d_transformer::P);
 }
 
 }  // namespace sf
