@@ -9,6 +9,7 @@
 #include <string>
 
 #include "app/panels/panel.hpp"
+#include "core/parallel/parallel.hpp"
 
 namespace sf {
 
@@ -58,7 +59,10 @@ const Row kLicences[] = {
     {"glad2 (generated loader)", "MIT (generator), Apache-2.0 (Khronos XML)",
      "the OpenGL loader, generated at build time by glad (MIT) from the Khronos XML registry (Apache-2.0), which "
      "also supplies khrplatform.h"},
+    {"OpenBLAS", "BSD-3-Clause", "the matrix products: Eigen hands its GEMMs to OpenBLAS (held to one thread)"},
     {"nlohmann/json", "MIT", "the safetensors header and model configurations"},
+    {"PCRE2", "BSD-3-Clause", "the tokenizers' Unicode character classes"},
+    {"zlib", "zlib", "reading the vision transformer's digits (digits.csv.gz)"},
     {"stb", "MIT or public domain", "font rasterising (through Dear ImGui) and PNG screenshots"},
     {"DejaVu fonts", "Bitstream Vera / DejaVu licence (free)", "the text, Greek and math glyphs"},
     {"GoogleTest, Google Benchmark", "BSD-3-Clause, Apache-2.0", "tests and benchmarks only, not part of the app"},
@@ -128,6 +132,7 @@ void AboutPanel::draw(App& app) {
       if (ImGui::BeginTabItem("Versions")) {
         const std::string eigen = std::to_string(EIGEN_WORLD_VERSION) + "." + std::to_string(EIGEN_MAJOR_VERSION) +
                                   "." + std::to_string(EIGEN_MINOR_VERSION);
+        const std::string blas = matrix_product_library();
         const std::string gl = app.ui.gl_version + (app.ui.gl43 ? "  (4.3 core: compute shaders available)"
                                                                 : "  (no 4.3: the CPU computes everything)");
         const Row versions[] = {
@@ -135,6 +140,7 @@ void AboutPanel::draw(App& app) {
             {"GLFW", glfwGetVersionString(), ""},
             {"OpenGL", gl.c_str(), ""},
             {"Eigen", eigen.c_str(), ""},
+            {"Matrix products", blas.c_str(), ""},
             {"Compiler", kCompiler, ""},
         };
         const ImGuiTableFlags tf = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_BordersOuter;

@@ -13,6 +13,7 @@
 
 #ifdef STEPFORMER_BLAS
 extern "C" void openblas_set_num_threads(int);  // OpenBLAS's own API (cblas.h would clash with Eigen's blas.h)
+extern "C" char* openblas_get_config();
 #endif
 
 namespace sf {
@@ -158,5 +159,15 @@ Mat<T> product_transposed(const MapM<const T>& A, const Mat<T>& B) {
 
 template MatF product_transposed(const MapM<const float>&, const MatF&);
 template Mat<double> product_transposed(const MapM<const double>&, const Mat<double>&);
+
+std::string matrix_product_library() {
+#ifdef STEPFORMER_BLAS
+  const char* config = openblas_get_config();  // e.g. "OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY Cooperlake MAX_THREADS=64"
+  return std::string(config ? config : "OpenBLAS") + " (its own threads held to one)";
+#else
+  return "Eigen " + std::to_string(EIGEN_WORLD_VERSION) + "." + std::to_string(EIGEN_MAJOR_VERSION) + "." +
+         std::to_string(EIGEN_MINOR_VERSION) + " (its own GEMM; built with STEPFORMER_BLAS=OFF)";
+#endif
+}
 
 }  // namespace sf

@@ -5,6 +5,7 @@
 #pragma once
 #include <algorithm>
 #include <functional>
+#include <string>
 
 #include "core/model/types.hpp"
 
@@ -14,6 +15,10 @@ namespace sf {
 // std::thread::hardware_concurrency() capped to [1, 4]. set_compute_threads(n) clamps n to [1, 64].
 int compute_threads();
 void set_compute_threads(int n);
+
+// The library behind core's matrix products, for the app's About › Versions: "OpenBLAS " and its build
+// configuration (version, the CPU kernels it chose) when core is built with STEPFORMER_BLAS, else Eigen's own.
+std::string matrix_product_library();
 
 // Multiply–adds below which a split does not pay for waking a thread (about 10 µs of work).
 constexpr double kParallelMinWork = 1e6;
