@@ -165,8 +165,7 @@ std::string matrix_product_library() {
   const char* config = openblas_get_config();  // e.g. "OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY Cooperlake MAX_THREADS=64"
   return std::string(config ? config : "OpenBLAS") + " (its own threads held to one)";
 #else
-  return "Eigen " + std::to_string(EIGEN_WORLD_VERSION) + "." + std::to_string(EIGEN_MAJOR_VERSION) + "." +
-         std::to_string(EIGEN_MINOR_VERSION) + " (its own GEMM; built with STEPFORMER_BLAS=OFF)";
+  return "Eigen (its own GEMM; built with STEPFORMER_BLAS=OFF)";  // its version is About's Eigen row
 #endif
 }
 
