@@ -169,4 +169,47 @@ bool save_screenshot(const std::string& path, int w, int h, std::string& error) 
   return true;
 }
 
+namespace {
+
+DrawListBytes bytes_of(const ImDrawList& d) {
+  return {d.VtxBuffer.Capacity * sizeof(ImDrawVert) + d.IdxBuffer.Capacity * sizeof(ImDrawIdx) +
+              d.CmdBuffer.Capacity * sizeof(ImDrawCmd),
+          d.VtxBuffer.Size * sizeof(ImDrawVert) + d.IdxBuffer.Size * sizeof(ImDrawIdx) + d.CmdBuffer.Size * sizeof(ImDrawCmd)};
+}
+
+DrawListBytes bytes_of(const ImDrawListSplitter& s) {
+  DrawListBytes b;
+  for (const ImDrawChannel& c : s._Channels) {
+    b.capacity += c._CmdBuffer.Capacity * sizeof(ImDrawCmd) + c._IdxBuffer.Capacity * sizeof(ImDrawIdx);
+    b.used += c._CmdBuffer.Size * sizeof(ImDrawCmd) + c._IdxBuffer.Size * sizeof(ImDrawIdx);
+  }
+  return b;
+}
+
+bool oversized(const DrawListBytes& b) { return b.capacity > kDrawListSlackBytes && b.capacity > kDrawListSlack * b.used; }
+
+}  // namespace
+
+void trim_draw_lists() {
+  ImGuiContext& g = *ImGui::GetCurrentContext();
+  for (ImGuiWindow* w : g.Windows)
+    if (oversized(bytes_of(*w->DrawList))) w->DrawList->_ClearFreeMemory();  // the next Begin starts it afresh
+  for (ImGuiTableTempData& t : g.TablesTempData)
+    if (oversized(bytes_of(t.DrawSplitter))) t.DrawSplitter.ClearFreeMemory();  // between frames: no table is open
+}
+
+DrawListBytes draw_list_bytes() {
+  ImGuiContext& g = *ImGui::GetCurrentContext();
+  DrawListBytes total;
+  auto add = [&total](const DrawListBytes& b) { total.capacity += b.capacity, total.used += b.used; };
+  for (const ImGuiWindow* w : g.Windows) {
+    const DrawListBytes b = bytes_of(*w->DrawList);
+    add(b);
+    if (b.capacity > total.largest_capacity)
+      total.largest = w->Name, total.largest_capacity = b.capacity, total.largest_used = b.used;
+  }
+  for (const ImGuiTableTempData& t : g.TablesTempData) add(bytes_of(t.DrawSplitter));
+  return total;
+}
+
 }  // namespace sf

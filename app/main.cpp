@@ -221,6 +221,7 @@ int main(int argc, char** argv) {
       glFinish();
       bench.end_frame(f);
     }
+    sf::trim_draw_lists();  // after the frame's last use of its draw data
     ++app.ui.frame_index;
   }
   if (bench.active()) std::fputs(bench.report().c_str(), stdout);

@@ -344,6 +344,8 @@ void Monkey::step() {
                 static_cast<long long>(applied_), static_cast<long long>(rss_kib()),
                 static_cast<long long>((heap.uordblks + heap.hblkhd) / 1024));
     std::fflush(stdout);
+    // For a heap profiler's snapshot of exactly the settled state (docs/soak.md): stop here, to be killed.
+    if (std::getenv("STEPFORMER_MONKEY_STOP_SETTLED")) std::raise(SIGSTOP);
   }
   if (rss_at_1000_ == 0 && applied_ >= 1000) rss_at_1000_ = rss_kib();  // after the 1,000th action's frame
   if (step_gesture()) return;

@@ -17,6 +17,8 @@
 // system (malloc_trim) and prints
 // "monkey: settled after N actions: VmRSS R KiB, heap in use H KiB" (mallinfo2's uordblks + hblkhd) — RSS
 // in the same state each time, so that growth means memory kept, not what happens to be open.
+// With STEPFORMER_MONKEY_STOP_SETTLED set too, the process then stops itself (SIGSTOP), so that a heap
+// profiler's record ends at the settled state when the process is killed (docs/soak.md).
 #pragma once
 #include <chrono>
 #include <cstdint>

@@ -306,6 +306,9 @@ bool App::write_state(const std::string& path, std::string& error) const {
       heatmaps.push_back(std::move(e));
     }
     j["heatmaps"] = heatmaps;
+    const DrawListBytes d = draw_list_bytes();  // what Dear ImGui's draw buffers hold (trim_draw_lists)
+    j["draw_lists"] = {{"capacity_bytes", d.capacity}, {"used_bytes", d.used},
+                       {"largest", {{"window", d.largest}, {"capacity_bytes", d.largest_capacity}, {"used_bytes", d.largest_used}}}};
   }
   {  // issue 21 bugs
     j["fillin_buttons"] = panels->fillin.button_labels();

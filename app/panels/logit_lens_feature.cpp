@@ -52,6 +52,7 @@ nlohmann::ordered_json dla_json(const App& app, const LensView& v) {
 class LogitLensFeature : public Feature {
  public:
   const char* tab_panel() const override { return "lens"; }
+  void overlay(App& app) override { view_.release_if_stale(app); }
   void draw_tab(App& app) override {
     view_.refresh(app);
     draw_logit_lens(app, view_);
@@ -77,7 +78,7 @@ class LogitLensFeature : public Feature {
   // Only once the tab has been shown or scripted: the lens traces a forward pass of its own, which a big
   // model's --dump-state should not pay for unasked.
   void dump(const App& app, nlohmann::ordered_json& j) const override {
-    if (!view_.model) return;
+    if (!view_.asked) return;
     view_.refresh(app);
     nlohmann::ordered_json o;
     if (!view_.run) {
@@ -104,6 +105,7 @@ class LogitLensFeature : public Feature {
 void LensView::refresh(const App& app) {
   const Session& s = app.session;
   const Tokens zs = s.arch().has_context() ? s.tokens_z() : Tokens{};
+  asked = true;
   if (model == s.model_ptr() && x == s.tokens() && z == zs) return;
   model = s.model_ptr(), x = s.tokens(), z = zs;
   run.reset(), dla.reset(), predicted.clear(), masked.clear(), error.clear();
@@ -123,6 +125,11 @@ void LensView::refresh(const App& app) {
   for (int t = 0; t < static_cast<int>(x.size()); ++t)
     if (s.arch().output() == OutputKind::FillIn && mask > 0 && x[t] == mask) masked.push_back(t + 1);
   set_position(pos >= 1 && pos <= static_cast<int>(x.size()) ? pos : masked.empty() ? static_cast<int>(x.size()) : masked.front());
+}
+
+void LensView::release_if_stale(const App& app) {
+  if (!model || model == app.session.model_ptr()) return;
+  model.reset(), run.reset(), dla.reset(), predicted.clear(), masked.clear(), x.clear(), z.clear();
 }
 
 bool LensView::set_position(int t) {

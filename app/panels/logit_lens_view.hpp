@@ -24,9 +24,13 @@ struct LensView {
   std::optional<LogitAttribution> dla; // empty: dla_error says why
   std::string dla_error;
   bool sort_bars = false;              // the bars by |contribution| (else in the stream's order)
+  bool asked = false;                  // the tab has been shown or scripted (--dump-state then has it)
 
   // Recomputes when the open model or the input changed since the last call.
   void refresh(const App& app);
+  // Lets the cache go once another model is open: it held the old model and its lens's trace (up to
+  // megabytes) until the tab was shown again. refresh makes it again.
+  void release_if_stale(const App& app);
   // Chooses the attributed position (1-based) and recomputes the attribution; false when out of range.
   bool set_position(int t);
   // The probability the lens at layer l gives the finally predicted token at position t (0-based).
