@@ -34,14 +34,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# Our own X server, so that the app's PID is the one whose memory we read.
-exec 3> "$WORK/display"
-Xvfb -displayfd 3 -screen 0 "${SIZE}x24" -nolisten tcp > "$WORK/xvfb.log" 2>&1 &
-XVFB_PID=$!
-for _ in $(seq 50); do [[ -s $WORK/display ]] && break; sleep 0.1; done
-[[ -s $WORK/display ]] || { echo "soak: Xvfb did not start:" >&2; cat "$WORK/xvfb.log" >&2; exit 1; }
-DISPLAY=:$(head -n1 "$WORK/display")
-export DISPLAY
+# shellcheck source=scripts/xvfb_display.sh
+source "$ROOT/scripts/xvfb_display.sh"
+start_xvfb "$WORK" "$SIZE" soak
 
 echo "soak: $APP --monkey $SEED:forever:$PER_FRAME for $MINUTES min on display $DISPLAY; CSV $CSV"
 (cd "$WORK" && HOME=$WORK XDG_CONFIG_HOME=$WORK STEPFORMER_MONKEY_SETTLE=$WORK/start.stepformer exec "$APP" --no-ini --size "$SIZE" \

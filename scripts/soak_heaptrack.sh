@@ -5,7 +5,7 @@
 # state holds. Two runs of one seed, a short and a long one, compared with scripts/heap_diff.py, show what
 # the app kept in between.
 #
-#   scripts/soak_heaptrack.sh MINUTES SEED OUT      (then: scripts/heap_diff.py OUT_SHORT OUT_LONG)
+#   scripts/soak_heaptrack.sh MINUTES SEED OUT      (MINUTES ≥ 1; then: scripts/heap_diff.py OUT_SHORT OUT_LONG)
 #   env: APP (default build/app/stepformer), SIZE (default 1280x800)
 set -euo pipefail
 MINUTES=$1 SEED=$2
@@ -17,11 +17,9 @@ OUT=$(mkdir -p "$3" && realpath "$3")
 WORK=$(mktemp -d /tmp/stepformer-heap.XXXXXX)
 XVFB_PID=''
 trap '[[ -n $XVFB_PID ]] && kill $XVFB_PID 2>/dev/null; rm -rf "$WORK"' EXIT
-exec 3> "$WORK/display"
-Xvfb -displayfd 3 -screen 0 "${SIZE}x24" -nolisten tcp > "$WORK/xvfb.log" 2>&1 &
-XVFB_PID=$!
-for _ in $(seq 50); do [[ -s $WORK/display ]] && break; sleep 0.1; done
-export DISPLAY=:$(head -n1 "$WORK/display")
+# shellcheck source=scripts/xvfb_display.sh
+source "$ROOT/scripts/xvfb_display.sh"
+start_xvfb "$WORK" "$SIZE" soak_heaptrack
 LOG=$OUT/app.log
 (cd "$WORK" && HOME=$WORK XDG_CONFIG_HOME=$WORK STEPFORMER_MONKEY_SETTLE=$WORK/start.stepformer STEPFORMER_MONKEY_STOP_SETTLED=1 \
   exec heaptrack -o "$OUT/heaptrack" "$APP" --no-ini --size "$SIZE" --monkey "$SEED:forever:1") > "$LOG" 2>&1 &
